@@ -1,0 +1,1 @@
+"""Parallel schemes built on comm.py: grid, data, zero, tensor, pipeline."""

@@ -1,0 +1,1 @@
+"""Tools around the schemes: memory calculator, timelines, checkpoints."""
