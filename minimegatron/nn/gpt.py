@@ -140,6 +140,14 @@ class GPT(Module):
         """Final LayerNorm and head: (B, T, D) -> (B, T, V)."""
         return self.head(self.ln_f(x))
 
+    def head_loss(self, x, targets):
+        """Mean next-token cross entropy from the last hidden state (B, T, D).
+
+        Every GPT form (serial, tensor parallel, a pipeline's last stage) offers
+        embed / blocks / head_loss, so schemes can be stacked.
+        """
+        return F.cross_entropy(self.logits(x), targets)
+
     def forward(self, idx):
         x = self.embed(idx)
         for block in self.blocks:
@@ -148,4 +156,7 @@ class GPT(Module):
 
     def loss(self, idx, targets):
         """Mean next-token cross entropy over the batch."""
-        return F.cross_entropy(self(idx), targets)
+        x = self.embed(idx)
+        for block in self.blocks:
+            x = block(x)
+        return self.head_loss(x, targets)

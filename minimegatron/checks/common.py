@@ -1,0 +1,61 @@
+"""The serial reference every parallel scheme is compared with.
+
+``serial_reference(config, steps, batch_size)`` trains one GPT on the whole
+mini-batch with AdamW, on this rank alone, and records the loss, every
+gradient and every weight after each step. A parallel run starts from the
+same seed, and its check compares this rank's values (or shards of them) with
+the reference. Building the reference on every rank costs little for these
+tiny models and needs no communication.
+"""
+from minimegatron.backend import to_numpy
+from minimegatron.datasets import repeat_task
+from minimegatron.nn import GPT, GPTConfig
+from minimegatron.optim import AdamW
+
+# Divisible by every tp in 1..8 (heads, d_model, ffn, vocab) and pp in 1..8 (layers).
+VERIFY_CONFIG = GPTConfig(vocab_size=24, seq_len=8, n_layer=8, n_head=8, d_model=32, seed=0)
+SMALL_CONFIG = GPTConfig(vocab_size=16, seq_len=8, n_layer=2, n_head=4, d_model=16, seed=0)
+LR, WEIGHT_DECAY = 1e-2, 0.01
+
+
+def make_optimizer(params):
+    """The optimizer every check uses, serial and parallel alike."""
+    return AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY)
+
+
+def batch(config, batch_size, step):
+    """The mini-batch of a step: (inputs, targets), each (batch_size, seq_len)."""
+    return repeat_task(batch_size, config.seq_len, config.vocab_size, seed=config.seed,
+                       step=step)
+
+
+def serial_reference(config, steps=3, batch_size=8):
+    """{"loss": [..], "grads": [{name: array}], "weights": [{name: array}]}, one per step."""
+    model = GPT(config)
+    opt = make_optimizer(model.parameters())
+    record = {"loss": [], "grads": [], "weights": []}
+    for step in range(steps):
+        x, y = batch(config, batch_size, step)
+        loss = model.loss(x, y)
+        opt.zero_grad()
+        loss.backward()
+        record["loss"].append(loss.item())
+        record["grads"].append({n: p.grad.copy() for n, p in model.named_parameters()})
+        opt.step()
+        record["weights"].append(model.state_dict())
+    return record
+
+
+def max_abs_diff(a, b):
+    """max |a - b| over two arrays (0.0 for empty arrays)."""
+    diff = abs(to_numpy(a) - to_numpy(b))
+    return float(diff.max()) if diff.size else 0.0
+
+
+def merge(results):
+    """Combine per-step/per-tensor diffs: the max of each key."""
+    out = {}
+    for r in results:
+        for k, v in r.items():
+            out[k] = max(out.get(k, 0.0), v)
+    return out

@@ -1,0 +1,239 @@
+"""Pipeline schedules as data: naive, GPipe and 1F1B.
+
+The idea. A model cut into K stages (consecutive layers on K ranks) sends
+activations forward and gradients backward between neighbouring stages. Stage
+k must wait for stage k-1, so with the whole batch at once only one stage
+works at a time and the others sit idle: the *bubble*. GPipe cuts the batch
+into M micro-batches so different stages work on different micro-batches.
+
+The math (forward and backward take equal time, communication is free). Each
+stage is busy for M forward and M backward slots out of 2 (M + K - 1):
+
+    bubble = (K - 1) / (M + K - 1)        naive (M = 1): (K - 1) / K
+
+so the bubble becomes small once M >= 4K. 1F1B (PipeDream-Flush, Megatron's
+default) has the same bubble but starts backwards early: stage k runs
+min(K - k - 1, M) warm-up forwards, then alternates one forward and one
+backward, then drains the remaining backwards. It therefore holds the
+activations of at most min(M, K - k) micro-batches; GPipe holds all M.
+
+Schedules are data. A schedule is a pure function
+``(num_stages, num_micro_batches, stage) -> list[Action]`` listing what the
+stage does, in order. The pipeline executor runs the list, ``simulate`` times
+it, ``minimegatron.tools.timeline`` draws it and the tests check it, all
+without MPI. Per micro-batch and stage boundary there is one activation
+send (forward) and one gradient send (backward), each micro_batch*seq*hidden
+values. Sends must be posted nonblocking (Isend, waited later) and receives
+block: with blocking sends 1F1B deadlocks (two neighbours both sending).
+
+    minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8
+    mpirun -n 4 python tutorials/07_pipeline.py
+"""
+from dataclasses import dataclass
+from fractions import Fraction
+
+OPS = {"recv_act": "RA", "forward": "F", "send_act": "SA",
+       "recv_grad": "RG", "backward": "B", "send_grad": "SG"}
+
+
+@dataclass(frozen=True)
+class Action:
+    """One step of a stage: op in OPS, on micro-batch ``micro_batch``. str: "F3", "RG3"."""
+    op: str
+    micro_batch: int
+
+    def __post_init__(self):
+        if self.op not in OPS:
+            raise ValueError(f"unknown op {self.op!r}; valid ops: {', '.join(OPS)}")
+
+    def __str__(self):
+        return f"{OPS[self.op]}{self.micro_batch}"
+
+
+def _check(num_stages, num_micro_batches, stage):
+    if num_stages < 1 or num_micro_batches < 1 or not 0 <= stage < num_stages:
+        raise ValueError(f"need num_stages >= 1, num_micro_batches >= 1 and "
+                         f"0 <= stage < num_stages; got num_stages={num_stages}, "
+                         f"num_micro_batches={num_micro_batches}, stage={stage}")
+
+
+def _forward(num_stages, stage, i):
+    """recv_act i (not on the first stage), forward i, send_act i (not on the last)."""
+    actions = [Action("recv_act", i)] if stage > 0 else []
+    actions.append(Action("forward", i))
+    if stage < num_stages - 1:
+        actions.append(Action("send_act", i))
+    return actions
+
+
+def _backward(num_stages, stage, i):
+    """recv_grad i (not on the last stage), backward i, send_grad i (not on the first)."""
+    actions = [Action("recv_grad", i)] if stage < num_stages - 1 else []
+    actions.append(Action("backward", i))
+    if stage > 0:
+        actions.append(Action("send_grad", i))
+    return actions
+
+
+def gpipe(num_stages, num_micro_batches, stage):
+    """All M forwards, then all M backwards in the same order 0..M-1 (as Megatron)."""
+    _check(num_stages, num_micro_batches, stage)
+    actions = []
+    for i in range(num_micro_batches):
+        actions += _forward(num_stages, stage, i)
+    for i in range(num_micro_batches):
+        actions += _backward(num_stages, stage, i)
+    return actions
+
+
+def naive(num_stages, num_micro_batches, stage):
+    """The whole batch as one micro-batch: gpipe with M = 1 (num_micro_batches unused).
+
+    The executor passes the whole batch as micro-batch 0.
+    """
+    _check(num_stages, num_micro_batches, stage)
+    return gpipe(num_stages, 1, stage)
+
+
+def one_f_one_b(num_stages, num_micro_batches, stage):
+    """Warm-up min(K-k-1, M) forwards, then forward/backward pairs, then the backwards left."""
+    _check(num_stages, num_micro_batches, stage)
+    warmup = min(num_stages - stage - 1, num_micro_batches)
+    actions = []
+    for i in range(warmup):
+        actions += _forward(num_stages, stage, i)
+    for i in range(num_micro_batches - warmup):
+        actions += _forward(num_stages, stage, warmup + i)
+        actions += _backward(num_stages, stage, i)
+    for i in range(num_micro_batches - warmup, num_micro_batches):
+        actions += _backward(num_stages, stage, i)
+    return actions
+
+
+SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b}
+
+
+def get_schedule(name):
+    """The schedule function called ``name``; ValueError listing valid names otherwise."""
+    if name not in SCHEDULES:
+        raise ValueError(f"unknown schedule {name!r}; valid: {', '.join(SCHEDULES)}")
+    return SCHEDULES[name]
+
+
+def _resolve(schedule):
+    """(function, name) from a name or a schedule function."""
+    if isinstance(schedule, str):
+        return get_schedule(schedule), schedule
+    names = [name for name, fn in SCHEDULES.items() if fn is schedule]
+    return schedule, names[0] if names else schedule.__name__
+
+
+def peak_in_flight(actions):
+    """Most micro-batches whose forward is done and backward is not (activations held)."""
+    held = peak = 0
+    for action in actions:
+        if action.op == "forward":
+            held += 1
+            peak = max(peak, held)
+        elif action.op == "backward":
+            held -= 1
+    return peak
+
+
+def bubble_formula(num_stages, num_micro_batches):
+    """GPipe's bubble (K-1)/(M+K-1) as an exact Fraction."""
+    return Fraction(num_stages - 1, num_micro_batches + num_stages - 1)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A timed compute step: op "F" or "B" on micro_batch from start to end."""
+    start: float
+    end: float
+    op: str
+    micro_batch: int
+
+    def __str__(self):
+        return f"{self.op}{self.micro_batch}"
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Timed schedule: ``slots[stage]`` is that stage's busy Slots in time order."""
+    schedule: str
+    num_stages: int
+    num_micro_batches: int
+    slots: list
+    makespan: float
+
+    def busy(self, stage):
+        return sum(slot.end - slot.start for slot in self.slots[stage])
+
+    def idle(self, stage):
+        return self.makespan - self.busy(stage)
+
+    def idle_slots(self, stage):
+        """The idle gaps of a stage as (start, end) pairs, up to the makespan."""
+        gaps, now = [], self.makespan * 0
+        for slot in self.slots[stage] + [Slot(self.makespan, self.makespan, "", -1)]:
+            if slot.start > now:
+                gaps.append((now, slot.start))
+            now = slot.end
+        return gaps
+
+    @property
+    def bubble_fraction(self):
+        """idle / (num_stages * makespan)"""
+        idle = sum(self.idle(stage) for stage in range(self.num_stages))
+        return idle / (self.num_stages * self.makespan)
+
+
+def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0):
+    """Run every stage's action list in order against a clock; communication is free.
+
+    A send is posted at once (nonblocking) and a receive waits until its
+    matching send is posted, so forward i on stage s starts after forward i on
+    s-1, and backward i after backward i on s+1. A stage computes one step at a
+    time, in list order. Raises RuntimeError if the schedule deadlocks. Exact
+    times come out if t_forward and t_backward are Fractions.
+    """
+    if not (t_forward > 0 and t_backward > 0):
+        raise ValueError(f"need positive step times; got t_forward={t_forward}, "
+                         f"t_backward={t_backward}")
+    fn, name = _resolve(schedule)
+    programs = [fn(num_stages, num_micro_batches, s) for s in range(num_stages)]
+    clock, pc = [t_forward * 0] * num_stages, [0] * num_stages
+    posted = {}  # (from_stage, to_stage, micro_batch) -> time the send was posted
+    slots = [[] for _ in range(num_stages)]
+    progress = True
+    while progress:
+        progress = False
+        for s, program in enumerate(programs):
+            while pc[s] < len(program):
+                action = program[pc[s]]
+                step = -1 if action.op in ("recv_act", "send_grad") else 1
+                if action.op.startswith("recv"):
+                    key = (s + step, s, action.micro_batch)
+                    if key not in posted:
+                        break
+                    clock[s] = max(clock[s], posted.pop(key))
+                elif action.op.startswith("send"):
+                    posted[(s, s + step, action.micro_batch)] = clock[s]
+                else:
+                    duration = t_forward if action.op == "forward" else t_backward
+                    slots[s].append(Slot(clock[s], clock[s] + duration,
+                                         OPS[action.op], action.micro_batch))
+                    clock[s] += duration
+                pc[s] += 1
+                progress = True
+    stuck = [f"stage {s} at {p[pc[s]]}" for s, p in enumerate(programs) if pc[s] < len(p)]
+    if stuck or posted:
+        raise RuntimeError(f"schedule {name!r} deadlocks: waiting {', '.join(stuck)}; "
+                           f"unreceived sends (from, to, micro-batch): {sorted(posted)}")
+    return Simulation(name, num_stages, num_micro_batches, slots, max(clock))
+
+
+def bubble_fraction(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0):
+    """Simulated idle / (num_stages * makespan) of a schedule."""
+    return simulate(schedule, num_stages, num_micro_batches,
+                    t_forward, t_backward).bubble_fraction

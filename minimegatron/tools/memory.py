@@ -1,0 +1,330 @@
+"""Parameters, memory, FLOPs and communication of a GPT, in closed form.
+
+Notation (Megatron's): L layers, h hidden, a heads, V vocabulary, s sequence,
+b micro-batch, B batch, t = tp size, K = pp stages, N = dp size, M micro-batches.
+Our GPT: pre-LayerNorm blocks with biases, FFN 4h, learned positions, final
+LayerNorm, UNTIED head (h x V, no bias). Per layer: ln1 2h, qkv 3h^2+3h,
+proj h^2+h, ln2 2h, fc1 4h^2+4h, fc2 4h^2+h, so 12h^2 + 13h.
+
+    minimegatron memory --layers 72 --hidden 3072 --heads 32 --dp 64 --tp 8 --zero 1
+    minimegatron memory table1 | zero | scaling [--hardware calib.json]
+
+GB = 1e9 bytes everywhere. The page ``docs/memory.md`` walks through every formula.
+"""
+import argparse
+import math
+from dataclasses import dataclass
+
+MIXED = "mixed"                                  # fp16 weights/grads + fp32 Adam state
+PRECISIONS = {MIXED: 2, "float32": 4, "float64": 8}  # bytes per element (activations, comm)
+RULE_OF_THUMB_BYTES_PER_PARAM = 20               # 16 B model state + activations/buffers
+
+
+@dataclass(frozen=True)
+class GPTShape:
+    """The five numbers the arithmetic needs (vocab V, seq_len s, n_layer L, d_model h)."""
+    vocab: int
+    seq_len: int
+    n_layer: int
+    d_model: int
+    n_head: int
+
+    @classmethod
+    def of(cls, cfg):
+        """A GPTShape from any config object (nn.GPTConfig spellings accepted)."""
+        if isinstance(cfg, cls):
+            return cfg
+
+        def pick(*names):
+            return next(getattr(cfg, n) for n in names if hasattr(cfg, n))
+        return cls(pick("vocab", "vocab_size"), pick("seq_len", "block_size", "seq"),
+                   pick("n_layer", "layers"), pick("d_model", "n_embd", "hidden"),
+                   pick("n_head", "heads"))
+
+
+# ---------------------------------------------------------------- parameters
+
+def megatron_param_count(L, h, V=51200, s=1024):
+    """Megatron-LM's count (tied head, final LN not counted): 12Lh^2 + 13Lh + (V + s)h."""
+    return 12 * L * h * h + 13 * L * h + (V + s) * h
+
+
+def param_count(cfg, tied_head=False):
+    """L(12h^2 + 13h) + Vh (wte) + sh (wpe) + 2h (ln_f) + hV (head, omitted if tied)."""
+    g = GPTShape.of(cfg)
+    h = g.d_model
+    head = 0 if tied_head else h * g.vocab
+    return g.n_layer * (12 * h * h + 13 * h) + (g.vocab + g.seq_len) * h + 2 * h + head
+
+
+def padded_vocab(V, tp):
+    """Vocabulary rounded up to a multiple of tp, so every rank owns V_pad / tp rows."""
+    return -(-V // tp) * tp
+
+
+def rank_param_count(cfg, pp=1, tp=1, stage=0):
+    """Parameters held by one rank of pipeline stage `stage` (identical on every tp rank).
+
+    A stage owns L/K layers. Per layer per tp rank: qkv and fc1 are column parallel
+    (weight and bias split), proj and fc2 row parallel (weight split, bias replicated),
+    LayerNorms replicated: (12h^2 + 7h)/t + 6h. Stage 0 adds wte (V_pad/t rows, vocab
+    parallel) and wpe (sh, replicated); stage K-1 adds ln_f (2h) and the head
+    (h x V_pad/t). So sum over the t*K ranks = param_count + replicated extras
+    L*6h(t-1) + (t-1)(sh + 2h) + 2h(V_pad - V).
+    """
+    g = GPTShape.of(cfg)
+    h, t = g.d_model, tp
+    if g.n_layer % pp or h % t or g.n_head % t or not 0 <= stage < pp:
+        raise ValueError(f"layers {g.n_layer} % pp {pp}, hidden {h} and heads {g.n_head}"
+                         f" % tp {t} must be 0, and 0 <= stage {stage} < pp")
+    per_layer = (12 * h * h + 7 * h) // t + 6 * h
+    count = g.n_layer // pp * per_layer
+    vocab_shard = padded_vocab(g.vocab, t) // t * h
+    if stage == 0:
+        count += vocab_shard + g.seq_len * h
+    if stage == pp - 1:
+        count += 2 * h + vocab_shard
+    return count
+
+
+# ---------------------------------------------------------------- model state
+
+def model_state_bytes(params, dp=1, zero=0, precision=MIXED):
+    """Weights, gradients and Adam state of one rank, in bytes, under ZeRO stage 0-3 over dp.
+
+    Mixed precision (ZeRO paper, K = 12): fp16 weights 2P, fp16 grads 2P, fp32 master
+    weights + m + v 12P. Stage 1 shards the 12P, stage 2 also the grads, stage 3 also
+    the weights:  16P | 4P + 12P/N | 2P + 14P/N | 16P/N.
+    One precision of b bytes (float32 b=4, float64 b=8, this project's code): weights bP,
+    grads bP, Adam m and v 2bP:  4bP | 2bP + 2bP/N | bP + 3bP/N | 4bP/N.
+    Steady state, as in the paper: transient full-size buffers are not counted.
+    """
+    if zero not in (0, 1, 2, 3):
+        raise ValueError(f"ZeRO stage must be 0, 1, 2 or 3, got {zero}")
+    b = PRECISIONS[precision]
+    opt = 12 if precision == MIXED else 2 * b
+
+    def part(nbytes, stage):
+        return params * nbytes / (dp if zero >= stage else 1)
+    weights, grads, optimizer = part(b, 3), part(b, 2), part(opt, 1)
+    return {"weights": weights, "grads": grads, "optimizer": optimizer,
+            "total": weights + grads + optimizer}
+
+
+# ---------------------------------------------------------------- activations
+
+def activation_bytes_per_layer(cfg, micro_batch, tp=1, precision=MIXED):
+    """Bytes one transformer layer keeps for backward, per micro-batch.
+
+    mixed: Korthikanti et al. 2022 (16-bit, dropout masks, no sequence parallel),
+        sbh(10 + 24/t + 5as/(ht))   -> sbh(34 + 5as/h) at t = 1.
+    float32/float64 (our code), an ESTIMATE in elements times b bytes: the arrays
+    backward needs, 6sbh replicated (ln1 in + normalized, qkv in, ln2 in + normalized,
+    fc1 in) + 12sbh/t sharded (q k v, attention out, GeLU in and out) + as^2b/t softmax
+    probabilities. Fused ops keep exactly these; composite ops keep more intermediates,
+    so a measurement sits above this figure.
+    """
+    g = GPTShape.of(cfg)
+    s, h, a, t, b = g.seq_len, g.d_model, g.n_head, tp, micro_batch
+    if precision == MIXED:
+        return s * b * h * (10 + 24 / t + 5 * a * s / (h * t))
+    return PRECISIONS[precision] * (s * b * h * (6 + 12 / t) + a * s * s * b / t)
+
+
+def in_flight(pp, micro_batches, stage, schedule="1f1b"):
+    """Micro-batches whose activations stage k holds at peak: GPipe M, 1F1B min(M, K - k)."""
+    if schedule == "gpipe":
+        return micro_batches
+    return min(micro_batches, pp - stage)
+
+
+def activation_bytes(cfg, micro_batch, micro_batches=1, pp=1, tp=1, stage=0,
+                     schedule="1f1b", checkpoint=False, precision=MIXED):
+    """Peak activation bytes of one rank: in_flight * (L/K) * per-layer.
+
+    With checkpointing each layer keeps only its input, sbh*b_elem, and one layer's full
+    activations live during its recompute: in_flight * (L/K) * sbh*b_elem + per_layer.
+    Transformer layers only: the logits (sbV/t values) come on top on the last stage.
+    """
+    g = GPTShape.of(cfg)
+    layers = g.n_layer // pp
+    per_layer = activation_bytes_per_layer(g, micro_batch, tp, precision)
+    held = in_flight(pp, micro_batches, stage, schedule)
+    if not checkpoint:
+        return held * layers * per_layer
+    block_input = g.seq_len * micro_batch * g.d_model * PRECISIONS[precision]
+    return held * layers * block_input + per_layer
+
+
+# ---------------------------------------------------------------- FLOPs
+
+def forward_flops(B, T, D, H):
+    """The source notes' forward FLOPs: 2BH(12TD^2 + 2T^2D).
+
+    Per layer and sequence, multiply-adds count 2: qkv 6TD^2, QK^T 2T^2D, attention
+    times V 2T^2D, proj 2TD^2, MLP 16TD^2, total 24TD^2 + 4T^2D.
+    """
+    return 2 * B * H * (12 * T * D * D + 2 * T * T * D)
+
+
+def training_flops(cfg, batch, recompute=False):
+    """FLOPs of one training step on `batch` sequences.
+
+    backward = 2 x forward, so layers cost 3F; activation recomputation runs the forward
+    once more, 4F. The logits layer adds 2BsVh forward, 6BsVh in training.
+    """
+    g = GPTShape.of(cfg)
+    passes = 4 if recompute else 3
+    logits = 6 * batch * g.seq_len * g.d_model * g.vocab
+    return passes * forward_flops(batch, g.seq_len, g.d_model, g.n_layer) + logits
+
+
+def megatron_flops(B, s, L, h, V=51200):
+    """Narayanan et al. 2021 (Megatron-LM), with recomputation: 96BsLh^2(1 + s/6h + V/16Lh)."""
+    return 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))
+
+
+# ---------------------------------------------------------------- communication
+
+def all_reduce_bytes(nbytes, n):
+    """Bytes a rank sends in a ring all-reduce of an n-rank group: 2(n-1)/n * nbytes."""
+    return 2 * (n - 1) / n * nbytes
+
+
+def reduce_scatter_bytes(nbytes, n):
+    """Ring reduce-scatter (and all-gather) of an nbytes buffer: (n-1)/n * nbytes per rank."""
+    return (n - 1) / n * nbytes
+
+
+all_gather_bytes = reduce_scatter_bytes
+
+
+def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
+               recompute=False, precision=MIXED):
+    """Bytes one rank of stage `stage` sends per training step, by parallel dimension.
+
+    dp: gradients G = P_rank * b: all-reduce (ZeRO 0), reduce-scatter + all-gather
+        (ZeRO 1, 2), same 2(N-1)/N * G; ZeRO 3 gathers the weights once more, 3(N-1)/N * G.
+    tp: per layer per micro-batch 4 all-reduces of sbh values (2 forward, 2 backward;
+        2 more with recomputation); the embedding (forward) and the head input (backward)
+        add one all-reduce of sbh each, the vocab-parallel loss three of sb values.
+    pp: sbh values per micro-batch to the next stage (forward), as many back (backward).
+    """
+    g = GPTShape.of(cfg)
+    b = PRECISIONS[precision]
+    sbh = g.seq_len * micro_batch * g.d_model * b
+    grads = rank_param_count(g, pp, tp, stage) * b
+    dp_bytes = (3 if zero == 3 else 2) * (dp - 1) / dp * grads
+    per_layer = 6 if recompute else 4
+    tp_values = g.n_layer // pp * per_layer * sbh
+    tp_values += (stage == 0) * sbh + (stage == pp - 1) * (sbh + 3 * sbh / g.d_model)
+    tp_bytes = micro_batches * all_reduce_bytes(tp_values, tp)
+    pp_bytes = micro_batches * sbh * ((stage < pp - 1) + (stage > 0))
+    return {"dp": dp_bytes, "tp": tp_bytes, "pp": pp_bytes,
+            "total": dp_bytes + tp_bytes + pp_bytes}
+
+
+# ---------------------------------------------------------------- command line
+
+GB = 1e9
+
+
+def table1_text():
+    """Megatron-LM Table 1 from 12Lh^2 + 13Lh + (V + s)h, V = 51,200, s = 1,024."""
+    out = ["Megatron-LM Table 1 (V = 51,200, s = 1,024, hidden per head 96)",
+           f"{'hidden':>6} {'heads':>5} {'layers':>6} {'params':>14} {'B':>5} "
+           f"{'ours, untied':>14} {'fp16 weights GB':>15}"]
+    for h, heads, L in [(1536, 16, 40), (1920, 20, 54), (2304, 24, 64), (3072, 32, 72)]:
+        p = megatron_param_count(L, h)
+        ours = param_count(GPTShape(51200, 1024, L, h, heads))
+        out.append(f"{h:6d} {heads:5d} {L:6d} {p:14,d} {p / 1e9:5.2f} {ours:14,d} "
+                   f"{2 * 12 * L * h * h / GB:15.1f}")
+    out.append(f"8.3e9 params x {RULE_OF_THUMB_BYTES_PER_PARAM} bytes (16 model state + "
+               f"activations/buffers) = {8.3e9 * RULE_OF_THUMB_BYTES_PER_PARAM / GB:.0f} GB")
+    return "\n".join(out)
+
+
+def zero_text(params=7.5e9, dp=64):
+    """The ZeRO paper's example: 7.5B parameters, Nd = 64, mixed-precision Adam."""
+    out = [f"ZeRO, {params / 1e9}B parameters, Nd = {dp}, GB per device (GB = 1e9 bytes)",
+           f"{'stage':<8} {'weights':>8} {'grads':>8} {'optim':>8} {'total':>8}   "
+           f"{'float64 total':>13}"]
+    for zero in range(4):
+        m = model_state_bytes(params, dp, zero)
+        f64 = model_state_bytes(params, dp, zero, "float64")["total"]
+        out.append(f"{zero:<8} {m['weights'] / GB:8.1f} {m['grads'] / GB:8.1f} "
+                   f"{m['optimizer'] / GB:8.1f} {m['total'] / GB:8.1f}   {f64 / GB:13.1f}")
+    return "\n".join(out)
+
+
+def rank_report(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
+                schedule="1f1b", checkpoint=False, precision=MIXED):
+    """Everything one rank of `stage` holds and sends per step (bytes): the sum of
+    model_state_bytes, activation_bytes and comm_bytes (checkpointing = recomputation)."""
+    params = rank_param_count(cfg, pp, tp, stage)
+    report = dict(model_state_bytes(params, dp, zero, precision), params=params)
+    report["activations"] = activation_bytes(cfg, micro_batch, micro_batches, pp, tp, stage,
+                                             schedule, checkpoint, precision)
+    report["total"] += report["activations"]
+    report["comm"] = comm_bytes(cfg, micro_batch, micro_batches, dp, pp, tp, stage, zero,
+                                checkpoint, precision)
+    return report
+
+
+def config_text(a):
+    """Per-stage table of parameters, memory parts, FLOPs and communication for a grid."""
+    g = GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
+    batch = a.dp * a.micro_batches * a.micro_batch
+    rows = [rank_report(g, a.micro_batch, a.micro_batches, a.dp, a.pp, a.tp, stage, a.zero,
+                        a.schedule, a.checkpoint, a.precision) for stage in range(a.pp)]
+    unit, size = next((u, v) for u, v in [("GB", GB), ("MB", 1e6), ("kB", 1e3)]
+                      if max(r["total"] for r in rows) >= v or u == "kB")
+    out = [f"GPT L={g.n_layer} h={g.d_model} heads={g.n_head} V={g.vocab} s={g.seq_len}: "
+           f"{param_count(g):,d} parameters (Megatron's formula: "
+           f"{megatron_param_count(g.n_layer, g.d_model, g.vocab, g.seq_len):,d})",
+           f"grid dp={a.dp} pp={a.pp} tp={a.tp} ({a.dp * a.pp * a.tp} ranks), ZeRO-{a.zero}, "
+           f"{a.precision}, micro-batch {a.micro_batch} x {a.micro_batches} ({a.schedule}),"
+           f" checkpointing {'on' if a.checkpoint else 'off'}",
+           f"per rank, {unit} = 10^{round(math.log10(size))} bytes; comm = bytes sent per step",
+           f"{'stage':>5} {'params/rank':>14} {'weights':>8} {'grads':>8} {'optim':>8} "
+           f"{'activ':>8} {'total':>8} {'dp comm':>8} {'tp comm':>8} {'pp comm':>8}"]
+    for stage, r in enumerate(rows):
+        parts = [r[k] for k in ("weights", "grads", "optimizer", "activations", "total")]
+        parts += [r["comm"][k] for k in ("dp", "tp", "pp")]
+        out.append(f"{stage:5d} {r['params']:14,d} " + " ".join(f"{x / size:8.2f}" for x in parts))
+    flops = training_flops(g, batch, a.checkpoint)
+    out.append(f"FLOPs per step (batch {batch}): {flops:.3e}; Megatron's 96BsLh^2(...) "
+               f"formula: {megatron_flops(batch, g.seq_len, g.n_layer, g.d_model, g.vocab):.3e}"
+               f" (assumes recomputation)")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    """`minimegatron memory [config | table1 | zero | scaling] [flags]`; returns 0."""
+    ap = argparse.ArgumentParser(prog="minimegatron memory", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("view", nargs="?", default="config",
+                    choices=["config", "table1", "zero", "scaling"])
+    for flag, default in [("layers", 72), ("hidden", 3072), ("heads", 32), ("vocab", 51200),
+                          ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1), ("zero", 0),
+                          ("micro-batch", 8), ("micro-batches", 1)]:
+        ap.add_argument(f"--{flag}", type=int, default=default)
+    ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
+    ap.add_argument("--checkpoint", action="store_true", help="activation checkpointing")
+    ap.add_argument("--precision", choices=list(PRECISIONS), default=MIXED)
+    ap.add_argument("--hardware", help="JSON from `minimegatron calibrate` (default DGX-2H)")
+    a = ap.parse_args(argv)
+    from minimegatron.tools import scaling     # here: scaling imports this module
+    hw = scaling.Hardware.from_json(a.hardware) if a.hardware else scaling.Hardware()
+    if a.view == "config":
+        print(config_text(a))
+        g = GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
+        t = scaling.step_time(g, hw, a.dp, a.tp, a.pp, a.micro_batch, a.micro_batches,
+                              a.checkpoint, PRECISIONS[a.precision])
+        print(f"predicted step on {hw.name} (scaling.step_time, ZeRO ignored): "
+              f"{t['total']:.3g} s = compute {t['compute']:.3g} + tp {t['tp']:.3g} + dp "
+              f"{t['dp']:.3g} + pp {t['pp']:.3g}; efficiency {t['efficiency']:.0%}")
+    else:
+        print(scaling.report(hw) if a.view == "scaling"
+              else table1_text() if a.view == "table1" else zero_text())
+    return 0

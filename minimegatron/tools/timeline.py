@@ -1,0 +1,206 @@
+"""Timelines: which stage computes what, when, and where the bubble is.
+
+The same picture for a schedule simulated from its action lists
+(``minimegatron.parallel.schedules``) and for a real run's trace: a text grid
+(one row per stage, one column per time step) and a Gantt chart PNG (forward
+boxes blue, backward orange, communication and waits grey, idle pale), with
+the bubble fraction idle / (stages * makespan) next to GPipe's formula
+(K - 1) / (M + K - 1).
+
+    minimegatron timeline --schedule gpipe --stages 4 --micro-batches 8
+    minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8 --t-backward 2
+    minimegatron timeline --trace trace.json --out run.png
+
+Trace file (``--trace``): a JSON list of spans, one dict per span,
+
+    {"rank": 0, "op": "forward", "start": 0.0012, "end": 0.0040, "label": "mb3"}
+
+op "forward" or "backward" is compute (drawn F3 / B3, the micro-batch taken
+from the last number in label); any other op ("send", "recv", "wait", ...) is
+communication, drawn grey. start and end are seconds from any common origin;
+"kind" is accepted in place of "op".
+"""
+import argparse
+import json
+import re
+import sys
+
+from minimegatron.parallel.schedules import SCHEDULES, bubble_formula, peak_in_flight, simulate
+
+COLORS = {"forward": "#4C78A8", "backward": "#F58518", "comm": "#8C8C8C", "idle": "#EEEEEE"}
+LEGEND = {"forward": "forward", "backward": "backward", "comm": "send / recv / wait",
+          "idle": "idle (bubble)"}
+
+
+def text_grid(sim):
+    """One row per stage, one column per shortest time step: F<i>, B<i> or '..' (idle)."""
+    steps = [slot.end - slot.start for row in sim.slots for slot in row]
+    unit = min(steps)
+    columns = [[] for _ in sim.slots]
+    for stage, row in enumerate(sim.slots):
+        for slot in row:
+            first, last = slot.start / unit, slot.end / unit
+            if abs(first - round(first)) > 1e-9 or abs(last - round(last)) > 1e-9:
+                raise ValueError("text grid needs every time to be a multiple of the "
+                                 f"shortest step {unit}; use an integer t_backward/t_forward")
+            columns[stage] += [(column, str(slot)) for column in range(round(first),
+                                                                      round(last))]
+    width = max(2, max(len(str(slot)) for row in sim.slots for slot in row))
+    num_columns = round(sim.makespan / unit)
+    name_width = len(str(sim.num_stages - 1))
+    lines = []
+    for stage, filled in enumerate(columns):
+        cells = ["." * width] * num_columns
+        for column, label in filled:
+            cells[column] = label.ljust(width)
+        lines.append(f"stage {stage:<{name_width}} |" + " ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def rows_from_simulation(sim):
+    """Per stage, (start, end, kind, label) boxes of a simulated schedule."""
+    kinds = {"F": "forward", "B": "backward"}
+    return [[(slot.start, slot.end, kinds[slot.op], str(slot)) for slot in row]
+            for row in sim.slots]
+
+
+def _field(span, *names):
+    for name in names:
+        value = span.get(name) if isinstance(span, dict) else getattr(span, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def rows_from_trace(spans):
+    """Per rank, (start, end, kind, label) boxes of traced spans (dicts or objects).
+
+    Times are shifted so the earliest span starts at 0.
+    """
+    spans = list(spans)
+    if not spans:
+        raise ValueError("the trace has no spans")
+    origin = min(float(_field(span, "start")) for span in spans)
+    rows = [[] for _ in range(1 + max(int(_field(span, "rank")) for span in spans))]
+    for span in spans:
+        op = str(_field(span, "op", "kind"))
+        kind = op if op in ("forward", "backward") else "comm"
+        label = op
+        if kind != "comm":
+            tag = _field(span, "label", "micro_batch")
+            numbers = re.findall(r"\d+", "" if tag is None else str(tag))
+            label = op[0].upper() + (numbers[-1] if numbers else "")
+        start, end = float(_field(span, "start")) - origin, float(_field(span, "end")) - origin
+        rows[int(_field(span, "rank"))].append((start, end, kind, label))
+    return [sorted(row) for row in rows]
+
+
+def bubble_from_rows(rows):
+    """1 - compute time / (rows * makespan); the makespan runs from 0 to the last end."""
+    makespan = max(end for row in rows for _, end, _, _ in row)
+    compute = sum(end - start for row in rows for start, end, kind, _ in row
+                  if kind in ("forward", "backward"))
+    return 1 - compute / (len(rows) * makespan)
+
+
+def draw_timeline(rows, path, title, row_name="stage", xlabel="time"):
+    """Gantt chart of rows (see rows_from_*) as a PNG of 1200 x (160 + 50 * rows) pixels."""
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.patches import Patch
+    except ImportError as error:
+        raise ImportError("drawing a timeline needs matplotlib: "
+                          "pip install 'minimegatron[plot]'") from error
+    height = 1.6 + 0.5 * len(rows)
+    fig = Figure(figsize=(12, height), dpi=100)
+    ax = fig.add_axes((0.08, 0.6 / height, 0.9, 1 - 1.5 / height))
+    makespan = max(end for row in rows for _, end, _, _ in row)
+    pixels_per_time = 0.9 * 1200 / makespan
+    # one label style for the whole chart: the longest label in the median compute box
+    compute = sorted((end - start, label) for row in rows for start, end, kind, label in row
+                     if kind != "comm") or [(0, "")]
+    width = compute[len(compute) // 2][0] * pixels_per_time
+    length = max(len(label) for _, label in compute)
+    full_labels = width / (length + 1) >= 6
+    fontsize = min(10, width / (length + (1 if full_labels else 0)))
+    kinds_seen = {"idle"}
+    for index, row in enumerate(rows):
+        ax.broken_barh([(0, makespan)], (index - 0.4, 0.8), facecolors=COLORS["idle"])
+        for start, end, kind, label in row:
+            kinds_seen.add(kind)
+            ax.broken_barh([(start, end - start)], (index - 0.4, 0.8),
+                           facecolors=COLORS[kind], edgecolors="white", linewidth=1)
+            text = label if full_labels else label[1:]  # "F12", or "12": colour says F
+            fits = (end - start) * pixels_per_time >= fontsize * (len(text) + 1)
+            if kind != "comm" and fits and fontsize >= 5:
+                ax.text((start + end) / 2, index, text, ha="center", va="center",
+                        color="white", fontsize=fontsize, fontweight="bold")
+    ax.set_yticks(range(len(rows)), [f"{row_name} {index}" for index in range(len(rows))])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlim(0, makespan)
+    ax.set_xlabel(xlabel)
+    handles = [Patch(facecolor=COLORS[kind], label=text) for kind, text in LEGEND.items()
+               if kind in kinds_seen]
+    fig.legend(handles=handles, loc="upper right", ncol=len(handles), frameon=False,
+               bbox_to_anchor=(0.98, 1 - 0.45 / height))
+    fig.suptitle(title, x=0.08, y=1 - 0.1 / height, ha="left", va="top", fontsize=12)
+    fig.savefig(path)
+    return path
+
+
+def _simulated(args):
+    sim = simulate(args.schedule, args.stages, args.micro_batches,
+                   args.t_forward, args.t_backward)
+    micro_batches = 1 if args.schedule == "naive" else args.micro_batches
+    peaks = [peak_in_flight(SCHEDULES[args.schedule](args.stages, args.micro_batches, stage))
+             for stage in range(args.stages)]
+    formula = bubble_formula(args.stages, micro_batches)
+    print(text_grid(sim))
+    print(f"makespan {sim.makespan:g}, bubble {sim.bubble_fraction:.4f} "
+          f"(GPipe formula (K-1)/(M+K-1) = {formula} = {float(formula):.4f})")
+    print(f"activations held at peak, per stage: {peaks}")
+    title = (f"{args.schedule}: K={args.stages} stages, M={micro_batches} micro-batches | "
+             f"bubble {sim.bubble_fraction:.1%} (formula {formula}) | "
+             f"peak activations per stage {', '.join(map(str, peaks))}")
+    return rows_from_simulation(sim), title, "stage", "time (units of t_forward)"
+
+
+def _traced(args):
+    with open(args.trace) as file:
+        rows = rows_from_trace(json.load(file))
+    bubble = bubble_from_rows(rows)
+    for rank, row in enumerate(rows):
+        compute = sum(end - start for start, end, kind, _ in row if kind != "comm")
+        comm = sum(end - start for start, end, kind, _ in row if kind == "comm")
+        print(f"rank {rank}: compute {compute:.4f} s, communication/wait {comm:.4f} s")
+    print(f"measured bubble (time not computing) {bubble:.4f}")
+    return rows, f"trace {args.trace}: {len(rows)} ranks, bubble {bubble:.1%}", "rank", "time (s)"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="minimegatron timeline",
+                                     description="draw a pipeline schedule or a traced run")
+    parser.add_argument("--schedule", choices=list(SCHEDULES), default="gpipe")
+    parser.add_argument("--stages", type=int, default=4)
+    parser.add_argument("--micro-batches", type=int, default=8)
+    parser.add_argument("--t-forward", type=float, default=1.0)
+    parser.add_argument("--t-backward", type=float, default=1.0)
+    parser.add_argument("--out", default="timeline.png", help="PNG path; '' for text only")
+    parser.add_argument("--trace", help="JSON list of spans from a real run, drawn instead")
+    args = parser.parse_args(argv)
+    try:
+        rows, title, row_name, xlabel = (_traced if args.trace else _simulated)(args)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.out:
+        try:
+            draw_timeline(rows, args.out, title, row_name, xlabel)
+        except ImportError as error:
+            print(error, file=sys.stderr)
+            return 1
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Timelines: the exact text grid, rows from simulations and traces, the PNG and the CLI."""
+import json
+import struct
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from minimegatron.parallel.schedules import simulate
+from minimegatron.tools.timeline import (
+    bubble_from_rows, draw_timeline, main, rows_from_simulation, rows_from_trace, text_grid)
+
+# K=4, M=8 GPipe by hand: stage k starts forward i at k+i; the last stage starts
+# backward 0 at K-1+M = 11 and stage k backward i at 11 + (3-k) + i.
+GPIPE_4_8 = """\
+stage 0 |F0 F1 F2 F3 F4 F5 F6 F7 .. .. .. .. .. .. B0 B1 B2 B3 B4 B5 B6 B7
+stage 1 |.. F0 F1 F2 F3 F4 F5 F6 F7 .. .. .. .. B0 B1 B2 B3 B4 B5 B6 B7 ..
+stage 2 |.. .. F0 F1 F2 F3 F4 F5 F6 F7 .. .. B0 B1 B2 B3 B4 B5 B6 B7 .. ..
+stage 3 |.. .. .. F0 F1 F2 F3 F4 F5 F6 F7 B0 B1 B2 B3 B4 B5 B6 B7 .. .. .."""
+
+
+def png_size(path):
+    """(width, height) from a PNG's signature and IHDR chunk."""
+    with open(path, "rb") as file:
+        head = file.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_gpipe_text_grid_is_the_staircase():
+    assert text_grid(simulate("gpipe", 4, 8)) == GPIPE_4_8
+
+
+def test_text_grid_with_slower_backward_and_wide_labels():
+    assert text_grid(simulate("1f1b", 2, 2, 1.0, 2.0)) == (
+        "stage 0 |F0 F1 .. .. B0 B0 .. B1 B1\n"
+        "stage 1 |.. F0 B0 B0 F1 B1 B1 .. ..")
+    grid = text_grid(simulate("gpipe", 2, 11)).splitlines()
+    assert grid[1].startswith("stage 1 |... F0  F1 ") and grid[0].endswith("B9  B10")
+    with pytest.raises(ValueError, match="multiple"):
+        text_grid(simulate("gpipe", 2, 2, 1.0, 1.5))
+
+
+def test_rows_from_simulation():
+    rows = rows_from_simulation(simulate("naive", 2, 1))
+    assert rows == [[(0.0, 1.0, "forward", "F0"), (3.0, 4.0, "backward", "B0")],
+                    [(1.0, 2.0, "forward", "F0"), (2.0, 3.0, "backward", "B0")]]
+    assert bubble_from_rows(rows) == pytest.approx(0.5)
+
+
+def test_rows_from_trace_accepts_dicts_and_objects():
+    spans = [
+        {"rank": 1, "op": "recv", "start": 10.0, "end": 11.0, "label": "mb0"},
+        {"rank": 0, "op": "forward", "start": 10.0, "end": 11.0, "label": "mb0"},
+        SimpleNamespace(rank=1, kind="forward", start=11.0, end=12.0, label="mb0"),
+        {"rank": 1, "op": "backward", "start": 12.0, "end": 13.0, "micro_batch": 0},
+        {"rank": 0, "op": "wait", "start": 11.0, "end": 13.0},
+        {"rank": 0, "op": "backward", "start": 13.0, "end": 14.0, "label": "mb0"},
+    ]
+    rows = rows_from_trace(spans)
+    assert rows == [
+        [(0.0, 1.0, "forward", "F0"), (1.0, 3.0, "comm", "wait"), (3.0, 4.0, "backward", "B0")],
+        [(0.0, 1.0, "comm", "recv"), (1.0, 2.0, "forward", "F0"),
+         (2.0, 3.0, "backward", "B0")]]
+    assert bubble_from_rows(rows) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="no spans"):
+        rows_from_trace([])
+
+
+def test_draw_timeline_writes_a_png(tmp_path):
+    path = tmp_path / "gpipe.png"
+    rows = rows_from_simulation(simulate("gpipe", 4, 8))
+    assert draw_timeline(rows, path, "gpipe K=4 M=8") == path
+    assert png_size(path) == (1200, 160 + 50 * 4)
+
+
+def test_cli_prints_grid_and_bubble(tmp_path, capsys):
+    out = tmp_path / "t.png"
+    assert main(["--schedule", "gpipe", "--stages", "4", "--micro-batches", "8",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert GPIPE_4_8 in text and "3/11" in text and "[8, 8, 8, 8]" in text
+    assert png_size(out) == (1200, 360)
+    assert main(["--schedule", "1f1b", "--stages", "4", "--micro-batches", "8",
+                 "--t-backward", "2", "--out", ""]) == 0
+    text = capsys.readouterr().out
+    assert "[4, 3, 2, 1]" in text and "wrote" not in text
+    with pytest.raises(SystemExit):
+        main(["--stages", "0", "--out", ""])
+
+
+def test_cli_draws_a_trace(tmp_path, capsys):
+    spans = [{"rank": r, "op": op, "start": r + b, "end": r + b + 1, "label": "mb0"}
+             for r in range(2) for b, op in [(0, "forward"), (1, "wait"), (2, "backward")]]
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(spans))
+    out = tmp_path / "trace.png"
+    assert main(["--trace", str(trace), "--out", str(out)]) == 0
+    assert "rank 1: compute 2.0000 s" in capsys.readouterr().out
+    assert png_size(out) == (1200, 160 + 50 * 2)
+
+
+def test_missing_matplotlib_says_how_to_install(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    with pytest.raises(ImportError, match=r"pip install 'minimegatron\[plot\]'"):
+        draw_timeline([[(0, 1, "forward", "F0")]], tmp_path / "x.png", "x")
+    assert main(["--out", str(tmp_path / "x.png")]) == 1
+    assert "minimegatron[plot]" in capsys.readouterr().err
