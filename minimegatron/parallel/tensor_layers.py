@@ -1,0 +1,260 @@
+"""The Megatron GPT: every block split over tp ranks with 2 all-reduces forward, 2 backward.
+
+    MLP        X -f-> [X A_i] -> GeLU -> [.. B_i] -g-> dropout    A by columns, B by rows
+    attention  X -f-> [Q_i K_i V_i] (heads r*H/tp..) -> attention per local head
+                 -> [.. W_i] -g-> dropout                          qkv by columns, proj by rows
+    block      x + attn(ln1(x)), then + mlp(ln2(x)); LayerNorms replicated
+
+GeLU and attention act on each rank's own columns / heads, so no communication
+sits between the two linears: per block, forward = 2 g's, backward = 2 f's,
+each an all-reduce of b*s*h values (Megatron-LM's "4 communication operations").
+
+Vocabulary: wte is split by rows (VocabParallelEmbedding: each rank looks up the
+ids it owns, zeros the rest, one all-reduce). The head is split by vocabulary
+columns and NOT gathered: the logits stay (B, T, V/tp) and the fused
+vocab-parallel cross entropy needs exactly 3 all-reduces of b*s values (the max,
+the target logit, the sum of exp); no rank ever holds (B, T, V). The vocabulary
+is padded to a multiple of tp with zero rows/columns whose logits are -inf.
+
+Per training step with L blocks: forward 2L + 1 (embedding) + 3 (loss)
+all-reduces, backward 2L + 1 (the head's f). Collectives are labelled with the
+block's name ("blocks.3", backward "blocks.3.backward") for counting.
+Tutorial: ``minimegatron run -n 8 tutorials/04_megatron_gpt.py``.
+"""
+from minimegatron import functional as F
+from minimegatron import trace
+from minimegatron.backend import xp
+from minimegatron.comm import all_reduce
+from minimegatron.function import Function
+from minimegatron.nn import (Embedding, LayerNorm, Module, ModuleList, Parameter,
+                             causal_attention, gpt_init)
+from minimegatron.ops import embedding, split, where
+from minimegatron.parallel.rng import ParallelDropout, RNGTracker
+from minimegatron.parallel.shards import pad_vocab as pad_to_tp, padded_vocab, qkv_rank_major
+from minimegatron.parallel.tensor import (ColumnParallelLinear, RowParallelLinear,
+                                          reduce_from_tp)
+from minimegatron.tensor import unwrap
+
+
+def check_tp_config(config, tp, pad_vocab_ok=True):
+    """The same ValueError on every rank, before any collective, if config does not split."""
+    checks = [("d_model", config.d_model, ""), ("n_head", config.n_head, ""),
+              ("ffn size 4*d_model", 4 * config.d_model, "")]
+    if not pad_vocab_ok:
+        checks.append(("vocab_size", config.vocab_size,
+                       " (pad_vocab=False; pad_vocab=True pads it to a multiple of tp)"))
+    for what, value, hint in checks:
+        if value % tp:
+            raise ValueError(f"tensor parallel: {what}={value} is not divisible by "
+                             f"tp={tp}{hint}")
+
+
+def _label(name):
+    """Label the collectives inside with ``name`` (nested under an outer label, if any)."""
+    outer = trace.current_label()
+    return trace.label(f"{outer}/{name}" if outer else name)
+
+
+def _mark_replicated(module):
+    for p in module.parameters():
+        if not hasattr(p, "tp_axis"):
+            p.tp_axis = None
+
+
+def _init(config, name, shape):
+    return gpt_init(name, shape, config)
+
+
+class ParallelMLP(Module):
+    """fc1 column-parallel -> GeLU -> fc2 row-parallel (input already split) -> dropout."""
+
+    def __init__(self, config, tp_group, name="mlp", tracker=None):
+        super().__init__()
+        d, h, dt = config.d_model, 4 * config.d_model, config.dtype
+        tracker = tracker or RNGTracker(config.seed, tp_group.rank)
+        self.fc1 = ColumnParallelLinear(d, h, tp_group, dtype=dt,
+                                        master_weight=_init(config, f"{name}.fc1.weight", (d, h)),
+                                        master_bias=_init(config, f"{name}.fc1.bias", (h,)))
+        self.fc2 = RowParallelLinear(h, d, tp_group, input_is_parallel=True, dtype=dt,
+                                     master_weight=_init(config, f"{name}.fc2.weight", (h, d)),
+                                     master_bias=_init(config, f"{name}.fc2.bias", (d,)))
+        self.drop = ParallelDropout(config.dropout, tracker, f"{name}.drop")   # replicated
+
+    def forward(self, x):
+        h = F.gelu(self.fc1(x))                          # (B, T, 4D/tp), no communication
+        return self.drop(self.fc2(h))                    # (B, T, D) after g
+
+
+class ParallelSelfAttention(Module):
+    """qkv column-parallel by heads ([Q_r | K_r | V_r]), local attention, proj row-parallel."""
+
+    def __init__(self, config, tp_group, name="attn", tracker=None):
+        super().__init__()
+        d, dt, tp = config.d_model, config.dtype, tp_group.size
+        tracker = tracker or RNGTracker(config.seed, tp_group.rank)
+        self.local_heads = config.n_head // tp
+        qkv_w = qkv_rank_major(_init(config, f"{name}.qkv.weight", (d, 3 * d)), tp)
+        qkv_b = qkv_rank_major(_init(config, f"{name}.qkv.bias", (3 * d,)), tp)
+        self.qkv = ColumnParallelLinear(d, 3 * d, tp_group, dtype=dt, master_weight=qkv_w,
+                                        master_bias=qkv_b)
+        self.proj = RowParallelLinear(d, d, tp_group, input_is_parallel=True, dtype=dt,
+                                      master_weight=_init(config, f"{name}.proj.weight", (d, d)),
+                                      master_bias=_init(config, f"{name}.proj.bias", (d,)))
+        self.attn_drop = ParallelDropout(config.dropout, tracker, f"{name}.attn_drop",
+                                         sharded=True)
+        self.resid_drop = ParallelDropout(config.dropout, tracker, f"{name}.resid_drop")
+
+    def forward(self, x):
+        q, k, v = split(self.qkv(x), 3, axis=-1)        # 3 x (B, T, D/tp): local heads
+        y = causal_attention(q, k, v, self.local_heads, self.attn_drop)   # (B, T, D/tp)
+        return self.resid_drop(self.proj(y))             # (B, T, D) after g
+
+
+class ParallelBlock(Module):
+    """x = x + Attn(LN1(x)); x = x + MLP(LN2(x)); LayerNorms replicated."""
+
+    def __init__(self, config, tp_group, name="block", tracker=None):
+        super().__init__()
+        self.name = name
+        self.ln1 = LayerNorm(config.d_model, dtype=config.dtype)
+        self.attn = ParallelSelfAttention(config, tp_group, f"{name}.attn", tracker)
+        self.ln2 = LayerNorm(config.d_model, dtype=config.dtype)
+        self.mlp = ParallelMLP(config, tp_group, f"{name}.mlp", tracker)
+        _mark_replicated(self)
+
+    def forward(self, x):
+        with _label(self.name):
+            x = x + self.attn(self.ln1(x))
+            return x + self.mlp(self.ln2(x))
+
+
+class VocabParallelEmbedding(Module):
+    """y = W[ids] with W split by rows: rank r owns ids [r*V/tp, (r+1)*V/tp), then g."""
+
+    def __init__(self, num_embeddings, dim, tp_group, master_weight=None, dtype="float64"):
+        super().__init__()
+        tp = tp_group.size
+        if num_embeddings % tp:
+            raise ValueError(f"VocabParallelEmbedding: num_embeddings={num_embeddings} is not "
+                             f"divisible by tp={tp} (pad the vocabulary)")
+        if master_weight is not None and tuple(master_weight.shape) != (num_embeddings, dim):
+            raise ValueError(f"VocabParallelEmbedding: master_weight has shape "
+                             f"{tuple(master_weight.shape)}, expected ({num_embeddings}, {dim})")
+        full = xp.zeros((num_embeddings, dim), dtype=dtype) if master_weight is None \
+            else xp.asarray(master_weight, dtype=dtype)
+        rows = num_embeddings // tp
+        self.start, self.end = tp_group.rank * rows, (tp_group.rank + 1) * rows
+        self.tp_group = tp_group
+        self.weight = Parameter(full[self.start:self.end].copy())      # (V/tp, D)
+        self.weight.tp_axis = 0
+
+    def forward(self, ids):
+        ids = unwrap(ids)
+        outside = (ids < self.start) | (ids >= self.end)               # (B, T) not mine
+        local = xp.where(outside, 0, ids - self.start)
+        y = embedding(self.weight, local)                              # (B, T, D)
+        y = where(~outside[..., None], y, 0.0)                         # zero rows not mine
+        return reduce_from_tp(y, self.tp_group)                        # g: one owner each
+
+
+class VocabParallelCrossEntropy(Function):
+    """mean_n [log sum_v exp(z_nv) - z_n,t_n] from logits split by vocabulary, 3 all-reduces.
+
+    dL/dz_nv = (softmax(z_n)_v - [v == t_n]) / N on this rank's slice, no communication.
+    Padded columns (global index >= vocab_size) count as -inf: probability 0.
+    """
+    @staticmethod
+    def forward(ctx, logits, targets, group=None, vocab_start=0, vocab_size=None):
+        local_v = logits.shape[-1]                                     # V/tp
+        cols = vocab_start + xp.arange(local_v)
+        logits = xp.where(cols >= vocab_size, -xp.inf, logits)         # (B, T, V/tp)
+        reduce = (lambda a, op="sum": a) if group.size == 1 else (
+            lambda a, op="sum": all_reduce(a, group, op=op))
+        row_max = reduce(logits.max(axis=-1), "max")                   # 1: (B, T) global max
+        shifted = logits - row_max[..., None]
+        mine = (targets >= vocab_start) & (targets < vocab_start + local_v)
+        local_t = xp.where(mine, targets - vocab_start, 0)
+        picked = xp.take_along_axis(shifted, local_t[..., None], axis=-1)[..., 0]
+        picked = reduce(xp.where(mine, picked, 0.0))                   # 2: (B, T) target logit
+        exp = xp.exp(shifted)
+        sum_exp = reduce(exp.sum(axis=-1))                             # 3: (B, T)
+        ctx.save_for_backward(exp / sum_exp[..., None], mine, local_t)
+        return xp.mean(xp.log(sum_exp) - picked)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        softmax, mine, local_t = ctx.saved
+        grad = softmax.reshape(-1, softmax.shape[-1]).copy()           # (N, V/tp)
+        rows = xp.arange(grad.shape[0])
+        grad[rows, local_t.reshape(-1)] -= mine.reshape(-1)
+        return (grad * (grad_out / grad.shape[0])).reshape(softmax.shape), None
+
+
+def vocab_parallel_cross_entropy(logits, targets, group, vocab_start, vocab_size):
+    """Mean cross entropy of logits (B, T, V/tp) split by vocabulary; targets (B, T)."""
+    return VocabParallelCrossEntropy.apply(logits, unwrap(targets), group=group,
+                                           vocab_start=vocab_start, vocab_size=vocab_size)
+
+
+class ParallelGPT(Module):
+    """nn.GPT split over ``tp_group``: the same parameter names, each holding its shard.
+
+    Offers the GPT protocol (embed, blocks, head_loss, loss). Every parameter has
+    ``tp_axis`` (None when replicated); parallel/shards.py maps full <-> shard.
+    """
+
+    def __init__(self, config, tp_group, pad_vocab=True):
+        super().__init__()
+        tp = tp_group.size
+        check_tp_config(config, tp, pad_vocab_ok=pad_vocab)
+        self.config, self.tp_group = config, tp_group
+        d, v, dt = config.d_model, config.vocab_size, config.dtype
+        self.vocab_padded = padded_vocab(v, tp)
+        self.vocab_start = tp_group.rank * (self.vocab_padded // tp)
+        tracker = RNGTracker(config.seed, tp_group.rank)
+        self.wte = VocabParallelEmbedding(self.vocab_padded, d, tp_group, dtype=dt,
+                                          master_weight=pad_vocab_rows(config, tp))
+        self.wpe = Embedding(config.seq_len, d, dtype=dt)
+        self.wpe.weight.data = _init(config, "wpe.weight", (config.seq_len, d))
+        self.drop = ParallelDropout(config.dropout, tracker, "drop")   # replicated
+        self.blocks = ModuleList(ParallelBlock(config, tp_group, f"blocks.{i}", tracker)
+                                 for i in range(config.n_layer))
+        self.ln_f = LayerNorm(d, dtype=dt)
+        head = pad_to_tp(_init(config, "head.weight", (d, v)), 1, tp)  # (D, Vp)
+        self.head = ColumnParallelLinear(d, self.vocab_padded, tp_group, bias=False, dtype=dt,
+                                         master_weight=head)
+        _mark_replicated(self)
+        self.last_logits_shape = None
+
+    def embed(self, idx):
+        """Token (vocab-parallel, one all-reduce) plus position embedding: (B, T) -> (B, T, D)."""
+        idx = unwrap(idx)
+        steps = idx.shape[-1]
+        if steps > self.config.seq_len:
+            raise ValueError(f"sequence of {steps} tokens, but seq_len is {self.config.seq_len}")
+        with _label("embed"):
+            return self.drop(self.wte(idx) + self.wpe(xp.arange(steps)))
+
+    def head_loss(self, x, targets):
+        """ln_f, head split by vocabulary (f, no gather), vocab-parallel cross entropy."""
+        with _label("head"):
+            logits = self.head(self.ln_f(x))                           # (B, T, Vp/tp)
+            self.last_logits_shape = tuple(logits.shape)
+            return vocab_parallel_cross_entropy(logits, targets, self.tp_group,
+                                                self.vocab_start, self.config.vocab_size)
+
+    def loss(self, idx, targets):
+        x = self.embed(idx)
+        for block in self.blocks:
+            x = block(x)
+        return self.head_loss(x, targets)
+
+
+def pad_vocab_rows(config, tp):
+    """The full wte (V, D) with zero rows appended up to a multiple of tp."""
+    return pad_to_tp(_init(config, "wte.weight", (config.vocab_size, config.d_model)), 0, tp)
+
+
+__all__ = ["ParallelMLP", "ParallelSelfAttention", "ParallelBlock", "VocabParallelEmbedding",
+           "VocabParallelCrossEntropy", "vocab_parallel_cross_entropy", "ParallelGPT",
+           "check_tp_config"]
