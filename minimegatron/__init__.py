@@ -4,7 +4,15 @@
     x = mm.Tensor(mm.xp.ones((2, 3)), requires_grad=True)
     (x * x).sum().backward()
 """
-from minimegatron.backend import use_backend, xp, to_numpy, sync
+# Before NumPy loads its BLAS: 8 ranks on 2 cores must not each start 2 BLAS threads.
+from minimegatron import threads as _threads
+
+_threads.limit_blas_threads()
+if _threads.world_size_from_env() > 1:   # started by mpirun: one failing rank aborts the job
+    from minimegatron import comm as _comm
+    _comm.install_abort_hook()
+
+from minimegatron.backend import use_backend, xp, to_numpy, sync  # noqa: E402
 from minimegatron.function import Function, no_grad, enable_grad, is_grad_enabled
 from minimegatron.tensor import Tensor
 from minimegatron.ops import concatenate, split, where, embedding

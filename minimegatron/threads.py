@@ -1,0 +1,98 @@
+"""One BLAS thread budget per rank: cores // ranks on this host, at least 1.
+
+With 8 ranks on 2 cores, each NumPy matmul would otherwise start one OpenBLAS
+thread per core in every rank: 16+ busy threads fighting for 2 cores. So each
+rank gets ``max(1, cores // local_ranks)`` threads.
+
+``limit_blas_threads()`` works in two situations:
+
+- before NumPy is imported: it sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and
+  MKL_NUM_THREADS (values the user already set are respected);
+- after NumPy is imported (OpenBLAS already sized its pool): it finds the
+  loaded OpenBLAS in /proc/self/maps and calls its ``*set_num_threads*``
+  function through ctypes (NumPy 2 wheels ship ``scipy_openblas64_``).
+
+The number of ranks on this host comes from the launcher's environment
+(MPICH/Hydra: MPI_LOCALNRANKS, Open MPI: OMPI_COMM_WORLD_LOCAL_SIZE, ...),
+so it also works under plain ``mpirun -n 8 python script.py``.
+"""
+import ctypes
+import os
+import sys
+
+BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+WORLD_SIZE_ENV = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
+LOCAL_SIZE_ENV = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNSIZE",
+                  "MV2_COMM_WORLD_LOCAL_SIZE", "PMI_SIZE", "PMIX_SIZE")
+SET_THREADS_SYMBOLS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                       "openblas_set_num_threads64_", "openblas_set_num_threads",
+                       "MKL_Set_Num_Threads")
+
+
+def cores():
+    """CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def local_ranks():
+    """How many MPI ranks share this host (1 when not started by an MPI launcher)."""
+    for name in LOCAL_SIZE_ENV:
+        if os.environ.get(name, "").isdigit():
+            return max(1, int(os.environ[name]))
+    return 1
+
+
+def world_size_from_env():
+    """Ranks in the whole MPI job, read from the launcher's environment (1 if none).
+
+    Lets ``import minimegatron`` decide whether to install the abort hook
+    without starting MPI itself.
+    """
+    for name in WORLD_SIZE_ENV:
+        if os.environ.get(name, "").isdigit():
+            return max(1, int(os.environ[name]))
+    return 1
+
+
+def threads_per_rank(ranks, ncores=None):
+    return max(1, (cores() if ncores is None else ncores) // max(1, ranks))
+
+
+def _loaded_blas_libraries():
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/" in line}
+    except OSError:
+        return []
+    return sorted(p for p in paths if "blas" in os.path.basename(p).lower()
+                  or "mkl_rt" in os.path.basename(p))
+
+
+def set_loaded_blas_threads(n):
+    """Call set_num_threads(n) on every BLAS library already loaded; returns how many."""
+    done = 0
+    for path in _loaded_blas_libraries():
+        lib = ctypes.CDLL(path)
+        for symbol in SET_THREADS_SYMBOLS:
+            if hasattr(lib, symbol):
+                getattr(lib, symbol)(ctypes.c_int(n))
+                done += 1
+                break
+    return done
+
+
+def limit_blas_threads():
+    """Give this rank cores // local ranks BLAS threads; returns the number, or None.
+
+    Does nothing outside a multi-rank launch or when OPENBLAS_NUM_THREADS is
+    already set (by the user, or by ``minimegatron run`` before Python started).
+    """
+    ranks = local_ranks()
+    if ranks <= 1 or "OPENBLAS_NUM_THREADS" in os.environ:
+        return None
+    n = threads_per_rank(ranks)
+    for name in BLAS_ENV:
+        os.environ.setdefault(name, str(n))
+    if "numpy" in sys.modules:
+        set_loaded_blas_threads(n)
+    return n

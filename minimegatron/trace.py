@@ -1,0 +1,170 @@
+"""One trace per rank: every collective and every compute step appends a span.
+
+A span is a plain dict (JSON-able, so it can be gathered and saved)::
+
+    {"kind": "comm" | "compute", "op": "all_reduce", "group": "tp0",
+     "nbytes": 4096, "bytes_sent": 6144, "bytes_recv": 6144,
+     "start": 0.0123, "end": 0.0131, "label": "mb3"}
+
+``comm.py`` records each collective itself. Compute steps are recorded with::
+
+    with trace.span("forward", label="mb3"):   # a compute span
+        ...
+    with trace.label("layer0"):                # collectives inside get label "layer0"
+        ...
+
+Times are ``time.perf_counter()`` seconds relative to a per-rank t0;
+``reset(group)`` clears the spans and barriers over ``group`` first so that
+every rank's t0 is the same instant (up to the barrier's skew).
+
+Byte model (per rank, payload n bytes = ``nbytes`` of the array argument,
+N = group size; with N = 1 nothing moves, so every count is 0):
+
+=================  ==============================  ==============================
+op                 bytes_sent                      bytes_recv
+=================  ==============================  ==============================
+all_reduce         2(N-1)/N * n  (ring)            2(N-1)/N * n
+all_gather         (N-1)/N * F, F = full output    (N-1)/N * F
+reduce_scatter     (N-1)/N * F, F = full input     (N-1)/N * F
+broadcast          root: (N-1) * n, else 0         root: 0, else n
+scatter            root: (N-1)/N * F, else 0       root: 0, else F/N
+gather             root: 0, else F/N (own chunk)   root: (N-1)/N * F, else 0
+reduce             root: 0, else n                 root: (N-1) * n, else 0
+send / recv        n / 0                           0 / n
+=================  ==============================  ==============================
+
+The ring numbers are what a bandwidth-optimal algorithm moves; the rooted ops
+use a FLAT model (the root talks to every other rank itself) so that the
+root's extra load, the lesson of master-style data parallelism, shows up in
+the counts. With uneven chunks "(N-1)/N * F" is F minus this rank's own chunk.
+``nbytes`` is the array argument's size (the root's full array for scatter).
+"""
+import contextlib
+import time
+
+_state = {"enabled": True, "t0": time.perf_counter(), "spans": [], "labels": []}
+
+
+def now():
+    """Seconds since this rank's t0."""
+    return time.perf_counter() - _state["t0"]
+
+
+def enable():
+    _state["enabled"] = True
+
+
+def disable():
+    _state["enabled"] = False
+
+
+def enabled():
+    return _state["enabled"]
+
+
+def reset(group=None):
+    """Forget every span and restart the clock (barrier over ``group`` first if given)."""
+    if group is not None:
+        from minimegatron import comm  # comm imports trace; import here, not at the top
+        comm.barrier(group)
+    _state["spans"] = []
+    _state["t0"] = time.perf_counter()
+
+
+def spans():
+    """This rank's spans (the live list; copy it before changing it)."""
+    return _state["spans"]
+
+
+def current_label():
+    return _state["labels"][-1] if _state["labels"] else None
+
+
+def record(op, group, nbytes, bytes_sent, bytes_recv, start, end, kind="comm", label=None):
+    """Append one span (``start``/``end`` are already relative to t0)."""
+    if not _state["enabled"]:
+        return
+    _state["spans"].append({
+        "kind": kind, "op": op, "group": group, "nbytes": int(nbytes),
+        "bytes_sent": int(bytes_sent), "bytes_recv": int(bytes_recv),
+        "start": start, "end": end,
+        "label": label if label is not None else current_label(),
+    })
+
+
+@contextlib.contextmanager
+def span(op, label=None, group=None):
+    """Time a compute step: ``with trace.span("forward", label="mb3"): ...``."""
+    start = now()
+    if label is not None:
+        _state["labels"].append(label)
+    try:
+        yield
+    finally:
+        if label is not None:
+            _state["labels"].pop()
+        record(op, group, 0, 0, 0, start, now(), kind="compute", label=label)
+
+
+@contextlib.contextmanager
+def label(text):
+    """Every span recorded inside gets ``label=text`` (innermost label wins)."""
+    _state["labels"].append(text)
+    try:
+        yield
+    finally:
+        _state["labels"].pop()
+
+
+def bytes_moved(op, n, size, is_root=False, own=None):
+    """(bytes_sent, bytes_recv) of one rank under the model in the module docstring.
+
+    ``n`` is the payload, or the FULL buffer for all_gather, reduce_scatter,
+    scatter and gather; ``own`` is this rank's chunk of it (default n / size).
+    """
+    if size <= 1:
+        return 0, 0
+    own = n // size if own is None else own
+    if op == "all_reduce":
+        ring = 2 * (size - 1) * n // size
+        return ring, ring
+    if op in ("all_gather", "reduce_scatter"):
+        return n - own, n - own
+    if op == "broadcast":
+        return ((size - 1) * n, 0) if is_root else (0, n)
+    if op == "scatter":
+        return (n - own, 0) if is_root else (0, own)
+    if op == "gather":
+        return (0, n - own) if is_root else (own, 0)
+    if op == "reduce":
+        return (0, (size - 1) * n) if is_root else (n, 0)
+    raise ValueError(f"no byte model for op {op!r}")
+
+
+def summary(span_list=None):
+    """{op: {"count", "bytes_sent", "bytes_recv", "seconds"}} over the given spans."""
+    table = {}
+    for s in spans() if span_list is None else span_list:
+        row = table.setdefault(s["op"], {"count": 0, "bytes_sent": 0, "bytes_recv": 0,
+                                         "seconds": 0.0})
+        row["count"] += 1
+        row["bytes_sent"] += s["bytes_sent"]
+        row["bytes_recv"] += s["bytes_recv"]
+        row["seconds"] += s["end"] - s["start"]
+    return table
+
+
+def gather(group=None, root=0):
+    """Every rank's span list on ``root`` (list indexed by group rank), None elsewhere."""
+    from minimegatron import comm
+    group = comm.world() if group is None else group
+    return comm.gather_object(list(spans()), group, root=root)
+
+
+def format_summary(table):
+    """A text table of ``summary()``."""
+    lines = [f"{'op':<16}{'count':>7}{'sent (B)':>14}{'recv (B)':>14}{'time (s)':>10}"]
+    for op, row in sorted(table.items()):
+        lines.append(f"{op:<16}{row['count']:>7}{row['bytes_sent']:>14}"
+                     f"{row['bytes_recv']:>14}{row['seconds']:>10.4f}")
+    return "\n".join(lines)

@@ -1,0 +1,102 @@
+"""`minimegatron run` and plain mpiexec: failures end the job fast, hangs hit the timeout."""
+import os
+import subprocess
+import sys
+import time
+
+from mpi_harness import REPO_ROOT, TESTS_DIR, run_script
+
+from minimegatron import launcher, threads
+
+WORKERS = os.path.join(TESTS_DIR, "workers")
+
+
+def minimegatron_run(*argv, timeout=60):
+    """(returncode, stdout, stderr, seconds) of `python -m minimegatron run ...`."""
+    env = {**os.environ, "PYTHONPATH": REPO_ROOT}
+    start = time.perf_counter()
+    code, out, err, _ = launcher.run_job([sys.executable, "-m", "minimegatron", "run", *argv],
+                                         timeout=timeout, env=env, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True)
+    return code, out, err, time.perf_counter() - start
+
+
+def test_exception_on_rank3_aborts_job_via_run():
+    code, out, err, seconds = minimegatron_run("-n", "8", "--timeout", "50",
+                                               os.path.join(WORKERS, "raise_on_rank3.py"))
+    assert code not in (0, 124), (code, out, err)
+    assert "[rank 3] uncaught exception" in err and "deliberate failure on rank 3" in err
+    assert seconds < 20
+
+
+def test_exception_on_rank3_aborts_plain_mpiexec():
+    start = time.perf_counter()
+    code, out, err = run_script(8, os.path.join(WORKERS, "raise_on_rank3.py"), timeout=20)
+    assert code != 124, "hung: does minimegatron/__init__.py call comm.install_abort_hook()?"
+    assert code != 0, (out, err)
+    assert "[rank 3] uncaught exception" in err and "deliberate failure on rank 3" in err
+    assert time.perf_counter() - start < 20
+
+
+def test_deadlock_is_killed_by_timeout():
+    code, out, err, seconds = minimegatron_run("-n", "4", "--timeout", "3",
+                                               os.path.join(WORKERS, "deadlock.py"))
+    assert code == 124
+    assert "timed out after 3 s; killed all 4 ranks" in err
+    assert seconds < 12
+    leftover = subprocess.run(["pgrep", "-f", "workers/deadlock.py"], capture_output=True)
+    assert leftover.stdout == b""
+
+
+def test_wrong_grid_fails_with_value_error():
+    code, out, err, _ = minimegatron_run("-n", "8", "--timeout", "50",
+                                         os.path.join(WORKERS, "wrong_grid.py"))
+    assert code not in (0, 124)
+    assert "ValueError: grid dp=2 x pp=2 x tp=3 = 12 ranks, but the job has 8 ranks" in err
+
+
+def test_run_sets_blas_threads_and_passes_args():
+    code, out, err, _ = minimegatron_run("-n", "2", os.path.join(WORKERS, "report_env.py"),
+                                         "--flag", "7")
+    assert code == 0, err
+    cores = threads.cores()
+    want = f"OPENBLAS_NUM_THREADS={max(1, cores // 2)} loaded={max(1, cores // 2)}"
+    assert out.count(want) == 2, out
+    assert "[rank 1]" in out and "args=['--flag', '7']" in out
+
+
+def test_plain_mpiexec_limits_blas_threads_after_numpy_import():
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    code, out, err = run_script(2, os.path.join(WORKERS, "report_env.py"), env=env)
+    assert code == 0, err
+    assert "loaded=" in out and "OPENBLAS_NUM_THREADS=None" not in out, \
+        "does minimegatron/__init__.py call threads.limit_blas_threads() first?"
+    assert out.count(f"loaded={max(1, threads.cores() // 2)}") == 2, out
+
+
+def test_run_a_minimegatron_command():
+    code, out, err, _ = minimegatron_run("-n", "2", "help")
+    assert code == 0, err
+    assert out.count("usage: minimegatron COMMAND") == 2
+
+
+def test_finder_and_environment():
+    assert launcher.find_mpiexec() == os.path.join(os.path.dirname(sys.executable), "mpiexec") \
+        or os.access(launcher.find_mpiexec(), os.X_OK)
+    env = launcher.child_env(8, {"PYTHONPATH": "/elsewhere"})
+    assert env["PYTHONPATH"].split(os.pathsep) == [REPO_ROOT, "/elsewhere"]
+    assert env["OMP_NUM_THREADS"] == str(max(1, threads.cores() // 8))
+    cmd = launcher.build_command(8, "verify", ["--quick"], mpiexec="/x/mpiexec")
+    assert cmd[0] == "/x/mpiexec" and cmd[cmd.index("-n") + 1] == "8"
+    assert cmd[-5:] == ["-m", "minimegatron.launcher", "--child", "verify", "--quick"]
+    assert threads.threads_per_rank(8, 2) == 1 and threads.threads_per_rank(2, 16) == 8
+
+
+def test_local_and_world_size_from_env(monkeypatch):
+    for name in threads.LOCAL_SIZE_ENV + threads.WORLD_SIZE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    assert threads.local_ranks() == 1 and threads.world_size_from_env() == 1
+    assert threads.limit_blas_threads() is None
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "4")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "8")
+    assert threads.local_ranks() == 4 and threads.world_size_from_env() == 8
