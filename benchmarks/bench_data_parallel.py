@@ -1,0 +1,95 @@
+"""Step time of DataParallel vs DDP, and DDP with and without overlap, on N ranks.
+
+    mpirun -n 8 python benchmarks/bench_data_parallel.py [--steps 10]
+
+Trains a 4-layer GPT (d_model 64) on a batch of 32 with each scheme and prints
+the median step time (max over ranks) and the exposed communication share:
+the time rank 0 had a collective in flight while no compute span (forward,
+backward, loss, optimizer) was running, over the step time (from the trace).
+A ratio benchmark, not a timed test: on a laptop the ranks share a few cores,
+so overlap can only hide communication when cores are free.
+"""
+import argparse
+import statistics
+import time
+
+from minimegatron import comm, functional as F, nn, optim, trace
+from minimegatron.backend import xp
+from minimegatron.datasets import repeat_task
+from minimegatron.parallel.data import DataParallel, shard_batch
+from minimegatron.parallel.ddp import DistributedDataParallel
+
+CONFIG = nn.GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=64, seed=0)
+BATCH = 32
+
+
+def merged(intervals):
+    """Union of (start, end) intervals as a sorted list of disjoint ones."""
+    out = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return out
+
+
+def exposed_comm(spans):
+    """Seconds with a collective in flight and no compute span running."""
+    busy = merged((s["start"], s["end"]) for s in spans if s["kind"] == "compute")
+    total = 0.0
+    for start, end in merged((s["start"], s["end"]) for s in spans if s["kind"] == "comm"):
+        covered = sum(max(0.0, min(end, b) - max(start, a)) for a, b in busy)
+        total += end - start - covered
+    return total
+
+
+def run(scheme, group, steps):
+    """(median step seconds, max over ranks; median exposed comm share on this rank)."""
+    model = nn.GPT(CONFIG)
+    opt = optim.AdamW(model.parameters(), lr=1e-3)
+    if scheme == "DataParallel":
+        dp = DataParallel(model, group)
+    else:
+        ddp = DistributedDataParallel(model, group, bucket_bytes=64 * 1024,
+                                      overlap=scheme == "DDP overlap")
+    times, comm_share = [], []
+    for step in range(steps + 2):                           # 2 warm-up steps
+        x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, step=step)
+        comm.barrier(group)
+        trace.reset()
+        start = time.perf_counter()
+        if scheme == "DataParallel":
+            dp.step(x, y, F.cross_entropy, opt)
+        else:
+            opt.zero_grad()
+            with trace.span("forward"):
+                loss = F.cross_entropy(ddp(shard_batch(x, group)), shard_batch(y, group))
+            ddp.backward(loss)
+            opt.step()
+        elapsed = time.perf_counter() - start
+        if step >= 2:
+            times.append(elapsed)
+            comm_share.append(exposed_comm(trace.spans()) / elapsed)
+    slowest = comm.all_reduce(xp.asarray([statistics.median(times)]), group, op="max")[0]
+    return float(slowest), statistics.median(comm_share)
+
+
+def main(steps):
+    group = comm.world()
+    comm.print0(f"{group.size} ranks, GPT {nn.GPT(CONFIG).num_parameters():,} parameters, "
+                f"batch {BATCH}, median of {steps} steps")
+    results = {s: run(s, group, steps) for s in ("DataParallel", "DDP no overlap",
+                                                  "DDP overlap")}
+    comm.print0(f"{'scheme':<16}{'step (ms)':>10}{'exposed comm (rank 0)':>23}")
+    for scheme, (seconds, share) in results.items():
+        comm.print0(f"{scheme:<16}{seconds * 1e3:10.1f}{share:22.0%}")
+    base = results["DDP no overlap"][0]
+    comm.print0(f"DataParallel / DDP: {results['DataParallel'][0] / base:.2f}x;  "
+                f"DDP overlap / no overlap: {results['DDP overlap'][0] / base:.2f}x")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=10)
+    main(parser.parse_args().steps)

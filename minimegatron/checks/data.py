@@ -1,0 +1,185 @@
+"""Data parallel schemes next to one process: DataParallel, DDP, ZeRO 1/2/3.
+
+Each ``check_*`` runs on every rank of ``group``, trains the scheme for a few
+AdamW steps on the batch of ``checks.common.batch`` (each rank on its B/N
+rows) and compares with ``serial_reference`` (the whole batch, one process)
+after every step: the loss, the gradients after backward, the weights after
+the update. Returned for this rank: ``{"loss", "grad", "weight"}`` max abs
+differences (None where this rank holds no such value, e.g. the non-root
+ranks of DataParallel), plus what the trace and the arrays measured:
+``sent`` / ``recv`` (bytes per step, the check's own collectives excluded)
+and ``memory`` (tools/memory_measure.measure at the second step).
+
+Tolerance in float64: 1e-10 absolute (``TOL``); observed ~1e-15.
+"""
+import contextlib
+
+from minimegatron import comm, functional as F, trace
+from minimegatron.backend import xp
+from minimegatron.checks.common import (SMALL_CONFIG, batch, make_optimizer, max_abs_diff,
+                                        serial_reference)
+from minimegatron.nn import GPT
+from minimegatron.parallel.data import DataParallel, flatten, shard_batch
+from minimegatron.parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.zero import ZeroOptimizer
+from minimegatron.tools.memory_measure import measure
+
+TOL = 1e-10
+STEPS, BATCH = 5, 8
+_references = {}
+
+
+def reference(config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH):
+    """serial_reference, computed once per process and configuration."""
+    key = (config, steps, batch_size)
+    if key not in _references:
+        _references[key] = serial_reference(config, steps, batch_size)
+    return _references[key]
+
+
+def _max(a, b):
+    return b if a is None else max(a, b)
+
+
+def _diff_named(model, arrays, expected):
+    """max |param value - reference| over named arrays ({name: array})."""
+    return max(max_abs_diff(arrays(p), expected[n]) for n, p in model.named_parameters())
+
+
+def _global_loss(local, group):
+    with trace.label("check"):
+        return float(comm.all_reduce(xp.asarray([local]), group, op="mean")[0])
+
+
+def traffic(steps):
+    """Bytes sent / received per step, from the trace (spans labelled "check" excluded)."""
+    spans = [s for s in trace.spans()
+             if s["kind"] == "comm" and not (s["label"] or "").startswith("check")]
+    return (sum(s["bytes_sent"] for s in spans) / steps,
+            sum(s["bytes_recv"] for s in spans) / steps)
+
+
+def check_data_parallel(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH, root=0):
+    """Master-style DataParallel; the root compares loss, grads and weights every step,
+    every rank compares its weights after a final broadcast ("final_weight")."""
+    ref = reference(config, steps, batch_size)
+    model = GPT(config)
+    dp = DataParallel(model, group, root)
+    is_root = group.rank == root
+    opt = make_optimizer(model.parameters()) if is_root else None
+    out = {"loss": None, "grad": None, "weight": None}
+    trace.reset()
+    for step in range(steps):
+        x, y = batch(config, batch_size, step)
+        loss = dp.step(x if is_root else None, y if is_root else None, F.cross_entropy, opt)
+        if is_root:
+            out["loss"] = _max(out["loss"], abs(loss - ref["loss"][step]))
+            out["grad"] = _max(out["grad"], _diff_named(model, lambda p: p.grad,
+                                                        ref["grads"][step]))
+            out["weight"] = _max(out["weight"], _diff_named(model, lambda p: p.data,
+                                                            ref["weights"][step]))
+    out["sent"], out["recv"] = traffic(steps)
+    out["memory"] = measure(model.parameters(), opt)
+    with trace.label("check"):
+        dp.broadcast_weights()
+    out["final_weight"] = _diff_named(model, lambda p: p.data, ref["weights"][-1])
+    return out
+
+
+def check_ddp(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH,
+              bucket_bytes=2 ** 20, overlap=True, accumulate=1):
+    """DDP; ``accumulate`` > 1 splits each rank's rows into micro-batches, all but the
+    last backward inside ``no_sync()``. Also returns ``buckets`` and ``overlap_lead``:
+    min over steps of (end of the synced backward - start of the first bucket's
+    all-reduce), > 0 when communication started during backward."""
+    ref = reference(config, steps, batch_size)
+    model = GPT(config)
+    ddp = DistributedDataParallel(model, group, bucket_bytes=bucket_bytes, overlap=overlap)
+    opt = make_optimizer(model.parameters())
+    out = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "buckets": len(ddp.buckets)}
+    trace.reset()
+    leads = []
+    for step in range(steps):
+        x, y = batch(config, batch_size, step)
+        x, y = shard_batch(x, group), shard_batch(y, group)              # (B/N, T)
+        opt.zero_grad()
+        if x.shape[0] % accumulate:
+            raise ValueError(f"{x.shape[0]} rows per rank do not split into {accumulate} "
+                             "micro-batches")
+        rows, local = x.shape[0] // accumulate, 0.0
+        for i in range(accumulate):
+            sync = i == accumulate - 1
+            with contextlib.nullcontext() if sync else ddp.no_sync():
+                first = len(trace.spans())
+                with trace.span("forward"):
+                    loss = F.cross_entropy(ddp(x[i * rows:(i + 1) * rows]),
+                                           y[i * rows:(i + 1) * rows]) * (1.0 / accumulate)
+                with trace.span("backward"):
+                    loss.backward()
+            local += loss.item()
+        ddp.finish()
+        spans = trace.spans()[first:]
+        backward_end = [s["end"] for s in spans if s["op"] == "backward"][-1]
+        starts = [s["start"] for s in spans if (s["label"] or "").startswith("ddp.bucket")]
+        leads.append(backward_end - min(starts))
+        out["loss"] = max(out["loss"], abs(_global_loss(local, group) - ref["loss"][step]))
+        out["grad"] = max(out["grad"], _diff_named(model, lambda p: p.grad, ref["grads"][step]))
+        if step == 1:
+            out["memory"] = measure(model.parameters(), opt)
+        opt.step()
+        out["weight"] = max(out["weight"], _diff_named(model, lambda p: p.data,
+                                                       ref["weights"][step]))
+    out["sent"], out["recv"] = traffic(steps)
+    out["overlap_lead"] = min(leads)
+    return out
+
+
+def _reference_slice(flat, named_ref, names):
+    """This rank's slice of the reference, flattened and padded like ``flat``."""
+    full = flat.pad(flatten([named_ref[names[id(p)]] for p in flat.params], flat.dtype))
+    return flat.own(full)
+
+
+def check_zero(group, stage, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH):
+    """ZeRO stage 1/2/3: each rank compares the slices it owns (gradient after backward,
+    weights after the step); stages 1-2 also the full weights (and stage 1 the full
+    averaged gradient); stage 3 the weights gathered at the end ("final_weight")."""
+    ref = reference(config, steps, batch_size)
+    model = GPT(config)
+    names = {id(p): n for n, p in model.named_parameters()}
+    params = model.parameters()
+    zero = ZeroOptimizer(model if stage == 3 else params, group, stage, make_optimizer(params))
+    out = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "groups": len(zero.flats)}
+    trace.reset()
+    for step in range(steps):
+        x, y = batch(config, batch_size, step)
+        x, y = shard_batch(x, group), shard_batch(y, group)              # (B/N, T)
+        zero.zero_grad()
+        with trace.span("forward"):
+            loss = model.loss(x, y)
+        with trace.span("backward"):
+            loss.backward()
+        zero.reduce_gradients()
+        out["loss"] = max(out["loss"], abs(_global_loss(loss.item(), group)
+                                           - ref["loss"][step]))
+        for flat, _, grad in zero.local_shards():
+            want = _reference_slice(flat, ref["grads"][step], names)
+            out["grad"] = max(out["grad"], max_abs_diff(grad, want))
+        if stage == 1:
+            out["grad"] = max(out["grad"], _diff_named(model, lambda p: p.grad,
+                                                       ref["grads"][step]))
+        if step == 1:
+            out["memory"] = measure(params, zero)
+        zero.step()
+        for flat, weights, _ in zero.local_shards():
+            want = _reference_slice(flat, ref["weights"][step], names)
+            out["weight"] = max(out["weight"], max_abs_diff(weights, want))
+        if stage != 3:
+            out["weight"] = max(out["weight"], _diff_named(model, lambda p: p.data,
+                                                           ref["weights"][step]))
+    out["sent"], out["recv"] = traffic(steps)
+    with trace.label("check"):
+        full = zero.full_weights()
+    out["final_weight"] = max(max_abs_diff(full[id(p)], ref["weights"][-1][n])
+                              for n, p in model.named_parameters())
+    return out

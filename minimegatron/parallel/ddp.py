@@ -1,0 +1,187 @@
+"""DistributedDataParallel: every rank a peer; gradients averaged with all-reduce.
+
+Idea: each of the N ranks holds the same model, runs forward and backward on
+its own B/N rows (its loss is the MEAN over its rows), then the gradients are
+averaged over the group, so every replica applies the same update:
+
+    g = (1/N) sum_r dL_r/dW,   L_r = mean over rank r's rows
+      = dL/dW for L = mean over the whole batch   (equal shard sizes)
+
+No rank is special: no root, no gathered output, every rank keeps the same
+memory and moves the same bytes.
+
+Buckets and overlap (as in PyTorch): the parameters, in REVERSE registration
+order (their gradients become ready roughly in that order during backward),
+are packed into buckets of about ``bucket_bytes``. A grad hook on every
+parameter (``Tensor.register_grad_hook``, fired once its gradient for this
+backward is complete) counts the bucket's ready gradients; with
+``overlap=True`` the last one starts the bucket's nonblocking all-reduce
+(``comm.iall_reduce`` of one flat buffer) while backward goes on through the
+earlier layers. ``finish()`` waits for every bucket and writes the averaged
+gradients back into ``p.grad``. ``no_sync()`` skips the all-reduce so
+gradients accumulate locally (gradient accumulation); the next synced
+backward all-reduces the accumulated sum.
+
+Communication per step: one all-reduce per bucket, in all G = P*b bytes of
+gradients; the ring model sends and receives 2(N-1)/N * G per rank.
+At construction: a checksum all-reduce (optional) and one broadcast of the
+weights from rank 0 (P*b bytes).
+
+Works on any Module (a tensor-parallel shard, a pipeline stage): it only
+all-reduces, over the group it is given, the gradients of the parameters it
+sees; the caller computes the loss.
+
+    mpirun -n 8 python tutorials/05_data_parallel.py
+"""
+import contextlib
+
+from minimegatron import comm, trace
+from minimegatron.backend import to_numpy, xp
+from minimegatron.parallel.data import flatten, unflatten
+
+DEFAULT_BUCKET_BYTES = 2 ** 20
+
+
+def parameter_checksums(params):
+    """Two numbers per parameter: sum(w) and sum(w * cos(0.7 i)), in float64."""
+    sums = []
+    for p in params:
+        w = p.data.ravel().astype("float64")
+        sums += [w.sum(), (w * xp.cos(0.7 * xp.arange(w.size))).sum()]
+    return xp.asarray(sums, dtype="float64")
+
+
+def check_same_parameters(named_params, group):
+    """Raise the same ValueError on every rank if the replicas' parameters differ.
+
+    Metadata (names, shapes, dtypes) is compared with ``allgather_object``; the
+    values with ONE all-reduce (op max) of [c, -c], c the checksums: max == min
+    on every entry iff every rank computed the same checksum.
+    """
+    meta = [(n, tuple(p.shape), str(p.dtype)) for n, p in named_params]
+    if any(m != meta for m in comm.allgather_object(meta, group)):
+        raise ValueError(f"DistributedDataParallel: the ranks of group {group.name!r} hold "
+                         "different parameter names, shapes or dtypes")
+    local = parameter_checksums([p for _, p in named_params])
+    with trace.label("ddp.checksum"):
+        extremes = comm.all_reduce(xp.concatenate([local, -local]), group, op="max")
+    high, low = to_numpy(extremes[:local.size]), -to_numpy(extremes[local.size:])
+    differ = sorted({named_params[i // 2][0] for i in range(local.size) if high[i] != low[i]})
+    if differ:
+        raise ValueError(f"DistributedDataParallel: parameters differ across the {group.size} "
+                         f"ranks of group {group.name!r} before the broadcast from rank 0: "
+                         f"{', '.join(differ[:6])}{' ...' if len(differ) > 6 else ''} "
+                         f"({len(differ)} in all). Build every replica from the same seed, or "
+                         "pass check_consistency=False to let rank 0's weights overwrite them.")
+
+
+class Bucket:
+    """Parameters whose gradients travel in one flat all-reduce."""
+
+    def __init__(self, index, params):
+        self.index, self.params = index, params
+        self.shapes = [p.shape for p in params]
+        self.nbytes = sum(p.data.nbytes for p in params)
+        self.ready, self.handle = 0, None
+
+
+def make_buckets(params, bucket_bytes):
+    """Greedy: fill a bucket (params in reverse order) until it holds >= bucket_bytes."""
+    buckets, current, size = [], [], 0
+    for p in reversed(params):
+        current.append(p)
+        size += p.data.nbytes
+        if size >= bucket_bytes:
+            buckets.append(Bucket(len(buckets), current))
+            current, size = [], 0
+    if current:
+        buckets.append(Bucket(len(buckets), current))
+    return buckets
+
+
+class DistributedDataParallel:
+    """``ddp = DistributedDataParallel(model, group)``; ``loss.backward(); ddp.finish()``.
+
+    ``ddp(*args)`` calls the module. ``ddp.backward(loss)`` is
+    ``loss.backward()`` inside a "backward" trace span, then ``finish()``.
+    """
+
+    def __init__(self, module, group, bucket_bytes=DEFAULT_BUCKET_BYTES, overlap=True,
+                 check_consistency=True, root=0):
+        if not isinstance(bucket_bytes, int) or bucket_bytes < 1:
+            raise ValueError(f"bucket_bytes must be a positive int, got {bucket_bytes!r}")
+        self.module, self.group, self.overlap = module, group, overlap
+        named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+        if not named:
+            raise ValueError("DistributedDataParallel: the module has no trainable parameters")
+        self.params = [p for _, p in named]
+        if check_consistency and group.size > 1:
+            check_same_parameters(named, group)
+        flat = flatten([p.data for p in self.params], self.params[0].dtype)
+        with trace.label("ddp.init"):
+            comm.broadcast(flat, group, root)                 # every replica = rank 0's
+        for p, value in zip(self.params, unflatten(flat, [p.shape for p in self.params])):
+            p.data[...] = value
+        self.buckets = make_buckets(self.params, bucket_bytes)
+        self._bucket_of = {}
+        for bucket in self.buckets:
+            for p in bucket.params:
+                self._bucket_of[id(p)] = bucket
+                p.register_grad_hook(self._grad_ready)
+        self._sync = True
+
+    def __call__(self, *args, **kwargs):
+        if any(b.handle is not None for b in self.buckets):
+            raise RuntimeError("DistributedDataParallel: call finish() after backward, "
+                               "before the next forward")
+        return self.module(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backward passes inside accumulate gradients locally, with no communication."""
+        self._sync = False
+        try:
+            yield
+        finally:
+            self._sync = True
+
+    def _grad_ready(self, param):
+        """Grad hook: count ready gradients; the bucket's last one starts its all-reduce."""
+        if not (self._sync and self.overlap):
+            return
+        bucket = self._bucket_of[id(param)]
+        if bucket.handle is not None:
+            raise RuntimeError("DistributedDataParallel: a second backward before finish()")
+        bucket.ready += 1
+        if bucket.ready == len(bucket.params):
+            self._launch(bucket)
+        for other in self.buckets:            # let MPI progress the buckets already started
+            if other.handle is not None:
+                other.handle.test()
+
+    def _launch(self, bucket):
+        grads = [p.grad if p.grad is not None else xp.zeros(p.shape, p.dtype)
+                 for p in bucket.params]
+        with trace.label(f"ddp.bucket{bucket.index}"):
+            bucket.handle = comm.iall_reduce(flatten(grads, grads[0].dtype), self.group,
+                                             op="mean")
+
+    def finish(self):
+        """Start any bucket not started yet, wait for all, write averaged grads to p.grad."""
+        if not self._sync:
+            return
+        for bucket in self.buckets:
+            if bucket.handle is None:
+                self._launch(bucket)
+        for bucket in self.buckets:
+            averaged = bucket.handle.wait()                   # (sum of bucket sizes,)
+            for p, g in zip(bucket.params, unflatten(averaged, bucket.shapes)):
+                if p.grad is not None:
+                    p.grad = g
+            bucket.handle, bucket.ready = None, 0
+
+    def backward(self, loss):
+        """loss.backward() (traced as "backward"), then finish()."""
+        with trace.span("backward"):
+            loss.backward()
+        self.finish()

@@ -1,0 +1,98 @@
+"""Tutorial 6: ZeRO stages 0-3 side by side: same losses, less memory, a bit more traffic.
+
+    mpirun -n 8 python tutorials/06_zero.py [--steps 5]
+
+Stage 0 is DDP with AdamW (every rank holds weights, grads, m and v: 4bP
+bytes, b = 8 in float64). Stage 1 shards m and v over the N ranks, stage 2
+also the gradients, stage 3 also the weights (gathered one layer at a time,
+just before its forward and again before its backward). Every stage trains
+tutorial 0's GPT on the same batches and prints the same losses. The table
+compares each rank's bytes, measured from the real arrays
+(tools/memory_measure.py), with model_state_bytes (tools/memory.py), and the
+bytes each rank sent per step (trace) with the ring model.
+Code: minimegatron/parallel/zero.py.
+"""
+import argparse
+
+from minimegatron import comm, nn, optim, trace
+from minimegatron.backend import xp
+from minimegatron.datasets import repeat_task
+from minimegatron.parallel.data import shard_batch
+from minimegatron.parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.zero import ZeroOptimizer
+from minimegatron.tools.memory_measure import formula, measure, padding_margin
+
+CONFIG = nn.GPTConfig(vocab_size=10, seq_len=16, n_layer=2, n_head=2, d_model=32, seed=0)
+BATCH, LR = 16, 3e-3
+COMM_MODEL = {0: "2(N-1)/N G", 1: "3(N-1)/N G", 2: "2(N-1)/N G", 3: "3(N-1)/N G"}
+
+
+def train(stage, group, steps):
+    """(losses, measured bytes at the last step, bytes sent per step, flat groups)."""
+    model = nn.GPT(CONFIG)
+    adamw = optim.AdamW(model.parameters(), lr=LR, weight_decay=0.0)
+    if stage == 0:
+        ddp = DistributedDataParallel(model, group, bucket_bytes=16 * 1024)
+    else:
+        zero = ZeroOptimizer(model if stage == 3 else model.parameters(), group, stage, adamw)
+    trace.reset(group)
+    losses = []
+    for step in range(steps):
+        x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=step)
+        x, y = shard_batch(x, group), shard_batch(y, group)         # (B/N, T)
+        loss = model.loss(x, y)
+        if stage == 0:
+            adamw.zero_grad()
+            ddp.backward(loss)                                      # all-reduce, averaged
+            held = measure(model.parameters(), adamw)
+            adamw.step()
+        else:
+            zero.zero_grad()
+            loss.backward()                                         # stage 3: reduce-scatter
+            zero.reduce_gradients()                                 # stage 1/2: the grads
+            held = measure(model.parameters(), zero)
+            zero.step()                                             # + all-gather (1, 2)
+        with trace.label("print"):
+            losses.append(float(comm.all_reduce(xp.asarray([loss.item()]), group,
+                                                op="mean")[0]))
+    sent = sum(s["bytes_sent"] for s in trace.spans()
+               if s["kind"] == "comm" and s["label"] != "print") / steps
+    return losses, held, sent, 1 if stage == 0 else len(zero.flats)
+
+
+def main(steps):
+    group = comm.world()
+    N = group.size
+    P = nn.GPT(CONFIG).num_parameters()
+    runs = {stage: train(stage, group, steps) for stage in range(4)}
+    comm.print0(f"{N} ranks, P = {P:,} parameters, float64 (b = 8), AdamW\n")
+    comm.print0(f"{'step':>4}" + "".join(f"{f'ZeRO-{s}':>12}" for s in range(4)))
+    for step in range(steps):
+        comm.print0(f"{step:4d}" + "".join(f"{runs[s][0][step]:12.8f}" for s in range(4)))
+    comm.print_ranks(" ".join(f"stage{s} {runs[s][1]['total']:,d} B" for s in range(4)), group)
+
+    comm.print0(f"\nper rank, bytes (measured from the arrays / model_state_bytes formula):")
+    comm.print0(f"{'stage':<6}{'weights':>20}{'grads':>20}{'optimizer':>20}{'total':>20}"
+                f"{'peak gathered':>14}{'sent/step':>11}  model")
+    G = 8 * P
+    for stage, (_, held, sent, groups) in runs.items():
+        want = formula(P, N, stage, "float64")
+        cells = "".join(f"{held[k]:>10,d} /{int(want[k]):>8,d}"
+                        for k in ("weights", "grads", "optimizer", "total"))
+        comm.print0(f"{stage:<6}{cells}{held['peak_gathered']:>14,d}{sent:>11,.0f}  "
+                    f"{COMM_MODEL[stage]} = {eval_model(stage, N, G):,.0f}")
+        if stage and abs(held["total"] - want["total"]) > padding_margin(N, groups):
+            comm.print0("  ^ outside the padding margin!")
+    comm.print0(f"margin: padding to a multiple of N, at most 4 * 8 * N * groups bytes "
+                f"({padding_margin(N, 1)} B for one flat group); G = 8P = {G:,d} B; a sent/step"
+                " above the model is padding (stage 3 pads every layer).")
+
+
+def eval_model(stage, N, G):
+    return (3 if stage in (1, 3) else 2) * (N - 1) / N * G
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=5)
+    main(parser.parse_args().steps)
