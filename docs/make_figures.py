@@ -1,0 +1,110 @@
+"""Regenerate every figure in docs/img/ from the real code (no MPI, a few seconds).
+
+    python docs/make_figures.py              # writes docs/img/*.png
+    python docs/make_figures.py --out /tmp/x # somewhere else (tests/test_docs.py does this)
+
+The pipeline timelines are drawn by ``minimegatron timeline`` itself
+(``minimegatron.tools.timeline.main``), from the action lists of
+``minimegatron/parallel/schedules.py`` timed by ``simulate``; the bubble and
+memory plots read the same ``simulate`` and ``peak_in_flight``. So a change in
+a schedule changes the pictures, and the pages cannot drift from the code.
+"""
+import argparse
+import contextlib
+import io
+import os
+
+from minimegatron.parallel.schedules import SCHEDULES, bubble_formula, peak_in_flight, simulate
+from minimegatron.tools import timeline
+
+STAGES, MICRO_BATCHES = 4, 8
+COLORS = {"gpipe": "#4C78A8", "1f1b": "#F58518", "formula": "#333333"}
+PNG_META = {"Software": None}  # no matplotlib version in the file: reruns give equal bytes
+
+
+def timelines(out):
+    """timeline_naive.png, timeline_gpipe.png, timeline_1f1b.png for K=4, M=8.
+
+    The naive schedule runs the whole batch (M micro-batches' worth) as one
+    step, so its steps take M time units: all three share one time unit, the
+    forward of one micro-batch, and their makespans compare (64 vs 22 vs 22).
+    """
+    paths = []
+    for name in ("naive", "gpipe", "1f1b"):
+        path = os.path.join(out, f"timeline_{name}.png")
+        step = str(MICRO_BATCHES if name == "naive" else 1)
+        with contextlib.redirect_stdout(io.StringIO()):   # the CLI also prints a text grid
+            timeline.main(["--schedule", name, "--stages", str(STAGES),
+                           "--micro-batches", str(MICRO_BATCHES), "--t-forward", step,
+                           "--t-backward", step, "--out", path])
+        paths.append(path)
+    return paths
+
+
+def bubble_vs_micro_batches(out):
+    """Simulated bubble of GPipe and 1F1B against M, with (K-1)/(M+K-1) drawn through it."""
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(7, 3.6), dpi=100)
+    ax = fig.add_axes((0.1, 0.14, 0.86, 0.76))
+    micro_batches = list(range(1, 33))
+    for stages, marker in ((2, "o"), (4, "s"), (8, "^")):
+        formula = [float(bubble_formula(stages, m)) for m in micro_batches]
+        ax.plot(micro_batches, formula, color=COLORS["formula"], linewidth=1, zorder=1)
+        for name in ("gpipe", "1f1b"):
+            sim = [simulate(name, stages, m).bubble_fraction for m in micro_batches]
+            ax.scatter(micro_batches, sim, s=14 if name == "gpipe" else 40,
+                       marker=marker, facecolors=COLORS[name] if name == "gpipe" else "none",
+                       edgecolors=COLORS[name], zorder=2,
+                       label=f"K={stages} {'GPipe' if name == 'gpipe' else '1F1B'}")
+        ax.axvline(4 * stages, color="#BBBBBB", linestyle=":", linewidth=1, zorder=0)
+        ax.text(4 * stages - 0.3, 0.95, f"M = 4K = {4 * stages}", fontsize=8, color="#777777",
+                ha="right", va="top")
+    ax.set_xlabel("micro-batches M")
+    ax.set_ylabel("bubble = idle / (K x makespan)")
+    ax.set_ylim(0, 1.0)
+    ax.set_xlim(0, 33)
+    ax.legend(fontsize=8, ncol=3, frameon=False, loc="center right", bbox_to_anchor=(1, 0.6))
+    ax.set_title("simulated bubble (points) on the formula (K-1)/(M+K-1) (lines)", fontsize=10)
+    path = os.path.join(out, "bubble_vs_micro_batches.png")
+    fig.savefig(path, metadata=PNG_META)
+    return [path]
+
+
+def activations_in_flight(out):
+    """Peak micro-batches whose activations a stage holds: GPipe M, 1F1B min(M, K-k)."""
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(7, 2.8), dpi=100)
+    ax = fig.add_axes((0.1, 0.17, 0.86, 0.7))
+    stages = list(range(STAGES))
+    width = 0.38
+    for offset, name in ((-width / 2, "gpipe"), (width / 2, "1f1b")):
+        peaks = [peak_in_flight(SCHEDULES[name](STAGES, MICRO_BATCHES, k)) for k in stages]
+        bars = ax.bar([k + offset for k in stages], peaks, width, color=COLORS[name],
+                      label="GPipe (M)" if name == "gpipe" else "1F1B (min(M, K-k))")
+        ax.bar_label(bars, fontsize=8)
+    ax.set_xticks(stages, [f"stage {k}" for k in stages])
+    ax.set_ylabel("activations held")
+    ax.set_ylim(0, MICRO_BATCHES * 1.4)
+    ax.legend(fontsize=8, frameon=False, loc="upper center", ncol=2)
+    ax.set_title(f"peak micro-batches in flight, K={STAGES}, M={MICRO_BATCHES}", fontsize=10)
+    path = os.path.join(out, "activations_in_flight.png")
+    fig.savefig(path, metadata=PNG_META)
+    return [path]
+
+
+FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "img"))
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    for make in FIGURES:
+        for path in make(args.out):
+            print(f"wrote {path} ({os.path.getsize(path) // 1024} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
