@@ -26,7 +26,7 @@ followed by ``Handle.wait()``, which polls ``Test`` and calls
 busy-polling ``Wait`` instead). With 8 ranks on 2 cores a busy-waiting rank
 steals the CPU from the rank that is computing; see docs/notes_comm.md.
 
-CuPy arrays are staged through host memory unless MPI is CUDA-aware
+CuPy arrays are staged through pinned host memory unless MPI is CUDA-aware
 (``CUDA_AWARE``). Every call is recorded in ``minimegatron.trace``.
 """
 import os
@@ -39,7 +39,7 @@ from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
 from minimegatron import trace
-from minimegatron.backend import asarray, get_backend, is_device_array, sync, to_numpy
+from minimegatron.backend import asarray, get_backend, is_device_array, sync, to_pinned_host
 
 CUDA_AWARE = bool(getattr(MPI, "Query_CUDA_Support", lambda: False)())
 WAIT = os.environ.get("MINIMEGATRON_WAIT", "yield")  # "yield" or "spin"
@@ -124,7 +124,7 @@ def _host(x):
     """(a C-contiguous array MPI can read, True if it is a copy of x)."""
     sync()
     if is_device_array(x) and not CUDA_AWARE:
-        return np.ascontiguousarray(to_numpy(x)), True
+        return to_pinned_host(get_backend().ascontiguousarray(x)), True
     if x.flags.c_contiguous:
         return x, False
     module = get_backend() if is_device_array(x) else np
