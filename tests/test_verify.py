@@ -1,0 +1,114 @@
+"""``minimegatron verify``: the whole matrix passes on 8 ranks, a broken scheme FAILS by name.
+
+- The full matrix (every scheme, every grid of 8 ranks, 34 rows) runs ONCE
+  here, through the real command line (``python -m minimegatron run -n 8
+  verify``): exit status 0, every row PASS, ~45 s on 2 cores.
+- A 2-rank worker (tests/workers/verify_checks.py) breaks DDP's gradient
+  all-reduce, then Megatron's g, and calls ``verify.run_rows``: the broken
+  scheme's row FAILs with differences of ~1e-2, the other scheme's row PASSes
+  (2 ranks keep it ~10 s; the 8-rank run above covers the sub-communicators).
+- The exit status of the command for a failing or badly asked run.
+"""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from mpi_harness import REPO_ROOT, run_mpi, run_script
+
+from minimegatron import verify
+
+TIMEOUT = 240
+
+
+def run_cli(nprocs, *args, timeout=TIMEOUT):
+    cmd = [sys.executable, "-m", "minimegatron", "run", "-n", str(nprocs), "--timeout",
+           str(timeout), "verify", *args]
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=timeout + 30)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def expected_rows(world_size):
+    return [(scheme, f"{dp}x{pp}x{tp}, M={m}") for scheme in verify.SCHEME_ORDER
+            for dp, pp, tp, m in verify.grids(scheme, world_size)]
+
+
+def test_grids_of_eight_ranks():
+    rows = expected_rows(8)
+    assert len(rows) == 34
+    assert [g for s, g in rows if s == "ddp"] == ["2x1x1, M=1", "4x1x1, M=1", "8x1x1, M=1"]
+    assert [g for s, g in rows if s == "pp-1f1b"] == ["1x2x1, M=4", "1x4x1, M=4",
+                                                      "1x8x1, M=4"]
+    assert sorted(g for s, g in rows if s == "3d") == sorted(
+        f"{g}, M=2" for g in ("1x2x4", "1x4x2", "2x1x4", "2x2x2", "2x4x1", "4x1x2", "4x2x1"))
+    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3   # 3d: 2x2x1, 2x1x2, 1x2x2
+    assert len([1 for s, _ in expected_rows(4) if s == "3d"]) == 3
+
+
+@pytest.fixture(scope="module")
+def full_matrix():
+    return run_cli(8)
+
+
+def test_full_verify_on_eight_ranks_passes(full_matrix):
+    code, out, err = full_matrix
+    assert code == 0, out + err
+    table = out[out.index("scheme "):]
+    for scheme, grid in expected_rows(8):
+        line = re.search(rf"^{re.escape(verify.LABELS[scheme])}\s+{re.escape(grid)} .*$", table,
+                         re.M)
+        assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
+        numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
+        assert len(numbers) == 3 and max(numbers) <= 1e-9
+    assert "34 of 34 rows ok, tolerance 1e-09 (float64); all PASS" in out
+    assert len(re.findall(r"^\[\s*\d+/34\] ", out, re.M)) == 34     # one progress line a row
+
+
+@pytest.fixture(scope="module")
+def broken():
+    return run_mpi(2, "workers/verify_checks.py:check_broken", timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("case, bad", [("ddp_no_grad_all_reduce", "ddp"), ("tp_no_g", "tp")])
+def test_a_broken_scheme_fails_by_name_and_only_it(broken, case, bad):
+    for rank_result in broken:
+        rows = rank_result[case]
+        assert [(r["scheme"], r["grid"]) for r in rows] == [("ddp", "2x1x1, M=1"),
+                                                            ("tp", "1x1x2, M=1")]
+        for r in rows:
+            if r["scheme"] == bad:
+                assert r["status"] == "FAIL" and r["grad"] > 1e-3 and r["weight"] > 1e-3, r
+            else:
+                assert r["status"] == "PASS" and max(r["loss"], r["grad"], r["weight"]) < 1e-9
+    assert all(res == broken[0] for res in broken)          # every rank got the same rows
+
+
+def test_a_check_that_raises_everywhere_is_an_error_row_not_a_hang(broken):
+    for res in broken:
+        assert [r["status"] for r in res["raises"]] == ["ERROR"]
+        assert res["raises"][0]["note"] == "ValueError: deliberate failure in ddp"
+        assert "float16" in res["bad_dtype"] and "nope" in res["bad_scheme"]
+
+
+def test_cli_rejects_an_unknown_scheme_with_usage_error():
+    code, out, err = run_cli(2, "--schemes", "ddp,bogus", timeout=60)
+    assert code == 2 and "unknown scheme(s) ['bogus']" in err
+
+
+def test_a_check_that_raises_on_one_rank_aborts_the_job_with_its_traceback():
+    code, out, err = run_script(2, "tests/workers/verify_checks.py", timeout=60)
+    assert code not in (0, 124), (code, out, err)
+    assert "RuntimeError: only rank 1 fails" in err
+    assert "did not report within 2 s" in err and "not reached" not in out
+
+
+def test_a_missing_scheme_module_is_a_skip_row(monkeypatch):
+    real = verify._checks
+    monkeypatch.setattr(verify, "_checks", lambda name: None if name == "data" else real(name))
+    rows = verify.run_rows(["zero2"], steps=1)          # this process alone: no collective
+    assert [(r["label"], r["grid"], r["status"], r["note"]) for r in rows] == [
+        ("ZeRO-2", "-", "SKIP", "(not available)")]
+    assert "ZeRO-2       -" in verify.table(rows, "float64")
+    assert "SKIP (not available)" in verify.table(rows, "float64")

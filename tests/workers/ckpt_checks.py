@@ -1,0 +1,158 @@
+"""Runs on every rank (tests/test_checkpoint.py): save on one grid, resume on others.
+
+``check_all(directory)`` trains a 2x2x2 Trainer3D for 2 steps, saves, then for
+each other grid (1x1x1, 1x2x4, 8x1x1; a grid smaller than the world runs on
+sub-communicators, so every rank takes part) loads the file and trains 2 more
+steps. Returns the max |loss diff| and |weight diff| against an uninterrupted
+serial run of 4 steps, and what every rank saw for corrupt, truncated and
+mismatched files and for a save that fails half-way.
+"""
+import dataclasses
+import hashlib
+import os
+
+import numpy as np
+
+from minimegatron import comm
+from minimegatron.checks.common import VERIFY_CONFIG, batch, make_optimizer, serial_reference
+from minimegatron.nn import GPT
+from minimegatron.optim import SGD
+from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.parallel.shards import shard_of
+from minimegatron.parallel.threed import Trainer3D
+from minimegatron.parallel.zero import ZeroOptimizer
+from minimegatron.tools import checkpoint
+from minimegatron.tools.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+
+CONFIG, BATCH = VERIFY_CONFIG, 8
+
+
+def sub_grid(dims):
+    """A ProcessGrid of dp*pp*tp ranks; the world is split into world/size copies of it."""
+    world, size = comm.world(), int(np.prod(dims))
+    sub = world.split(color=world.rank // size)
+    return ProcessGrid(*dims, comm=sub.comm)
+
+
+def weight_diff(trainer, weights):
+    grid = trainer.grid
+    return max(float(np.abs(p.data - shard_of(n, weights[n], grid.tp_rank, grid.tp_size)).max())
+               for n, p in trainer.named_parameters())
+
+
+def sha(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest() if os.path.exists(path) else ""
+
+
+def rejected(fn):
+    """The CheckpointError message on this rank ("" if nothing was raised)."""
+    try:
+        fn()
+    except CheckpointError as err:
+        return str(err)
+    return ""
+
+
+def check_all(directory):
+    world = comm.world()
+    path = os.path.join(directory, "ckpt.npz")
+    ref = serial_reference(CONFIG, steps=4, batch_size=BATCH)
+    out = {}
+    grid = ProcessGrid(2, 2, 2)
+    trainer = Trainer3D(CONFIG, grid, "1f1b", micro_batches=2)
+    losses = [trainer.train_step(*batch(CONFIG, BATCH, s)) for s in range(2)]
+    save_checkpoint(trainer, trainer.optimizer, path, grid, rng_state={"next_step": 2})
+    out["saved_step_loss"] = max(abs(a - b) for a, b in zip(losses, ref["loss"]))
+    for dims, schedule, m in (((1, 1, 1), "naive", 1), ((1, 2, 4), "gpipe", 4),
+                              ((8, 1, 1), "1f1b", 1)):
+        g = sub_grid(dims)
+        resumed = Trainer3D(CONFIG, g, schedule, micro_batches=m)
+        meta = load_checkpoint(resumed, resumed.optimizer, path, g)
+        start = meta["rng"]["user"]["next_step"]
+        more = [resumed.train_step(*batch(CONFIG, BATCH, s)) for s in range(start, start + 2)]
+        key = "x".join(map(str, dims))
+        out[f"loss_{key}"] = max(abs(a - b) for a, b in zip(losses + more, ref["loss"]))
+        out[f"weight_{key}"] = weight_diff(resumed, ref["weights"][3])
+        out[f"step_{key}"] = [meta["step"], resumed.optimizer.step_count]
+    out.update(check_bad_files(directory, path, grid, trainer))
+    return out
+
+
+def check_bad_files(directory, path, grid, trainer):
+    """Corrupt, truncated, mismatched, ZeRO-less and half-written checkpoints."""
+    out, good = {}, sha(path)
+    corrupt, short = os.path.join(directory, "corrupt.npz"), os.path.join(directory, "short.npz")
+    if comm.world().rank == 0:
+        data = bytearray(open(path, "rb").read())
+        middle = len(data) // 2
+        data[middle:middle + 16] = bytes(b ^ 0xFF for b in data[middle:middle + 16])
+        open(corrupt, "wb").write(bytes(data))
+        open(short, "wb").write(bytes(data[:len(data) // 3]))
+        with np.load(path) as npz:      # a valid zip whose array no longer fits its crc32
+            arrays = {k: npz[k] for k in npz.files}
+        arrays["param/head.weight"] = arrays["param/head.weight"] + 1e-3
+        np.savez(os.path.join(directory, "edited.npz"), **arrays)
+    comm.barrier(comm.world())
+    before = trainer.stage.state_dict()
+    out["edited"] = rejected(lambda: load_checkpoint(
+        trainer, trainer.optimizer, os.path.join(directory, "edited.npz"), grid))
+    out["corrupt"] = rejected(lambda: load_checkpoint(trainer, trainer.optimizer, corrupt, grid))
+    out["truncated"] = rejected(lambda: load_checkpoint(trainer, trainer.optimizer, short, grid))
+    out["missing"] = rejected(lambda: load_checkpoint(
+        trainer, trainer.optimizer, os.path.join(directory, "nope.npz"), grid))
+    after = trainer.stage.state_dict()
+    out["model_untouched"] = max(float(np.abs(before[k] - after[k]).max()) for k in before)
+
+    other = dataclasses.replace(CONFIG, seed=1)
+    mismatched = Trainer3D(other, grid, "1f1b", micro_batches=2)
+    out["mismatch"] = rejected(lambda: load_checkpoint(mismatched, mismatched.optimizer,
+                                                       path, grid))
+    serial, dp8 = GPT(CONFIG), ProcessGrid(8, 1, 1)    # the right model, SGD instead of AdamW
+    out["wrong_optimizer"] = rejected(lambda: load_checkpoint(
+        serial, SGD(serial.parameters(), lr=0.1), path, dp8))
+
+    model = GPT(CONFIG)
+    zero = ZeroOptimizer(model, comm.world(), stage=1,
+                         optimizer=make_optimizer(model.parameters()))
+    out["zero"] = rejected(lambda: save_checkpoint(model, zero, path, dp8))
+
+    real_savez = checkpoint.np.savez
+
+    def broken_savez(f, **arrays):       # writes half a file, then the disk "fills up"
+        f.write(b"PK\x03\x04 half a checkpoint")
+        raise OSError(28, "No space left on device")
+    checkpoint.np.savez = broken_savez
+    try:
+        out["failed_save"] = rejected(lambda: save_checkpoint(trainer, trainer.optimizer, path,
+                                                              grid))
+    finally:
+        checkpoint.np.savez = real_savez
+    comm.barrier(comm.world())
+    out["old_file_kept"] = sha(path) == good and sha(path) != ""
+    out["temp_files_left"] = sorted(f for f in os.listdir(directory) if f.endswith(".tmp"))
+    out["still_loads"] = rejected(lambda: load_checkpoint(trainer, trainer.optimizer, path, grid))
+    return out
+
+
+def check_serial(directory):
+    """One process, no MPI grid beyond itself: save, load into a fresh GPT, continue."""
+    path = os.path.join(directory, "serial.npz")
+    ref = serial_reference(CONFIG, steps=4, batch_size=BATCH)
+    grid = sub_grid((1, 1, 1))
+    losses, model = [], GPT(CONFIG)
+    opt = make_optimizer(model.parameters())
+    for step in range(4):
+        if step == 2:
+            if comm.world().rank == 0:
+                save_checkpoint(model, opt, path, grid)
+            comm.barrier(comm.world())
+            model = GPT(CONFIG)
+            opt = make_optimizer(model.parameters())
+            load_checkpoint(model, opt, path, grid)
+        x, y = batch(CONFIG, BATCH, step)
+        loss = model.loss(x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return {"loss": max(abs(a - b) for a, b in zip(losses, ref["loss"]))}
