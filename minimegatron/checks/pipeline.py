@@ -1,0 +1,137 @@
+"""Pipeline parallelism against one process: same loss, gradients and weights.
+
+``check_pipeline(group, schedule, num_micro_batches, checkpoint)`` runs on
+every rank of ``group`` (one pipeline stage per rank). It trains a
+PipelineStage with PipelineEngine for a few AdamW steps next to
+``serial_reference`` (recomputed on every rank, cached) and returns this
+rank's max abs differences {"loss", "grad", "weight"} over the parameters
+this stage owns, compared name by name. float64: expect ~1e-15 and assert
+below 1e-10 (summing M micro-batch losses reorders the additions).
+
+``check_memory(group, schedule, micro_batch_size, num_micro_batches, checkpoint)``
+measures one step's peak activations at a fixed micro-batch size, so GPipe's
+grow with M and 1F1B's stop at K - k.
+"""
+from minimegatron import comm
+from minimegatron.checks.common import (VERIFY_CONFIG, batch, make_optimizer, max_abs_diff,
+                                        serial_reference)
+from minimegatron.nn import GPT
+from minimegatron.parallel.pipeline import PipelineEngine
+from minimegatron.parallel.pipeline_stage import PipelineStage
+
+TOLERANCE = 1e-10
+_references = {}
+
+
+def reference(config, steps, batch_size):
+    """serial_reference, computed once per process for each (config, steps, batch_size)."""
+    key = (config, steps, batch_size)
+    if key not in _references:
+        _references[key] = serial_reference(config, steps, batch_size)
+    return _references[key]
+
+
+def build(group, config, schedule, num_micro_batches, checkpoint, measure_memory=False):
+    """The stage of this rank (from the full model, then dropped) and its engine."""
+    stage = PipelineStage(GPT(config), group.rank, group.size)
+    engine = PipelineEngine(stage, group, schedule=schedule,
+                            num_micro_batches=num_micro_batches,
+                            checkpoint_activations=checkpoint, measure_memory=measure_memory)
+    return stage, engine
+
+
+def check_pipeline(group, schedule="1f1b", num_micro_batches=4, checkpoint=False,
+                   config=VERIFY_CONFIG, steps=3, batch_size=8):
+    """{"loss", "grad", "weight"}: this stage's max abs difference from the serial GPT."""
+    ref = reference(config, steps, batch_size)
+    stage, engine = build(group, config, schedule, num_micro_batches, checkpoint)
+    opt = make_optimizer(stage.parameters())
+    diff = {"loss": 0.0, "grad": 0.0, "weight": 0.0}
+    for step in range(steps):
+        inputs, targets = batch(config, batch_size, step)
+        opt.zero_grad()
+        loss = engine.train_step(inputs, targets)
+        diff["loss"] = max(diff["loss"], abs(loss - ref["loss"][step]))
+        for name, p in stage.named_parameters():
+            diff["grad"] = max(diff["grad"], max_abs_diff(p.grad, ref["grads"][step][name]))
+        opt.step()
+        for name, p in stage.named_parameters():
+            diff["weight"] = max(diff["weight"],
+                                 max_abs_diff(p.data, ref["weights"][step][name]))
+    return diff
+
+
+def check_memory(group, schedule, num_micro_batches, checkpoint=False, micro_batch_size=2,
+                 config=VERIFY_CONFIG):
+    """One step at a fixed micro-batch size: engine.stats (peak in flight and bytes)."""
+    stage, engine = build(group, config, schedule, num_micro_batches, checkpoint, True)
+    inputs, targets = batch(config, micro_batch_size * engine.num_micro_batches, 0)
+    engine.train_step(inputs, targets)
+    return dict(engine.stats)
+
+
+def check_all(group, schedules=("naive", "gpipe", "1f1b"), micro_batches=(1, 2, 4, 8),
+              checkpoints=(False, True)):
+    """{"schedule/M=m/ckpt=c": diffs} for every case (naive once, it ignores M)."""
+    out = {}
+    for schedule in schedules:
+        for m in ((1,) if schedule == "naive" else micro_batches):
+            for c in checkpoints:
+                out[f"{schedule}/M={m}/ckpt={int(c)}"] = check_pipeline(group, schedule, m, c)
+    comm.barrier(group)
+    return out
+
+
+def check_errors(group, config=VERIFY_CONFIG):
+    """The ValueError text of each bad configuration on this rank ("no error" if none)."""
+    from dataclasses import replace
+    cases = {
+        "too_many_stages": lambda: PipelineStage(GPT(replace(config, n_layer=group.size - 1)),
+                                                 group.rank, group.size),
+        "unknown_schedule": lambda: build(group, config, "zigzag", 2, False),
+        "batch_not_divisible": lambda: build(group, config, "1f1b", 3, False)[1].train_step(
+            *batch(config, 8, 0)),
+    }
+    out = {}
+    for name, make in cases.items():
+        try:
+            make()
+            out[name] = "no error"
+        except ValueError as error:
+            out[name] = str(error)
+    comm.barrier(group)             # every rank got here: nobody hangs in a collective
+    return out
+
+
+def timeline_run(group, schedule, num_micro_batches, batch_size=16, config=VERIFY_CONFIG,
+                 png=None, title=None):
+    """One warm-up step, then one traced step: its bubble, measured and by formula.
+
+    Returns {"loss", "step_time", "measured_bubble", "formula_bubble", "spans"}
+    on the group's rank 0 (spans: the trace for tools.timeline) and None
+    elsewhere; with ``png`` rank 0 also draws the Gantt chart there.
+    """
+    from minimegatron import trace
+    from minimegatron.parallel.pipeline import gather_timeline
+    from minimegatron.parallel.schedules import bubble_formula
+    from minimegatron.tools.timeline import bubble_from_rows, draw_timeline, rows_from_trace
+    stage, engine = build(group, config, schedule, num_micro_batches, False)
+    inputs, targets = batch(config, batch_size, 0)
+    engine.train_step(inputs, targets)                    # warm-up (caches, first messages)
+    stage.zero_grad()
+    trace.reset(group)
+    loss = engine.train_step(inputs, targets)
+    step_time = trace.now()
+    spans = gather_timeline(group)
+    if spans is None:
+        return None
+    rows = rows_from_trace(spans)
+    measured = bubble_from_rows(rows)
+    formula = bubble_formula(group.size, engine.num_micro_batches)
+    if png:
+        draw_timeline(rows, png, title or f"{schedule}: K={group.size}, "
+                      f"M={engine.num_micro_batches} | measured bubble {measured:.1%}, "
+                      f"formula (K-1)/(M+K-1) = {formula}", row_name="stage",
+                      xlabel="time (s)")
+    return {"loss": loss, "step_time": step_time, "measured_bubble": measured,
+            "formula_bubble": float(formula), "spans": spans}

@@ -1,0 +1,127 @@
+"""A pipeline stage: consecutive layers of a GPT, cut from the full model.
+
+The idea (inter-layer model parallelism). K ranks each own a run of
+consecutive transformer blocks. Stage 0 also owns the embedding (wte, wpe),
+stage K-1 the final LayerNorm, the head and the loss. Only activations
+(B/M, T, D) cross a stage boundary, forward; their gradients cross it back.
+
+Balance by layer count: L blocks over K stages as ``numpy.array_split``
+does, the first L mod K stages one block more (L = 8, K = 3: 3, 3, 2).
+
+Built from the full model. ``PipelineStage(model, stage, num_stages)`` takes
+any model that follows the GPT protocol (``embed(idx)``, ``blocks``,
+``head_loss(x, targets)``; nn.GPT, and a tensor-parallel GPT with the same
+names) and keeps references to the parts this stage owns only. Parameters
+keep the full model's dotted names ("blocks.5.mlp.fc1.weight"), so a stage
+is compared with the serial model name by name and the optimizer, DDP or
+ZeRO see ordinary Modules. The caller builds the whole model and then drops
+it: fine for these tiny models (a real system would build only its layers;
+``nn.gpt_init`` is keyed by name so it could).
+
+How the protocol is kept without the whole model: the modules registered
+before ``blocks`` (wte, wpe, drop) belong to the embedding, those after it
+(ln_f, head) to the head. The stage makes a *shell*, an instance of the
+model's class holding the model's plain attributes (config, groups) and only
+its own modules, so ``shell.embed`` and ``shell.head_loss`` are the model's
+own methods, unchanged. No communication here: see pipeline.py.
+"""
+from minimegatron.comm import chunk_sizes
+from minimegatron.nn.module import Module
+from minimegatron.parallel.checkpointing import checkpoint
+
+
+def stage_layers(num_layers, num_stages, stage):
+    """The block indices stage ``stage`` owns: a balanced run of consecutive layers."""
+    if num_stages > num_layers:
+        raise ValueError(f"pipeline of {num_stages} stages, but the model has only "
+                         f"{num_layers} layers: every stage needs at least one layer")
+    if not 0 <= stage < num_stages:
+        raise ValueError(f"stage {stage} is not in 0..{num_stages - 1}")
+    sizes = chunk_sizes(num_layers, num_stages)
+    first = sum(sizes[:stage])
+    return list(range(first, first + sizes[stage]))
+
+
+class StageBlocks(Module):
+    """Some of a model's blocks, registered under their original indices ("5", "6")."""
+
+    def __init__(self, blocks, indices):
+        super().__init__()
+        object.__setattr__(self, "indices", list(indices))
+        for i in indices:
+            setattr(self, str(i), blocks[i])
+
+    def __iter__(self):
+        return (getattr(self, str(i)) for i in self.indices)
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def _shell(model, keep):
+    """An empty instance of the model's class with its plain attributes and ``keep`` modules."""
+    shell = object.__new__(type(model))
+    Module.__init__(shell)
+    for name, value in vars(model).items():
+        if name.startswith("_") or name == "training" or name in model._modules:
+            continue
+        object.__setattr__(shell, name, value)
+    for name, module in keep.items():
+        setattr(shell, name, module)
+    return shell
+
+
+class PipelineStage(Module):
+    """Stage ``stage`` of ``num_stages``: ``forward(x) -> x`` through its blocks, ``loss``.
+
+    The first stage's forward takes token ids (B, T) and embeds them; the
+    others take the activation (B, T, D) received from the previous stage.
+    The last stage's ``loss(x, targets)`` is the model's head_loss.
+    """
+
+    def __init__(self, model, stage, num_stages):
+        super().__init__()
+        layers = stage_layers(len(model.blocks), num_stages, stage)
+        names = list(model._modules)
+        if "blocks" not in names or model._parameters:
+            raise ValueError("PipelineStage needs a GPT-like model: modules before and after "
+                             "a `blocks` list and no parameters of its own")
+        cut = names.index("blocks")
+        owned = {}
+        if stage == 0:
+            owned.update((n, model._modules[n]) for n in names[:cut])
+        owned["blocks"] = StageBlocks(model.blocks, layers)
+        if stage == num_stages - 1:
+            owned.update((n, model._modules[n]) for n in names[cut + 1:])
+        for name, module in owned.items():
+            setattr(self, name, module)     # same dotted names as the full model
+        object.__setattr__(self, "shell", _shell(model, owned))
+        self.stage, self.num_stages, self.layers = stage, num_stages, layers
+        self.config = getattr(model, "config", None)
+        self.checkpoint_activations = False
+
+    @property
+    def is_first(self):
+        return self.stage == 0
+
+    @property
+    def is_last(self):
+        return self.stage == self.num_stages - 1
+
+    def forward(self, x):
+        """(B, T) ids on the first stage, else (B, T, D) -> (B, T, D)."""
+        if self.is_first:
+            x = self.shell.embed(x)                               # (B, T, D)
+        for block in self.blocks:
+            x = checkpoint(block, x) if self.checkpoint_activations else block(x)
+        return x
+
+    def loss(self, x, targets):
+        """Mean cross entropy of the last hidden state (B, T, D) (last stage only)."""
+        if not self.is_last:
+            raise RuntimeError(f"stage {self.stage} has no head: only the last stage has")
+        return self.shell.head_loss(x, targets)
+
+    def __repr__(self):
+        return (f"PipelineStage({self.stage}/{self.num_stages}, blocks {self.layers}, "
+                f"{self.num_parameters():,} parameters)")
