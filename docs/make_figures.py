@@ -1,4 +1,4 @@
-"""Regenerate every figure in docs/img/ from the real code (no MPI, a few seconds).
+"""Regenerate every figure in docs/img/ from the real code (about ten seconds).
 
     python docs/make_figures.py              # writes docs/img/*.png
     python docs/make_figures.py --out /tmp/x # somewhere else (tests/test_docs.py does this)
@@ -8,11 +8,17 @@ The pipeline timelines are drawn by ``minimegatron timeline`` itself
 ``minimegatron/parallel/schedules.py`` timed by ``simulate``; the bubble and
 memory plots read the same ``simulate`` and ``peak_in_flight``. So a change in
 a schedule changes the pictures, and the pages cannot drift from the code.
+The ``pipeline_trace_*`` pictures are measured, not simulated: they come from a
+real 4-rank run of tutorials/07_pipeline.py, started with ``minimegatron run``.
 """
 import argparse
 import contextlib
 import io
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 
 from minimegatron.parallel.schedules import SCHEDULES, bubble_formula, peak_in_flight, simulate
 from minimegatron.tools import timeline
@@ -92,7 +98,22 @@ def activations_in_flight(out):
     return [path]
 
 
-FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight)
+def real_run_traces(out):
+    """pipeline_trace_*.png: each rank's traced forward/backward/wait spans, 4 real ranks."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    names = {"naive_M1.png": "pipeline_trace_naive.png",
+             "gpipe_M4.png": "pipeline_trace_gpipe_M4.png",
+             "1f1b_M4.png": "pipeline_trace_1f1b_M4.png"}
+    with tempfile.TemporaryDirectory() as run_dir:
+        subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", "4", "--timeout", "300",
+                        os.path.join(root, "tutorials", "07_pipeline.py"), "--out", run_dir],
+                       check=True, capture_output=True, cwd=root)
+        for made, name in names.items():
+            shutil.copyfile(os.path.join(run_dir, made), os.path.join(out, name))
+    return [os.path.join(out, name) for name in names.values()]
+
+
+FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces)
 
 
 def main(argv=None):

@@ -90,7 +90,7 @@ def test_make_figures_regenerates_every_figure(tmp_path):
     pytest.importorskip("matplotlib")
     result = subprocess.run([sys.executable, os.path.join(DOCS, "make_figures.py"),
                              "--out", str(tmp_path)], capture_output=True, text=True,
-                            timeout=120, cwd=ROOT)
+                            timeout=400, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     made = set(os.listdir(tmp_path))
     committed = {name for name in os.listdir(os.path.join(DOCS, "img")) if name.endswith(".png")}
