@@ -1,0 +1,145 @@
+"""3D parallelism checked against one process, run on every rank of the world.
+
+- ``check_3d(grid_dims)``: builds a fresh ProcessGrid(dp, pp, tp) and a Trainer3D,
+  trains it next to ``serial_reference`` on the same global batches and returns
+  this rank's max abs differences: the loss (global mean, every rank), every
+  gradient this rank holds (after the dp average; local shard vs
+  ``shard_of(serial full grad)``) and every weight after each AdamW step.
+  Options: any schedule and M, ``zero_stage`` 1 or 2 (ZeroOptimizer over dp in
+  place of DDP), activation checkpointing.
+  float64: ~1e-15 .. 1e-13 in practice; tolerance 1e-10 (float32: ~1e-5).
+- ``check_all_grids(world_size)``: every factorisation dp x pp x tp of the world,
+  one after the other in ONE launch (each a fresh ProcessGrid).
+- ``measured_vs_predicted(grid_dims)``: one traced step of the demo GPT (tutorial 8):
+  bytes held (weights, grads, Adam state; tools/memory_measure.py) and bytes sent
+  by dp / pp / tp group (``comm_by_dimension``, from the trace) next to the
+  calculator (tools/memory.rank_report, float64, same ZeRO stage). Weights, grads and
+  optimizer state agree exactly (ZeRO: up to the flat buffer's padding); the
+  traffic exactly up to the loss bookkeeping the calculator leaves out:
+  2(N-1)/N * 8 B over dp (the loss all-reduce) and 8(K-1) B over pp on the last
+  stage (the loss broadcast), under 0.1% (the tests allow 1%). ZeRO-1 here
+  all-reduces the gradients and then all-gathers the weights, 3(N-1)/N * G,
+  1.5x the calculator's 2(N-1)/N * G (the paper's reduce-scatter variant).
+"""
+from minimegatron import comm, trace
+from minimegatron.checks.common import VERIFY_CONFIG, batch, max_abs_diff, serial_reference
+from minimegatron.nn import GPTConfig
+from minimegatron.parallel.data import flatten
+from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.parallel.shards import shard_of
+from minimegatron.parallel.threed import Trainer3D
+from minimegatron.tools.memory import rank_report
+from minimegatron.tools.memory_measure import measure
+
+# The demo GPT of tutorials/08_3d_parallel.py: every tp in 1, 2, 4 and pp in 1, 2, 4.
+DEMO_CONFIG = GPTConfig(vocab_size=24, seq_len=8, n_layer=4, n_head=4, d_model=32, seed=0)
+
+_REFERENCES = {}
+
+
+def reference(config, steps, batch_size):
+    """serial_reference, computed once per process for the same arguments."""
+    key = (config, steps, batch_size)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = serial_reference(config, steps, batch_size)
+    return _REFERENCES[key]
+
+
+def factorisations(world_size):
+    """Every (dp, pp, tp) with dp * pp * tp = world_size, tp fastest-varying last."""
+    return [(dp, pp, world_size // (dp * pp)) for dp in range(1, world_size + 1)
+            if world_size % dp == 0 for pp in range(1, world_size // dp + 1)
+            if (world_size // dp) % pp == 0]
+
+
+def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
+             config=VERIFY_CONFIG, mpi_comm=None, zero_stage=0, checkpoint_activations=False):
+    """{"loss", "grad", "weight": max abs diff, "compared": #params, "losses": [..]}.
+
+    ``mpi_comm``: the communicator the grid spans (default the world). ZeRO-2
+    keeps only a slice of the flat gradient: it is compared with the same slice of
+    the flattened serial gradient shards.
+    """
+    dp, pp, tp = grid_dims
+    grid = ProcessGrid(dp, pp, tp, comm=mpi_comm)
+    trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
+                        zero_stage=zero_stage, checkpoint_activations=checkpoint_activations)
+    ref = reference(config, steps, batch_size)
+    diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "compared": 0, "losses": []}
+
+    def worst(key, value):
+        diffs[key] = max(diffs[key], value)
+
+    def shard(name, full):
+        return shard_of(name, full, grid.tp_rank, grid.tp_size)
+    for step in range(steps):
+        x, y = batch(config, batch_size, step)
+        loss = trainer.forward_backward(x, y)
+        diffs["losses"].append(loss)
+        worst("loss", abs(loss - ref["loss"][step]))
+        if zero_stage == 2:
+            worst("grad", _zero2_grad_diff(trainer, ref["grads"][step], grid))
+        else:
+            for name, p in trainer.named_parameters():
+                worst("grad", max_abs_diff(p.grad, shard(name, ref["grads"][step][name])))
+        trainer.step()
+        for name, p in trainer.named_parameters():
+            worst("weight", max_abs_diff(p.data, shard(name, ref["weights"][step][name])))
+    diffs["compared"] = len(list(trainer.named_parameters()))
+    return diffs
+
+
+def _zero2_grad_diff(trainer, full_grads, grid):
+    """ZeRO-2's gradient slice vs the same slice of the flat serial gradient shards."""
+    flat = trainer.optimizer.flats[0]
+    serial = flatten([shard_of(name, full_grads[name], grid.tp_rank, grid.tp_size)
+                      for name, _ in trainer.named_parameters()], flat.dtype)
+    return max_abs_diff(trainer.optimizer.grad_shard, flat.own(flat.pad(serial)))
+
+
+def check_all_grids(world_size=None, steps=3, schedule="1f1b", micro_batches=2,
+                    batch_size=8, config=VERIFY_CONFIG):
+    """{"dpxppxtp": check_3d(...)} for every factorisation of the world size.
+
+    Each grid runs min(micro_batches, batch_size / dp) micro-batches (dp = 8 of a
+    batch of 8: one sequence per replica, so one micro-batch).
+    """
+    world_size = comm.world().size if world_size is None else world_size
+    return {f"{dp}x{pp}x{tp}": check_3d((dp, pp, tp), steps, schedule,
+                                        min(micro_batches, batch_size // dp), batch_size,
+                                        config)
+            for dp, pp, tp in factorisations(world_size)}
+
+
+def comm_by_dimension(spans=None):
+    """{"dp", "pp", "tp": bytes sent} summed over this rank's spans, by the group's name."""
+    out = {"dp": 0, "pp": 0, "tp": 0}
+    for s in trace.spans() if spans is None else spans:
+        kind = (s.get("group") or "")[:2]
+        if s["kind"] == "comm" and kind in out:
+            out[kind] += s["bytes_sent"]
+    return out
+
+
+def measured_vs_predicted(grid_dims, schedule="1f1b", micro_batches=2, batch_size=8,
+                          config=DEMO_CONFIG, zero_stage=0):
+    """{"measured": {...}, "predicted": {...}} bytes of this rank, steady-state step."""
+    dp, pp, tp = grid_dims
+    grid = ProcessGrid(dp, pp, tp)
+    trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
+                        zero_stage=zero_stage)
+    trainer.train_step(*batch(config, batch_size, 0))     # the optimizer state now exists
+    trace.reset(grid.world)
+    trainer.forward_backward(*batch(config, batch_size, 1))   # the step that is measured
+    held = measure(trainer.parameters(), trainer.optimizer)  # grads (or ZeRO-2's slice) held
+    trainer.step()
+    M = trainer.micro_batches
+    report = rank_report(config, batch_size // (dp * M), M, dp, pp, tp, stage=grid.pp_rank,
+                         zero=zero_stage, precision="float64")
+    kinds = ("weights", "grads", "optimizer")
+    return {"measured": dict({k: held[k] for k in kinds},
+                             params=sum(p.size for p in trainer.parameters()),
+                             **comm_by_dimension()),
+            "predicted": dict({k: report[k] for k in kinds}, params=report["params"],
+                              **{k: report["comm"][k] for k in ("dp", "pp", "tp")}),
+            "stage": grid.pp_rank}

@@ -1,0 +1,146 @@
+"""3D parallelism: data x pipeline x tensor parallel on one dp x pp x tp grid.
+
+The idea (DeepSpeed / Megatron-LM "3D"). The world is a ProcessGrid
+(parallel/grid.py, rank = pp*(dp*tp) + dp*tp + tp):
+
+- TENSOR parallel inside every layer: the tp ranks of one (dp, pp) cell hold
+  one shard each of every weight (ParallelGPT, parallel/tensor_layers.py;
+  nn.GPT when tp = 1).
+- PIPELINE parallel across layers: the pp ranks of one (dp, tp) column hold
+  consecutive blocks (PipelineStage), run by PipelineEngine with any schedule
+  (naive, gpipe, 1f1b) over M micro-batches; pp = 1 is a one-stage pipeline.
+- DATA parallel across replicas: the dp ranks of one (pp, tp) cell hold the
+  same shard of the same stage; each takes rows r*B/dp .. (r+1)*B/dp of the
+  global batch, and their gradients are averaged: DistributedDataParallel
+  (zero_stage=0, overlap off, ``finish()`` after the pipeline step), or
+  ZeroOptimizer stage 1 (all-reduce, then each rank updates its 1/dp slice of
+  the stage's flat parameters and all-gathers them) or stage 2 (reduce-scatter:
+  each rank keeps only its slice of the gradient).
+
+Why it equals one process. A dp replica's loss is the mean over its B/dp rows,
+the pipeline's is (1/M) sum_i loss_i over equal micro-batches, so
+L = (1/dp) sum_r L_r = the serial mean over B rows, and the averaged gradient
+(1/dp) sum_r dL_r/dW = dL/dW. Tensor parallelism computes the same sums split
+over ranks. So one 3D step, then AdamW on each rank's shard, equals one serial
+step on the matching slice (checks/threed.py compares every factorisation of 8).
+
+Communication per step, b = B/(dp*M) sequences per micro-batch, s tokens, h
+hidden, 8 bytes per float64 value, P_rank the rank's parameters:
+
+    tp  per block per micro-batch 4 all-reduces of b*s*h values (2 forward g,
+        2 backward f), + 1 embedding and 1 head-input all-reduce of b*s*h and 3 of
+        b*s values (vocab-parallel loss) on the first / last stage
+    pp  M sends of b*s*h values forward, M back (isend/irecv), + 8 B loss broadcast
+    dp  ZeRO 0: one all-reduce (mean) of the rank's gradients, P_rank * 8 bytes;
+        ZeRO 1: the same all-reduce + an all-gather of the weights; ZeRO 2:
+        reduce-scatter + all-gather (parallel/zero.py); + one 8 B all-reduce of the loss
+
+Which combinations are supported: any dp x pp x tp that divides the world,
+tp dividing d_model and n_head (the vocabulary is padded), pp <= n_layer, with
+zero_stage 0 (DDP), 1 or 2 over dp. ZeRO-3 is not composed with the pipeline
+here (its per-unit gather hooks would run inside every micro-batch): ValueError.
+
+    mpirun -n 8 python tutorials/08_3d_parallel.py --dp 2 --pp 2 --tp 2
+"""
+from minimegatron import comm, trace
+from minimegatron.backend import xp
+from minimegatron.checks.common import make_optimizer
+from minimegatron.nn import GPT
+from minimegatron.parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.pipeline import PipelineEngine
+from minimegatron.parallel.pipeline_stage import PipelineStage, stage_layers
+from minimegatron.parallel.schedules import get_schedule
+from minimegatron.parallel.tensor_layers import ParallelGPT, check_tp_config
+from minimegatron.parallel.zero import ZeroOptimizer
+
+
+def check_3d_config(config, grid, schedule, micro_batches, zero_stage):
+    """The same ValueError on every rank, before any collective, for a grid that cannot work."""
+    check_tp_config(config, grid.tp_size)
+    stage_layers(config.n_layer, grid.pp_size, 0)             # pp <= n_layer
+    get_schedule(schedule)
+    if not isinstance(micro_batches, int) or micro_batches < 1:
+        raise ValueError(f"micro_batches must be an int >= 1, got {micro_batches!r}")
+    if zero_stage not in (0, 1, 2):
+        raise ValueError(f"Trainer3D composes zero_stage 0 (DDP), 1 or 2 with the pipeline;"
+                         f" got zero_stage={zero_stage!r}")
+
+
+class Trainer3D:
+    """One rank of a dp x pp x tp GPT: ``loss = trainer.train_step(inputs, targets)``.
+
+    Every rank passes the same GLOBAL batch (B, T) and keeps its dp slice (the
+    first stage embeds the inputs, the last scores the targets, the others only
+    read the batch shape).
+    ``optimizer`` is make_optimizer (AdamW) over this rank's shards (zero_stage
+    1-2: a ZeroOptimizer lending its update rule); ``named_parameters()`` yields
+    the shards under the full model's names.
+    """
+
+    def __init__(self, config, grid, schedule="1f1b", micro_batches=1, zero_stage=0,
+                 checkpoint_activations=False, optimizer_fn=make_optimizer):
+        check_3d_config(config, grid, schedule, micro_batches, zero_stage)
+        self.config, self.grid = config, grid
+        model = ParallelGPT(config, grid.tp) if grid.tp_size > 1 else GPT(config)
+        self.stage = PipelineStage(model, grid.pp_rank, grid.pp_size)   # drops other layers
+        self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches,
+                                     checkpoint_activations)
+        self.micro_batches = self.engine.num_micro_batches      # naive: always 1
+        self.zero_stage, params = zero_stage, self.stage.parameters()
+        if zero_stage == 0:
+            self.ddp = DistributedDataParallel(self.stage, grid.dp, overlap=False)  # collective
+            self.optimizer = optimizer_fn(params)
+        else:
+            self.ddp = None
+            self.optimizer = ZeroOptimizer(params, grid.dp, zero_stage, optimizer_fn(params))
+
+    def named_parameters(self):
+        """(full-model name, local shard) of every parameter this rank holds."""
+        return self.stage.named_parameters()
+
+    def parameters(self):
+        return self.stage.parameters()
+
+    def check_batch(self, batch_size):
+        """ValueError (same on every rank) unless B splits into dp shards of M micro-batches."""
+        parts = self.grid.dp_size * self.micro_batches
+        if batch_size % parts:
+            raise ValueError(f"a global batch of {batch_size} sequences does not split into "
+                             f"dp={self.grid.dp_size} x {self.micro_batches} micro-batches: "
+                             f"use a multiple of {parts}")
+
+    def local_batch(self, array):
+        """This dp rank's contiguous rows r*B/dp .. (r+1)*B/dp of a global batch."""
+        rows = array.shape[0] // self.grid.dp_size
+        start = self.grid.dp_rank * rows
+        return array[start:start + rows]                          # (B/dp, T)
+
+    def forward_backward(self, inputs, targets):
+        """Pipeline forward/backward on this dp shard, then the dp gradient average.
+
+        Returns the global mean loss (identical on every rank); ``.grad`` of every
+        local parameter then holds its shard of the serial gradient (ZeRO-2: only
+        ``optimizer.grad_shard``, this rank's slice of the flat gradients).
+        """
+        self.check_batch(inputs.shape[0])                         # before any message
+        self.optimizer.zero_grad()
+        x, y = self.local_batch(inputs), self.local_batch(targets)
+        loss = self.engine.train_step(x, y)                       # every stage: the shapes
+        if self.ddp is not None:
+            with trace.label("dp.grads"):
+                self.ddp.finish()                                 # all-reduce (mean) over dp
+        else:
+            self.optimizer.reduce_gradients()                     # ZeRO: over dp
+        with trace.label("dp.loss"):
+            mean = comm.all_reduce(xp.asarray([loss]), self.grid.dp, op="mean")
+        return float(mean[0])
+
+    def step(self):
+        """The optimizer update of this rank's shards (ZeRO: + all-gather of W over dp)."""
+        self.optimizer.step()
+
+    def train_step(self, inputs, targets):
+        """forward_backward, then step; returns the global mean loss."""
+        loss = self.forward_backward(inputs, targets)
+        self.step()
+        return loss

@@ -1,0 +1,182 @@
+"""Tutorial 8: 3D parallelism, a GPT trained on a dp x pp x tp grid of 8 ranks.
+
+    mpirun -n 8 python tutorials/08_3d_parallel.py                 # 2 x 2 x 2
+    python -m minimegatron run -n 8 tutorials/08_3d_parallel.py --dp 1 --pp 4 --tp 2
+    python tutorials/08_3d_parallel.py --dp 1 --pp 1 --tp 1        # one process
+
+Every rank holds one tensor-parallel shard (tp) of one pipeline stage (pp) of
+one data-parallel replica (dp): ParallelGPT inside PipelineStage, run by
+PipelineEngine (--schedule, --micro-batches), gradients averaged over dp by
+DDP (parallel/threed.py). Rank 0 first trains the same GPT alone on the same
+batches; each step prints the 3D loss next to that serial loss. At the end:
+
+1. the grid (which ranks share a tp, dp and pp group),
+2. a table, one row per rank (dp,pp,tp coordinates): parameters, bytes of
+   weights / grads / Adam state MEASURED from the arrays (tools/memory_measure.py)
+   and bytes sent in the last step over dp, pp and tp (from the trace); below it
+   the calculator's prediction for each stage (tools/memory.rank_report, float64),
+3. (the per-rank rows are gathered to rank 0 and printed in rank order),
+4. the loss table (3D vs serial, max difference),
+5. a timeline PNG of the last step (forward/backward boxes per rank, communication
+   grey): --out/3d_timeline.png.
+"""
+import argparse
+import os
+import sys
+import time
+
+from minimegatron import comm, trace
+from minimegatron.checks.common import batch, make_optimizer
+from minimegatron.checks.threed import DEMO_CONFIG as CONFIG
+from minimegatron.checks.threed import comm_by_dimension
+from minimegatron.nn import GPT
+from minimegatron.parallel.grid import ProcessGrid, grid_coordinates
+from minimegatron.parallel.threed import Trainer3D
+from minimegatron.tools.memory import rank_report
+from minimegatron.tools.memory_measure import measure
+from minimegatron.tools.timeline import draw_timeline, rows_from_trace
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for flag, default in (("dp", 2), ("pp", 2), ("tp", 2), ("steps", 20),
+                          ("micro-batches", 2), ("batch", 8)):
+        ap.add_argument(f"--{flag}", type=int, default=default)
+    ap.add_argument("--schedule", choices=["naive", "gpipe", "1f1b"], default="1f1b")
+    ap.add_argument("--out", default="out", help="directory for the timeline PNG")
+    args = ap.parse_args(argv)
+    if args.steps < 1:
+        ap.error(f"--steps must be >= 1, got {args.steps}")
+    return args
+
+
+def serial_losses(steps, batch_size):
+    """The same GPT trained on one process (rank 0): its loss at every step."""
+    model = GPT(CONFIG)
+    opt = make_optimizer(model.parameters())
+    losses = []
+    for step in range(steps):
+        x, y = batch(CONFIG, batch_size, step)
+        loss = model.loss(x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+COLUMNS = ("params", "weights", "grads", "optimizer", "dp", "pp", "tp")
+HEADERS = ("params", "weights B", "grads B", "Adam m,v B", "dp sent B", "pp sent B",
+           "tp sent B")
+WIDTHS = (8, 11, 10, 12, 11, 11, 11)
+
+
+def table_line(label, row):
+    return f"{label:<16}" + "".join(f"{int(row[k]):>{w},}" for k, w in zip(COLUMNS, WIDTHS))
+
+
+def rank_row(trainer, sent):
+    """This rank's measured numbers: parameters, bytes held, bytes sent in the last step."""
+    held = measure(trainer.parameters(), trainer.optimizer)
+    return dict({k: held[k] for k in ("weights", "grads", "optimizer")}, **sent,
+                params=sum(p.size for p in trainer.parameters()))
+
+
+def predicted_row(grid, args, micro_batches, stage):
+    """The calculator's numbers for a rank of ``stage`` (tools/memory.rank_report, float64)."""
+    report = rank_report(CONFIG, args.batch // (grid.dp_size * micro_batches), micro_batches,
+                         grid.dp_size, grid.pp_size, grid.tp_size, stage=stage,
+                         precision="float64")
+    return dict({k: report[k] for k in ("params", "weights", "grads", "optimizer")},
+                **{k: report["comm"][k] for k in ("dp", "pp", "tp")})
+
+
+def bytes_table(rows, grid, args, micro_batches):
+    """Measured rows (one per rank), then the predicted row of each stage."""
+    lines = ["model state held and bytes sent in the last step, per rank (measured: "
+             "tools/memory_measure.py, the trace)",
+             f"{'rank (dp,pp,tp)':<16}" + "".join(f"{h:>{w}}" for h, w in zip(HEADERS, WIDTHS))]
+    for rank, row in enumerate(rows):
+        d, p, t = grid_coordinates(rank, grid.dp_size, grid.tp_size)
+        lines.append(table_line(f"rank {rank} ({d},{p},{t})", row))
+    if CONFIG.n_layer % grid.pp_size:
+        lines.append(f"(no prediction: the calculator needs n_layer={CONFIG.n_layer} "
+                     f"divisible by pp={grid.pp_size})")
+        return "\n".join(lines)
+    lines.append("predicted by tools/memory.rank_report (float64, ZeRO 0), per stage:")
+    lines += [table_line(f"stage {stage}", predicted_row(grid, args, micro_batches, stage))
+              for stage in range(grid.pp_size)]
+    lines.append("(the traffic differs by the 8-byte loss: all-reduced over dp, broadcast "
+                 "from the last stage over pp)")
+    return "\n".join(lines)
+
+
+def save_timeline(spans_by_rank, path, title):
+    """Gantt chart of every rank: F/B boxes, and the communication between them (grey).
+
+    Collectives INSIDE a forward/backward box (the tp all-reduces) are not drawn on
+    top of it: the box's length already includes them.
+    """
+    spans = []
+    for rank, mine in enumerate(spans_by_rank):
+        boxes = [(s["start"], s["end"]) for s in mine if s["kind"] == "compute"]
+        spans += [dict(s, rank=rank) for s in mine if s["op"] != "barrier" and (
+            s["kind"] == "compute" or not any(a <= s["start"] and s["end"] <= b
+                                              for a, b in boxes))]
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    draw_timeline(rows_from_trace(spans), path, title, row_name="rank", xlabel="time (s)")
+    return path
+
+
+def main(argv=None):
+    args = parse(argv)
+    world = comm.world()
+    if args.dp * args.pp * args.tp != world.size:       # every rank, before any collective
+        comm.print0(f"error: --dp {args.dp} x --pp {args.pp} x --tp {args.tp} = "
+                    f"{args.dp * args.pp * args.tp}, but this job has {world.size} ranks; "
+                    f"launch with -n {args.dp * args.pp * args.tp} or change the flags")
+        return 2
+    grid = ProcessGrid(args.dp, args.pp, args.tp)
+    trainer = Trainer3D(CONFIG, grid, schedule=args.schedule, micro_batches=args.micro_batches)
+    trainer.check_batch(args.batch)
+    comm.print0(f"3D parallel GPT: {world.size} ranks = dp {args.dp} x pp {args.pp} x tp "
+                f"{args.tp}; {args.schedule}, {trainer.micro_batches} micro-batches of "
+                f"{args.batch // (args.dp * trainer.micro_batches)} per replica, global "
+                f"batch {args.batch}, {args.steps} AdamW steps")
+    start = time.perf_counter()
+    serial = serial_losses(args.steps, args.batch) if world.rank == 0 else None
+    comm.print0(f"serial reference: {args.steps} steps on rank 0 alone in "
+                f"{time.perf_counter() - start:.2f} s")
+    losses, times = [], []
+    for step in range(args.steps):
+        x, y = batch(CONFIG, args.batch, step)
+        trace.reset(world)                               # barrier: every rank starts together
+        start = time.perf_counter()
+        losses.append(trainer.train_step(x, y))
+        times.append(time.perf_counter() - start)
+        if world.rank == 0:                              # the serial losses live here
+            print(f"step {step:3d}  loss {losses[-1]:.6f}  serial {serial[step]:.6f}  "
+                  f"|diff| {abs(losses[-1] - serial[step]):.1e}  {1e3 * times[-1]:7.1f} ms",
+                  flush=True)
+    last_step = list(trace.spans())
+    comm.print0("\n" + grid.describe())
+    rows = comm.gather_object(rank_row(trainer, comm_by_dimension(last_step)), world)
+    every = trace.gather(world)
+    if world.rank == 0:
+        print("\n" + bytes_table(rows, grid, args, trainer.micro_batches))
+        diffs = [abs(a - b) for a, b in zip(losses, serial)]
+        print(f"\n{'step':>4} {'3D loss':>12} {'serial loss':>12} {'|diff|':>9}")
+        for step in range(args.steps):
+            print(f"{step:>4} {losses[step]:>12.8f} {serial[step]:>12.8f} {diffs[step]:>9.1e}")
+        print(f"max |3D - serial| over {args.steps} steps: {max(diffs):.2e}; median step "
+              f"{1e3 * sorted(times)[len(times) // 2]:.1f} ms")
+        title = (f"3D parallel, last step: dp {args.dp} x pp {args.pp} x tp {args.tp}, "
+                 f"{args.schedule}, M={trainer.micro_batches} (rank = pp*{args.dp * args.tp} "
+                 f"+ dp*{args.tp} + tp)")
+        path = save_timeline(every, os.path.join(args.out, "3d_timeline.png"), title)
+        print(f"timeline of the last step: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
