@@ -126,6 +126,7 @@ def test_comm_bytes():
     grads = mm.param_count(g) * 8
     assert ddp == pytest.approx(2 * 3 / 4 * grads)
     assert mm.comm_bytes(g, b, M, dp=4, zero=2, precision="float64")["dp"] == ddp
+    assert mm.comm_bytes(g, b, M, dp=4, zero=1, precision="float64")["dp"] == 1.5 * ddp
     assert mm.comm_bytes(g, b, M, dp=4, zero=3, precision="float64")["dp"] == 1.5 * ddp
     tp = mm.comm_bytes(g, b, M, tp=2, precision="float64")["tp"]
     values = g.n_layer * 4 * sbh + 2 * sbh + 3 * sbh / g.d_model

@@ -17,9 +17,7 @@
   optimizer state agree exactly (ZeRO: up to the flat buffer's padding); the
   traffic exactly up to the loss bookkeeping the calculator leaves out:
   2(N-1)/N * 8 B over dp (the loss all-reduce) and 8(K-1) B over pp on the last
-  stage (the loss broadcast), under 0.1% (the tests allow 1%). ZeRO-1 here
-  all-reduces the gradients and then all-gathers the weights, 3(N-1)/N * G,
-  1.5x the calculator's 2(N-1)/N * G (the paper's reduce-scatter variant).
+  stage (the loss broadcast), under 0.1% (the tests allow 1%).
 """
 from minimegatron import comm, trace
 from minimegatron.checks.common import VERIFY_CONFIG, batch, max_abs_diff, serial_reference

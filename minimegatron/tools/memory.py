@@ -203,8 +203,10 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
                recompute=False, precision=MIXED):
     """Bytes one rank of stage `stage` sends per training step, by parallel dimension.
 
-    dp: gradients G = P_rank * b: all-reduce (ZeRO 0), reduce-scatter + all-gather
-        (ZeRO 1, 2), same 2(N-1)/N * G; ZeRO 3 gathers the weights once more, 3(N-1)/N * G.
+    dp: gradients G = P_rank * b: all-reduce (ZeRO 0), 2(N-1)/N * G; ZeRO 2 reduce-scatter
+        + all-gather of the weights, the same 2(N-1)/N * G; ZeRO 1 as built here
+        (parallel/zero.py) all-reduces the gradients and then all-gathers the weights,
+        3(N-1)/N * G; ZeRO 3 gathers the weights once more, 3(N-1)/N * G.
     tp: per layer per micro-batch 4 all-reduces of sbh values (2 forward, 2 backward;
         2 more with recomputation); the embedding (forward) and the head input (backward)
         add one all-reduce of sbh each, the vocab-parallel loss three of sb values.
@@ -214,7 +216,7 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
     b = PRECISIONS[precision]
     sbh = g.seq_len * micro_batch * g.d_model * b
     grads = rank_param_count(g, pp, tp, stage) * b
-    dp_bytes = (3 if zero == 3 else 2) * (dp - 1) / dp * grads
+    dp_bytes = (3 if zero in (1, 3) else 2) * (dp - 1) / dp * grads
     per_layer = 6 if recompute else 4
     tp_values = g.n_layer // pp * per_layer * sbh
     tp_values += (stage == 0) * sbh + (stage == pp - 1) * (sbh + 3 * sbh / g.d_model)
