@@ -71,7 +71,7 @@ def main(steps):
         comm.print0(f"{step:4d}" + "".join(f"{runs[s][0][step]:12.8f}" for s in range(4)))
     comm.print_ranks(" ".join(f"stage{s} {runs[s][1]['total']:,d} B" for s in range(4)), group)
 
-    comm.print0(f"\nper rank, bytes (measured from the arrays / model_state_bytes formula):")
+    comm.print0("\nper rank, bytes (measured from the arrays / model_state_bytes formula):")
     comm.print0(f"{'stage':<6}{'weights':>20}{'grads':>20}{'optimizer':>20}{'total':>20}"
                 f"{'peak gathered':>14}{'sent/step':>11}  model")
     G = 8 * P

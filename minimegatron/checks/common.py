@@ -7,6 +7,8 @@ same seed, and its check compares this rank's values (or shards of them) with
 the reference. Building the reference on every rank costs little for these
 tiny models and needs no communication.
 """
+import functools
+
 from minimegatron.backend import to_numpy
 from minimegatron.datasets import repeat_task
 from minimegatron.nn import GPT, GPTConfig
@@ -29,8 +31,13 @@ def batch(config, batch_size, step):
                        step=step)
 
 
+@functools.lru_cache(maxsize=None)
 def serial_reference(config, steps=3, batch_size=8):
-    """{"loss": [..], "grads": [{name: array}], "weights": [{name: array}]}, one per step."""
+    """{"loss": [..], "grads": [{name: array}], "weights": [{name: array}]}, one per step.
+
+    Computed once per process for each (config, steps, batch_size): many checks in
+    one MPI launch share it. Read it, never modify it.
+    """
     model = GPT(config)
     opt = make_optimizer(model.parameters())
     record = {"loss": [], "grads": [], "weights": []}

@@ -26,15 +26,6 @@ from minimegatron.tools.memory_measure import measure
 
 TOL = 1e-10
 STEPS, BATCH = 5, 8
-_references = {}
-
-
-def reference(config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH):
-    """serial_reference, computed once per process and configuration."""
-    key = (config, steps, batch_size)
-    if key not in _references:
-        _references[key] = serial_reference(config, steps, batch_size)
-    return _references[key]
 
 
 def _max(a, b):
@@ -62,7 +53,7 @@ def traffic(steps):
 def check_data_parallel(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH, root=0):
     """Master-style DataParallel; the root compares loss, grads and weights every step,
     every rank compares its weights after a final broadcast ("final_weight")."""
-    ref = reference(config, steps, batch_size)
+    ref = serial_reference(config, steps, batch_size)
     model = GPT(config)
     dp = DataParallel(model, group, root)
     is_root = group.rank == root
@@ -92,7 +83,7 @@ def check_ddp(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH,
     last backward inside ``no_sync()``. Also returns ``buckets`` and ``overlap_lead``:
     min over steps of (end of the synced backward - start of the first bucket's
     all-reduce), > 0 when communication started during backward."""
-    ref = reference(config, steps, batch_size)
+    ref = serial_reference(config, steps, batch_size)
     model = GPT(config)
     ddp = DistributedDataParallel(model, group, bucket_bytes=bucket_bytes, overlap=overlap)
     opt = make_optimizer(model.parameters())
@@ -144,7 +135,7 @@ def check_zero(group, stage, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH)
     """ZeRO stage 1/2/3: each rank compares the slices it owns (gradient after backward,
     weights after the step); stages 1-2 also the full weights (and stage 1 the full
     averaged gradient); stage 3 the weights gathered at the end ("final_weight")."""
-    ref = reference(config, steps, batch_size)
+    ref = serial_reference(config, steps, batch_size)
     model = GPT(config)
     names = {id(p): n for n, p in model.named_parameters()}
     params = model.parameters()

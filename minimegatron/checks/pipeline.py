@@ -20,15 +20,6 @@ from minimegatron.parallel.pipeline import PipelineEngine
 from minimegatron.parallel.pipeline_stage import PipelineStage
 
 TOLERANCE = 1e-10
-_references = {}
-
-
-def reference(config, steps, batch_size):
-    """serial_reference, computed once per process for each (config, steps, batch_size)."""
-    key = (config, steps, batch_size)
-    if key not in _references:
-        _references[key] = serial_reference(config, steps, batch_size)
-    return _references[key]
 
 
 def build(group, config, schedule, num_micro_batches, checkpoint, measure_memory=False):
@@ -43,7 +34,7 @@ def build(group, config, schedule, num_micro_batches, checkpoint, measure_memory
 def check_pipeline(group, schedule="1f1b", num_micro_batches=4, checkpoint=False,
                    config=VERIFY_CONFIG, steps=3, batch_size=8):
     """{"loss", "grad", "weight"}: this stage's max abs difference from the serial GPT."""
-    ref = reference(config, steps, batch_size)
+    ref = serial_reference(config, steps, batch_size)
     stage, engine = build(group, config, schedule, num_micro_batches, checkpoint)
     opt = make_optimizer(stage.parameters())
     diff = {"loss": 0.0, "grad": 0.0, "weight": 0.0}

@@ -32,15 +32,6 @@ from minimegatron.tools.memory_measure import measure
 # The demo GPT of tutorials/08_3d_parallel.py: every tp in 1, 2, 4 and pp in 1, 2, 4.
 DEMO_CONFIG = GPTConfig(vocab_size=24, seq_len=8, n_layer=4, n_head=4, d_model=32, seed=0)
 
-_REFERENCES = {}
-
-
-def reference(config, steps, batch_size):
-    """serial_reference, computed once per process for the same arguments."""
-    key = (config, steps, batch_size)
-    if key not in _REFERENCES:
-        _REFERENCES[key] = serial_reference(config, steps, batch_size)
-    return _REFERENCES[key]
 
 
 def factorisations(world_size):
@@ -62,7 +53,7 @@ def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
     grid = ProcessGrid(dp, pp, tp, comm=mpi_comm)
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
                         zero_stage=zero_stage, checkpoint_activations=checkpoint_activations)
-    ref = reference(config, steps, batch_size)
+    ref = serial_reference(config, steps, batch_size)
     diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "compared": 0, "losses": []}
 
     def worst(key, value):

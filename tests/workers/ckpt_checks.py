@@ -54,7 +54,6 @@ def rejected(fn):
 
 
 def check_all(directory):
-    world = comm.world()
     path = os.path.join(directory, "ckpt.npz")
     ref = serial_reference(CONFIG, steps=4, batch_size=BATCH)
     out = {}
