@@ -171,7 +171,8 @@ def _row(scheme, dims, worst, status, seconds, note="", traceback=None):
     dp, pp, tp, m = dims
     loss, grad, weight = worst or (None, None, None)
     return {"scheme": scheme, "label": LABELS[scheme], "dp": dp, "pp": pp, "tp": tp, "M": m,
-            "grid": "-" if status == "SKIP" else f"{dp}x{pp}x{tp}, M={m}", "loss": loss, "grad": grad, "weight": weight,
+            "grid": "-" if status == "SKIP" else f"{dp}x{pp}x{tp}, M={m}",
+            "loss": loss, "grad": grad, "weight": weight,
             "status": status, "seconds": round(seconds, 2), "note": note,
             "traceback": traceback}
 
