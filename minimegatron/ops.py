@@ -14,11 +14,13 @@ def unbroadcast(grad, shape):
     """Sum ``grad`` down to ``shape``, undoing NumPy broadcasting."""
     if grad.shape == tuple(shape):
         return grad
+    # EXERCISE 1.5 begin
     while grad.ndim > len(shape):
         grad = grad.sum(axis=0)
     for axis, size in enumerate(shape):
         if size == 1 and grad.shape[axis] != 1:
             grad = grad.sum(axis=axis, keepdims=True)
+    # EXERCISE 1.5 end
     return grad
 
 
@@ -128,7 +130,9 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx, grad_out):
+        # EXERCISE 1.2 begin
         return grad_out * ctx.saved[0]
+        # EXERCISE 1.2 end
 
 
 class Log(Function):
@@ -153,7 +157,9 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, grad_out):
+        # EXERCISE 1.3 begin
         return grad_out * (1 - ctx.saved[0] ** 2)
+        # EXERCISE 1.3 end
 
 
 class Sqrt(Function):
@@ -192,10 +198,12 @@ class MatMul(Function):
         if a.ndim == 1:
             g = xp.expand_dims(g, -1)
         gx = ga = None
+        # EXERCISE 1.1 begin
         if ctx.needs_input_grad[0]:
             gx = unbroadcast(g @ xp.swapaxes(a2, -1, -2), x2.shape).reshape(x.shape)
         if ctx.needs_input_grad[1]:
             ga = unbroadcast(xp.swapaxes(x2, -1, -2) @ g, a2.shape).reshape(a.shape)
+        # EXERCISE 1.1 end
         return gx, ga
 
 
@@ -209,7 +217,9 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, grad_out):
+        # EXERCISE 1.6 begin
         return _expand_reduced(grad_out, *ctx.args)
+        # EXERCISE 1.6 end
 
 
 class Mean(Function):
@@ -238,7 +248,9 @@ class Max(Function):
 
     @staticmethod
     def backward(ctx, grad_out):
+        # EXERCISE 1.4 begin
         return ctx.saved[0] * _expand_reduced(grad_out, *ctx.args)
+        # EXERCISE 1.4 end
 
 
 # ---- shape and indexing -------------------------------------------------------------

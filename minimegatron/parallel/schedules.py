@@ -79,10 +79,12 @@ def gpipe(num_stages, num_micro_batches, stage):
     """All M forwards, then all M backwards in the same order 0..M-1 (as Megatron)."""
     _check(num_stages, num_micro_batches, stage)
     actions = []
+    # EXERCISE 2.1 begin
     for i in range(num_micro_batches):
         actions += _forward(num_stages, stage, i)
     for i in range(num_micro_batches):
         actions += _backward(num_stages, stage, i)
+    # EXERCISE 2.1 end
     return actions
 
 
@@ -98,8 +100,9 @@ def naive(num_stages, num_micro_batches, stage):
 def one_f_one_b(num_stages, num_micro_batches, stage):
     """Warm-up min(K-k-1, M) forwards, then forward/backward pairs, then the backwards left."""
     _check(num_stages, num_micro_batches, stage)
-    warmup = min(num_stages - stage - 1, num_micro_batches)
     actions = []
+    # EXERCISE 2.2 begin
+    warmup = min(num_stages - stage - 1, num_micro_batches)
     for i in range(warmup):
         actions += _forward(num_stages, stage, i)
     for i in range(num_micro_batches - warmup):
@@ -107,6 +110,7 @@ def one_f_one_b(num_stages, num_micro_batches, stage):
         actions += _backward(num_stages, stage, i)
     for i in range(num_micro_batches - warmup, num_micro_batches):
         actions += _backward(num_stages, stage, i)
+    # EXERCISE 2.2 end
     return actions
 
 

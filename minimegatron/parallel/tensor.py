@@ -58,14 +58,18 @@ class CopyToTP(Function):
         if ctx.group.size == 1:
             return grad_out, None
         with _backward_label(ctx):
+            # EXERCISE 3.1 begin
             return all_reduce(grad_out, ctx.group), None
+            # EXERCISE 3.1 end
 
 
 class ReduceFromTP(Function):
     """forward: all-reduce over tp | backward: identity   (Megatron's g)"""
     @staticmethod
     def forward(ctx, x, group):
+        # EXERCISE 3.2 begin
         return x if group.size == 1 else all_reduce(x, group)
+        # EXERCISE 3.2 end
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -158,8 +162,10 @@ class ColumnParallelLinear(Module):
                                   master_weight, master_bias, seed, dtype)
         self.in_features, self.out_features = in_features, out_features
         self.tp_group, self.gather_output = tp_group, gather_output
+        # EXERCISE 3.3 begin
         width = out_features // tp_group.size
         cols = slice(tp_group.rank * width, (tp_group.rank + 1) * width)
+        # EXERCISE 3.3 end
         self.weight = Parameter(weight[:, cols].copy())                   # (in, out/tp)
         self.weight.tp_axis = 1
         self.bias = Parameter(b[cols].copy()) if b is not None else None  # (out/tp,)
@@ -192,8 +198,10 @@ class RowParallelLinear(Module):
                                   master_weight, master_bias, seed, dtype)
         self.in_features, self.out_features = in_features, out_features
         self.tp_group, self.input_is_parallel = tp_group, input_is_parallel
+        # EXERCISE 3.4 begin
         height = in_features // tp_group.size
         rows = slice(tp_group.rank * height, (tp_group.rank + 1) * height)
+        # EXERCISE 3.4 end
         self.weight = Parameter(weight[rows, :].copy())                   # (in/tp, out)
         self.weight.tp_axis = 0
         self.bias = Parameter(b.copy()) if b is not None else None        # (out,) replicated
@@ -204,7 +212,9 @@ class RowParallelLinear(Module):
     def forward(self, x):
         if not self.input_is_parallel:
             x = scatter_to_tp(x, self.tp_group)          # (..., in/tp) = X_i
+        # EXERCISE 3.5 begin
         partial = x @ self.weight                        # (..., out) = X_i A_i
         self.last_partial = partial.data
         y = reduce_from_tp(partial, self.tp_group)       # g: sum_i X_i A_i
+        # EXERCISE 3.5 end
         return y + self.bias if self.bias is not None else y

@@ -217,10 +217,12 @@ class ZeroOptimizer:
                     p.grad = g
                 self.grad_shard = flat.own(averaged)
             else:
+                # EXERCISE 5.1 begin
                 self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,
                                                       op="mean")                   # (P_pad/N,)
                 for p in flat.params:
                     p.grad = None
+                # EXERCISE 5.1 end
 
     def step(self):
         """Update this rank's slice with the optimizer's rule; stages 1-2 all-gather W."""
@@ -236,10 +238,12 @@ class ZeroOptimizer:
             return
         self.reduce_gradients()
         flat = self.flats[0]
+        # EXERCISE 5.2 begin
         with no_grad(), trace.span("optimizer"):
             self.optimizer.update(self.shard, self.grad_shard, flat.state, self.step_count)
         with trace.label(f"zero{self.stage}.weights"):
             full = comm.all_gather(self.shard, self.group)      # (P_pad,)
+        # EXERCISE 5.2 end
         flat.write_weights(full)
         self.shard, self.grad_shard = flat.own(full), None       # the slice of dW is spent
 

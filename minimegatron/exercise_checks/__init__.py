@@ -1,0 +1,115 @@
+"""The exercises: id, title, the one-line hint a student copy raises, and the source note.
+
+Each exercise is a block fenced by ``# EXERCISE <id> begin`` / ``end`` in the
+reference code (see ``minimegatron.exercises``). Its check is the function
+``CHECKS[id]`` of the module named here (``autodiff``, ``schedules``, ...),
+which the grader runs in a fresh process against a student copy: on ``nprocs``
+MPI ranks under mpiexec when nprocs > 1, else in a plain subprocess. A check
+returns a short text on success and raises AssertionError with an actionable
+message (rank, value, expected against got) on failure.
+
+This module is plain data: importing it imports nothing of the package, so the
+grader can list exercises without touching the copy under test. ``note`` quotes
+the line of the source notes (SEEDS, in English) that the exercise is about.
+"""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    title: str
+    module: str         # minimegatron.exercise_checks.<module> holds CHECKS[id]
+    nprocs: int         # 1: plain subprocess; > 1: that many MPI ranks
+    hint: str           # what the student copy's NotImplementedError says
+    note: str           # the idea, quoted from the source notes
+
+
+F_AND_G = ("Operators f and g are conjugate: f is identity in forward and all-reduce in "
+           "backward; g is all-reduce in forward and identity in backward.")
+
+EXERCISES = [
+    Exercise("1.1", "MatMul backward", "autodiff", 1,
+             "dL/dX = dL/dZ @ A^T and dL/dA = X^T @ dL/dZ (A^T: swap the last two axes), "
+             "each unbroadcast to its input's shape",
+             "Z = X @ A    dL/dX = dL/dZ @ A^T, dL/dA = X^T @ dL/dZ  (batched, broadcast)"),
+    Exercise("1.2", "Exp backward", "autodiff", 1,
+             "z = e^x, so dz/dx = z: multiply grad_out by the saved output ctx.saved[0]",
+             "z = e^x    dz/dx = z"),
+    Exercise("1.3", "Tanh backward", "autodiff", 1,
+             "dz/dx = 1 - z^2, where z = tanh(x) is the saved output ctx.saved[0]",
+             "z = tanh x    dz/dx = 1 - z^2"),
+    Exercise("1.4", "Max backward (ties share the gradient)", "autodiff", 1,
+             "ctx.saved[0] is 1/k at each of the k maxima, 0 elsewhere: multiply it by "
+             "grad_out given back the reduced axes (_expand_reduced(grad_out, *ctx.args))",
+             "z = max_i x_i    dz/dx_i = 1/k where x_i is one of k tied maxima, else 0"),
+    Exercise("1.5", "unbroadcast (the backward of broadcasting)", "autodiff", 1,
+             "sum grad over the leading axes that shape lacks, then (keepdims=True) over "
+             "every axis where shape has size 1 but grad does not",
+             "Broadcasting follows NumPy everywhere; its backward is unbroadcast: sum the "
+             "gradient over every axis that was stretched, so dL/dx always has x's shape."),
+    Exercise("1.6", "Sum backward", "autodiff", 1,
+             "dz/dx_i = 1: give grad_out back the reduced axes and broadcast it to x's "
+             "shape (_expand_reduced(grad_out, *ctx.args))",
+             "z = sum_i x_i    dz/dx_i = 1"),
+    Exercise("2.1", "GPipe schedule", "schedules", 1,
+             "all M forwards (_forward) for micro-batches 0..M-1, then all M backwards "
+             "(_backward) in the same order",
+             "GPipe splits the mini-batch into micro-batches and pipelines them so several "
+             "stages work at once. Bubble fraction with K stages and M micro-batches: "
+             "(K-1)/(M+K-1) of the schedule."),
+    Exercise("2.2", "1F1B schedule", "schedules", 1,
+             "warm up with min(K-k-1, M) forwards, then one forward and one backward per "
+             "step, then the backwards that are left",
+             "1F1B keeps at most min(M, K - k) micro-batches of activations in flight on "
+             "stage k; GPipe keeps M."),
+    Exercise("3.1", "f: identity forward, all-reduce backward", "tensor_parallel", 2,
+             "f's backward: every rank's dL/dX is the SUM of grad_out over the ranks of "
+             "ctx.group (one collective); return it and None for the group argument",
+             F_AND_G),
+    Exercise("3.2", "g: all-reduce forward, identity backward", "tensor_parallel", 2,
+             "g's forward: every rank gets the SUM of x over the ranks of group (one "
+             "collective; nothing to do when group.size == 1)", F_AND_G),
+    Exercise("3.3", "column split of A (ColumnParallelLinear)", "tensor_parallel", 2,
+             "rank r keeps columns r*w .. (r+1)*w of the (in, out) weight and of the bias, "
+             "w = out_features / tp: set width and the slice cols",
+             "Column-wise split of A (input X is broadcast to both workers; outputs are "
+             "all-gathered / concatenated): A1 = [10, 11, 12, 13]^T -> Y1 = X.A1 = "
+             "[74, 258]^T; A2 = [14, 15, 16, 17]^T -> Y2 = X.A2 = [98, 346]^T"),
+    Exercise("3.4", "row split of A (RowParallelLinear)", "tensor_parallel", 2,
+             "rank r keeps rows r*h .. (r+1)*h of the (in, out) weight, h = in_features / "
+             "tp: set height and the slice rows",
+             "Row-wise split of A (X is scattered by columns; partial outputs are summed "
+             "with all-reduce): X1 = [[0, 1], [4, 5]], A1 = [[10, 14], [11, 15]] -> "
+             "Y1 = [[11, 15], [95, 131]]"),
+    Exercise("3.5", "row-parallel forward: partial products, then g", "tensor_parallel", 2,
+             "partial = X_i A_i (keep its .data in self.last_partial), then y = g(partial): "
+             "reduce_from_tp(partial, self.tp_group)",
+             "Row-wise split of A (X is scattered by columns; partial outputs are summed "
+             "with all-reduce) ... Y1 + Y2 = Y"),
+    Exercise("4.1", "DDP: all-reduce the gradients", "data_parallel", 2,
+             "start ONE nonblocking all-reduce (op mean) of the bucket's gradients, "
+             "flattened into one buffer, and keep its handle in bucket.handle",
+             "DistributedDataParallel: one process per worker. forward -> backward -> "
+             "(all-reduce grads) -> update. No rank is special."),
+    Exercise("5.1", "ZeRO stage 2: reduce-scatter the gradients", "data_parallel", 2,
+             "each rank keeps only its slice of the MEAN gradient: reduce-scatter (op mean) "
+             "the flat gradients into self.grad_shard, then free every p.grad",
+             "ZeRO (optimizer-state, gradient and parameter partitioning) is named as the "
+             "memory fix for data parallelism. / Ring all-reduce sends 2(N-1)/N of the "
+             "buffer per rank; reduce-scatter and all-gather each (N-1)/N."),
+    Exercise("5.2", "ZeRO: update your shard, all-gather the weights", "data_parallel", 2,
+             "apply self.optimizer.update to this rank's slice only (self.shard, "
+             "self.grad_shard, flat.state, self.step_count) under no_grad(), then "
+             "all-gather the slices into the full flat weights: full",
+             "ZeRO memory per device with mixed-precision Adam (K = 12): baseline 16*P "
+             "bytes; stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N."),
+]
+
+
+def by_id(ex_id):
+    """The Exercise with this id; KeyError naming the known ids otherwise."""
+    for ex in EXERCISES:
+        if ex.id == ex_id:
+            return ex
+    raise KeyError(f"no exercise {ex_id!r}; known: {', '.join(e.id for e in EXERCISES)}")

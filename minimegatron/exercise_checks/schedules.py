@@ -1,0 +1,72 @@
+"""Checks for exercises 2.x: pipeline schedules, checked as data (no MPI).
+
+For every K stages in 1..6 and M micro-batches in 1..8, the action lists of all
+stages must satisfy the invariants tests/test_schedules.py asserts: each stage
+runs M forwards and M backwards, every send has its matching receive and the
+lists run to the end (``simulate`` raises otherwise), the simulated bubble is
+GPipe's (K-1)/(M+K-1), and the activations held at once on stage k are M for
+GPipe and min(M, K-k) for 1F1B (``peak_in_flight``).
+"""
+from fractions import Fraction
+
+from minimegatron.exercise_checks.common import CheckFailed, expect_equal
+from minimegatron.parallel.schedules import (bubble_formula, gpipe, one_f_one_b,
+                                             peak_in_flight, simulate)
+
+GRID = [(k, m) for k in range(1, 7) for m in range(1, 9)]
+
+
+def _text(actions):
+    return " ".join(str(a) for a in actions)
+
+
+def _micro_batches(actions, op):
+    return [a.micro_batch for a in actions if a.op == op]
+
+
+def _check_stage(name, actions, num_stages, num_micro_batches, stage):
+    where = f"{name}(K={num_stages}, M={num_micro_batches}) stage {stage}"
+    everything = list(range(num_micro_batches))
+    expect_equal(f"{where}: forward micro-batches, in order",
+                 _micro_batches(actions, "forward"), everything)
+    expect_equal(f"{where}: backward micro-batches, in order",
+                 _micro_batches(actions, "backward"), everything)
+    for i in everything:
+        if actions.index(_find(actions, "backward", i)) < actions.index(
+                _find(actions, "forward", i)):
+            raise CheckFailed(f"{where}: backward {i} comes before forward {i}:\n  "
+                              f"{_text(actions)}")
+
+
+def _find(actions, op, i):
+    return next(a for a in actions if a.op == op and a.micro_batch == i)
+
+
+def _check_schedule(name, schedule, held):
+    for num_stages, num_micro_batches in GRID:
+        programs = [schedule(num_stages, num_micro_batches, s) for s in range(num_stages)]
+        for stage, actions in enumerate(programs):
+            _check_stage(name, actions, num_stages, num_micro_batches, stage)
+            expect_equal(f"{name}(K={num_stages}, M={num_micro_batches}) stage {stage}: "
+                         f"most activations held at once (actions: {_text(actions)})",
+                         peak_in_flight(actions), held(num_stages, num_micro_batches, stage))
+        try:
+            sim = simulate(schedule, num_stages, num_micro_batches, Fraction(1), Fraction(1))
+        except RuntimeError as err:
+            raise CheckFailed(f"{name}(K={num_stages}, M={num_micro_batches}): {err}") from None
+        expect_equal(f"{name}(K={num_stages}, M={num_micro_batches}): simulated bubble "
+                     f"fraction (K-1)/(M+K-1)", sim.bubble_fraction,
+                     bubble_formula(num_stages, num_micro_batches))
+    return (f"{len(GRID)} (K, M) pairs: invariants hold, bubble = (K-1)/(M+K-1); "
+            f"e.g. K=2, M=3 stage 0: {_text(schedule(2, 3, 0))}")
+
+
+def check_gpipe():
+    return _check_schedule("gpipe", gpipe, lambda k, m, s: m)
+
+
+def check_one_f_one_b():
+    return _check_schedule("one_f_one_b", one_f_one_b, lambda k, m, s: min(m, k - s))
+
+
+CHECKS = {"2.1": check_gpipe, "2.2": check_one_f_one_b}

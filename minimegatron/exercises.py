@@ -1,0 +1,254 @@
+"""``minimegatron exercises make DIR``: a classroom copy with the key lines blanked out.
+
+The idea. The reference code itself carries the exercises: a block a student
+should write is fenced by two marker comments inside a function body,
+
+    # EXERCISE <group>.<n> begin
+    ...solution lines...
+    # EXERCISE <group>.<n> end
+
+``make DIR`` copies the package (and ``tutorials/``, ``exercises/``) into DIR
+and replaces every fenced block by one line at the block's indentation,
+
+    raise NotImplementedError("Exercise 1.1: <hint>")
+
+keeping the markers so the student sees where to write. The module still
+imports (the raise sits inside a function body); only calling the function
+raises, and the grader reports that as "not done yet". Ids are
+``<group>.<n>``: 1 autodiff, 2 pipeline schedules, 3 tensor parallel, 4 data
+parallel, 5 ZeRO; their titles, hints and checks live in
+``minimegatron.exercise_checks``.
+
+    minimegatron exercises list                 the exercises and where they are
+    minimegatron exercises make DIR             write the student copy into DIR
+    minimegatron exercises solve DIR 1.1 [..]   put the reference block back (teachers)
+    minimegatron grade [EXERCISE] --path DIR    check a copy (see grader.py)
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+
+from minimegatron.exercise_checks import EXERCISES, by_id
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(PACKAGE_DIR)
+EXTRA_DIRS = ("tutorials", "exercises")     # copied next to the package when present
+MARKER = re.compile(r"^(?P<indent>[ \t]*)# EXERCISE (?P<id>\d+\.\d+) (?P<end>begin|end)\s*$")
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache")
+
+
+@dataclass
+class Block:
+    """One fenced block: lines[begin] and lines[end] are the markers of ``path``."""
+    id: str
+    path: str           # relative to the package directory, e.g. "ops.py"
+    begin: int
+    end: int
+    indent: str
+    body: list          # the lines strictly between the markers (with their newlines)
+
+
+def parse_blocks(text, path="<text>"):
+    """The blocks of one source text, in order; ValueError on unmatched or nested markers."""
+    blocks, open_block = [], None
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        match = MARKER.match(line)
+        if not match:
+            continue
+        where = f"{path}:{number + 1}"
+        if match["end"] == "begin":
+            if open_block:
+                raise ValueError(f"{where}: EXERCISE {match['id']} begins inside "
+                                 f"EXERCISE {open_block[0]}")
+            if not match["indent"]:
+                raise ValueError(f"{where}: EXERCISE {match['id']} must sit inside a "
+                                 "function body (indented), so the module still imports")
+            open_block = (match["id"], number, match["indent"])
+        else:
+            if not open_block or open_block[0] != match["id"]:
+                raise ValueError(f"{where}: EXERCISE {match['id']} end without its begin")
+            ex_id, begin, indent = open_block
+            blocks.append(Block(ex_id, path, begin, number, indent, lines[begin + 1:number]))
+            open_block = None
+    if open_block:
+        raise ValueError(f"{path}:{open_block[1] + 1}: EXERCISE {open_block[0]} never ends")
+    return blocks
+
+
+def find_blocks(package_dir=PACKAGE_DIR):
+    """{exercise id: Block} over every .py file of a package directory."""
+    found = {}
+    for root, dirs, files in os.walk(package_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, package_dir)
+            with open(full, encoding="utf-8") as f:
+                text = f.read()
+            for block in parse_blocks(text, rel):
+                if block.id in found:
+                    raise ValueError(f"EXERCISE {block.id} is marked twice: "
+                                     f"{found[block.id].path} and {rel}")
+                found[block.id] = block
+    return found
+
+
+def blank_line(ex_id, indent):
+    """The line a student copy has instead of the solution."""
+    message = f"Exercise {ex_id}: {by_id(ex_id).hint}"
+    return f"{indent}raise NotImplementedError({json.dumps(message)})\n"
+
+
+def is_blank(block):
+    """True if the block is still the student copy's raise (nothing written yet)."""
+    code = [line.strip() for line in block.body if line.strip()]
+    return code == [blank_line(block.id, "").strip()]
+
+
+def replace_bodies(text, path, bodies):
+    """text with the body of each block whose id is in ``bodies`` ({id: lines}) replaced."""
+    lines = text.splitlines(keepends=True)
+    for block in reversed(parse_blocks(text, path)):
+        if block.id in bodies:
+            lines[block.begin + 1:block.end] = bodies[block.id]
+    return "".join(lines)
+
+
+def blank_text(text, path="<text>"):
+    """The student version of one source text: every block's body is the raise line."""
+    return replace_bodies(text, path, {b.id: [blank_line(b.id, b.indent)]
+                                       for b in parse_blocks(text, path)})
+
+
+def leaked_lines(student_text, reference_text, path="<text>"):
+    """Solution lines found in a student text that occur nowhere else in the reference.
+
+    A line that also appears outside every block (``return grad_out, None``)
+    gives nothing away and is not counted.
+    """
+    lines = reference_text.splitlines()
+    inside = set()
+    for block in parse_blocks(reference_text, path):
+        inside.update(range(block.begin + 1, block.end))
+    outside = {lines[i].strip() for i in range(len(lines)) if i not in inside}
+    student = {line.strip() for line in student_text.splitlines()}
+    solution = {lines[i].strip() for i in inside} - outside - {""}
+    return sorted(line for line in solution & student if not line.startswith("#"))
+
+
+def _blank_package(dest_pkg):
+    """Blank every marked block under dest_pkg; refuse if a solution line survives."""
+    for root, _, files in os.walk(dest_pkg):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            full = os.path.join(root, name)
+            with open(full, encoding="utf-8") as f:
+                text = f.read()
+            if "# EXERCISE" not in text:
+                continue
+            student = blank_text(text, os.path.relpath(full, dest_pkg))
+            leaks = leaked_lines(student, text)
+            if leaks:
+                raise RuntimeError(f"{full}: solution lines left in the student copy: {leaks}")
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(student)
+
+
+def make(dest, source_root=REPO_ROOT):
+    """Write the student copy into dest/minimegatron (+ tutorials/, exercises/); list of paths."""
+    source_pkg = os.path.join(source_root, "minimegatron")
+    blocks = find_blocks(source_pkg)
+    blank = sorted(ex_id for ex_id, block in blocks.items() if is_blank(block))
+    if blank:
+        raise ValueError(f"{source_pkg} is itself a student copy (exercises {', '.join(blank)}"
+                         " are blank); make the copy from the reference package")
+    target = os.path.join(dest, "minimegatron")
+    if os.path.exists(target):
+        raise FileExistsError(f"{target} already exists; choose an empty directory")
+    os.makedirs(dest, exist_ok=True)
+    shutil.copytree(source_pkg, target, ignore=IGNORE)
+    _blank_package(target)
+    written = [target]
+    for extra in EXTRA_DIRS:
+        src = os.path.join(source_root, extra)
+        if os.path.isdir(src):
+            shutil.copytree(src, os.path.join(dest, extra), ignore=IGNORE, dirs_exist_ok=True)
+            written.append(os.path.join(dest, extra))
+    return written
+
+
+def solve(dest, ex_ids, source_pkg=PACKAGE_DIR):
+    """Put the reference body of each exercise back into the copy at dest (a teacher's key)."""
+    reference = find_blocks(source_pkg)
+    for ex_id in ex_ids:
+        if ex_id not in reference:
+            raise ValueError(f"no exercise {ex_id} in {source_pkg}; "
+                             f"known: {', '.join(sorted(reference))}")
+        block = reference[ex_id]
+        if is_blank(block):
+            raise ValueError(f"{source_pkg} is a student copy: it has no solution to {ex_id}")
+        path = os.path.join(dest, "minimegatron", block.path)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if ex_id not in {b.id for b in parse_blocks(text, path)}:
+            raise ValueError(f"{path}: the markers of EXERCISE {ex_id} are missing")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(replace_bodies(text, path, {ex_id: block.body}))
+
+
+def select(spec, known):
+    """Ids matching "all", a group "3", an id "3.2" or a list "1.3,3"; ValueError if none."""
+    if spec in (None, "all"):
+        return list(known)
+    parts = spec.split(",")
+    chosen = [ex_id for ex_id in known if ex_id in parts or ex_id.split(".")[0] in parts]
+    if not chosen:
+        raise ValueError(f"no exercise {spec!r}; known: {', '.join(known)} (or a group "
+                         "number such as 3, or all)")
+    return chosen
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="minimegatron exercises",
+                                     description="classroom copies with blanked blocks")
+    sub = parser.add_subparsers(dest="action", required=True)
+    sub.add_parser("list", help="the exercises and the file each one is in")
+    make_parser = sub.add_parser("make", help="write a student copy into DIR")
+    make_parser.add_argument("dir")
+    solve_parser = sub.add_parser("solve", help="put reference solutions back into a copy")
+    solve_parser.add_argument("dir")
+    solve_parser.add_argument("exercise", nargs="+", help="ids, groups, or all")
+    opts = parser.parse_args(argv)
+    if opts.action == "list":
+        blocks = find_blocks()
+        for ex in EXERCISES:
+            where = (f"minimegatron/{blocks[ex.id].path}:{blocks[ex.id].begin + 1}"
+                     if ex.id in blocks else "(not marked in this package)")
+            print(f"{ex.id:<5} {ex.title:<48} {where}")
+        return 0
+    try:
+        if opts.action == "make":
+            for path in make(opts.dir):
+                print(f"wrote {path}")
+            print(f"next: minimegatron grade --path {opts.dir}   (every exercise fails at first)")
+        else:
+            known = list(find_blocks())
+            ids = [i for spec in opts.exercise for i in select(spec, known)]
+            solve(opts.dir, ids)
+            print(f"solved {', '.join(ids)} in {opts.dir}")
+    except (ValueError, FileExistsError) as err:
+        print(f"minimegatron exercises: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
