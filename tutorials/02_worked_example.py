@@ -13,43 +13,14 @@ Column split (ColumnParallelLinear): rank i holds column A_i, sees all of X
 Row split (RowParallelLinear): rank i holds rows A_i, gets the columns X_i of X
 (scatter), computes the partial product X_i A_i, and g (all-reduce) sums them.
 Every number printed comes out of the real layers (``last_partial`` is the
-local product the layer's forward computed). Then L = sum(Y) is differentiated:
+local product the layer's forward computed; the computation is in
+minimegatron/checks/worked_example.py). Then L = sum(Y) is differentiated:
 dL/dX = ones(2, 2) A^T and dL/dA = X^T ones(2, 2), which each rank holds its shard of.
 """
 import numpy as np
 
 from minimegatron import comm
-from minimegatron.backend import asarray, to_numpy
-from minimegatron.parallel.tensor import ColumnParallelLinear, RowParallelLinear, scatter_to_tp
-from minimegatron.tensor import Tensor
-
-X = [[0, 1, 2, 3], [4, 5, 6, 7]]
-A = [[10, 14], [11, 15], [12, 16], [13, 17]]
-
-
-def worked_example(group):
-    """This rank's arrays of both splits (numpy, float64): shards, inputs, partials, grads."""
-    if group.size != 2:
-        raise ValueError(f"the worked example splits A over 2 ranks; run it with -n 2, "
-                         f"not -n {group.size}")
-    a = asarray(np.array(A, dtype=np.float64))
-    out = {}
-
-    x = Tensor(asarray(np.array(X, dtype=np.float64)), requires_grad=True)
-    column = ColumnParallelLinear(4, 2, group, bias=False, gather_output=True, master_weight=a)
-    y = column(x)                                       # f, X A_i, all-gather: (2, 2)
-    y.sum().backward()
-    out["column"] = {"A_i": column.weight.data, "X_i": x.data, "Y_i": column.last_partial,
-                     "Y": y.data, "dX": x.grad, "dA_i": column.weight.grad}
-
-    x = Tensor(asarray(np.array(X, dtype=np.float64)), requires_grad=True)
-    row = RowParallelLinear(4, 2, group, bias=False, input_is_parallel=True, master_weight=a)
-    x_i = scatter_to_tp(x, group)                       # (2, 2): columns 2i, 2i+1 of X
-    y = row(x_i)                                        # X_i A_i, then g (all-reduce)
-    y.sum().backward()
-    out["row"] = {"A_i": row.weight.data, "X_i": x_i.data, "Y_i": row.last_partial,
-                  "Y": y.data, "dX": x.grad, "dA_i": row.weight.grad}
-    return {split: {k: to_numpy(v) for k, v in arrays.items()} for split, arrays in out.items()}
+from minimegatron.checks.worked_example import A, X, worked_example
 
 
 def show(a):

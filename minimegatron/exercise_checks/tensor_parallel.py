@@ -11,13 +11,11 @@ import numpy as np
 
 from minimegatron.backend import asarray
 from minimegatron.checks.tensor import check_linears, check_mappings
+from minimegatron.checks.worked_example import worked_column, worked_row
 from minimegatron.exercise_checks.common import CheckFailed, expect_close
-from minimegatron.parallel.tensor import (ColumnParallelLinear, RowParallelLinear, copy_to_tp,
-                                          reduce_from_tp, scatter_to_tp)
+from minimegatron.parallel.tensor import copy_to_tp, reduce_from_tp
 from minimegatron.tensor import Tensor
 
-X = [[0, 1, 2, 3], [4, 5, 6, 7]]
-A = [[10, 14], [11, 15], [12, 16], [13, 17]]
 Y = [[74, 98], [258, 346]]
 DX = [[24, 26, 28, 30], [24, 26, 28, 30]]       # dL/dX for L = sum(Y): ones(2, 2) A^T
 COLUMN = [{"A_i": [[10], [11], [12], [13]], "Y_i": [[74], [258]], "dA_i": [[4], [6], [8], [10]]},
@@ -30,33 +28,6 @@ TOL = 1e-12
 def _need_two(group):
     if group.size != 2:
         raise CheckFailed(f"the tensor-parallel exercises run on 2 ranks, got {group.size}")
-
-
-def _x():
-    return Tensor(asarray(np.array(X, dtype=np.float64)), requires_grad=True)
-
-
-def worked_column(group):
-    """This rank's column split of the worked example: A_i, Y_i, Y, dX, dA_i (L = sum Y)."""
-    column = ColumnParallelLinear(4, 2, group, bias=False, gather_output=True,
-                                  master_weight=asarray(np.array(A, dtype=np.float64)))
-    x = _x()
-    y = column(x)                                   # f, X A_i, all-gather: (2, 2)
-    y.sum().backward()
-    return {"A_i": column.weight.data, "Y_i": column.last_partial, "Y": y.data, "dX": x.grad,
-            "dA_i": column.weight.grad}
-
-
-def worked_row(group):
-    """This rank's row split of the worked example: A_i, X_i, Y_i (partial), Y, dX."""
-    row = RowParallelLinear(4, 2, group, bias=False, input_is_parallel=True,
-                            master_weight=asarray(np.array(A, dtype=np.float64)))
-    x = _x()
-    x_i = scatter_to_tp(x, group)                   # (2, 2): columns 2i, 2i+1 of X
-    y = row(x_i)                                    # X_i A_i, then g: (2, 2)
-    y.sum().backward()
-    return {"A_i": row.weight.data, "X_i": x_i.data, "Y_i": row.last_partial, "Y": y.data,
-            "dX": x.grad}
 
 
 def _expect_worked(split, got, want, rank):

@@ -3,7 +3,7 @@ import numpy as np
 
 from minimegatron import backend, comm
 from minimegatron.backend import to_numpy, xp
-from tp_checks import worked_example
+from minimegatron.checks.worked_example import worked_example
 
 
 def cupy_checks():

@@ -3,8 +3,6 @@
 ``check_all()`` returns one dict of measurements per rank; tests/test_tensor_parallel.py
 asserts each value. The tp group is the whole world (tp = the number of ranks).
 """
-import importlib.util
-import os
 
 import numpy as np
 
@@ -12,6 +10,7 @@ from minimegatron import comm, nn, trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks import tensor as checks
 from minimegatron.checks.common import batch
+from minimegatron.checks.worked_example import worked_example as checks_worked_example
 from minimegatron.functional import cross_entropy
 from minimegatron.gradcheck import gradcheck
 from minimegatron.parallel import shards
@@ -21,17 +20,12 @@ from minimegatron.parallel.tensor_layers import (ParallelGPT, ParallelMLP,
                                                  vocab_parallel_cross_entropy)
 from minimegatron.tensor import Tensor
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GPT_CONFIG = nn.GPTConfig(vocab_size=24, seq_len=8, n_layer=2, n_head=8, d_model=32, seed=0)
 PADDED_CONFIG = nn.GPTConfig(vocab_size=19, seq_len=8, n_layer=1, n_head=8, d_model=16, seed=1)
 
 
 def worked_example(group):
-    path = os.path.join(REPO, "tutorials", "02_worked_example.py")
-    spec = importlib.util.spec_from_file_location("worked_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    result = module.worked_example(group)
+    result = checks_worked_example(group)
     return {s: {k: v.tolist() for k, v in arrays.items()} for s, arrays in result.items()}
 
 
