@@ -13,7 +13,7 @@ def cupy_checks():
     expected = np.arange(6.0) * sum(r + 1 for r in range(world.size))
     out = worked_example(world)
     from minimegatron import verify
-    rows = verify.run_rows(schemes=["ddp", "tensor"], dtype="float64", steps=2)
+    rows = verify.run_rows(schemes=["ddp", "tp"], dtype="float64", steps=2)
     return {
         "backend": backend.backend_name(),
         "all_reduce_ok": bool(np.allclose(to_numpy(total), expected)),
