@@ -52,6 +52,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.backend import use_backend
+from minimegatron.parallel.grid import factorisations
 
 TOLERANCE = {"float64": 1e-9, "float32": 1e-4}
 ABORT_AFTER_S = 60.0      # a rank that raised waits this long for the others to report
@@ -85,10 +86,8 @@ def grids(scheme, world_size):
         return [(1, 1, d, 1) for d in divisors(world_size)]
     if scheme in PIPE_M:
         return [(1, d, 1, PIPE_M[scheme]) for d in divisors(world_size)]
-    return [(dp, pp, world_size // (dp * pp), 2) for dp in range(1, world_size + 1)
-            for pp in range(1, world_size // dp + 1)
-            if world_size % (dp * pp) == 0 and
-            sum(x > 1 for x in (dp, pp, world_size // (dp * pp))) >= 2]
+    return [(dp, pp, tp, 2) for dp, pp, tp in factorisations(world_size)
+            if sum(x > 1 for x in (dp, pp, tp)) >= 2]
 
 
 def _with_dtype(config, dtype):

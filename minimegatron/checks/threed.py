@@ -23,7 +23,7 @@ from minimegatron import comm, trace
 from minimegatron.checks.common import VERIFY_CONFIG, batch, max_abs_diff, serial_reference
 from minimegatron.nn import GPTConfig
 from minimegatron.parallel.data import flatten
-from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.parallel.grid import ProcessGrid, factorisations
 from minimegatron.parallel.shards import shard_of
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tools.memory import rank_report
@@ -34,11 +34,6 @@ DEMO_CONFIG = GPTConfig(vocab_size=24, seq_len=8, n_layer=4, n_head=4, d_model=3
 
 
 
-def factorisations(world_size):
-    """Every (dp, pp, tp) with dp * pp * tp = world_size, tp fastest-varying last."""
-    return [(dp, pp, world_size // (dp * pp)) for dp in range(1, world_size + 1)
-            if world_size % dp == 0 for pp in range(1, world_size // dp + 1)
-            if (world_size // dp) % pp == 0]
 
 
 def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,

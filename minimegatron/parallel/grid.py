@@ -60,6 +60,13 @@ def grid_layout(world_size, dp, pp, tp):
     }
 
 
+def factorisations(world_size):
+    """Every (dp, pp, tp) with dp * pp * tp = world_size, tp fastest-varying last."""
+    return [(dp, pp, world_size // (dp * pp)) for dp in range(1, world_size + 1)
+            if world_size % dp == 0 for pp in range(1, world_size // dp + 1)
+            if (world_size // dp) % pp == 0]
+
+
 def group_indices(rank, dp, pp, tp):
     """Index of the tp, dp and pp group that ``rank`` belongs to (as in grid_layout)."""
     d, p, t = grid_coordinates(rank, dp, tp)

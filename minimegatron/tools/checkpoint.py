@@ -51,6 +51,7 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.optim import Optimizer
+from minimegatron.parallel.data import unflatten
 from minimegatron.parallel.shards import shard_of, unshard
 
 FORMAT, VERSION = "minimegatron-checkpoint", 1
@@ -105,15 +106,6 @@ def _flat(arrays, dtype):
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
-def _unflat(flat, shapes):
-    out, start = [], 0
-    for shape in shapes:
-        size = int(np.prod(shape))
-        out.append(flat[start:start + size].reshape(shape))
-        start += size
-    return out
-
-
 def _dropouts(model):
     """[(module name, module)] of every replicated dropout stream (a trainer: its .stage)."""
     model = model if hasattr(model, "named_modules") else getattr(model, "stage", None)
@@ -146,7 +138,7 @@ def _gather_full(model, optimizer, grid, config, keys):
     shards = comm.gather(flat, grid.tp, root=0, sizes=sizes)          # (sum of tp shards,)
     if grid.tp_rank != 0:
         return None
-    pieces = [_unflat(chunk, shapes) for chunk in np.split(shards, np.cumsum(sizes)[:-1])]
+    pieces = [unflatten(chunk, shapes) for chunk in np.split(shards, np.cumsum(sizes)[:-1])]
     full, width = {}, 1 + len(keys)
     for i, (name, _) in enumerate(named):
         for j, key in enumerate(["param"] + keys):
@@ -162,7 +154,7 @@ def _gather_full(model, optimizer, grid, config, keys):
         return None
     result = {}
     for chunk, stage_meta in zip(np.split(stages, np.cumsum(sizes)[:-1]), meta):
-        for (key, shape), arr in zip(stage_meta, _unflat(chunk, [s for _, s in stage_meta])):
+        for (key, shape), arr in zip(stage_meta, unflatten(chunk, [s for _, s in stage_meta])):
             result[key] = arr
     return result
 
@@ -324,7 +316,7 @@ def load_checkpoint(model, optimizer, path, grid, config=None):
     else:
         flat = np.empty(sum(int(np.prod(s)) for s in shapes), dtype)
         comm.recv(flat, 0, grid.world, tag=7)                # (this rank's elements,)
-    pieces = _unflat(flat, shapes)
+    pieces = unflatten(flat, shapes)
     states = _state_by_name(named, optimizer)
     width = 1 + len(keys)
     for i, (name, p) in enumerate(named):

@@ -15,6 +15,8 @@ import argparse
 import math
 from dataclasses import dataclass
 
+from minimegatron.parallel.shards import padded_vocab
+
 MIXED = "mixed"                                  # fp16 weights/grads + fp32 Adam state
 PRECISIONS = {MIXED: 2, "float32": 4, "float64": 8}  # bytes per element (activations, comm)
 RULE_OF_THUMB_BYTES_PER_PARAM = 20               # 16 B model state + activations/buffers
@@ -55,11 +57,6 @@ def param_count(cfg, tied_head=False):
     h = g.d_model
     head = 0 if tied_head else h * g.vocab
     return g.n_layer * (12 * h * h + 13 * h) + (g.vocab + g.seq_len) * h + 2 * h + head
-
-
-def padded_vocab(V, tp):
-    """Vocabulary rounded up to a multiple of tp, so every rank owns V_pad / tp rows."""
-    return -(-V // tp) * tp
 
 
 def rank_param_count(cfg, pp=1, tp=1, stage=0):
