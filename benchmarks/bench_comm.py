@@ -16,7 +16,7 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from minimegatron import comm, trace
+from minimegatron import comm, comm_check, trace
 
 
 def raw_and_wrapped(g, n):
@@ -62,6 +62,7 @@ def timed(g, fn):
 
 
 def main(argv=None):
+    comm_check.disable()      # benchmarks time the collectives alone (docs/notes_comm.md)
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-mib", type=int, default=16)
     opts = parser.parse_args(argv)

@@ -15,7 +15,7 @@ import statistics
 import time
 
 import minimegatron as mm
-from minimegatron import nn, optim
+from minimegatron import comm_check, nn, optim
 from minimegatron.datasets import repeat_task
 
 
@@ -53,6 +53,7 @@ def gemm_tflops(dtype, n=8192, repeats=10):
 
 
 def main():
+    comm_check.disable()      # benchmarks time the collectives alone (docs/notes_comm.md)
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--peak-tflops", type=float, default=67.0)

@@ -13,7 +13,7 @@ import argparse
 import statistics
 import time
 
-from minimegatron import comm, functional as F, nn, optim, trace
+from minimegatron import comm, comm_check, functional as F, nn, optim, trace
 from minimegatron.backend import xp
 from minimegatron.datasets import repeat_task
 from minimegatron.parallel.data import DataParallel, shard_batch
@@ -76,6 +76,7 @@ def run(scheme, group, steps):
 
 
 def main(steps):
+    comm_check.disable()      # benchmarks time the collectives alone (docs/notes_comm.md)
     group = comm.world()
     comm.print0(f"{group.size} ranks, GPT {nn.GPT(CONFIG).num_parameters():,} parameters, "
                 f"batch {BATCH}, median of {steps} steps")

@@ -18,7 +18,7 @@ import argparse
 import statistics
 import time
 
-from minimegatron import comm, trace
+from minimegatron import comm, comm_check, trace
 from minimegatron.datasets import repeat_task
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.pipeline import PipelineEngine, gather_timeline
@@ -61,6 +61,7 @@ def bench(schedule, micro_batches, group, inputs, targets, steps):
 
 
 def main():
+    comm_check.disable()      # benchmarks time the collectives alone (docs/notes_comm.md)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--micro-batches", type=int, default=8)

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+from minimegatron import comm_check
 from minimegatron.nn import GPTConfig
 
 CONFIG = GPTConfig(vocab_size=64, seq_len=32, n_layer=2, n_head=8, d_model=128, seed=0)
@@ -110,6 +111,7 @@ def calibration(path):
 
 
 def main(argv=None):
+    comm_check.disable()      # benchmarks time the collectives alone (docs/notes_comm.md)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hardware", help="JSON from `minimegatron calibrate` (else measured now)")
     ap.add_argument("--steps", type=int, default=3)

@@ -16,7 +16,7 @@ import argparse
 import statistics
 import time
 
-from minimegatron import comm, nn, trace
+from minimegatron import comm, comm_check, nn, trace
 from minimegatron.checks.common import batch, make_optimizer
 from minimegatron.parallel.tensor_layers import ParallelGPT
 
@@ -40,6 +40,7 @@ def train_steps(model, config, steps, batch_size):
 
 
 def main():
+    comm_check.disable()      # benchmarks time the collectives alone (docs/notes_comm.md)
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--d-model", type=int, default=64)

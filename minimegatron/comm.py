@@ -28,6 +28,11 @@ steals the CPU from the rank that is computing; see docs/notes_comm.md.
 
 CuPy arrays are staged through pinned host memory unless MPI is CUDA-aware
 (``CUDA_AWARE``). Every call is recorded in ``minimegatron.trace``.
+
+Checking mode (``comm_check``, on unless ``MINIMEGATRON_CHECK=0``): before any
+data moves, each collective's ranks agree on its signature (op, shape, dtype,
+root, reduce op, sizes) with one small ``Iallgather``, so a mismatch raises the
+same ``CollectiveMismatch`` on every rank instead of garbage or a deadlock.
 """
 import os
 import sys
@@ -38,7 +43,7 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
-from minimegatron import trace
+from minimegatron import comm_check, trace
 from minimegatron.backend import asarray, get_backend, is_device_array, sync, to_pinned_host
 
 CUDA_AWARE = bool(getattr(MPI, "Query_CUDA_Support", lambda: False)())
@@ -175,6 +180,7 @@ def _op(op, dtype):
 
 def iall_reduce(x, group, op="sum", inplace=False):
     """Start x_0 + ... + x_{N-1} on every rank (``inplace`` writes the result into x)."""
+    comm_check.check(group, "all_reduce", x, reduce_op=op)
     mpi_op, (host, copied) = _op(op, x.dtype), _host(x)
     n, N = x.nbytes, group.size
     if inplace:
@@ -197,6 +203,7 @@ def iall_reduce(x, group, op="sum", inplace=False):
 
 def iall_gather(x, group, axis=0, sizes=None):
     """Start cat(x_0, ..., x_{N-1}) along ``axis`` on every rank."""
+    comm_check.check(group, "all_gather", x, axis=axis, sizes=sizes)
     host, N = _front(x, axis), group.size
     rows = [host.shape[0]] * N if sizes is None else [int(s) for s in sizes]
     out = _empty((sum(rows),) + host.shape[1:], host.dtype, x)
@@ -212,6 +219,7 @@ def iall_gather(x, group, axis=0, sizes=None):
 
 def ireduce_scatter(x, group, axis=0, op="sum"):
     """Start chunk r (along ``axis``) of x_0 + ... + x_{N-1} on rank r."""
+    comm_check.check(group, "reduce_scatter", x, reduce_op=op, axis=axis)
     mpi_op, host, N = _op(op, x.dtype), _front(x, axis), group.size
     rows = chunk_sizes(host.shape[0], N)
     out = _empty((rows[group.rank],) + host.shape[1:], host.dtype, x)
@@ -231,6 +239,7 @@ def ireduce_scatter(x, group, axis=0, op="sum"):
 
 def ibroadcast(x, group, root=0):
     """Start copying the root's x into x on every rank (x is filled in place)."""
+    comm_check.check(group, "broadcast", x, root=root)
     host, copied = _host(x)
     req = group.comm.Ibcast(host, root=root)
 
@@ -243,14 +252,22 @@ def ibroadcast(x, group, root=0):
 
 
 def isend(x, dest, group, tag=0):
-    """Start sending x to group rank ``dest``; ``wait()`` returns None."""
+    """Start sending x to group rank ``dest``; ``wait()`` returns None.
+
+    Checking mode first sends x's signature on another tag (``comm_check``).
+    """
+    signature = comm_check.isend_signature(x, dest, group, tag)   # [] or [(request, buffer)]
     host, _ = _host(x)
     req = group.comm.Isend(host, dest=dest, tag=tag)
-    return Handle("send", group, [req], lambda: None, x.nbytes, x.nbytes, 0, keep=(host,))
+    return Handle("send", group, [r for r, _ in signature] + [req], lambda: None, x.nbytes,
+                  x.nbytes, 0, keep=(host,) + tuple(b for _, b in signature))
 
 
 def irecv(buf, source, group, tag=0):
-    """Start receiving into ``buf`` from group rank ``source``; ``wait()`` returns buf."""
+    """Start receiving into ``buf`` from group rank ``source``; ``wait()`` returns buf.
+
+    Checking mode: ``wait()`` first compares the sender's signature (``comm_check``).
+    """
     host, copied = _host(buf)
     req = group.comm.Irecv(host, source=source, tag=tag)
 
@@ -258,7 +275,8 @@ def irecv(buf, source, group, tag=0):
         if copied:
             buf[...] = _like(host, buf)
         return buf
-    return Handle("recv", group, [req], finish, buf.nbytes, 0, buf.nbytes, keep=(host,))
+    handle = Handle("recv", group, [req], finish, buf.nbytes, 0, buf.nbytes, keep=(host,))
+    return comm_check.CheckedRecv.wrap(handle, buf, source, group, tag)
 
 
 # --- blocking forms: start, then wait (yielding) --------------------------------------------
@@ -289,11 +307,13 @@ def recv(buf, source, group, tag=0):
 
 def barrier(group):
     """Every rank of the group arrives before any leaves (``Ibarrier``, yielding wait)."""
+    comm_check.check(group, "barrier")
     Handle("barrier", group, [group.comm.Ibarrier()], lambda: None, 0, 0, 0).wait()
 
 
 def reduce(x, group, root=0, op="sum"):
     """x_0 + ... + x_{N-1} on the root, None elsewhere."""
+    comm_check.check(group, "reduce", x, root=root, reduce_op=op)
     mpi_op, (host, _), N = _op(op, x.dtype), _host(x), group.size
     is_root = group.rank == root
     out = _empty(host.shape, host.dtype, x) if is_root else None
@@ -318,6 +338,7 @@ def scatter(x, group, root=0, axis=0):
     The root first broadcasts a small int64 header [dtype char, ndim, *shape]
     (``Ibcast``), so the other ranks can size their receive buffers.
     """
+    comm_check.check(group, "scatter", x if group.rank == root else None, root=root, axis=axis)
     is_root, N = group.rank == root, group.size
     header = np.zeros(MAX_DIMS + 2, np.int64)
     if is_root:
@@ -348,6 +369,7 @@ def scatter(x, group, root=0, axis=0):
 
 def gather(x, group, root=0, axis=0, sizes=None):
     """cat(x_0, ..., x_{N-1}) along ``axis`` on the root, None elsewhere."""
+    comm_check.check(group, "gather", x, root=root, axis=axis, sizes=sizes)
     host, N, is_root = _front(x, axis), group.size, group.rank == root
     rows = [host.shape[0]] * N if sizes is None else [int(s) for s in sizes]
     out = _empty((sum(rows),) + host.shape[1:], host.dtype, x) if is_root else None
@@ -395,16 +417,12 @@ def print_ranks(text, group=None):
         sys.stdout.flush()
 
 
-def _abort_hook(kind, value, tb):
-    rank = MPI.COMM_WORLD.Get_rank()
-    text = "".join(traceback.format_exception(kind, value, tb))
-    sys.stderr.write(f"[rank {rank}] uncaught exception, aborting all ranks:\n{text}")
-    sys.stderr.flush()
-    sys.stdout.flush()
-    time.sleep(ABORT_GRACE_S)  # let mpiexec forward this text before it kills every rank
-    MPI.COMM_WORLD.Abort(1)
-
-
 def install_abort_hook():
-    """An uncaught exception on any rank prints its traceback and aborts every rank."""
-    sys.excepthook = _abort_hook
+    """One failing rank ends the whole job and names itself: ``minimegatron.faults``.
+
+    An uncaught exception aborts every rank; the end of the script is an exit
+    barrier (a rank that ends while others still wait ends the job); a
+    watchdog thread reports where this rank waits when the launcher asks.
+    """
+    from minimegatron import faults   # faults imports mpi4py only when installing
+    faults.install()

@@ -16,12 +16,19 @@ from minimegatron.backend import asarray, host_rng, to_numpy
 
 def repeat_task(batch_size, seq_len, vocab_size, period=4, seed=0, step=0):
     """(inputs, targets), both (batch_size, seq_len) int arrays; deterministic per step."""
+    _check_sizes(batch_size, seq_len)
     rng = host_rng(seed, f"repeat_task.{step}")
     pattern = rng.integers(0, vocab_size, size=(batch_size, 1, period))      # (B, 1, P)
     reps = seq_len // period + 1
     tokens = pattern.repeat(reps, axis=1).reshape(batch_size, reps * period)  # (B, reps*P)
     tokens = tokens[:, : seq_len + 1]                                          # (B, T + 1)
     return asarray(tokens[:, :-1]), asarray(tokens[:, 1:])
+
+
+def _check_sizes(batch_size, seq_len):
+    if batch_size < 1 or seq_len < 1:
+        raise ValueError(f"a batch needs batch_size >= 1 and seq_len >= 1, got batch_size="
+                         f"{batch_size}, seq_len={seq_len}")
 
 
 class CharTokenizer:
@@ -51,6 +58,7 @@ def tiny_corpus():
 
 def text_batches(ids, batch_size, seq_len, seed=0, step=0):
     """(inputs, targets) of random windows of ``ids``: (batch_size, seq_len) each."""
+    _check_sizes(batch_size, seq_len)
     rng = host_rng(seed, f"text_batches.{step}")
     ids = to_numpy(ids)
     starts = rng.integers(0, len(ids) - seq_len - 1, size=(batch_size, 1))

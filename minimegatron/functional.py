@@ -10,6 +10,7 @@ Every function here is checked by a float64 central-difference gradcheck.
 import math
 
 from minimegatron.backend import xp, asarray
+from minimegatron.guards import check_targets
 from minimegatron.ops import where
 from minimegatron.tensor import unwrap
 
@@ -41,6 +42,7 @@ def cross_entropy(logits, targets):
     """mean over n of -log softmax(logits_n)[targets_n]; logits (..., V), targets (...)"""
     targets = unwrap(targets)
     vocab = logits.shape[-1]
+    check_targets(targets, vocab)                     # no empty batch; -1 would wrap around
     logp = log_softmax(logits.reshape(-1, vocab), axis=-1)      # (N, V)
     rows = xp.arange(logp.shape[0])
     return -logp[rows, targets.reshape(-1)].mean()

@@ -5,33 +5,64 @@ What it adds to a bare ``mpiexec -n N python script.py``:
 1. the right mpiexec: the one next to ``sys.executable`` (pip's mpich puts it
    there), then the one next to mpi4py's configured compiler, then PATH;
 2. each rank runs ``python -m minimegatron.launcher --child script.py args``,
-   which installs ``comm.install_abort_hook()`` first: an uncaught exception on
-   any rank prints that rank's traceback and aborts every rank (no hang);
-3. a wall-clock ``--timeout``: the whole job (its process group) is killed,
-   with a message and exit code 124;
-4. BLAS threads per rank = max(1, cores // N), set in the environment before
+   which installs ``comm.install_abort_hook()`` first (``minimegatron.faults``):
+   an uncaught exception, a ``sys.exit(code)`` or a normal end while other
+   ranks still wait ends every rank, and says which rank and why;
+3. it owns its job: SIGTERM, SIGHUP or SIGINT sent to the launcher goes to
+   mpiexec, Hydra's proxy and every rank (each runs in its own session) as
+   SIGTERM, then SIGKILL after ``GRACE_S``; exit code 128 + the signal. If the
+   launcher itself is SIGKILLed, mpiexec gets SIGTERM (PR_SET_PDEATHSIG);
+4. a rank that dies without a word (``os._exit``, a signal, a crash) is named:
+   each rank writes its pid to a per-job directory and a pidfd per rank tells
+   which process ended first (mpiexec then kills the others);
+5. a wall-clock ``--timeout``: every rank first reports where it waits
+   (``faults.dump_request``: the collective, its group, the script's line, a
+   short stack), then the whole job is killed, with "HANG" and exit code 124;
+6. BLAS threads per rank = max(1, cores // N), set in the environment before
    NumPy starts in any rank (see ``minimegatron.threads``);
-5. PYTHONPATH starts with the directory holding this package, so every rank
+7. PYTHONPATH starts with the directory holding this package, so every rank
    imports the same minimegatron.
 
 A first word that is not a ``.py`` file is a minimegatron command:
 ``minimegatron run -n 8 verify`` runs ``python -m minimegatron verify``.
 """
 import argparse
+import ctypes
+import functools
 import os
 import runpy
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 
+from minimegatron import faults
+from minimegatron.argtypes import finite_positive_float, positive_int
+from minimegatron.entry import banner
 from minimegatron.threads import BLAS_ENV, cores, threads_per_rank
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+GRACE_S = 1.0          # SIGTERM, then SIGKILL to whatever is left
+POLL_S = 0.1
+DUMP_WAIT_S = 2.0      # how long the ranks get to say where they wait, at the timeout
+PR_SET_PDEATHSIG = 1
+try:
+    _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+except OSError:
+    _LIBC = None
 
 
 def find_mpiexec():
-    """Path of the mpiexec that belongs to the MPI runtime mpi4py uses."""
+    """Path of the mpiexec that belongs to the MPI library mpi4py loads.
+
+    An mpiexec of another MPI (Open MPI's beside pip's MPICH, say) would start N
+    separate one-rank worlds: every rank rank 0, every number silently wrong. So
+    a candidate counts only if its family (MPICH or Open MPI) is the library's.
+    """
     candidates = [os.path.join(os.path.dirname(sys.executable), "mpiexec")]
     try:
         import mpi4py
@@ -40,34 +71,81 @@ def find_mpiexec():
             candidates.append(os.path.join(os.path.dirname(mpicc), "mpiexec"))
     except ImportError:
         pass
-    candidates += [shutil.which("mpiexec"), shutil.which("mpirun")]
-    for path in candidates:
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+    for folder in os.environ.get("PATH", "").split(os.pathsep):      # every one, in order
+        candidates += [os.path.join(folder, name) for name in ("mpiexec", "mpirun")]
+    found = list(dict.fromkeys(p for p in candidates
+                               if p and os.path.isfile(p) and os.access(p, os.X_OK)))
+    library = library_family()
+    for path in found:
+        if library is None or mpi_family(mpiexec_version(path)) in (library, None):
             return path
+    if found:
+        raise FileNotFoundError(f"no mpiexec of mpi4py's MPI ({library}) found; "
+                                f"{', '.join(found)} belong to another MPI. pip install "
+                                "mpich, or put the matching mpiexec first on PATH")
     raise FileNotFoundError("no mpiexec found: pip install mpich (or install any MPI "
                             "that mpi4py supports and put its mpiexec on PATH)")
 
 
+def mpi_family(version_text):
+    """"Open MPI", "MPICH" or None (unknown), from a library's or an mpiexec's version."""
+    if "Open MPI" in version_text or "OpenRTE" in version_text:
+        return "Open MPI"
+    if any(mark in version_text for mark in ("MPICH", "HYDRA", "Intel(R) MPI")):
+        return "MPICH"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def mpiexec_version(mpiexec):
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout + out.stderr
+
+
+@functools.lru_cache(maxsize=None)
+def library_family():
+    """The family of the MPI library mpi4py loads, read without starting MPI here."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None:
+        return mpi_family(mpi.Get_library_version())
+    code = ("import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; "
+            "print(MPI.Get_library_version())")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return mpi_family(out.stdout)
+
+
 def mpiexec_flags(mpiexec, nprocs):
     """Extra flags Open MPI needs to run more ranks than cores (and as root)."""
-    try:
-        version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True,
-                                 timeout=20).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if "Open MPI" not in version and "OpenRTE" not in version:
+    if mpi_family(mpiexec_version(mpiexec)) != "Open MPI":
         return []
     flags = ["--oversubscribe"] if nprocs > cores() else []
     return flags + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
 
 
-def child_env(nprocs, env=None):
+def package_root(target=None):
+    """The directory whose minimegatron/ the ranks import: the one beside the script's folder
+    (a checkout or a student copy: tutorials/NN.py next to minimegatron/), else this one's."""
+    if target and target.endswith(".py"):
+        root = os.path.dirname(os.path.dirname(os.path.abspath(target)))
+        if os.path.isfile(os.path.join(root, "minimegatron", "__init__.py")):
+            return root
+    return PACKAGE_ROOT
+
+
+def child_env(nprocs, env=None, root=PACKAGE_ROOT):
     """The environment of every rank: BLAS threads and PYTHONPATH (see module docstring)."""
     env = dict(os.environ if env is None else env)
     threads = str(threads_per_rank(nprocs))
     for name in BLAS_ENV:
         env[name] = threads
-    paths = [PACKAGE_ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    paths = [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
 
@@ -80,7 +158,7 @@ def build_command(nprocs, target, args=(), mpiexec=None):
 
 
 def run_job(cmd, timeout=None, env=None, **popen_kw):
-    """Run cmd in its own process group; on timeout kill the whole group.
+    """Run cmd in its own session; on timeout kill the whole job (``kill_group``).
 
     Returns (returncode, stdout, stderr, timed_out); stdout/stderr are None
     unless popen_kw redirects them (e.g. ``stdout=subprocess.PIPE``).
@@ -98,17 +176,178 @@ def run_job(cmd, timeout=None, env=None, **popen_kw):
         raise
 
 
-def kill_group(proc):
-    """SIGTERM, a 2 s grace, then SIGKILL to every process of the job (mpiexec, ranks)."""
+def kill_group(proc, pids=(), grace=GRACE_S):
+    """SIGTERM, a grace, then SIGKILL to mpiexec, every process below it, and ``pids``.
+
+    Hydra's proxy and every rank each start their own session, so signalling
+    mpiexec's process group alone would leave them running.
+    """
+    tree = _descendants(proc.pid) | set(pids)
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
+        for pid in [proc.pid] + sorted(tree):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        end = time.monotonic() + grace
+        while time.monotonic() < end and (proc.poll() is None or any(map(_alive, tree))):
+            time.sleep(0.02)
+        if proc.poll() is not None and not any(map(_alive, tree)):
             return
+        tree |= _descendants(proc.pid)
+    proc.wait()
+
+
+def _descendants(pid):
+    """Every process below pid (children, grandchildren...), from /proc."""
+    children = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid):
+    """pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class JobSignal(Exception):
+    """SIGTERM, SIGHUP or SIGINT reached the launcher."""
+
+
+def _on_signal(signum, frame):
+    raise JobSignal(signum)
+
+
+def _in_child():
+    """After fork, before exec: take signals again; SIGTERM to mpiexec if the launcher dies."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
+    if _LIBC is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class RankWatch:
+    """Which ranks' processes ended first: one pidfd per rank (``rank<r>.pid`` in the job dir).
+
+    A pidfd becomes readable when its process ends, so ``select`` wakes on the
+    first rank to die, before mpiexec kills the others.
+    """
+
+    def __init__(self, job_dir):
+        self.job_dir, self.fds, self.ended, self.seen = job_dir, {}, [], 0
+
+    def poll(self, timeout):
+        self._register(time.monotonic())
+        ready = set(select.select(list(self.fds.values()), [], [], timeout)[0]
+                    if self.fds else time.sleep(timeout) or [])
+        now = time.monotonic()                     # one time for all seen in one wake-up,
+        self._register(now)                        # with ranks already gone when first seen
+        for rank, fd in list(self.fds.items()):
+            if fd in ready:
+                self._close(rank, now)
+
+    def _register(self, now):
+        names = [n for n in os.listdir(self.job_dir) if n.endswith(".pid")]
+        if len(names) != self.seen and hasattr(os, "pidfd_open"):   # a rank started (Linux)
+            self.seen = len(names)
+            ended = {rank for _, rank in self.ended}
+            for rank, pid in faults.rank_pids(self.job_dir).items():
+                if rank not in self.fds and rank not in ended:
+                    try:
+                        self.fds[rank] = os.pidfd_open(pid)
+                    except OSError:
+                        self.ended.append((now, rank))
+
+    def _close(self, rank, now):
+        os.close(self.fds.pop(rank))
+        self.ended.append((now, rank))
+
+    def first(self):
+        """The rank(s) that ended first."""
+        return [rank for t, rank in self.ended if t == self.ended[0][0]] if self.ended else []
+
+    def kill_left(self, wait_s=GRACE_S):
+        """SIGKILL every rank still running (a pidfd names exactly that process), and wait."""
+        for fd in self.fds.values():
+            try:
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+            except OSError:
+                pass
+        end = time.monotonic() + wait_s
+        while self.fds and time.monotonic() < end:
+            self.poll(max(0.0, min(POLL_S, end - time.monotonic())))
+        for rank in list(self.fds):
+            self._close(rank, time.monotonic())
+
+
+def supervise(cmd, nprocs, timeout=None, env=None):
+    """Run the job and own it: signals, rank failures and the timeout (module docstring)."""
+    job_dir = tempfile.mkdtemp(prefix="minimegatron-job-")
+    env = {**(os.environ if env is None else env), faults.JOB_DIR_ENV: job_dir}
+    watch, proc = RankWatch(job_dir), None
+    previous = {sig: signal.signal(sig, _on_signal) for sig in FORWARDED}
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
+        try:
+            proc = subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_in_child)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)   # raises a pending one
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while proc.poll() is None:
+            left = POLL_S if deadline is None else min(POLL_S, deadline - time.monotonic())
+            if left <= 0:
+                return _hang(proc, job_dir, nprocs, timeout)
+            watch.poll(left)
+        watch.poll(0)
+        code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+        if code:
+            causes = faults.failures(job_dir, watch.first())
+            more = f" (and {len(causes) - 2} more)" if len(causes) > 2 else ""
+            if causes or not faults.said_why(job_dir):   # a usage error was printed already
+                _say(f"the job failed (exit code {code}): "
+                     + "; ".join(causes[:2] or ["no rank said why"]) + more)
+        return code
+    except JobSignal as stop:
+        for sig in FORWARDED:
+            signal.signal(sig, signal.SIG_IGN)
+        name = signal.Signals(stop.args[0]).name
+        if proc is not None:
+            kill_group(proc, faults.rank_pids(job_dir).values())
+        _say(f"got {name}: stopped the job (mpiexec and all {nprocs} ranks)")
+        return 128 + stop.args[0]
+    finally:
+        watch.kill_left()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        shutil.rmtree(job_dir, ignore_errors=True)
+
+
+def _hang(proc, job_dir, nprocs, timeout):
+    _say(f"HANG: timed out after {timeout:g} s; where each rank waits:")
+    print(faults.format_dumps(faults.dump_request(job_dir, DUMP_WAIT_S)), file=sys.stderr,
+          flush=True)
+    kill_group(proc, faults.rank_pids(job_dir).values())
+    _say(f"killed all {nprocs} ranks (a deadlock? a rank waiting for a message nobody sends?)")
+    return 124
+
+
+def _say(text):
+    print(f"minimegatron run: {text}", file=sys.stderr, flush=True)
 
 
 def child_main(argv):
@@ -117,14 +356,19 @@ def child_main(argv):
     threads.limit_blas_threads()
     comm.install_abort_hook()
     target, args = argv[0], argv[1:]
-    if target.endswith(".py"):
-        sys.argv = [target] + args
-        sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
-        runpy.run_path(target, run_name="__main__")
-    else:
-        sys.argv = ["minimegatron", target] + args
-        runpy.run_module("minimegatron", run_name="__main__", alter_sys=True)
-    return 0
+    try:
+        if target.endswith(".py"):
+            sys.argv = [target] + args
+            sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
+            runpy.run_path(target, run_name="__main__")
+        else:
+            sys.argv = ["minimegatron", target] + args
+            runpy.run_module("minimegatron", run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as stop:         # the exit barrier then knows the code (faults.py)
+        code = faults.exit_code(stop)
+    faults.set_exit_code(code)
+    return code
 
 
 def main(argv=None):
@@ -133,22 +377,26 @@ def main(argv=None):
         return child_main(argv[1:])
     parser = argparse.ArgumentParser(prog="minimegatron run",
                                      description="run a script (or command) on N MPI ranks")
-    parser.add_argument("-n", "--np", type=int, required=True, help="number of ranks")
-    parser.add_argument("--timeout", type=float, default=None, help="kill the job after S s")
+    parser.add_argument("-n", "--np", type=positive_int, required=True,
+                        help="number of ranks")
+    parser.add_argument("--timeout", type=finite_positive_float, default=None,
+                        help="after S s, report where each rank waits (HANG), kill the job")
     parser.add_argument("target", help="script.py, or a minimegatron command such as verify")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     opts = parser.parse_args(argv)
-    if opts.np < 1:
-        parser.error(f"-n must be >= 1, got {opts.np}")
     if opts.target.endswith(".py") and not os.path.isfile(opts.target):
         parser.error(f"no such script: {opts.target}")
-    cmd = build_command(opts.np, opts.target, opts.args)
-    code, _, _, timed_out = run_job(cmd, timeout=opts.timeout, env=child_env(opts.np))
-    if timed_out:
-        print(f"minimegatron run: timed out after {opts.timeout:g} s; killed all {opts.np} "
-              f"ranks (a deadlock? a rank waiting for a message nobody sends?)",
-              file=sys.stderr, flush=True)
-    return code
+    banner("run")
+    root = package_root(opts.target)
+    if root != PACKAGE_ROOT:
+        print(f"minimegatron run: the ranks import {os.path.join(root, 'minimegatron')} (beside "
+              "the script)", flush=True)
+    try:
+        cmd = build_command(opts.np, opts.target, opts.args)
+    except FileNotFoundError as err:              # no (matching) mpiexec: one line
+        _say(f"error: {err}")
+        return 2
+    return supervise(cmd, opts.np, timeout=opts.timeout, env=child_env(opts.np, root=root))
 
 
 if __name__ == "__main__":

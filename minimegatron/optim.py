@@ -11,25 +11,65 @@ AdamW (decoupled weight decay):
     p *= 1 - lr * wd
     m = b1 m + (1 - b1) g;   v = b2 v + (1 - b2) g^2
     p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+
+Guards. Hyper-parameters are checked when set (one-line ValueError): lr finite
+and >= 0 (0 for a warm-up's first step; a scheduler's later ``opt.lr = x`` is
+checked too), momentum and betas in [0, 1), eps finite and > 0, weight_decay
+finite and >= 0. Before each ``step()`` every gradient and weight is checked:
+a NaN or inf raises guards.NonFiniteError naming the step and the rank, before
+any weight changes. ``check_finite=False`` opts out (then NaN trains on).
 """
+import math
+
 from minimegatron.backend import xp
 from minimegatron.function import no_grad
+from minimegatron.guards import check_finite
+
+
+def _check(name, value, low, high=math.inf, low_open=False, high_open=True):
+    """ValueError unless value is a finite real number in the interval [low, high)."""
+    try:
+        ok = math.isfinite(value) and (value > low if low_open else value >= low) and \
+            (value < high if high_open else value <= high)
+    except TypeError:
+        ok = False
+    if not ok:
+        interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be a finite number in {interval}, got {value!r}")
+    return value
 
 
 class Optimizer:
-    def __init__(self, params, lr):
+    def __init__(self, params, lr, check_finite=True):
         self.params = list(params)
         if not self.params:
             raise ValueError("the optimizer got an empty parameter list")
         self.lr = lr
+        self.check_finite = check_finite
         self.state = [dict() for _ in self.params]   # per parameter, e.g. {"m": .., "v": ..}
         self.step_count = 0
+
+    @property
+    def lr(self):
+        return self._lr
+
+    @lr.setter
+    def lr(self, value):
+        self._lr = _check("lr", value, 0.0)
 
     def update(self, param, grad, state, step):
         raise NotImplementedError
 
+    def check(self, params, grads, step):
+        """NonFiniteError if a gradient or weight holds NaN/inf (unless check_finite=False)."""
+        if self.check_finite:
+            check_finite("gradient", grads, step)
+            check_finite("weight", params, step)
+
     def step(self):
         self.step_count += 1
+        live = [p for p in self.params if p.grad is not None]
+        self.check([p.data for p in live], [p.grad for p in live], self.step_count)
         with no_grad():
             for p, state in zip(self.params, self.state):
                 if p.grad is not None:
@@ -55,9 +95,10 @@ class Optimizer:
 class SGD(Optimizer):
     """p -= lr * b,  b = mu * b + (grad + wd * p)  (b = g on the first step)"""
 
-    def __init__(self, params, lr=0.01, momentum=0.0, weight_decay=0.0):
-        super().__init__(params, lr)
-        self.momentum, self.weight_decay = momentum, weight_decay
+    def __init__(self, params, lr=0.01, momentum=0.0, weight_decay=0.0, check_finite=True):
+        super().__init__(params, lr, check_finite)
+        self.momentum = _check("momentum", momentum, 0.0, 1.0)
+        self.weight_decay = _check("weight_decay", weight_decay, 0.0)
 
     def update(self, param, grad, state, step):
         g = grad + self.weight_decay * param if self.weight_decay else grad
@@ -73,9 +114,14 @@ class SGD(Optimizer):
 class AdamW(Optimizer):
     """Adam with decoupled weight decay (Loshchilov and Hutter), as torch.optim.AdamW."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
-        super().__init__(params, lr)
-        self.betas, self.eps, self.weight_decay = betas, eps, weight_decay
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
+                 check_finite=True):
+        super().__init__(params, lr, check_finite)
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+        self.betas = tuple(_check(f"betas[{i}]", b, 0.0, 1.0) for i, b in enumerate(betas))
+        self.eps = _check("eps", eps, 0.0, low_open=True)
+        self.weight_decay = _check("weight_decay", weight_decay, 0.0)
 
     def update(self, param, grad, state, step):
         b1, b2 = self.betas

@@ -17,6 +17,13 @@ Times are ``time.perf_counter()`` seconds relative to a per-rank t0;
 ``reset(group)`` clears the spans and barriers over ``group`` first so that
 every rank's t0 is the same instant (up to the barrier's skew).
 
+Bounded memory: the spans live in a ring of ``max_spans()`` entries (default
+``DEFAULT_MAX_SPANS`` = 100,000, about 40 MB; ``set_max_spans(n)`` changes it,
+env ``MINIMEGATRON_TRACE_MAX_SPANS`` sets it at import). When it is full the
+oldest span is dropped and ``dropped()`` counts it, so a long run keeps the
+last steps, not all of them. ``spans()`` supports ``len``, iteration, indexing
+and slicing; after a drop, indexes taken earlier point one span later each.
+
 Byte model (per rank, payload n bytes = ``nbytes`` of the array argument,
 N = group size; with N = 1 nothing moves, so every count is 0):
 
@@ -39,10 +46,44 @@ root's extra load, the lesson of master-style data parallelism, shows up in
 the counts. With uneven chunks "(N-1)/N * F" is F minus this rank's own chunk.
 ``nbytes`` is the array argument's size (the root's full array for scatter).
 """
+import collections
 import contextlib
+import itertools
+import os
 import time
 
-_state = {"enabled": True, "t0": time.perf_counter(), "spans": [], "labels": []}
+DEFAULT_MAX_SPANS = 100_000
+
+
+class Ring(collections.deque):
+    """A deque with a maxlen whose ``ring[a:b]`` returns a list, as a list's slice does."""
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return list(self)[index]
+            return list(itertools.islice(self, start, max(start, stop)))
+        return super().__getitem__(index)
+
+
+def _ring(maxlen):
+    if isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 1:
+        raise ValueError(f"the trace's max_spans must be an int >= 1, got {maxlen!r}")
+    return Ring(maxlen=maxlen)
+
+
+def _env_max_spans():
+    text = os.environ.get("MINIMEGATRON_TRACE_MAX_SPANS", str(DEFAULT_MAX_SPANS))
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"MINIMEGATRON_TRACE_MAX_SPANS must be an int >= 1, got {text!r}") \
+            from None
+
+
+_state = {"enabled": True, "t0": time.perf_counter(), "labels": [], "dropped": 0,
+          "spans": _ring(_env_max_spans())}
 
 
 def now():
@@ -67,13 +108,32 @@ def reset(group=None):
     if group is not None:
         from minimegatron import comm  # comm imports trace; import here, not at the top
         comm.barrier(group)
-    _state["spans"] = []
+    _state["spans"] = _ring(max_spans())
+    _state["dropped"] = 0
     _state["t0"] = time.perf_counter()
 
 
 def spans():
-    """This rank's spans (the live list; copy it before changing it)."""
+    """This rank's spans, oldest first (the live ring; copy it before changing it)."""
     return _state["spans"]
+
+
+def max_spans():
+    """How many spans the ring keeps."""
+    return _state["spans"].maxlen
+
+
+def set_max_spans(n):
+    """Keep at most ``n`` spans (the newest ones, if there are more now)."""
+    old = _state["spans"]
+    _state["spans"] = _ring(n)
+    _state["spans"].extend(old)
+    _state["dropped"] += len(old) - len(_state["spans"])
+
+
+def dropped():
+    """Spans dropped from the full ring since the last ``reset``."""
+    return _state["dropped"]
 
 
 def current_label():
@@ -84,7 +144,10 @@ def record(op, group, nbytes, bytes_sent, bytes_recv, start, end, kind="comm", l
     """Append one span (``start``/``end`` are already relative to t0)."""
     if not _state["enabled"]:
         return
-    _state["spans"].append({
+    ring = _state["spans"]
+    if len(ring) == ring.maxlen:
+        _state["dropped"] += 1
+    ring.append({
         "kind": kind, "op": op, "group": group, "nbytes": int(nbytes),
         "bytes_sent": int(bytes_sent), "bytes_recv": int(bytes_recv),
         "start": start, "end": end,

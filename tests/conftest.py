@@ -2,6 +2,10 @@
 import os
 import sys
 
+# Collective checking (comm_check) on in every test and every rank a test launches, even
+# when a developer exported MINIMEGATRON_CHECK=0 for a benchmark.
+os.environ["MINIMEGATRON_CHECK"] = "1"
+
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 for path in (TESTS_DIR, os.path.dirname(TESTS_DIR)):
     if path not in sys.path:

@@ -6,7 +6,11 @@ for 2 more steps; the losses and the final weights must match an
 uninterrupted serial run of 4 steps (float64; observed ~1e-16 for losses,
 ~1e-13 for weights: resharding moves values, it does not round them). The
 same launch feeds corrupt, truncated, edited and mismatched files to every
-rank and makes a save fail half-way.
+rank (bad meta, a NaN, a lying shape: refused before any weight moves), makes a
+save fail half-way, and leaves a stale temp file for the next save to remove. A second,
+2-rank launch (tests/workers/ckpt_fuzz.py) loads a zip bomb and 300 damaged copies of a
+small checkpoint: every rank must raise the same CheckpointError with nothing touched, or
+load exactly what was saved.
 """
 import numpy as np
 import pytest
@@ -17,6 +21,7 @@ from minimegatron.tools.checkpoint import CheckpointError, read_checkpoint
 
 TOL_LOSS, TOL_WEIGHT = 1e-12, 1e-10
 GRIDS = ["1x1x1", "1x2x4", "8x1x1"]
+FUZZ_CASES, FUZZ_SEED = 300, 18
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +45,11 @@ def test_resume_on_another_grid_matches_uninterrupted_serial(ranks, grid):
     ("edited", "crc32"), ("missing", "no such file"),
     ("mismatch", "different config: seed: file 0 vs model 1"),
     ("wrong_optimizer", "holds AdamW state, this run uses SGD"),
+    ("bad_meta", "bad optimizer or rng record"), ("bad_dropout", "unusable state"),
+    ("nan", "'param/blocks.3.mlp.fc1.bias' holds NaN or inf"),
+    ("shape_lie", "head.weight is (1000000, 1000000) in the file, this model's is (32, 24)"),
+    ("empty_load", "path is empty"), ("empty_save", "path is empty"),
+    ("nan_save", "param/wte.weight holds NaN or inf; not saved"),
     ("zero", "ZeRO"), ("failed_save", "No space left on device")])
 def test_bad_checkpoints_give_the_same_clear_error_on_every_rank(ranks, case, words):
     messages = [res[case] for res in ranks[1]]
@@ -54,6 +64,7 @@ def test_failures_leave_the_old_file_and_the_model_untouched(ranks):
         assert res["temp_files_left"] == []
         assert res["still_loads"] == ""
         assert res["model_untouched"] == 0.0
+        assert res["stale_removed"] is True and res["other_kept"] is True
 
 
 def test_file_format_is_plain_numpy(ranks):
@@ -73,3 +84,29 @@ def test_file_format_is_plain_numpy(ranks):
 def test_plain_gpt_save_load_in_one_process(tmp_path):
     res = run_mpi(1, "workers/ckpt_checks.py:check_serial", args=(str(tmp_path),), timeout=60)
     assert res[0]["loss"] < TOL_LOSS
+
+
+@pytest.fixture(scope="module")
+def fuzzed(tmp_path_factory):
+    """workers/ckpt_fuzz.py: a zip bomb, then FUZZ_CASES damaged files, on 2 ranks (tp=2)."""
+    directory = tmp_path_factory.mktemp("fuzz")
+    return run_mpi(2, "workers/ckpt_fuzz.py:fuzz", args=(str(directory), FUZZ_CASES, FUZZ_SEED),
+                   timeout=120)
+
+
+def test_damaged_files_fail_on_every_rank_together_or_load_exactly(fuzzed):
+    for res in fuzzed:
+        assert len(res["outcomes"]) == FUZZ_CASES
+        assert res["wrong"] == []            # failed: nothing touched; loaded: exactly as saved
+        assert all(o == "ok" or o.startswith("error: checkpoint ") for o in res["outcomes"])
+        assert res["outcomes"] == fuzzed[0]["outcomes"]          # the same verdict and message
+        assert res["slowest_s"] < 5                              # typically ~10 ms
+    errors = sum(o != "ok" for o in fuzzed[0]["outcomes"])
+    assert errors >= 0.9 * FUZZ_CASES, fuzzed[0]["loaded"]       # the damage is real
+
+
+def test_a_zip_bomb_is_refused_before_decompression(fuzzed):
+    for res in fuzzed:
+        assert "is compressed or encrypted" in res["bomb_error"], res["bomb_error"]
+    assert fuzzed[0]["bomb_file_mb"] < 1                         # 48 MB once inflated
+    assert fuzzed[0]["bomb_rss_growth_mb"] < 16                  # the old reader: +49 MB

@@ -1,12 +1,14 @@
 """`minimegatron run` and plain mpiexec: failures end the job fast, hangs hit the timeout."""
 import os
+import signal
 import subprocess
 import sys
 import time
 
+import pytest
 from mpi_harness import REPO_ROOT, TESTS_DIR, run_script
 
-from minimegatron import launcher, threads
+from minimegatron import faults, launcher, threads
 
 WORKERS = os.path.join(TESTS_DIR, "workers")
 
@@ -26,6 +28,7 @@ def test_exception_on_rank3_aborts_job_via_run():
                                                os.path.join(WORKERS, "raise_on_rank3.py"))
     assert code not in (0, 124), (code, out, err)
     assert "[rank 3] uncaught exception" in err and "deliberate failure on rank 3" in err
+    assert "the job failed (exit code 1): rank 3: raised RuntimeError: deliberate failure" in err
     assert seconds < 20
 
 
@@ -42,8 +45,12 @@ def test_deadlock_is_killed_by_timeout():
     code, out, err, seconds = minimegatron_run("-n", "4", "--timeout", "3",
                                                os.path.join(WORKERS, "deadlock.py"))
     assert code == 124
-    assert "timed out after 3 s; killed all 4 ranks" in err
-    assert seconds < 12
+    assert "minimegatron run: HANG: timed out after 3 s; where each rank waits:" in err
+    assert "[rank 0] waits in recv from rank 1 on group 'world' (ranks [0, 1, 2, 3])" in err
+    for rank in (1, 2, 3):
+        assert f"[rank {rank}] waits in barrier on group 'world'" in err, err
+    assert "killed all 4 ranks" in err
+    assert seconds < 15
     leftover = subprocess.run(["pgrep", "-f", "workers/deadlock.py"], capture_output=True)
     assert leftover.stdout == b""
 
@@ -100,3 +107,55 @@ def test_local_and_world_size_from_env(monkeypatch):
     monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "4")
     monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "8")
     assert threads.local_ranks() == 4 and threads.world_size_from_env() == 8
+
+
+TIMEOUT_ERROR = "argument --timeout: must be a finite positive number, got "
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-n", "0", "x.py"], "argument -n/--np: must be a positive integer, got '0'"),
+    (["-n", "two", "x.py"], "argument -n/--np: must be a positive integer, got 'two'"),
+    (["-n", "2", "--timeout", "-5", "x.py"], TIMEOUT_ERROR + "'-5'"),
+    (["-n", "2", "--timeout", "nan", "x.py"], TIMEOUT_ERROR + "'nan'"),
+    (["-n", "2", "--timeout", "inf", "x.py"], TIMEOUT_ERROR + "'inf'"),
+    (["-n", "2", "--timeout", "0", "x.py"], TIMEOUT_ERROR + "'0'"),
+])
+def test_bad_arguments_give_one_line_and_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        launcher.main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert err.splitlines()[-1] == f"minimegatron run: error: {message}", err
+    assert "Traceback" not in err
+
+
+def test_rank_watch_names_the_process_that_ended_first(tmp_path):
+    sleepers = [subprocess.Popen(["sleep", "30"]) for _ in range(3)]
+    try:
+        for rank, proc in enumerate(sleepers):
+            (tmp_path / f"rank{rank}.pid").write_text(f"{proc.pid}\n")
+        watch = launcher.RankWatch(str(tmp_path))
+        watch.poll(0)
+        sleepers[1].kill()
+        watch.poll(2)
+        assert watch.first() == [1]
+        watch.kill_left()
+        assert all(p.wait(timeout=5) == -signal.SIGKILL for p in sleepers)
+        assert sorted(rank for _, rank in watch.ended) == [0, 1, 2]
+    finally:
+        for proc in sleepers:
+            proc.kill()
+
+
+def test_failures_prefer_what_ranks_said_then_who_died_first(tmp_path):
+    job = str(tmp_path)
+    for rank in range(3):
+        (tmp_path / f"rank{rank}.pid").write_text("1\n")
+    (tmp_path / "rank0.end").write_text("exit: finished, waiting for the other ranks\n")
+    assert faults.failures(job, first_dead=[2]) == [
+        "rank 2: ended without a clean exit or a Python exception (os._exit, a signal, "
+        "or a crash)"]
+    (tmp_path / "rank1.end").write_text("fail: raised KeyError: 'w'\n")
+    assert faults.failures(job, first_dead=[2]) == ["rank 1: raised KeyError: 'w'"]
+    dumps = faults.dump_request(job, wait_s=0.2)      # nobody answers: each rank gets a note
+    assert sorted(dumps) == [0, 1, 2] and "[rank 2] gave no answer in 0.2 s" in dumps[2]

@@ -7,9 +7,11 @@
 """
 from minimegatron import functional as F
 from minimegatron.backend import host_rng, xp
+from minimegatron.guards import check_ids
 from minimegatron.nn.init import linear_init
 from minimegatron.nn.module import Module, Parameter
 from minimegatron.ops import embedding
+from minimegatron.tensor import unwrap
 
 
 class Linear(Module):
@@ -28,13 +30,15 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """y = W[ids], W of shape (num_embeddings, embedding_dim)."""
+    """y = W[ids], W of shape (num_embeddings, embedding_dim); ids outside [0, V): ValueError."""
 
     def __init__(self, num_embeddings, embedding_dim, dtype="float64"):
         super().__init__()
         self.weight = Parameter(xp.zeros((num_embeddings, embedding_dim), dtype=dtype))
 
     def forward(self, ids):
+        ids = unwrap(ids)
+        check_ids(ids, self.weight.shape[0])     # no IndexError, no wrap-around of -1
         return embedding(self.weight, ids)       # (B, T) -> (B, T, dim)
 
 

@@ -24,8 +24,10 @@ backward all-reduces the accumulated sum.
 
 Communication per step: one all-reduce per bucket, in all G = P*b bytes of
 gradients; the ring model sends and receives 2(N-1)/N * G per rank.
-At construction: a checksum all-reduce (optional) and one broadcast of the
-weights from rank 0 (P*b bytes).
+At construction: a checksum all-reduce (optional), one 8-byte-per-rank exchange
+that checks every rank built the same buckets (``comm_check.agree``: different
+``bucket_bytes`` or ``overlap`` per rank would pair unequal all-reduces) and
+one broadcast of the weights from rank 0 (P*b bytes).
 
 Works on any Module (a tensor-parallel shard, a pipeline stage): it only
 all-reduces, over the group it is given, the gradients of the parameters it
@@ -35,7 +37,7 @@ sees; the caller computes the loss.
 """
 import contextlib
 
-from minimegatron import comm, trace
+from minimegatron import comm, comm_check, trace
 from minimegatron.backend import to_numpy, xp
 from minimegatron.parallel.data import flatten, unflatten
 
@@ -117,12 +119,15 @@ class DistributedDataParallel:
         self.params = [p for _, p in named]
         if check_consistency and group.size > 1:
             check_same_parameters(named, group)
+        self.buckets = make_buckets(self.params, bucket_bytes)
+        comm_check.agree(group, "DistributedDataParallel bucket layout",
+                         f"bucket_bytes={bucket_bytes}, overlap={overlap}, "
+                         f"bucket sizes (bytes) {[b.nbytes for b in self.buckets]}")
         flat = flatten([p.data for p in self.params], self.params[0].dtype)
         with trace.label("ddp.init"):
             comm.broadcast(flat, group, root)                 # every replica = rank 0's
         for p, value in zip(self.params, unflatten(flat, [p.shape for p in self.params])):
             p.data[...] = value
-        self.buckets = make_buckets(self.params, bucket_bytes)
         self._bucket_of = {}
         for bucket in self.buckets:
             for p in bucket.params:

@@ -26,6 +26,7 @@ from minimegatron import trace
 from minimegatron.backend import xp
 from minimegatron.comm import all_reduce
 from minimegatron.function import Function
+from minimegatron.guards import check_ids, check_targets
 from minimegatron.nn import (Embedding, LayerNorm, Module, ModuleList, Parameter,
                              causal_attention, gpt_init)
 from minimegatron.ops import embedding, split, where
@@ -131,9 +132,11 @@ class ParallelBlock(Module):
 class VocabParallelEmbedding(Module):
     """y = W[ids] with W split by rows: rank r owns ids [r*V/tp, (r+1)*V/tp), then g."""
 
-    def __init__(self, num_embeddings, dim, tp_group, master_weight=None, dtype="float64"):
+    def __init__(self, num_embeddings, dim, tp_group, master_weight=None, dtype="float64",
+                 vocab_size=None):
         super().__init__()
         tp = tp_group.size
+        self.vocab_size = num_embeddings if vocab_size is None else vocab_size  # ids allowed
         if num_embeddings % tp:
             raise ValueError(f"VocabParallelEmbedding: num_embeddings={num_embeddings} is not "
                              f"divisible by tp={tp} (pad the vocabulary)")
@@ -150,6 +153,7 @@ class VocabParallelEmbedding(Module):
 
     def forward(self, ids):
         ids = unwrap(ids)
+        check_ids(ids, self.vocab_size)        # every tp rank: same ids, same error, no hang
         outside = (ids < self.start) | (ids >= self.end)               # (B, T) not mine
         local = xp.where(outside, 0, ids - self.start)
         y = embedding(self.weight, local)                              # (B, T, D)
@@ -165,6 +169,7 @@ class VocabParallelCrossEntropy(Function):
     """
     @staticmethod
     def forward(ctx, logits, targets, group=None, vocab_start=0, vocab_size=None):
+        check_targets(targets, vocab_size)             # before the first all-reduce
         local_v = logits.shape[-1]                                     # V/tp
         cols = vocab_start + xp.arange(local_v)
         logits = xp.where(cols >= vocab_size, -xp.inf, logits)         # (B, T, V/tp)
@@ -213,7 +218,8 @@ class ParallelGPT(Module):
         self.vocab_start = tp_group.rank * (self.vocab_padded // tp)
         tracker = RNGTracker(config.seed, tp_group.rank)
         self.wte = VocabParallelEmbedding(self.vocab_padded, d, tp_group, dtype=dt,
-                                          master_weight=pad_vocab_rows(config, tp))
+                                          master_weight=pad_vocab_rows(config, tp),
+                                          vocab_size=v)
         self.wpe = Embedding(config.seq_len, d, dtype=dt)
         self.wpe.weight.data = _init(config, "wpe.weight", (config.seq_len, d))
         self.drop = ParallelDropout(config.dropout, tracker, "drop")   # replicated

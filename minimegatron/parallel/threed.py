@@ -45,6 +45,7 @@ here (its per-unit gather hooks would run inside every micro-batch): ValueError.
 from minimegatron import comm, trace
 from minimegatron.backend import xp
 from minimegatron.checks.common import make_optimizer
+from minimegatron.guards import check_finite, check_ids, check_targets
 from minimegatron.nn import GPT
 from minimegatron.parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.pipeline import PipelineEngine
@@ -75,12 +76,15 @@ class Trainer3D:
     ``optimizer`` is make_optimizer (AdamW) over this rank's shards (zero_stage
     1-2: a ZeroOptimizer lending its update rule); ``named_parameters()`` yields
     the shards under the full model's names.
+    ``check_finite`` (default on): a NaN/inf loss raises guards.NonFiniteError on
+    every rank together (the loss is all-reduced first), a NaN/inf gradient or
+    weight on the ranks that hold it (the abort hook then ends the job).
     """
 
     def __init__(self, config, grid, schedule="1f1b", micro_batches=1, zero_stage=0,
-                 checkpoint_activations=False, optimizer_fn=make_optimizer):
+                 checkpoint_activations=False, optimizer_fn=make_optimizer, check_finite=True):
         check_3d_config(config, grid, schedule, micro_batches, zero_stage)
-        self.config, self.grid = config, grid
+        self.config, self.grid, self.check_finite = config, grid, check_finite
         model = ParallelGPT(config, grid.tp) if grid.tp_size > 1 else GPT(config)
         self.stage = PipelineStage(model, grid.pp_rank, grid.pp_size)   # drops other layers
         self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches,
@@ -93,6 +97,8 @@ class Trainer3D:
         else:
             self.ddp = None
             self.optimizer = ZeroOptimizer(params, grid.dp, zero_stage, optimizer_fn(params))
+        rule = self.optimizer if zero_stage == 0 else self.optimizer.optimizer
+        rule.check_finite = check_finite                    # the optimizer's own guard
 
     def named_parameters(self):
         """(full-model name, local shard) of every parameter this rank holds."""
@@ -104,6 +110,8 @@ class Trainer3D:
     def check_batch(self, batch_size):
         """ValueError (same on every rank) unless B splits into dp shards of M micro-batches."""
         parts = self.grid.dp_size * self.micro_batches
+        if batch_size < 1:
+            raise ValueError(f"a global batch needs at least 1 sequence, got {batch_size}")
         if batch_size % parts:
             raise ValueError(f"a global batch of {batch_size} sequences does not split into "
                              f"dp={self.grid.dp_size} x {self.micro_batches} micro-batches: "
@@ -123,6 +131,8 @@ class Trainer3D:
         ``optimizer.grad_shard``, this rank's slice of the flat gradients).
         """
         self.check_batch(inputs.shape[0])                         # before any message
+        check_ids(inputs, self.config.vocab_size)                 # every stage, not only the
+        check_targets(targets, self.config.vocab_size)            # first / last: no hang
         self.optimizer.zero_grad()
         x, y = self.local_batch(inputs), self.local_batch(targets)
         loss = self.engine.train_step(x, y)                       # every stage: the shapes
@@ -133,10 +143,16 @@ class Trainer3D:
             self.optimizer.reduce_gradients()                     # ZeRO: over dp
         with trace.label("dp.loss"):
             mean = comm.all_reduce(xp.asarray([loss]), self.grid.dp, op="mean")
+        if self.check_finite:                                     # the same on every rank
+            check_finite("loss", [mean], self.optimizer.step_count + 1)
         return float(mean[0])
 
     def step(self):
         """The optimizer update of this rank's shards (ZeRO: + all-gather of W over dp)."""
+        if self.zero_stage and self.check_finite:                 # ZeRO calls update() itself
+            self.optimizer.reduce_gradients()
+            check_finite("gradient", [self.optimizer.grad_shard], self.optimizer.step_count + 1)
+            check_finite("weight", [self.optimizer.shard], self.optimizer.step_count + 1)
         self.optimizer.step()
 
     def train_step(self, inputs, targets):

@@ -18,6 +18,8 @@ slice [r P/N, (r+1) P/N). Each rank runs the optimizer's own rule,
 (b bytes per value; ring model, trace.py. DDP moves 2(N-1)/N * Pb, so stage 3
 moves 1.5x DDP. Stage 1 here keeps the full averaged gradient, as its memory
 formula counts it, so it all-reduces; the paper's variant reduce-scatters.)
+At construction the dp ranks agree on the stage and the flat layout
+(``comm_check.agree``: one int64 per rank) before the weights' broadcast.
 
 Model state per rank, P parameters (tools/memory.py, mixed precision Adam):
 baseline 16P; stage 1 4P + 12P/N; stage 2 2P + 14P/N; stage 3 16P/N. In one
@@ -33,7 +35,7 @@ one more forward of the units (not of attention, which owns no parameters).
 
     mpirun -n 8 python tutorials/06_zero.py
 """
-from minimegatron import comm, trace
+from minimegatron import comm, comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.function import Function, enable_grad, no_grad
 from minimegatron.nn.module import Module, Parameter
@@ -46,6 +48,18 @@ STAGES = (1, 2, 3)
 def padded_size(n, parts):
     """n rounded up to a multiple of parts, so every rank owns an equal slice."""
     return -(-n // parts) * parts
+
+
+def shard_layout(params, stage):
+    """'stage s, flat groups [(values, dtype), ...]': what every rank of dp must agree on."""
+    if stage == 3:
+        groups = [list(m._parameters.values()) for _, m in params.named_modules()
+                  if m._parameters]
+    else:
+        plist = params.parameters() if isinstance(params, Module) else list(params)
+        groups = [[p for p in plist if p.requires_grad]]
+    sizes = [(sum(p.size for p in g), str(g[0].dtype) if g else None) for g in groups]
+    return f"stage {stage}, flat groups (values, dtype) {sizes}"
 
 
 class FlatShard:
@@ -187,6 +201,7 @@ class ZeroOptimizer:
             raise ValueError("ZeRO stage 3 needs the Module (it gathers weights per layer)")
         self.group, self.stage, self.optimizer = group, stage, optimizer
         self.step_count, self.gathered_bytes, self.peak_gathered_bytes = 0, 0, 0
+        comm_check.agree(group, "ZeRO shard layout", shard_layout(params, stage))
         if stage == 3:
             self.units = [Unit(name or "root", m, self) for name, m in params.named_modules()
                           if m._parameters]

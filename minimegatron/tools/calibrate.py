@@ -39,6 +39,8 @@ import sys
 import tempfile
 import time
 
+from minimegatron.argtypes import output_path, positive_int
+
 SIZES = [2 ** k for k in range(3, 23, 2)]        # bytes: 8 B .. 4 MiB (x 4 each)
 REPEATS = 5
 GEMM_N = 384
@@ -184,8 +186,9 @@ def main(argv=None):
     """`minimegatron calibrate [--out hardware.json] [--ranks N] [--no-mpi]`; returns 0."""
     ap = argparse.ArgumentParser(prog="minimegatron calibrate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="hardware.json", help="JSON path ('' to only print)")
-    ap.add_argument("--ranks", type=int, default=2,
+    ap.add_argument("--out", type=output_path, default="hardware.json",
+                    help="JSON path ('' to only print)")
+    ap.add_argument("--ranks", type=positive_int, default=2,
                     help="ranks for the collective run when started alone (default 2)")
     ap.add_argument("--no-mpi", action="store_true", help="GEMM only, no MPI launch")
     ap.add_argument("--collectives-only", action="store_true", help=argparse.SUPPRESS)

@@ -6,45 +6,44 @@ pipeline stage owns whole names). So a checkpoint can be the *serial* model:
 gather the shards into full arrays when saving, slice them again when
 loading, and the grid of the loading job need not be the grid that saved.
 
+Every decision is taken on ONE rank (world rank 0) and broadcast, so every
+rank raises the same CheckpointError together, never one rank alone:
+
+    0. every rank reports what it holds (names, shard shapes, optimizer, dropout
+       streams) or why it cannot take part: gather_object -> rank 0
+
 Saving, on a dp x pp x tp grid (every rank of ``grid.world`` calls it)::
 
-    1. dp rank 0 of each tp group: gather(flat shards, grid.tp) -> tp rank 0    (Igatherv)
-       tp rank 0 unshards them (shards.unshard): the full arrays of its stage
-    2. dp rank 0, tp rank 0 of each stage: gather(flat stage, grid.pp) -> rank 0 (Igatherv)
-    3. rank 0 writes the file atomically; its verdict is broadcast (bcast_object)
+    1. rank 0 opens the temp file (stale ones removed); verdict: bcast_object
+    2. per weight, on the dp-rank-0 ranks: gather(its flat shards, grid.tp) ->
+       tp rank 0 unshards it (Igatherv); a stage's tp rank 0 sends the weight's
+       full arrays to rank 0 (Send/Recv), which streams them into the zip
+    3. rank 0 writes meta, fsyncs and renames; verdict: bcast_object
 
-    bytes: each tp group sends its stage's parameters + optimizer state
-    (3 x params for AdamW) once; rank 0 receives the whole model once.
+    bytes: each tp group sends its stage's parameters + optimizer state (3 x
+    params for AdamW) once; rank 0 receives the whole model once, one weight at
+    a time: its peak memory is the largest weight, not the model.
 
-Loading: rank 0 reads and validates the file (checksums, config, every rank's
-names and shard shapes, gathered with gather_object) and broadcasts the
-verdict, so a truncated, corrupt or mismatched file raises the SAME ValueError
-on every rank before any array moves. Then rank 0 cuts every rank's slice
-(shards.shard_of for its tp rank, only its stage's names) and sends it (Isend
-/ Irecv, one flat buffer per rank).
+Loading: rank 0 checks meta against every rank's report (config field by
+field, optimizer, names, full shapes, dropout states), then reads each array
+within the size the model expects (checkpoint_format.py: no decompression, no
+unpickling, crc32, finite values). Only then is the verdict broadcast, and only
+after a good verdict does rank 0 cut every rank's slice (shards.shard_of) and
+send it (one flat buffer per rank), and every rank set its weights, optimizer
+state, step count and dropout streams: a bad file touches no weight anywhere.
 
-File format (``numpy.savez``, see docs/checkpoints.md)::
-
-    param/<name>           full weight, serial name and shape
-    optim/<name>/<key>     optimizer state of that weight (AdamW: m, v), full shape
-    meta                   0-d str array: JSON {format, version, config, step,
-                           optimizer, rng, arrays: {key: {shape, dtype, crc32}}}
-
-Writes are atomic: a temporary file in the same directory, fsync, os.replace,
-so a failed save never clobbers the previous checkpoint. ZeRO-partitioned
-optimizer state is not supported (a clear ValueError). Usage, on every rank::
+Usage, on every rank::
 
     save_checkpoint(trainer, trainer.optimizer, "ckpt.npz", grid, rng_state={"step": 2})
     meta = load_checkpoint(other_trainer, other_trainer.optimizer, "ckpt.npz", other_grid)
 
-tests/test_checkpoint.py saves on 2x2x2 and resumes on 1x1x1, 1x2x4 and 8x1x1.
+ZeRO-partitioned optimizer state is not supported (a clear CheckpointError).
+tests/test_checkpoint.py saves on 2x2x2 and resumes on 1x1x1, 1x2x4 and 8x1x1;
+tests/workers/ckpt_fuzz.py loads hundreds of damaged files on 2 ranks (tp=2).
 """
 import dataclasses
 import json
-import os
-import tempfile
-import zipfile
-import zlib
+import math
 
 import numpy as np
 
@@ -53,12 +52,13 @@ from minimegatron.backend import asarray, to_numpy
 from minimegatron.optim import Optimizer
 from minimegatron.parallel.data import unflatten
 from minimegatron.parallel.shards import shard_of, unshard
+from minimegatron.tools.checkpoint_format import (FORMAT, MAX_STATE_KEYS, VERSION, AtomicZip,
+                                                  CheckpointError, check_path, expected_arrays,
+                                                  full_shape, full_shapes, read_checkpoint,
+                                                  size_limit)
 
-FORMAT, VERSION = "minimegatron-checkpoint", 1
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be written, read, or loaded onto this model."""
+__all__ = ["CheckpointError", "load_checkpoint", "read_checkpoint", "save_checkpoint"]
+TAG = 7
 
 
 # --- what this rank holds -------------------------------------------------------------------
@@ -82,8 +82,7 @@ def _local(model, optimizer):
     if any(id(p) not in owned for p in optimizer.params) or len(optimizer.params) != len(named):
         raise CheckpointError("checkpoint: the optimizer's parameters are not exactly the "
                               "model's parameters")
-    keys = sorted({k for s in optimizer.state for k in s})
-    return named, keys
+    return named, sorted({k for s in optimizer.state for k in s})
 
 
 def _state_by_name(named, optimizer):
@@ -91,18 +90,8 @@ def _state_by_name(named, optimizer):
     return {name: optimizer.state[index[id(p)]] for name, p in named}
 
 
-def _arrays(named, states, keys):
-    """Per name: [param, state[k] for k in keys] as host arrays (missing state: zeros)."""
-    out = []
-    for name, p in named:
-        data = to_numpy(p.data)
-        out.append([data] + [to_numpy(states[name][k]) if k in states[name]
-                             else np.zeros_like(data) for k in keys])
-    return out
-
-
 def _flat(arrays, dtype):
-    parts = [a.ravel() for group in arrays for a in group]
+    parts = [to_numpy(a).ravel() for group in arrays for a in group]
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
@@ -115,73 +104,106 @@ def _dropouts(model):
             if hasattr(m, "rng") and not getattr(m, "sharded", False)]
 
 
-def _slice(name, full, tp_rank, tp_size, config):
-    """tp rank ``tp_rank``'s shard of a full host array (the whole array when tp_size is 1)."""
-    return to_numpy(shard_of(name, asarray(full), tp_rank, tp_size, config))
+def _report(model, optimizer, path, grid, config):
+    """(this rank's report for rank 0, (config, named) or None if it cannot take part)."""
+    try:
+        check_path(path)
+        config = _config_of(model, config)
+        named, keys = _local(model, optimizer)
+    except CheckpointError as err:
+        return {"error": str(err)}, None
+    streams = _dropouts(model)
+    owner = grid.dp_rank == 0 and grid.tp_rank == 0
+    return {"error": None, "config": dataclasses.asdict(config), "keys": keys,
+            "optimizer": type(optimizer).__name__, "step_count": optimizer.step_count,
+            "pp": grid.pp_rank, "dp": grid.dp_rank, "tp": grid.tp_rank, "tp_size": grid.tp_size,
+            "names": [(name, list(p.shape)) for name, p in named],
+            "streams": {name: type(m.rng.bit_generator).__name__ for name, m in streams},
+            "states": {name: m.rng.bit_generator.state for name, m in streams} if owner else {},
+            }, (config, named)
 
 
-def _crc(a):
-    return zlib.crc32(np.ascontiguousarray(a).tobytes())
+def _problem(reports):
+    """The first rank's reason not to go on (rank 0 decides), or None."""
+    errors = [r["error"] for r in reports if r["error"]]
+    if errors:
+        return errors[0]
+    if any(r["config"] != reports[0]["config"] for r in reports):
+        return "checkpoint: the ranks' models have different configs"
+    return None
 
 
 # --- save -----------------------------------------------------------------------------------
 
-def _gather_full(model, optimizer, grid, config, keys):
-    """On world rank 0: {file key: full array}; elsewhere None (gathers over tp, then pp)."""
-    named, dtype = _local(model, optimizer)[0], np.dtype(config.dtype)
-    if grid.dp_rank != 0:
-        return None
-    arrays = _arrays(named, _state_by_name(named, optimizer), keys)
-    shapes = [a.shape for group in arrays for a in group]
-    flat = _flat(arrays, dtype)                                       # (this rank's elements,)
-    sizes = comm.allgather_object(flat.size, grid.tp)
-    shards = comm.gather(flat, grid.tp, root=0, sizes=sizes)          # (sum of tp shards,)
-    if grid.tp_rank != 0:
-        return None
-    pieces = [unflatten(chunk, shapes) for chunk in np.split(shards, np.cumsum(sizes)[:-1])]
-    full, width = {}, 1 + len(keys)
-    for i, (name, _) in enumerate(named):
-        for j, key in enumerate(["param"] + keys):
-            tp_pieces = [piece[i * width + j] for piece in pieces]
-            file_key = f"param/{name}" if key == "param" else f"optim/{name}/{key}"
-            full[file_key] = to_numpy(unshard(name, [asarray(t) for t in tp_pieces], config))
-    names = list(full)
-    stage_flat = _flat([[full[k] for k in names]], dtype)
-    meta = comm.gather_object([(k, full[k].shape) for k in names], grid.pp, root=0)
-    sizes = comm.allgather_object(stage_flat.size, grid.pp)
-    stages = comm.gather(stage_flat, grid.pp, root=0, sizes=sizes)   # (whole model,)
-    if grid.pp_rank != 0:
-        return None
-    result = {}
-    for chunk, stage_meta in zip(np.split(stages, np.cumsum(sizes)[:-1]), meta):
-        for (key, shape), arr in zip(stage_meta, unflatten(chunk, [s for _, s in stage_meta])):
-            result[key] = arr
-    return result
+def _unsharded(named, optimizer, keys, grid, config):
+    """Per weight: (name, [full param, full state per key]) on tp rank 0, else (name, None)."""
+    states, dtype, width = _state_by_name(named, optimizer), np.dtype(config.dtype), 1 + len(keys)
+    shapes = comm.allgather_object([list(p.shape) for _, p in named], grid.tp)
+    for i, (name, p) in enumerate(named):
+        parts = [p.data] + [states[name].get(k, np.zeros(p.shape, dtype)) for k in keys]
+        sizes = [math.prod(rank_shapes[i]) * width for rank_shapes in shapes]
+        shards = comm.gather(_flat([parts], dtype), grid.tp, root=0, sizes=sizes)  # (tp x,)
+        if grid.tp_rank != 0:
+            yield name, None
+            continue
+        per_rank = [unflatten(chunk, [rank_shapes[i]] * width) for chunk, rank_shapes in
+                    zip(np.split(shards, np.cumsum(sizes)[:-1]), shapes)]
+        yield name, [to_numpy(unshard(name, [asarray(r[j]) for r in per_rank], config))
+                     for j in range(width)]
 
 
-def _write_atomic(path, arrays, meta):
-    """np.savez into a temp file next to ``path``, fsync, os.replace: all or nothing."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                               dir=directory)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)                      # mkstemp makes it 0600
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, meta=np.array(json.dumps(meta)), **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+def _save_error(path, err):
+    return str(err) if isinstance(err, CheckpointError) else \
+        f"checkpoint: could not save {path!r}: {type(err).__name__}: {err}"
+
+
+def _stream(named, optimizer, keys, grid, config, reports, writer):
+    """Every weight's full arrays to world rank 0 (into ``writer``), one weight at a time."""
+    dtype, width = np.dtype(config.dtype), 1 + len(keys)
+
+    def sink(name, full):
+        for key, array in zip([f"param/{name}"] + [f"optim/{name}/{k}" for k in keys], full):
+            writer.add(key, array)
+    if grid.dp_rank == 0:
+        for name, full in _unsharded(named, optimizer, keys, grid, config):
+            if writer is not None:
+                sink(name, full)
+            elif full is not None:
+                comm.send(_flat([full], dtype), 0, grid.world, tag=TAG)
+    if writer is None:
+        return
+    owners = sorted((r["pp"], source) for source, r in enumerate(reports)
+                    if source and r["dp"] == r["tp"] == 0)
+    for _, source in owners:                                  # the other stages, in pp order
+        for name, shape in reports[source]["names"]:
+            shapes = [full_shape(name, shape, reports[source]["tp_size"], config)] * width
+            flat = np.empty(sum(math.prod(s) for s in shapes), dtype)
+            sink(name, unflatten(comm.recv(flat, source, grid.world, tag=TAG), shapes))
+
+
+def _open(path, reports, step, rng_state, grid):
+    """On rank 0: (writer, meta without arrays, {error, keys}) before any array moves."""
+    error = _problem(reports)
+    keys = sorted(set().union(*(r["keys"] for r in reports))) if error is None else []
+    if error is None and len(keys) > MAX_STATE_KEYS:
+        error = f"checkpoint: {len(keys)} optimizer state arrays per weight, at most " \
+                f"{MAX_STATE_KEYS} are supported"
+    writer = meta = None
+    if error is None:
+        first = reports[0]
+        meta = {"format": FORMAT, "version": VERSION, "config": first["config"],
+                "step": first["step_count"] if step is None else step,
+                "optimizer": {"class": first["optimizer"], "keys": keys,
+                              "step_count": first["step_count"]},
+                "rng": {"user": rng_state,
+                        "dropout": {k: v for r in reports for k, v in r["states"].items()}},
+                "grid": {"dp": grid.dp_size, "pp": grid.pp_size, "tp": grid.tp_size}}
+        try:
+            json.dumps(meta)                                  # JSON-able, before any byte
+            writer = AtomicZip(path)
+        except Exception as err:  # noqa: BLE001 - reported on every rank by the caller
+            error = _save_error(path, err)
+    return writer, meta, {"error": error, "keys": keys}
 
 
 def save_checkpoint(model, optimizer, path, grid, step=None, rng_state=None, config=None):
@@ -191,140 +213,91 @@ def save_checkpoint(model, optimizer, path, grid, step=None, rng_state=None, con
     caller wants back (e.g. the data position); replicated dropout streams are
     saved too. Raises the same CheckpointError on every rank if rank 0 fails.
     """
-    config = _config_of(model, config)
-    _, keys = _local(model, optimizer)
-    keys = sorted(set().union(*comm.allgather_object(keys, grid.world)))  # same on every rank
-    full = _gather_full(model, optimizer, grid, config, keys)
-    streams = {name: m.rng.bit_generator.state for name, m in _dropouts(model)}  # JSON-able
-    streams = comm.gather_object(streams if grid.dp_rank == grid.tp_rank == 0 else {},
-                                 grid.world, root=0)
+    report, local = _report(model, optimizer, path, grid, config)
+    reports = comm.gather_object(report, grid.world, root=0)
+    root = grid.world.rank == 0
+    writer, meta, plan = _open(path, reports, step, rng_state, grid) if root else (None,) * 3
+    plan = comm.bcast_object(plan, grid.world, root=0)
+    if plan["error"]:
+        raise CheckpointError(plan["error"])
+    _stream(local[1], optimizer, plan["keys"], grid, local[0], reports, writer)
     error = None
-    if grid.world.rank == 0:
+    if root:
         try:
-            dropout = {k: v for s in streams for k, v in s.items()}
-            meta = {"format": FORMAT, "version": VERSION, "config": dataclasses.asdict(config),
-                    "step": optimizer.step_count if step is None else step,
-                    "optimizer": {"class": type(optimizer).__name__, "keys": keys,
-                                  "step_count": optimizer.step_count},
-                    "rng": {"user": rng_state, "dropout": dropout},
-                    "grid": {"dp": grid.dp_size, "pp": grid.pp_size, "tp": grid.tp_size},
-                    "arrays": {k: {"shape": list(a.shape), "dtype": str(a.dtype),
-                                   "crc32": _crc(a)} for k, a in sorted(full.items())}}
-            _write_atomic(path, full, meta)
+            writer.commit(meta)                       # raises the first failed write, if any
         except Exception as err:  # noqa: BLE001 - reported on every rank below
-            error = f"checkpoint: could not save {path!r}: {type(err).__name__}: {err}"
+            error = _save_error(path, err)
+            writer.abort()
     error = comm.bcast_object(error, grid.world, root=0)
     if error:
         raise CheckpointError(error)
 
 
-# --- read and validate (rank 0) ---------------------------------------------------------------
+# --- read and check on rank 0 ---------------------------------------------------------------
 
-def read_checkpoint(path):
-    """(arrays {key: full array}, meta) of a checkpoint file, checksums verified.
-
-    Raises CheckpointError with the reason for a missing, truncated or corrupt file.
-    """
-    if not os.path.isfile(path):
-        raise CheckpointError(f"checkpoint {path!r}: no such file")
+def _read_on_root(path, reports, config):
+    """(arrays, verdict): the file read within the model's sizes, or the reason it cannot be."""
+    error = _problem(reports)
+    if error is not None:
+        return None, {"error": error}
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            loaded = {k: npz[k] for k in npz.files}
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as err:
-        raise CheckpointError(f"checkpoint {path!r} is truncated or corrupt (cannot read it: "
-                              f"{type(err).__name__}: {err})") from err
-    try:
-        meta = json.loads(str(loaded.pop("meta")))
-    except (KeyError, ValueError) as err:
-        raise CheckpointError(f"checkpoint {path!r} is corrupt: no readable 'meta' "
-                              f"record") from err
-    if meta.get("format") != FORMAT or meta.get("version") != VERSION:
-        raise CheckpointError(f"checkpoint {path!r}: format {meta.get('format')!r} version "
-                              f"{meta.get('version')!r}, expected {FORMAT!r} version {VERSION}")
-    listed = meta.get("arrays", {})
-    if set(listed) != set(loaded):
-        raise CheckpointError(f"checkpoint {path!r} is corrupt: arrays "
-                              f"{sorted(set(listed) ^ set(loaded))[:4]} are missing or unlisted")
-    for key, a in loaded.items():
-        info = listed[key]
-        if list(a.shape) != info["shape"] or str(a.dtype) != info["dtype"] or \
-                _crc(a) != info["crc32"]:
-            raise CheckpointError(f"checkpoint {path!r} is corrupt: array {key!r} does not "
-                                  f"match its recorded shape/dtype/crc32 checksum")
-    return loaded, meta
-
-
-def _validate(arrays, meta, config, optimizer_class, wanted, path):
-    """Raise CheckpointError unless the file fits every rank's (name, tp_rank, tp, shape)."""
-    saved, ours = meta["config"], dataclasses.asdict(config)
-    differ = [f"{k}: file {saved.get(k)!r} vs model {v!r}" for k, v in ours.items()
-              if saved.get(k) != v]
-    if differ:
-        raise CheckpointError(f"checkpoint {path!r} was saved for a different config: "
-                              + "; ".join(differ))
-    if meta["optimizer"]["class"] != optimizer_class:
-        raise CheckpointError(f"checkpoint {path!r} holds {meta['optimizer']['class']} state, "
-                              f"this run uses {optimizer_class}")
-    file_names = {k[len("param/"):] for k in arrays if k.startswith("param/")}
-    model_names = {name for rank_wanted in wanted for name, *_ in rank_wanted}
-    if file_names != model_names:
-        raise CheckpointError(f"checkpoint {path!r}: parameter names differ from the model's "
-                              f"(only in file: {sorted(file_names - model_names)[:3]}, only in "
-                              f"model: {sorted(model_names - file_names)[:3]})")
-    for rank, rank_wanted in enumerate(wanted):
-        for name, tp_rank, tp_size, shape in rank_wanted:
-            full = arrays[f"param/{name}"]
-            if _slice(name, full, tp_rank, tp_size, config).shape != tuple(shape):
-                raise CheckpointError(f"checkpoint {path!r}: {name} is {tuple(full.shape)} in "
-                                      f"the file, rank {rank} expects a shard {tuple(shape)}")
+        full = full_shapes(reports, config)
+        weight_bytes = sum(math.prod(s) for s in full.values()) * np.dtype(config.dtype).itemsize
+        most = 1 + MAX_STATE_KEYS
+        arrays, meta = read_checkpoint(path, lambda m: expected_arrays(m, reports, config, path),
+                                       size_limit(most * weight_bytes, most * len(full) + 1))
+    except CheckpointError as err:
+        return None, {"error": str(err)}
+    except Exception as err:  # noqa: BLE001 - every failure is a CheckpointError on every rank
+        return None, {"error": f"checkpoint {path!r} cannot be loaded "
+                               f"({type(err).__name__}: {err})"}
+    return arrays, {"error": None, "meta": {k: v for k, v in meta.items() if k != "arrays"}}
 
 
 # --- load -----------------------------------------------------------------------------------
+
+def _slices(arrays, reports, keys, grid, named, config):
+    """This rank's flat [param, state per key] per weight: rank 0 cuts and sends every rank's."""
+    dtype, width = np.dtype(config.dtype), 1 + len(keys)
+    if grid.world.rank != 0:
+        flat = np.empty(sum(p.size for _, p in named) * width, dtype)
+        return comm.recv(flat, 0, grid.world, tag=TAG)            # (this rank's elements,)
+    for rank in range(grid.world.size - 1, -1, -1):               # rank 0's own slice last
+        r = reports[rank]
+        flat = _flat([[to_numpy(shard_of(name, asarray(arrays[k]), r["tp"], r["tp_size"]))
+                       for k in [f"param/{name}"] + [f"optim/{name}/{s}" for s in keys]]
+                      for name, _ in r["names"]], dtype)
+        if rank:
+            comm.send(flat, rank, grid.world, tag=TAG)
+    return flat
+
 
 def load_checkpoint(model, optimizer, path, grid, config=None):
     """Load a full checkpoint onto this grid: each rank takes its own slice. Returns meta.
 
     Collective over ``grid.world``. meta["step"] and meta["rng"]["user"] give the
     caller's step and rng_state back; replicated dropout streams are restored.
+    Any failure raises the same CheckpointError on every rank, every weight unchanged.
     """
-    config = _config_of(model, config)
-    named, _ = _local(model, optimizer)
-    dtype = np.dtype(config.dtype)
-    mine = [(name, grid.tp_rank, grid.tp_size, tuple(p.shape)) for name, p in named]
-    wanted = comm.gather_object(mine, grid.world, root=0)
-    arrays = meta = error = None
+    report, local = _report(model, optimizer, path, grid, config)
+    reports = comm.gather_object(report, grid.world, root=0)
+    arrays = verdict = None
     if grid.world.rank == 0:
-        try:
-            arrays, meta = read_checkpoint(path)
-            _validate(arrays, meta, config, type(optimizer).__name__, wanted, path)
-        except CheckpointError as err:
-            error = str(err)
-    error = comm.bcast_object(error, grid.world, root=0)     # the same verdict everywhere
-    if error:
-        raise CheckpointError(error)
-    meta = comm.bcast_object({k: v for k, v in meta.items() if k != "arrays"}
-                             if grid.world.rank == 0 else None, grid.world, root=0)
-    keys = meta["optimizer"]["keys"]
-    shapes = [shape for _, _, _, shape in mine for _ in range(1 + len(keys))]
-    if grid.world.rank == 0:
-        for rank in range(grid.world.size - 1, -1, -1):      # rank 0's own slice last
-            flat = _flat([[_slice(name, arrays[k], tp_rank, tp_size, config)
-                           for k in [f"param/{name}"] + [f"optim/{name}/{s}" for s in keys]]
-                          for name, tp_rank, tp_size, _ in wanted[rank]], dtype)
-            if rank:
-                comm.send(flat, rank, grid.world, tag=7)
-    else:
-        flat = np.empty(sum(int(np.prod(s)) for s in shapes), dtype)
-        comm.recv(flat, 0, grid.world, tag=7)                # (this rank's elements,)
-    pieces = unflatten(flat, shapes)
+        arrays, verdict = _read_on_root(path, reports, local and local[0])
+    verdict = comm.bcast_object(verdict, grid.world, root=0)     # the same verdict everywhere
+    if verdict["error"]:
+        raise CheckpointError(verdict["error"])
+    (config, named), meta = local, verdict["meta"]
+    keys, width = meta["optimizer"]["keys"], 1 + len(meta["optimizer"]["keys"])
+    flat = _slices(arrays, reports, keys, grid, named, config)
+    pieces = unflatten(flat, [tuple(p.shape) for _, p in named for _ in range(width)])
     states = _state_by_name(named, optimizer)
-    width = 1 + len(keys)
     for i, (name, p) in enumerate(named):
         p.data[...] = asarray(pieces[i * width])
         states[name].clear()
         states[name].update({k: asarray(pieces[i * width + 1 + j].copy())
                              for j, k in enumerate(keys)})
-    optimizer.step_count = int(meta["optimizer"]["step_count"])
+    optimizer.step_count = meta["optimizer"]["step_count"]
     streams = meta["rng"]["dropout"]
     for name, m in _dropouts(model):
         if name in streams:

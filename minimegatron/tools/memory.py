@@ -15,6 +15,7 @@ import argparse
 import math
 from dataclasses import dataclass
 
+from minimegatron.argtypes import existing_file, positive_int
 from minimegatron.parallel.shards import padded_vocab
 
 MIXED = "mixed"                                  # fp16 weights/grads + fp32 Adam state
@@ -305,17 +306,25 @@ def main(argv=None):
     ap.add_argument("view", nargs="?", default="config",
                     choices=["config", "table1", "zero", "scaling"])
     for flag, default in [("layers", 72), ("hidden", 3072), ("heads", 32), ("vocab", 51200),
-                          ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1), ("zero", 0),
+                          ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1),
                           ("micro-batch", 8), ("micro-batches", 1)]:
-        ap.add_argument(f"--{flag}", type=int, default=default)
+        ap.add_argument(f"--{flag}", type=positive_int, default=default)
+    ap.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
     ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
     ap.add_argument("--checkpoint", action="store_true", help="activation checkpointing")
     ap.add_argument("--precision", choices=list(PRECISIONS), default=MIXED)
-    ap.add_argument("--hardware", help="JSON from `minimegatron calibrate` (default DGX-2H)")
+    ap.add_argument("--hardware", type=existing_file,
+                    help="JSON from `minimegatron calibrate` (default DGX-2H)")
     a = ap.parse_args(argv)
     from minimegatron.tools import scaling     # here: scaling imports this module
-    hw = scaling.Hardware.from_json(a.hardware) if a.hardware else scaling.Hardware()
+    try:
+        hw = scaling.Hardware.from_json(a.hardware) if a.hardware else scaling.Hardware()
+    except (OSError, ValueError, KeyError, TypeError) as error:   # not calibrate's JSON
+        ap.error(f"argument --hardware: cannot read {a.hardware!r}: {error!r}")
     if a.view == "config":
+        if a.layers % a.pp or a.hidden % a.tp or a.heads % a.tp:   # before any work
+            ap.error(f"--layers {a.layers} must divide by --pp {a.pp}, and --hidden "
+                     f"{a.hidden} and --heads {a.heads} by --tp {a.tp}")
         print(config_text(a))
         g = GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
         t = scaling.step_time(g, hw, a.dp, a.tp, a.pp, a.micro_batch, a.micro_batches,

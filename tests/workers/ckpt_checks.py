@@ -9,7 +9,9 @@ mismatched files and for a save that fails half-way.
 """
 import dataclasses
 import hashlib
+import json
 import os
+import tempfile
 
 import numpy as np
 
@@ -21,8 +23,9 @@ from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.shards import shard_of
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.parallel.zero import ZeroOptimizer
-from minimegatron.tools import checkpoint
-from minimegatron.tools.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from minimegatron.tools import checkpoint_format
+from minimegatron.tools.checkpoint import (CheckpointError, load_checkpoint, read_checkpoint,
+                                           save_checkpoint)
 
 CONFIG, BATCH = VERIFY_CONFIG, 8
 
@@ -77,9 +80,62 @@ def check_all(directory):
     return out
 
 
+def rewrite(source, target, edit):
+    """Rank 0: ``target`` = ``source`` with ``edit(arrays, meta)`` applied (a valid .npz)."""
+    arrays, meta = read_checkpoint(source)
+    edit(arrays, meta)
+    np.savez(target, meta=np.array(json.dumps(meta)), **arrays)
+
+
+def fix_crc(arrays, meta, key):
+    meta["arrays"][key]["crc32"] = checkpoint_format.crc32(arrays[key])
+
+
+def edits():
+    """{case: edit} of files that are valid zips but must be refused before any weight moves."""
+    def edited(a, m):                      # the array no longer fits its crc32
+        a["param/head.weight"] = a["param/head.weight"] + 1e-3
+
+    def bad_meta(a, m):                    # the old loader set every weight, then failed here
+        m["optimizer"]["step_count"] = "two"
+
+    def bad_dropout(a, m):
+        m["rng"]["dropout"][sorted(m["rng"]["dropout"])[0]] = {"bit_generator": "PCG64"}
+
+    def nan(a, m):
+        a["param/blocks.3.mlp.fc1.bias"][5] = np.nan
+        fix_crc(a, m, "param/blocks.3.mlp.fc1.bias")
+
+    def shape_lie(a, m):                   # a listing that would allocate 8 TB if believed
+        m["arrays"]["param/head.weight"]["shape"] = [10**6, 10**6]
+    return {"edited": edited, "bad_meta": bad_meta, "bad_dropout": bad_dropout, "nan": nan,
+            "shape_lie": shape_lie}
+
+
+def check_stale_temps(directory, path, grid, trainer):
+    """A save removes temp files a killed save of the same target left, and only those."""
+    names = {}
+    if comm.world().rank == 0:
+        fd, stale = tempfile.mkstemp(prefix=".ckpt.npz.", suffix=".tmp", dir=directory)
+        os.write(fd, b"PK\x03\x04 what a SIGKILL left")
+        os.close(fd)
+        other = os.path.join(directory, ".other.npz.abcd1234.tmp")
+        open(other, "wb").write(b"another target's save")
+        names = {"stale": os.path.basename(stale), "other": os.path.basename(other)}
+    save_checkpoint(trainer, trainer.optimizer, path, grid, rng_state={"next_step": 2})
+    names = comm.bcast_object(names, comm.world(), root=0)
+    left = set(os.listdir(directory))
+    comm.barrier(comm.world())
+    if comm.world().rank == 0:
+        os.remove(os.path.join(directory, names["other"]))
+    comm.barrier(comm.world())
+    return {"stale_removed": names["stale"] not in left, "other_kept": names["other"] in left}
+
+
 def check_bad_files(directory, path, grid, trainer):
     """Corrupt, truncated, mismatched, ZeRO-less and half-written checkpoints."""
-    out, good = {}, sha(path)
+    out = check_stale_temps(directory, path, grid, trainer)
+    good = sha(path)
     corrupt, short = os.path.join(directory, "corrupt.npz"), os.path.join(directory, "short.npz")
     if comm.world().rank == 0:
         data = bytearray(open(path, "rb").read())
@@ -87,18 +143,18 @@ def check_bad_files(directory, path, grid, trainer):
         data[middle:middle + 16] = bytes(b ^ 0xFF for b in data[middle:middle + 16])
         open(corrupt, "wb").write(bytes(data))
         open(short, "wb").write(bytes(data[:len(data) // 3]))
-        with np.load(path) as npz:      # a valid zip whose array no longer fits its crc32
-            arrays = {k: npz[k] for k in npz.files}
-        arrays["param/head.weight"] = arrays["param/head.weight"] + 1e-3
-        np.savez(os.path.join(directory, "edited.npz"), **arrays)
+        for case, edit in edits().items():
+            rewrite(path, os.path.join(directory, f"{case}.npz"), edit)
     comm.barrier(comm.world())
     before = trainer.stage.state_dict()
-    out["edited"] = rejected(lambda: load_checkpoint(
-        trainer, trainer.optimizer, os.path.join(directory, "edited.npz"), grid))
+    for case in edits():
+        out[case] = rejected(lambda: load_checkpoint(
+            trainer, trainer.optimizer, os.path.join(directory, f"{case}.npz"), grid))
     out["corrupt"] = rejected(lambda: load_checkpoint(trainer, trainer.optimizer, corrupt, grid))
     out["truncated"] = rejected(lambda: load_checkpoint(trainer, trainer.optimizer, short, grid))
     out["missing"] = rejected(lambda: load_checkpoint(
         trainer, trainer.optimizer, os.path.join(directory, "nope.npz"), grid))
+    out["empty_load"] = rejected(lambda: load_checkpoint(trainer, trainer.optimizer, "", grid))
     after = trainer.stage.state_dict()
     out["model_untouched"] = max(float(np.abs(before[k] - after[k]).max()) for k in before)
 
@@ -109,23 +165,27 @@ def check_bad_files(directory, path, grid, trainer):
     serial, dp8 = GPT(CONFIG), ProcessGrid(8, 1, 1)    # the right model, SGD instead of AdamW
     out["wrong_optimizer"] = rejected(lambda: load_checkpoint(
         serial, SGD(serial.parameters(), lr=0.1), path, dp8))
+    serial.wte.weight.data[3, 4] = np.inf
+    out["nan_save"] = rejected(lambda: save_checkpoint(serial, SGD(serial.parameters()), path,
+                                                       dp8))
+    out["empty_save"] = rejected(lambda: save_checkpoint(trainer, trainer.optimizer, "", grid))
 
     model = GPT(CONFIG)
     zero = ZeroOptimizer(model, comm.world(), stage=1,
                          optimizer=make_optimizer(model.parameters()))
     out["zero"] = rejected(lambda: save_checkpoint(model, zero, path, dp8))
 
-    real_savez = checkpoint.np.savez
+    real_write = np.lib.format.write_array
 
-    def broken_savez(f, **arrays):       # writes half a file, then the disk "fills up"
-        f.write(b"PK\x03\x04 half a checkpoint")
+    def broken_write(f, array, **kw):    # writes part of an entry, then the disk "fills up"
+        f.write(b"\x93NUMPY half an array")
         raise OSError(28, "No space left on device")
-    checkpoint.np.savez = broken_savez
+    np.lib.format.write_array = broken_write
     try:
         out["failed_save"] = rejected(lambda: save_checkpoint(trainer, trainer.optimizer, path,
                                                               grid))
     finally:
-        checkpoint.np.savez = real_savez
+        np.lib.format.write_array = real_write
     comm.barrier(comm.world())
     out["old_file_kept"] = sha(path) == good and sha(path) != ""
     out["temp_files_left"] = sorted(f for f in os.listdir(directory) if f.endswith(".tmp"))

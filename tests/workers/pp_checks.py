@@ -3,12 +3,15 @@
 One launch per stage count: equivalence for the requested schedules x M x
 checkpointing, peak activation memory at a fixed micro-batch size, the
 errors of bad configurations, and (with ``png_dir``) a timeline PNG of a
-real 1F1B run drawn by rank 0.
+real 1F1B run drawn by rank 0. ``emulated_bubbles`` measures the bubble with
+emulated device time (parallel/device_time.py) on a tiny GPT.
 """
 import os
 
-from minimegatron import comm
-from minimegatron.checks.pipeline import check_all, check_errors, check_memory, timeline_run
+from minimegatron import comm, trace
+from minimegatron.checks.common import batch
+from minimegatron.checks.pipeline import (build, check_all, check_errors, check_memory,
+                                          timeline_run)
 
 
 def run(micro_batches, checkpoints, png_dir=None):
@@ -27,4 +30,44 @@ def run(micro_batches, checkpoints, png_dir=None):
                 key = f"{span['op']} {span['label']}"
                 counts[span["rank"]][key] = counts[span["rank"]].get(key, 0) + 1
             out["timeline"] = dict(result, png=png, span_counts=counts)
+    return out
+
+
+def emulated_bubbles(micro_batches, device_time, scales, tolerance):
+    """Per "schedule/M=m", with emulated device time: traced steps at ``device_time`` times
+    each of ``scales`` in turn, stopping at the first bubble within ``tolerance`` (relative)
+    of the formula. Returns the bubbles (rank 0) and the last step's device time, this
+    stage's peak in flight, shortest forward/backward span, longest real compute, total
+    wake-up delay, and the plain and emulated losses."""
+    from minimegatron.nn import GPTConfig
+    from minimegatron.parallel.device_time import DeviceTime
+    from minimegatron.parallel.pipeline import gather_timeline
+    from minimegatron.tools.timeline import bubble_from_rows, rows_from_trace
+    group = comm.world()
+    config = GPTConfig(vocab_size=16, seq_len=8, n_layer=group.size, n_head=2, d_model=32)
+    inputs, targets = batch(config, 8, 0)
+    out = {}
+    for schedule in ("gpipe", "1f1b"):
+        for m in micro_batches:
+            stage, engine = build(group, config, schedule, m, False)
+            case = {"bubbles": [], "plain_loss": engine.train_step(inputs, targets)}  # warm-up
+            formula = (group.size - 1) / (m + group.size - 1)
+            for scale in scales:
+                case["device_time"] = [scale * t for t in device_time]
+                device = engine.device_time = DeviceTime(*case["device_time"])
+                stage.zero_grad()
+                trace.reset(group)
+                case["loss"] = engine.train_step(inputs, targets)
+                mine = [s for s in trace.spans() if s["kind"] == "compute"]
+                spans = gather_timeline(group)
+                if spans is not None:
+                    case["bubbles"].append(bubble_from_rows(rows_from_trace(spans)))
+                if comm.bcast_object(abs(case["bubbles"][-1] - formula) <= tolerance * formula
+                                     if spans is not None else None, group):
+                    break
+            case.update(in_flight=engine.stats["peak_in_flight"], slowest=device.slowest,
+                        late=device.late)
+            case["shortest"] = {op: min(s["end"] - s["start"] for s in mine if s["op"] == op)
+                                for op in ("forward", "backward")}
+            out[f"{schedule}/M={m}"] = case
     return out

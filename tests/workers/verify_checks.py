@@ -9,7 +9,9 @@ scheme's rows show that only the broken one fails):
 - "tp_no_g": Megatron's g (ReduceFromTP, all-reduce in forward) returns its
   input, so each tp rank sees only its partial sums;
 - "raises": every rank's check raises ValueError: an ERROR row, and the next
-  row still runs (no hang, no abort).
+  row still runs (no hang, no abort);
+- "nan_on_rank_1": rank 1 alone measures a NaN gradient difference: the row
+  FAILs on every rank (MPI's max could drop the NaN; verify sends a flag).
 """
 from mpi4py import MPI
 
@@ -57,6 +59,17 @@ def check_broken(schemes=("ddp", "tp")):
     verify.run_check = raising_check
     try:
         out["raises"] = _rows(["ddp"])
+    finally:
+        verify.run_check = real_check
+
+    def nan_on_rank_1(scheme, group, *args):
+        diffs = dict(real_check(scheme, group, *args))
+        if comm.world().rank == 1:
+            diffs["grad"] = float("nan")
+        return diffs
+    verify.run_check = nan_on_rank_1
+    try:
+        out["nan_on_rank_1"] = _rows(["ddp"])
     finally:
         verify.run_check = real_check
     out["bad_dtype"] = _raises(lambda: verify.run_rows(["ddp"], dtype="float16"))

@@ -1,0 +1,192 @@
+"""Numeric guards: non-finite numbers stop training, bad hyper-parameters and ids are refused."""
+import sys
+
+import numpy as np
+import pytest
+
+from minimegatron import nn, optim
+from minimegatron.checks.common import SMALL_CONFIG, batch
+from minimegatron.functional import cross_entropy
+from minimegatron.guards import NonFiniteError, all_finite, check_finite, rank_name
+from minimegatron.tensor import Tensor
+from mpi_harness import run_mpi, run_script
+
+V = SMALL_CONFIG.vocab_size
+
+
+def _param(values, grads):
+    p = nn.Parameter(np.array(values, dtype=float))
+    p.grad = np.array(grads, dtype=float)
+    return p
+
+
+# ---- the finite test ---------------------------------------------------------------------
+def test_all_finite():
+    assert all_finite([np.ones(3), np.zeros((2, 2), dtype=np.float32)])
+    assert all_finite([])
+    for bad in (np.nan, np.inf, -np.inf):
+        assert not all_finite([np.ones(3), np.array([1.0, bad])])
+    with np.errstate(over="ignore"):
+        overflow = np.float16([6e4]) * np.float16(2)                   # fp16: inf
+    assert not all_finite([overflow])
+
+
+def serial_or_rank_0():
+    """How a message names this process: an earlier test may have started MPI in it."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    return "on rank 0" if mpi is not None and mpi.Is_initialized() else "in a serial run"
+
+
+def test_check_finite_names_step_and_rank():
+    where = serial_or_rank_0()
+    assert rank_name() == ("rank 0" if where == "on rank 0" else "serial")
+    check_finite("loss", [np.array(1.0)], 3)
+    with pytest.raises(NonFiniteError, match=rf"^non-finite loss at step 7 {where}"):
+        check_finite("loss", [np.array(np.nan)], 7)
+    assert issubclass(NonFiniteError, FloatingPointError)
+
+
+# ---- optimizer hyper-parameters ------------------------------------------------------------
+@pytest.mark.parametrize("make,name", [
+    (lambda p: optim.SGD(p, lr=float("nan")), "lr"),
+    (lambda p: optim.SGD(p, lr=float("inf")), "lr"),
+    (lambda p: optim.SGD(p, lr=-0.1), "lr"),
+    (lambda p: optim.AdamW(p, lr="0.1"), "lr"),
+    (lambda p: optim.SGD(p, momentum=1.0), "momentum"),
+    (lambda p: optim.SGD(p, momentum=-0.5), "momentum"),
+    (lambda p: optim.SGD(p, weight_decay=-1e-3), "weight_decay"),
+    (lambda p: optim.AdamW(p, weight_decay=float("inf")), "weight_decay"),
+    (lambda p: optim.AdamW(p, betas=(1.0, 0.999)), r"betas\[0\]"),
+    (lambda p: optim.AdamW(p, betas=(0.9, float("nan"))), r"betas\[1\]"),
+    (lambda p: optim.AdamW(p, betas=(0.9,)), "betas"),
+    (lambda p: optim.AdamW(p, eps=0.0), "eps"),
+    (lambda p: optim.AdamW(p, eps=-1e-8), "eps"),
+])
+def test_bad_hyper_parameters_raise_one_line(make, name):
+    with pytest.raises(ValueError, match=f"^{name}") as info:
+        make([_param([1.0], [1.0])])
+    assert "\n" not in str(info.value)
+
+
+def test_good_hyper_parameters_and_later_lr_changes():
+    p = _param([1.0], [1.0])
+    optim.SGD([p], lr=0.0, momentum=0.0, weight_decay=0.0).step()      # lr 0: a warm-up start
+    assert p.data[0] == 1.0
+    opt = optim.AdamW([p], lr=1e-3, betas=(0.0, 0.0), eps=1e-12, weight_decay=0.0)
+    opt.lr = 0.5                                                       # a scheduler
+    assert opt.lr == 0.5
+    with pytest.raises(ValueError, match="^lr must be a finite number in"):
+        opt.lr = float("nan")
+
+
+# ---- non-finite gradients, weights and losses stop the step ---------------------------------
+@pytest.mark.parametrize("make", [lambda p: optim.SGD(p, lr=0.1, momentum=0.9),
+                                  lambda p: optim.AdamW(p, lr=0.1)])
+@pytest.mark.parametrize("where,bad", [("gradient", np.nan), ("gradient", np.inf),
+                                       ("weight", np.nan), ("weight", -np.inf)])
+def test_optimizer_stops_before_changing_any_weight(make, where, bad):
+    good, hit = _param([1.0, 2.0], [0.1, 0.2]), _param([3.0, 4.0], [0.3, 0.4])
+    opt = make([good, hit])
+    opt.step()                                                         # step 1 is fine
+    (hit.grad if where == "gradient" else hit.data)[1] = bad
+    before = good.data.copy(), hit.data.copy()
+    message = f"^non-finite {where} at step 2 {serial_or_rank_0()}"
+    with pytest.raises(NonFiniteError, match=message):
+        opt.step()
+    np.testing.assert_array_equal(good.data, before[0])               # nothing was updated
+    np.testing.assert_array_equal(hit.data, before[1])
+
+
+def test_opting_out_trains_on_nan():
+    p = _param([1.0, 2.0], [np.nan, 0.2])
+    optim.AdamW([p], lr=0.1, check_finite=False).step()
+    assert np.isnan(p.data[0]) and np.isfinite(p.data[1])
+
+
+def test_diverging_serial_training_stops_with_the_step():
+    model = nn.GPT(SMALL_CONFIG)
+    opt = optim.SGD(model.parameters(), lr=1e4)
+    with np.errstate(all="ignore"), pytest.raises(NonFiniteError) as info:
+        for step in range(200):
+            loss = model.loss(*batch(SMALL_CONFIG, 4, step))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    assert f"at step {opt.step_count} {serial_or_rank_0()}" in str(info.value)
+    assert 1 < opt.step_count < 200
+
+
+# ---- token ids and targets -----------------------------------------------------------------
+@pytest.mark.parametrize("bad", [V, V + 100, -1, -V])
+def test_serial_embedding_and_loss_refuse_ids_outside_the_vocabulary(bad):
+    model = nn.GPT(SMALL_CONFIG)
+    x, y = batch(SMALL_CONFIG, 2, 0)
+    x_bad, y_bad = x.copy(), y.copy()
+    x_bad[1, 3], y_bad[0, 5] = bad, bad
+    with pytest.raises(ValueError,
+                       match=rf"^token id {bad} is outside the vocabulary \[0, {V}\)$"):
+        model.loss(x_bad, y)
+    with pytest.raises(ValueError,
+                       match=rf"^target id {bad} is outside the vocabulary \[0, {V}\)$"):
+        model.loss(x, y_bad)
+    assert np.isfinite(model.loss(x, y).item())
+
+
+def test_empty_batch_is_refused():
+    model = nn.GPT(SMALL_CONFIG)
+    x, y = batch(SMALL_CONFIG, 2, 0)
+    with pytest.raises(ValueError, match="empty batch"):
+        model.loss(x[:0], y[:0])
+    with pytest.raises(ValueError, match="empty batch"):
+        cross_entropy(Tensor(np.zeros((0, V))), np.zeros((0,), dtype=int))
+
+
+# ---- 4 ranks: the same errors on every rank, no hang ---------------------------------------
+@pytest.fixture(scope="module")
+def ranks():
+    return run_mpi(4, "workers/guard_checks.py:check_all", timeout=240)
+
+
+def test_vocab_parallel_ids_give_the_serial_error_on_every_rank(ranks):
+    for r in ranks:
+        ids = r["ids"]
+        for name, bad in (("too_big", 16), ("minus_one", -1)):
+            text = f"ValueError: token id {bad} is outside the vocabulary [0, 16)"
+            assert ids[f"embed_{name}"] == ids[f"serial_embed_{name}"] == text
+            assert ids[f"ce_{name}"] == ids[f"serial_ce_{name}"] == text.replace("token", "target")
+        assert ids["in_range_ok"] is True
+
+
+@pytest.mark.parametrize("case", ["nan_dp_tp", "nan_pp_tp", "nan_zero1"])
+def test_a_nan_weight_on_one_rank_stops_every_rank(ranks, case):
+    for r in ranks:
+        assert r[case] == (f"NonFiniteError: non-finite loss at step 2 on rank {r['rank']} "
+                           "(pass check_finite=False to train on)")
+
+
+def test_opting_out_trains_on_in_3d(ranks):
+    for r in ranks:
+        assert r["nan_opted_out"] == {"error": None, "loss_is_nan": True}
+
+
+def test_zero_gradient_slice_is_checked(ranks):
+    for r in ranks:
+        assert r["zero_grad"].startswith(
+            f"NonFiniteError: non-finite gradient at step 1 on rank {r['rank']}")
+
+
+def test_trainer3d_checks_the_batch_on_every_stage(ranks):
+    for r in ranks:
+        b = r["batch"]
+        assert b["ids"] == "ValueError: token id 14 is outside the vocabulary [0, 14)"
+        assert b["targets"] == "ValueError: target id -1 is outside the vocabulary [0, 14)"
+        assert b["empty"] == "ValueError: a global batch needs at least 1 sequence, got 0"
+        assert np.isfinite(b["still_works"])
+
+
+def test_a_nan_only_one_rank_sees_ends_the_whole_job():
+    """Only rank 0 raises (its unused embedding row); the abort hook ends rank 1 too."""
+    code, out, err = run_script(2, "tests/workers/nan_one_rank.py", timeout=90)
+    assert code not in (0, 124), (code, out, err)            # failed, and did not hang
+    assert "NonFiniteError: non-finite weight at step 2 on rank 0" in err, err
+    assert "trained on" not in out
