@@ -20,7 +20,7 @@ parallel, 5 ZeRO; their titles, hints and checks live in
 ``minimegatron.exercise_checks``.
 
     minimegatron exercises list                 the exercises and where they are
-    minimegatron exercises make DIR             write the student copy into DIR
+    minimegatron exercises make DIR [--force]   write the student copy into DIR
     minimegatron exercises solve DIR 1.1 [..]   put the reference block back (teachers)
     minimegatron grade [EXERCISE] --path DIR    check a copy (see grader.py)
 """
@@ -37,6 +37,7 @@ from minimegatron.exercise_checks import EXERCISES, by_id
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(PACKAGE_DIR)
 EXTRA_DIRS = ("tutorials", "exercises")     # copied next to the package when present
+EXTRA_FILES = ("setup.cfg", "pyproject.toml", "README.md")   # so `pip install -e DIR` works
 MARKER = re.compile(r"^(?P<indent>[ \t]*)# EXERCISE (?P<id>\d+\.\d+) (?P<end>begin|end)\s*$")
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache")
 
@@ -162,8 +163,24 @@ def _blank_package(dest_pkg):
                 f.write(student)
 
 
-def make(dest, source_root=REPO_ROOT):
-    """Write the student copy into dest/minimegatron (+ tutorials/, exercises/); list of paths."""
+def check_destination(dest, force=False):
+    """ValueError unless dest is a safe place for a copy: never /, never the home directory,
+    and empty (or missing) unless ``force``."""
+    full = os.path.realpath(dest)
+    if full in (os.path.realpath(os.sep), os.path.realpath(os.path.expanduser("~"))):
+        raise ValueError(f"refusing to write a copy into {full}: choose a new directory, "
+                         "e.g. class/student1")
+    if os.path.isfile(full):
+        raise ValueError(f"{full} is a file; choose a new directory")
+    if os.path.isdir(full) and os.listdir(full) and not force:
+        raise ValueError(f"{full} is not empty ({len(os.listdir(full))} entries); choose a new "
+                         "directory, or add --force to write over the files in it")
+
+
+def make(dest, source_root=REPO_ROOT, force=False):
+    """Write the student copy into dest (minimegatron/, tutorials/, exercises/ and the files
+    that make it installable with ``pip install -e dest``); the list of paths written."""
+    check_destination(dest, force)
     source_pkg = os.path.join(source_root, "minimegatron")
     blocks = find_blocks(source_pkg)
     blank = sorted(ex_id for ex_id, block in blocks.items() if is_blank(block))
@@ -171,9 +188,9 @@ def make(dest, source_root=REPO_ROOT):
         raise ValueError(f"{source_pkg} is itself a student copy (exercises {', '.join(blank)}"
                          " are blank); make the copy from the reference package")
     target = os.path.join(dest, "minimegatron")
-    if os.path.exists(target):
-        raise FileExistsError(f"{target} already exists; choose an empty directory")
     os.makedirs(dest, exist_ok=True)
+    if force:
+        shutil.rmtree(target, ignore_errors=True)     # no solution file may survive in it
     shutil.copytree(source_pkg, target, ignore=IGNORE)
     _blank_package(target)
     written = [target]
@@ -182,6 +199,10 @@ def make(dest, source_root=REPO_ROOT):
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(dest, extra), ignore=IGNORE, dirs_exist_ok=True)
             written.append(os.path.join(dest, extra))
+    for name in EXTRA_FILES:
+        if os.path.isfile(os.path.join(source_root, name)):
+            shutil.copyfile(os.path.join(source_root, name), os.path.join(dest, name))
+            written.append(os.path.join(dest, name))
     return written
 
 
@@ -223,6 +244,8 @@ def main(argv=None):
     sub.add_parser("list", help="the exercises and the file each one is in")
     make_parser = sub.add_parser("make", help="write a student copy into DIR")
     make_parser.add_argument("dir")
+    make_parser.add_argument("--force", action="store_true",
+                             help="write into a non-empty DIR (its minimegatron/ is replaced)")
     solve_parser = sub.add_parser("solve", help="put reference solutions back into a copy")
     solve_parser.add_argument("dir")
     solve_parser.add_argument("exercise", nargs="+", help="ids, groups, or all")
@@ -236,15 +259,18 @@ def main(argv=None):
         return 0
     try:
         if opts.action == "make":
-            for path in make(opts.dir):
+            for path in make(opts.dir, force=opts.force):
                 print(f"wrote {path}")
-            print(f"next: minimegatron grade --path {opts.dir}   (every exercise fails at first)")
+            print(f"next (student): python3 -m venv venv && . venv/bin/activate && "
+                  f"pip install -e '{opts.dir}[mpi]'\n"
+                  f"next (teacher): minimegatron grade --path {opts.dir}   (every exercise "
+                  "fails at first)")
         else:
             known = list(find_blocks())
             ids = [i for spec in opts.exercise for i in select(spec, known)]
             solve(opts.dir, ids)
             print(f"solved {', '.join(ids)} in {opts.dir}")
-    except (ValueError, FileExistsError) as err:
+    except (ValueError, FileExistsError, OSError) as err:
         print(f"minimegatron exercises: {err}", file=sys.stderr)
         return 2
     return 0

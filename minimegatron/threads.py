@@ -21,6 +21,7 @@ import os
 import sys
 
 BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+RANK_ENV = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
 WORLD_SIZE_ENV = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
 LOCAL_SIZE_ENV = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNSIZE",
                   "MV2_COMM_WORLD_LOCAL_SIZE", "PMI_SIZE", "PMIX_SIZE")
@@ -52,6 +53,18 @@ def world_size_from_env():
         if os.environ.get(name, "").isdigit():
             return max(1, int(os.environ[name]))
     return 1
+
+
+def rank_from_env():
+    """This process's world rank, read from the launcher's environment (0 if none).
+
+    Lets code print once, or read standard input (which mpiexec gives rank 0
+    alone), without starting MPI.
+    """
+    for name in RANK_ENV:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
 
 
 def threads_per_rank(ranks, ncores=None):

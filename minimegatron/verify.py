@@ -16,27 +16,34 @@ for every scheme and grid and prints one table on rank 0:
     pp-1f1b     pipeline.check_pipeline("1f1b", M=4)   pp = d
     3d          threed.check_3d (dp, pp, tp, M=2)      every dp*pp*tp = N with 2+ axes > 1
 
-The data-parallel schemes train checks.common.SMALL_CONFIG (2 layers, batch 8);
-the others VERIFY_CONFIG (8 layers, 8 heads, d_model 32: every tp and pp up
-to 8 divides it; batch 4 for tp, 8 for pp, 16 for 3D).
+On one rank every scheme runs once with groups of 1. The data-parallel
+schemes train checks.common.SMALL_CONFIG (2 layers); the others VERIFY_CONFIG
+(8 layers, 8 heads, d_model 32). Any world size works: the batch (8 for data
+and pipeline rows, 4 for tp, 16 for 3D) is rounded up to a multiple of dp x M,
+pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
+grid whose model cannot split (tp = 3 does not divide 8 heads, 16 stages
+exceed 8 layers) is a SKIP with that reason, never a FAIL (``fit``).
 
 A grid of d < N ranks runs on sub-communicators (``world.split(rank // d)``):
 N/d copies of it run at once, so every rank takes part. Each row's diffs are
-reduced with one all-reduce (max) over the world. A row whose check raises on
-some ranks: the raising ranks wait (bounded) for the others to report, so a
-failure seen by every rank becomes an ERROR row; if the others never arrive
-(stuck in a collective), the job is aborted instead of hanging.
+reduced with one all-reduce (max) over the world, NaN as a separate flag
+(MPI's max may drop a NaN), so a NaN on any rank fails the row. A row whose
+check raises on some ranks: the raising ranks wait (bounded) for the others
+to report, so a failure seen by every rank becomes an ERROR row; if the others
+never arrive (stuck in a collective), the job is aborted instead of hanging.
 
-Tolerances (absolute, on loss, gradients and weights). float64: 1e-9. The
-schemes only reorder sums (micro-batch losses, shard dot products, ring
-reductions), so float64 agrees to ~1e-16 (loss) .. 1e-13 (weights); 1e-9
-leaves room for longer runs and still catches a missing all-reduce, which
-moves gradients by ~1e-1 and weights by ~1e-2. float32: 1e-4. Reordering
-sums costs ~1e-7 relative (losses ~1e-7, gradients <= 1e-6 observed) and
-AdamW's m / sqrt(v) turns a relative change of a small gradient into a
-change of the step itself (lr = 1e-2 times it), so weights drift most:
-observed <= 2.4e-5 after 5 steps on every grid of 8 ranks; 1e-4 keeps a 4x
-margin and stays two orders below a broken scheme.
+Tolerances (absolute, on loss, gradients and weights), derived per row from
+the problem itself (``tolerance``): max(FLOOR, SAFETY x drift), where drift is
+how far one process moves from ITSELF when every initial weight is nudged by
+one unit in the last place (``checks.common.serial_sensitivity``, max over the
+steps). A parallel scheme only reorders sums, which is rounding of that size,
+so correct code stays within a small multiple of the drift at any ``--steps``.
+FLOOR is 1e-9 in float64 and 1e-4 in float32: at the default 2 steps the drift
+is ~1e-14 (float64) and ~4e-5 (float32 weights), and a missing all-reduce moves
+gradients by ~1e-1 and weights by ~1e-2. Training amplifies rounding: for
+VERIFY_CONFIG the float64 drift is 3e-10 at 20 steps and 1e-3 at 50; float32's
+is 4e-2 at 20 steps. When a row needs a tolerance above WEAK (1e-3 float64,
+1e-2 float32) the table warns that a small bug could hide in the drift.
 
     mpirun -n 8 python -m minimegatron verify        (or: minimegatron run -n 8 verify)
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
@@ -50,11 +57,20 @@ import traceback
 
 import numpy as np
 
-from minimegatron import comm
+from minimegatron import comm, comm_check
+from minimegatron.argtypes import positive_int
 from minimegatron.backend import use_backend
+from minimegatron.entry import banner
+from minimegatron.checks.common import SMALL_CONFIG, VERIFY_CONFIG, serial_sensitivity
 from minimegatron.parallel.grid import factorisations
+from minimegatron.parallel.pipeline_stage import stage_layers
+from minimegatron.parallel.tensor_layers import check_tp_config
+from minimegatron.parallel.zero import padded_size
 
-TOLERANCE = {"float64": 1e-9, "float32": 1e-4}
+FLOOR = {"float64": 1e-9, "float32": 1e-4}
+SAFETY = 100.0
+WEAK = {"float64": 1e-3, "float32": 1e-2}   # a tolerance above this cannot tell right from wrong
+KEYS = ("loss", "grad", "weight")
 ABORT_AFTER_S = 60.0      # a rank that raised waits this long for the others to report
 SCHEME_ORDER = ["dp", "ddp", "zero1", "zero2", "zero3", "tp", "pp-naive", "pp-gpipe",
                 "pp-1f1b", "3d"]
@@ -62,6 +78,8 @@ LABELS = {"dp": "DataParallel", "ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-
           "zero3": "ZeRO-3", "tp": "tensor", "pp-naive": "pipe naive", "pp-gpipe": "pipe GPipe",
           "pp-1f1b": "pipe 1F1B", "3d": "3D"}
 PIPE_M = {"pp-naive": 1, "pp-gpipe": 4, "pp-1f1b": 4}
+DATA_SCHEMES = ("dp", "ddp", "zero1", "zero2", "zero3")
+BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16}    # rounded up to a multiple of dp x M
 
 
 def _checks(name):
@@ -74,49 +92,74 @@ def _checks(name):
         raise
 
 
-def divisors(n):
-    return [d for d in range(2, n + 1) if n % d == 0]
+def group_sizes(n):
+    """The group sizes a world of n ranks is checked with: every divisor d > 1 (1 alone)."""
+    return [1] if n == 1 else [d for d in range(2, n + 1) if n % d == 0]
 
 
 def grids(scheme, world_size):
     """[(dp, pp, tp, M)] this scheme is checked on, for a world of ``world_size`` ranks."""
-    if scheme in ("dp", "ddp", "zero1", "zero2", "zero3"):
-        return [(d, 1, 1, 1) for d in divisors(world_size)]
+    if scheme in DATA_SCHEMES:
+        return [(d, 1, 1, 1) for d in group_sizes(world_size)]
     if scheme == "tp":
-        return [(1, 1, d, 1) for d in divisors(world_size)]
+        return [(1, 1, d, 1) for d in group_sizes(world_size)]
     if scheme in PIPE_M:
-        return [(1, d, 1, PIPE_M[scheme]) for d in divisors(world_size)]
+        return [(1, d, 1, PIPE_M[scheme]) for d in group_sizes(world_size)]
     return [(dp, pp, tp, 2) for dp, pp, tp in factorisations(world_size)
             if sum(x > 1 for x in (dp, pp, tp)) >= 2]
+
+
+def fit(scheme, dims):
+    """(batch size, None) for a grid that can train its config, or (None, the reason why not).
+
+    The batch is the scheme's usual one (BATCH) rounded up to a multiple of
+    dp x M, so every world size gets its data-parallel rows; a model that does
+    not split (heads or d_model over tp, fewer layers than stages) is a SKIP.
+    """
+    dp, pp, tp, m = dims
+    config = common_config(scheme)
+    try:
+        check_tp_config(config, tp)
+        stage_layers(config.n_layer, pp, 0)
+    except ValueError as err:
+        return None, str(err)
+    return padded_size(BATCH[scheme_kind(scheme)], dp * m), None
+
+
+def scheme_kind(scheme):
+    return "data" if scheme in DATA_SCHEMES else "pipe" if scheme in PIPE_M else scheme
+
+
+def common_config(scheme):
+    return SMALL_CONFIG if scheme in DATA_SCHEMES else VERIFY_CONFIG
 
 
 def _with_dtype(config, dtype):
     return dataclasses.replace(config, dtype=dtype)
 
 
-def run_check(scheme, group, dims, dtype, steps):
+def run_check(scheme, group, dims, dtype, steps, batch_size):
     """This rank's {"loss", "grad", "weight"} for one row (None: this rank compares nothing)."""
     dp, pp, tp, m = dims
-    if scheme in ("dp", "ddp", "zero1", "zero2", "zero3"):
+    config = _with_dtype(common_config(scheme), dtype)
+    if scheme in DATA_SCHEMES:
         data = _checks("data")
-        config = _with_dtype(data.SMALL_CONFIG, dtype)
         if scheme == "dp":
-            out = data.check_data_parallel(group, config=config, steps=steps, batch_size=8)
+            out = data.check_data_parallel(group, config=config, steps=steps,
+                                           batch_size=batch_size)
             out["weight"] = max(out["weight"] or 0.0, out["final_weight"])
             return out
         if scheme == "ddp":
-            return data.check_ddp(group, config=config, steps=steps, batch_size=8)
+            return data.check_ddp(group, config=config, steps=steps, batch_size=batch_size)
         return data.check_zero(group, int(scheme[-1]), config=config, steps=steps,
-                               batch_size=8)
-    common = _checks("common")
-    config = _with_dtype(common.VERIFY_CONFIG, dtype)
+                               batch_size=batch_size)
     if scheme == "tp":
-        return _checks("tensor").check_gpt(group, config, steps=steps, batch_size=4)
+        return _checks("tensor").check_gpt(group, config, steps=steps, batch_size=batch_size)
     if scheme in PIPE_M:
         return _checks("pipeline").check_pipeline(group, scheme[3:], m, config=config,
-                                                  steps=steps, batch_size=8)
+                                                  steps=steps, batch_size=batch_size)
     return _checks("threed").check_3d((dp, pp, tp), steps=steps, micro_batches=m,
-                                      batch_size=16, config=config)
+                                      batch_size=batch_size, config=config)
 
 
 def available(scheme):
@@ -127,7 +170,8 @@ def available(scheme):
 
 def _agree_on_failure(error, world):
     """True if any rank failed. A failed rank waits at most ABORT_AFTER_S, then aborts all."""
-    handle = comm.iall_reduce(np.array([0.0 if error is None else 1.0]), world, op="max")
+    with comm_check.checking(False):   # a bounded wait needs the call itself not to block
+        handle = comm.iall_reduce(np.array([0.0 if error is None else 1.0]), world, op="max")
     if error is not None:
         start = time.time()
         while not handle.test():
@@ -147,9 +191,12 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
     size, start, error = dp * pp * tp, time.time(), None
     if scheme != "3d" and size not in split_cache:
         split_cache[size] = world.split(color=world.rank // size, name=f"verify{size}")
-    diffs = {}
+    diffs, (batch_size, reason) = {}, fit(scheme, dims)
+    if reason:                                  # decided alike on every rank, no message
+        return _row(scheme, dims, None, "SKIP", 0.0, note=reason)
     try:
-        diffs = run_check(scheme, split_cache.get(size), dims, dtype, steps)
+        diffs = run_check(scheme, split_cache.get(size), dims, dtype, steps, batch_size)
+        tol = tolerance(_with_dtype(common_config(scheme), dtype), steps, batch_size)
     except Exception:  # noqa: BLE001 - every rank learns of it below
         error = traceback.format_exc()
     if _agree_on_failure(error, world):
@@ -158,20 +205,32 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
         last_line = first.strip().splitlines()[-1]
         return _row(scheme, dims, None, "ERROR", time.time() - start, note=last_line,
                     traceback=first)
-    values = np.array([-1.0 if diffs.get(k) is None else float(diffs[k])
-                       for k in ("loss", "grad", "weight")])
-    worst = comm.all_reduce(values, world, op="max")
-    worst = [None if v < 0 else float(v) for v in worst]
-    ok = all(v is not None and v <= TOLERANCE[dtype] for v in worst)
-    return _row(scheme, dims, worst, "PASS" if ok else "FAIL", time.time() - start)
+    values = [-1.0 if diffs.get(k) is None else float(diffs[k]) for k in KEYS]
+    is_nan = [float(np.isnan(v)) for v in values]       # MPI's max may drop a NaN: send a flag
+    worst = comm.all_reduce(np.array(values + is_nan), world, op="max")
+    worst = [float("nan") if worst[i + 3] else None if worst[i] < 0 else float(worst[i])
+             for i in range(3)]
+    ok = all(v is not None and v <= tol[k] for k, v in zip(KEYS, worst))   # NaN fails
+    return _row(scheme, dims, worst, "PASS" if ok else "FAIL", time.time() - start,
+                tol=max(tol.values()))
 
 
-def _row(scheme, dims, worst, status, seconds, note="", traceback=None):
+def tolerance(config, steps, batch_size):
+    """{"loss", "grad", "weight"}: max(FLOOR, SAFETY x one process's drift from a 1-ulp nudge).
+
+    See the module docstring: correct code passes at any ``--steps``, and the
+    tolerance says how much the comparison can still tell apart.
+    """
+    drift = serial_sensitivity(config, steps, batch_size)
+    return {k: max(FLOOR[config.dtype], SAFETY * drift[k]) for k in KEYS}
+
+
+def _row(scheme, dims, worst, status, seconds, note="", traceback=None, tol=None):
     dp, pp, tp, m = dims
     loss, grad, weight = worst or (None, None, None)
     return {"scheme": scheme, "label": LABELS[scheme], "dp": dp, "pp": pp, "tp": tp, "M": m,
-            "grid": "-" if status == "SKIP" else f"{dp}x{pp}x{tp}, M={m}",
-            "loss": loss, "grad": grad, "weight": weight,
+            "grid": "-" if dims == (0, 0, 0, 0) else f"{dp}x{pp}x{tp}, M={m}",
+            "loss": loss, "grad": grad, "weight": weight, "tol": tol,
             "status": status, "seconds": round(seconds, 2), "note": note,
             "traceback": traceback}
 
@@ -188,38 +247,52 @@ def progress_line(i, total, row):
 
 def table(rows, dtype):
     head = (f"{'scheme':<12} {'grid (dp x pp x tp, M)':<24}{'max|loss diff|':>15}"
-            f"{'max|grad diff|':>15}{'max|weight diff|':>17}  status")
+            f"{'max|grad diff|':>15}{'max|weight diff|':>17}{'tolerance':>11}  status")
     lines = [head, "-" * len(head)]
     for r in rows:
-        status = r["status"] if r["status"] != "SKIP" else "SKIP (not available)"
+        status = r["status"] + (f" ({r['note']})" if r["status"] == "SKIP" else "")
         lines.append(f"{r['label']:<12} {r['grid']:<24}{_fmt(r['loss']):>15}{_fmt(r['grad']):>15}"
-                     f"{_fmt(r['weight']):>17}  {status}")
+                     f"{_fmt(r['weight']):>17}{_fmt(r['tol']):>11}  {status}")
     bad = [r for r in rows if r["status"] in ("FAIL", "ERROR")]
-    lines.append(f"{len(rows) - len(bad)} of {len(rows)} rows ok, tolerance {TOLERANCE[dtype]:g}"
-                 f" ({dtype}); " + ("FAILED: " + ", ".join(f"{r['label']} {r['grid']}"
-                                                          for r in bad) if bad else "all PASS"))
+    skipped = sum(r["status"] == "SKIP" for r in rows)
+    lines.append(f"{len(rows) - len(bad) - skipped} of {len(rows)} rows pass, {skipped} skipped "
+                 f"({dtype}; tolerance = max({FLOOR[dtype]:g}, {SAFETY:g} x one process's "
+                 "drift from a one-ulp nudge); " + ("FAILED: " + ", ".join(
+                     f"{r['label']} {r['grid']}" for r in bad) if bad else "none failed"))
+    weak = [r for r in rows if r["tol"] is not None and r["tol"] > WEAK[dtype]]
+    if weak:
+        lines.append(f"warning: {len(weak)} row(s) needed a tolerance above {WEAK[dtype]:g}: "
+                     "after this many steps one process drifts that far from itself, so a "
+                     "small bug could hide in the drift. Use fewer --steps"
+                     + (" (or float64)." if dtype == "float32" else "."))
     return "\n".join(lines)
 
 
-def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
-    """Every (scheme, grid) row on this world, in order; the same list on every rank."""
-    if dtype not in TOLERANCE:
-        raise ValueError(f"dtype must be one of {sorted(TOLERANCE)}, got {dtype!r}")
-    schemes = SCHEME_ORDER if schemes is None else list(schemes)
-    unknown = [s for s in schemes if s not in SCHEME_ORDER]
-    if unknown:
-        raise ValueError(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEME_ORDER)}")
-    world = comm.world()
+def plan_rows(schemes, world_size):
+    """[(scheme, dims or None)] in order; None: the scheme's module is not available."""
     plan = []
     for scheme in schemes:
         if not available(scheme):
             plan.append((scheme, None))
         else:
-            plan += [(scheme, dims) for dims in grids(scheme, world.size)]
+            plan += [(scheme, dims) for dims in grids(scheme, world_size)]
+    return plan
+
+
+def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
+    """Every (scheme, grid) row on this world, in order; the same list on every rank."""
+    if dtype not in FLOOR:
+        raise ValueError(f"dtype must be one of {sorted(FLOOR)}, got {dtype!r}")
+    schemes = SCHEME_ORDER if schemes is None else list(schemes)
+    unknown = [s for s in schemes if s not in SCHEME_ORDER]
+    if unknown:
+        raise ValueError(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEME_ORDER)}")
+    world = comm.world()
+    plan = plan_rows(schemes, world.size)
     rows, split_cache = [], {}
     for i, (scheme, dims) in enumerate(plan, 1):
         if dims is None:
-            row = _row(scheme, (0, 0, 0, 0), None, "SKIP", 0.0, note="(not available)")
+            row = _row(scheme, (0, 0, 0, 0), None, "SKIP", 0.0, note="not available")
         else:
             row = run_row(scheme, dims, dtype, steps, world, split_cache)
         rows.append(row)
@@ -234,16 +307,16 @@ def main(argv=None):
                                                  "process (run under mpirun -n N)")
     parser.add_argument("--schemes", default=",".join(SCHEME_ORDER),
                         help=f"comma list from {','.join(SCHEME_ORDER)} (default: all)")
-    parser.add_argument("--dtype", choices=sorted(TOLERANCE), default="float64")
+    parser.add_argument("--dtype", choices=sorted(FLOOR), default="float64")
     parser.add_argument("--backend", choices=["numpy", "cupy"], default=None)
-    parser.add_argument("--steps", type=int, default=2, help="AdamW steps per row (default 2)")
+    parser.add_argument("--steps", type=positive_int, default=2,
+                        help="AdamW steps per row (default 2)")
     opts = parser.parse_args(argv)
     schemes = [s.strip() for s in opts.schemes.split(",") if s.strip()]
     unknown = [s for s in schemes if s not in SCHEME_ORDER]
     if unknown or not schemes:
         parser.error(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEME_ORDER)}")
-    if opts.steps < 1:
-        parser.error(f"--steps must be >= 1, got {opts.steps}")
+    banner("verify")
     if opts.backend:
         use_backend(opts.backend)
     comm.install_abort_hook()
@@ -253,7 +326,8 @@ def main(argv=None):
     start = time.time()
     rows = run_rows(schemes, opts.dtype, opts.steps, progress=True)
     if not rows:
-        comm.print0("no grid of these schemes fits 1 rank: run it under mpirun -n N, N >= 2")
+        comm.print0(f"no grid of these schemes fits {world.size} rank(s): 3D needs two axes "
+                    "> 1, so at least 4 ranks")
         return 2
     for r in rows:
         if r["status"] == "ERROR":

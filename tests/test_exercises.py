@@ -126,9 +126,45 @@ def test_student_copy_imports(fresh):
 
 def test_make_refuses_an_existing_copy_and_a_student_source(fresh, capsys):
     assert exercises.main(["make", fresh]) == 2
-    assert "already exists" in capsys.readouterr().err
+    assert "is not empty" in capsys.readouterr().err
     with pytest.raises(ValueError, match="itself a student copy"):
         exercises.make(os.path.join(fresh, "again"), source_root=fresh)
+
+
+def test_make_refuses_root_home_and_a_non_empty_directory(tmp_path, capsys):
+    for bad in ("/", os.path.expanduser("~")):
+        with pytest.raises(ValueError, match="refusing to write a copy into"):
+            exercises.make(bad, force=True)
+    (tmp_path / "keep.txt").write_text("mine")
+    assert exercises.main(["make", str(tmp_path)]) == 2
+    assert "is not empty (1 entries)" in capsys.readouterr().err
+    assert (tmp_path / "keep.txt").read_text() == "mine"            # nothing written
+    assert sorted(os.listdir(tmp_path)) == ["keep.txt"]
+    assert exercises.main(["make", str(tmp_path), "--force"]) == 0
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+    assert (tmp_path / "setup.cfg").is_file()                        # pip install -e works
+
+
+def test_a_tutorial_in_a_copy_runs_the_copy_and_stops_at_its_blank(fresh, tmp_path):
+    """The reference is installed (this test runs it), yet the copy's tutorial runs the
+    copy: its first line names the copy's package, and it stops at the blank in one line."""
+    script = os.path.join(fresh, "tutorials", "00_autodiff_and_gpt.py")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, script, "--steps", "1"], cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=120, env=env)
+    package = os.path.join(fresh, "minimegatron")
+    assert proc.stdout.startswith(f"minimegatron tutorials/00_autodiff_and_gpt.py: package "
+                                  f"{package}\n"), proc.stdout
+    assert proc.returncode == 2, proc.stderr
+    assert re.fullmatch(r"error: this copy's Exercise 1\.\d: .*\(fill in that block, then "
+                        r"grade it: minimegatron grade 1\.\d\)\n", proc.stderr), proc.stderr
+    cmd = [sys.executable, "-m", "minimegatron", "run", "-n", "2", "--timeout", "120",
+           os.path.join(fresh, "tutorials", "02_worked_example.py")]
+    proc = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True, timeout=180,
+                          env=env)
+    assert f"package {package}" in proc.stdout and proc.returncode == 2, proc
+    assert proc.stderr.count("error: this copy's Exercise 3.") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_reference_passes_every_exercise():
@@ -181,8 +217,8 @@ def test_wrong_answers_say_what_to_fix(tmp_path):
     assert "ValueError: operands could not be broadcast" in section(text, "1.4")
     assert "in backward: return ctx.saved[0] * grad_out" in section(text, "1.4")
     g = section(text, "3.2")                     # which rank, which value, expected vs got
-    for rank, got in ((0, "[[1, 2], [3, 4]]"), (1, "[[2, 4], [6, 8]]")):
-        assert re.search(rf"rank {rank}: reduce_from_tp forward.*\n\s+expected "
+    for ranks, got in (("0, 2", "[[1, 2], [3, 4]]"), ("1, 3", "[[2, 4], [6, 8]]")):
+        assert re.search(rf"ranks {ranks}: reduce_from_tp forward.*\n\s+expected "
                          rf"\[\[ 3,  6\], \[ 9, 12\]\]\n\s+got      {re.escape(got)}", g), g
     assert "g is all-reduce in forward and identity in backward" in g
 
@@ -208,4 +244,5 @@ def test_a_check_that_hangs_is_killed_and_the_others_still_graded(tmp_path):
     out = io.StringIO()
     verdicts = grade(path, "1.2,1.3", timeout=3, out=out)
     assert verdicts == {"1.2": False, "1.3": True}, out.getvalue()
-    assert "no result after 3 s: killed" in section(out.getvalue(), "1.2")
+    assert "HANG: no progress for 3 s, so every rank was killed" in section(out.getvalue(),
+                                                                            "1.2")

@@ -7,8 +7,12 @@ checkpointing; each stage's loss, gradients (after backward) and weights
 VERIFY_CONFIG: 8 layers, batch 8). Then the measured peak activation memory,
 the errors of bad configurations, and a timeline PNG from a real 1F1B run.
 Every M in {1, 2, 4, 8} runs on 2 stages; 4 and 8 stages run two M values each
-to stay fast on 2 cores.
+to stay fast on 2 cores. With emulated device time (parallel/device_time.py)
+4 stages on 2 cores measure the formula's bubble; DeviceTime itself is
+checked on one process.
 """
+import time
+
 import numpy as np
 import pytest
 
@@ -16,6 +20,7 @@ from mpi_harness import run_mpi
 
 from minimegatron.checks.pipeline import TOLERANCE
 from minimegatron.parallel.checkpointing import checkpoint
+from minimegatron.parallel.device_time import DeviceTime, as_device_time
 from minimegatron.parallel.pipeline_stage import PipelineStage, stage_layers
 
 CASES = {2: ([1, 2, 4, 8], [0, 1]), 4: ([1, 4], [0, 1]), 8: ([2, 8], [0, 1])}
@@ -92,6 +97,81 @@ def test_timeline_png_from_a_real_run(tmp_path_factory):
         assert file.read(8) == b"\x89PNG\r\n\x1a\n"
     image = pytest.importorskip("matplotlib.image").imread(timeline["png"])
     assert image.shape[:2] == (160 + 50 * 4, 1200)
+
+
+DEVICE_TIME = (0.02, 0.04)     # emulated seconds per forward / backward of one micro-batch
+SCALES = (1, 1, 2, 4)          # times DEVICE_TIME, one traced step each, until one is close
+
+
+@pytest.fixture(scope="module")
+def emulated():
+    """4 stages, GPipe and 1F1B at M = 4 and 8, emulated (about 2 s on an idle machine)."""
+    return run_mpi(4, "workers/pp_checks.py:emulated_bubbles",
+                   args=([4, 8], DEVICE_TIME, SCALES, 0.1), timeout=150)
+
+
+def test_emulated_device_time_measures_the_formula_bubble(emulated):
+    """Within 10% (relative) of (K-1)/(M+K-1). Other programs on the machine only add time
+    (late wake-ups, see device_time.py): a step that missed is tried again, with a longer
+    device time after two misses, so a busy machine costs time, not a failure."""
+    for m in (4, 8):
+        formula = 3 / (m + 3)
+        for schedule in ("gpipe", "1f1b"):
+            case = emulated[0][f"{schedule}/M={m}"]
+            info = [{k: res[f"{schedule}/M={m}"][k] for k in ("slowest", "late")}
+                    for res in emulated]
+            assert abs(case["bubbles"][-1] - formula) <= 0.1 * formula, (
+                schedule, m, formula, case["bubbles"], "per rank:", info)
+
+
+def test_emulated_steps_trace_the_device_time_and_keep_the_numbers(emulated):
+    for k, res in enumerate(emulated):
+        for m in (4, 8):
+            assert res[f"gpipe/M={m}"]["in_flight"] == m
+            assert res[f"1f1b/M={m}"]["in_flight"] == min(m, 4 - k)
+            for schedule in ("gpipe", "1f1b"):
+                case = res[f"{schedule}/M={m}"]
+                t_forward, t_backward = case["device_time"]
+                assert case["shortest"]["forward"] >= t_forward      # the spans hold
+                assert case["shortest"]["backward"] >= t_backward    # the sleep
+                assert case["loss"] == case["plain_loss"]            # bit for bit
+
+
+def busy(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_device_time_sleeps_the_remainder_without_a_core():
+    device = DeviceTime(0.05, 0.1)
+    wall, cpu = time.perf_counter(), time.process_time()
+    with device.lasts("forward"):
+        busy(0.02)                                      # the real compute: 20 ms of CPU
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert 0.05 <= wall < 0.09 and cpu < 0.04           # 30 ms slept, not spun
+    assert 0.02 <= device.slowest["forward"] < 0.04 and device.slowest["backward"] == 0
+    start = time.perf_counter()
+    with device.lasts("forward"):
+        busy(0.07)                                      # longer than 50 ms: not shortened
+    assert 0.07 <= time.perf_counter() - start < 0.1 and device.slowest["forward"] >= 0.07
+    start = time.perf_counter()
+    with as_device_time(None).lasts("backward"):        # the default: a plain run
+        pass
+    assert time.perf_counter() - start < 0.01
+
+
+def test_device_time_rejects_bad_values():
+    assert as_device_time((0.01, 0.02)).seconds == {"forward": 0.01, "backward": 0.02}
+    device = DeviceTime(0.01, 0.02)
+    assert as_device_time(device) is device and device.emulated
+    assert not as_device_time(None).emulated
+    for bad in [(-0.01, 0.02), (0.01, float("nan")), (0.01, float("inf")), ("1", 2), (True, 1)]:
+        with pytest.raises(ValueError, match="must be seconds >= 0"):
+            as_device_time(bad)
+    for bad in [0.02, (0.01, 0.02, 0.03), "fast"]:
+        with pytest.raises(ValueError, match="device_time must be None"):
+            as_device_time(bad)
 
 
 def test_stage_split_and_names():

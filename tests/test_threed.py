@@ -147,4 +147,4 @@ def test_tutorial_on_one_rank_and_a_wrong_grid(tmp_path):
     assert float(re.search(r"max \|3D - serial\| over 2 steps: (\S+);", out).group(1)) < TOL
     code, out, err = run_script(1, TUTORIAL, ["--dp", "2", "--out", str(tmp_path)])
     assert code == 2
-    assert "this job has 1 ranks" in out and "Traceback" not in err
+    assert "this job has 1 ranks" in err and "Traceback" not in err

@@ -4,11 +4,13 @@ import struct
 import sys
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from minimegatron.parallel.schedules import simulate
 from minimegatron.tools.timeline import (
-    bubble_from_rows, draw_timeline, main, rows_from_simulation, rows_from_trace, text_grid)
+    COLORS, bubble_from_rows, draw_timeline, main, rows_from_simulation, rows_from_trace,
+    text_grid, traffic_kind)
 
 # K=4, M=8 GPipe by hand: stage k starts forward i at k+i; the last stage starts
 # backward 0 at K-1+M = 11 and stage k backward i at 11 + (3-k) + i.
@@ -106,3 +108,35 @@ def test_missing_matplotlib_says_how_to_install(tmp_path, monkeypatch, capsys):
         draw_timeline([[(0, 1, "forward", "F0")]], tmp_path / "x.png", "x")
     assert main(["--out", str(tmp_path / "x.png")]) == 1
     assert "minimegatron[plot]" in capsys.readouterr().err
+
+
+def test_traffic_is_coloured_by_group_kind(tmp_path):
+    """tp, pp and dp spans (grid.py's group names) get three colours; tp inside a box: a strip."""
+    spans = [
+        {"rank": 0, "op": "forward", "start": 0.0, "end": 4.0, "label": "mb0", "group": None},
+        {"rank": 0, "op": "all_reduce", "start": 1.0, "end": 2.0, "label": "mb0/blocks.0",
+         "group": "tp0"},
+        {"rank": 0, "op": "recv", "start": 4.0, "end": 6.0, "label": "mb0", "group": "pp1"},
+        {"rank": 0, "op": "all_reduce", "start": 6.0, "end": 10.0, "group": "dp3"},
+        {"rank": 1, "op": "recv", "start": 0.0, "end": 10.0, "group": "world"},
+    ]
+    rows = rows_from_trace(spans)
+    assert rows[0][1] == (1.0, 2.0, "comm", "all_reduce tp0")
+    assert [traffic_kind(kind, label) for _, _, kind, label in rows[0]] == [
+        "forward", "tp", "pp", "dp"]
+    assert traffic_kind(*rows[1][0][2:]) == "comm"            # not a grid group: grey
+    assert bubble_from_rows(rows) == pytest.approx(1 - 4 / 20)
+    path = tmp_path / "3d.png"
+    draw_timeline(rows, path, "3d")
+    image = pytest.importorskip("matplotlib.image").imread(str(path))[..., :3]
+
+    def share(kind, y0, y1):
+        """Fraction of the pixels between rows y0 and y1 in kind's colour."""
+        rgb = np.array([int(COLORS[kind][i:i + 2], 16) / 255 for i in (1, 3, 5)])
+        return np.mean(np.all(np.abs(image[y0:y1] - rgb) < 0.02, axis=-1))
+    # the axes span pixel rows 90-200 (of 260): stage 0 above 145, stage 1 below
+    assert share("pp", 92, 143) > 0.1 and share("dp", 92, 143) > 0.2     # full height
+    strip = share("tp", 120, 143)                           # the strip: F0's lower part
+    assert strip > 0.05 and share("tp", 92, 118) < 0.005
+    assert share("comm", 147, 198) > 0.6                    # stage 1 waits in "world": grey
+    assert share("comm", 92, 143) < 0.005                   # stage 0: no grey

@@ -61,8 +61,9 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
                          re.M)
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
-        assert len(numbers) == 3 and max(numbers) <= 1e-9
-    assert "34 of 34 rows ok, tolerance 1e-09 (float64); all PASS" in out
+        assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
+    assert "34 of 34 rows pass, 0 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "none failed" in out and "warning" not in out
     assert len(re.findall(r"^\[\s*\d+/34\] ", out, re.M)) == 34     # one progress line a row
 
 
@@ -90,6 +91,8 @@ def test_a_check_that_raises_everywhere_is_an_error_row_not_a_hang(broken):
         assert [r["status"] for r in res["raises"]] == ["ERROR"]
         assert res["raises"][0]["note"] == "ValueError: deliberate failure in ddp"
         assert "float16" in res["bad_dtype"] and "nope" in res["bad_scheme"]
+        nan_row = res["nan_on_rank_1"][0]
+        assert nan_row["status"] == "FAIL" and nan_row["grad"] != nan_row["grad"], nan_row
 
 
 def test_cli_rejects_an_unknown_scheme_with_usage_error():
@@ -109,6 +112,42 @@ def test_a_missing_scheme_module_is_a_skip_row(monkeypatch):
     monkeypatch.setattr(verify, "_checks", lambda name: None if name == "data" else real(name))
     rows = verify.run_rows(["zero2"], steps=1)          # this process alone: no collective
     assert [(r["label"], r["grid"], r["status"], r["note"]) for r in rows] == [
-        ("ZeRO-2", "-", "SKIP", "(not available)")]
+        ("ZeRO-2", "-", "SKIP", "not available")]
     assert "ZeRO-2       -" in verify.table(rows, "float64")
     assert "SKIP (not available)" in verify.table(rows, "float64")
+
+
+SUBSET = "ddp,zero3,tp,pp-1f1b,3d"
+
+
+@pytest.mark.parametrize("nprocs", [3, 5, 6, 7])
+def test_verify_runs_on_any_world_size_and_skips_what_does_not_fit(nprocs):
+    code, out, err = run_cli(nprocs, "--schemes", SUBSET, "--steps", "1")
+    assert code == 0, out + err
+    assert out.startswith("minimegatron run: package ") and "minimegatron verify: package " in out
+    table = out[out.index("scheme "):]
+    plan = [(s, d) for s, d in verify.plan_rows(SUBSET.split(","), nprocs)]
+    for scheme, dims in plan:
+        grid = "{}x{}x{}, M={}".format(*dims)
+        line = re.search(rf"^{re.escape(verify.LABELS[scheme])}\s+{re.escape(grid)} .*$",
+                         table, re.M)
+        assert line, (scheme, grid, table)
+        batch, reason = verify.fit(scheme, dims)
+        if reason:                                     # tp = 3, 5, 6, 7 cannot split 8 heads
+            assert line.group(0).endswith(f"SKIP ({reason})"), line.group(0)
+            assert "is not divisible by tp=" in reason
+        else:
+            assert line.group(0).endswith("PASS"), line.group(0)
+            assert batch % (dims[0] * dims[3]) == 0
+    passed = sum(verify.fit(s, d)[1] is None for s, d in plan)
+    assert f"{passed} of {len(plan)} rows pass, {len(plan) - passed} skipped" in out
+    assert passed >= 3 and not re.search(r"(FAIL|ERROR)$", table, re.M)
+
+
+def test_tolerance_grows_with_the_steps_and_stays_tight_for_few():
+    config = verify._with_dtype(verify.VERIFY_CONFIG, "float64")
+    short = verify.tolerance(config, 2, 8)
+    assert short == {"loss": 1e-9, "grad": 1e-9, "weight": 1e-9}      # the floor
+    long = verify.tolerance(config, 25, 8)
+    assert long["weight"] > 1e-9 and long["grad"] > 1e-9                 # drift took over
+    assert long["weight"] < 1e-2                                         # still tells bugs

@@ -5,12 +5,26 @@
 Read each block as "what every rank holds before -> after". Rank r starts
 with x = [10r, 10r + 1] so you can see where each number travels. The last
 table is the 2 x 2 x 2 ProcessGrid used by 3D parallelism (dp x pp x tp).
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
+
 import numpy as np
 
 from minimegatron import comm
 from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.entry import banner, usage_error
+from minimegatron.i18n import language, text
 
+banner("tutorials/01_collectives.py")
+try:
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
+except ValueError as err:
+    usage_error(str(err))
 g = comm.world()
 N, r = g.size, g.rank
 x = np.array([10.0 * r, 10.0 * r + 1])
@@ -21,25 +35,25 @@ def show(title, before, after):
     comm.print_ranks(f"{before}  ->  {after}", g)
 
 
-show("all_reduce (sum): everyone gets x_0 + ... + x_{N-1}", x, comm.all_reduce(x, g))
-show("reduce to rank 0: only the root gets the sum", x, comm.reduce(x, g, root=0))
-show("broadcast from rank 0: everyone gets rank 0's x", x, comm.broadcast(x.copy(), g, root=0))
+show(text("t01.all_reduce"), x, comm.all_reduce(x, g))
+show(text("t01.reduce"), x, comm.reduce(x, g, root=0))
+show(text("t01.broadcast"), x, comm.broadcast(x.copy(), g, root=0))
 full = np.arange(2.0 * N) if r == 0 else None
-show("scatter from rank 0: rank r gets chunk r of [0 .. 2N-1]", full, comm.scatter(full, g))
-show("gather to rank 0: the root gets cat(x_0, ..., x_{N-1})", x, comm.gather(x, g, root=0))
-show("all_gather: everyone gets cat(x_0, ..., x_{N-1})", x, comm.all_gather(x, g))
+show(text("t01.scatter"), full, comm.scatter(full, g))
+show(text("t01.gather"), x, comm.gather(x, g, root=0))
+show(text("t01.all_gather"), x, comm.all_gather(x, g))
 y = np.arange(2.0 * N) + r
-show("reduce_scatter: rank r gets chunk r of the sum of all y", y, comm.reduce_scatter(y, g))
+show(text("t01.reduce_scatter"), y, comm.reduce_scatter(y, g))
 left, right = (r - 1) % N, (r + 1) % N
 handles = [comm.irecv(np.empty(2), left, g), comm.isend(x, right, g)]
-show("isend right / irecv left (a ring, nonblocking so nobody deadlocks)", x, handles[0].wait())
+show(text("t01.ring"), x, handles[0].wait())
 handles[1].wait()
 
 if N == 8:
     grid = ProcessGrid(dp=2, pp=2, tp=2)
 else:
-    comm.print0(f"\n(world size {N} != 8, so the grid is 1 x 1 x {N}: dp=1, pp=1, tp={N})")
+    comm.print0(text("t01.small_world", n=N))
     grid = ProcessGrid(dp=1, pp=1, tp=N)
 comm.print0("\n" + grid.describe())
 total = comm.all_reduce(np.array([float(r)]), grid.tp)
-show("all_reduce of the world rank over this rank's tp group", r, total)
+show(text("t01.tp_all_reduce"), r, total)

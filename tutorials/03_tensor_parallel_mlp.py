@@ -11,12 +11,19 @@ collective is labelled with its forward's label plus ".backward"). The script
 prints every rank's shards and partial product, checks Y and dL/dX against the
 serial nn.MLP with the same full weights, and counts the all-reduces in the trace.
 """
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
+
 import numpy as np
 
 from minimegatron import comm, nn, trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.parallel.tensor_layers import ParallelMLP
 from minimegatron.tensor import Tensor
+from minimegatron.entry import run
 
 CONFIG = nn.GPTConfig(vocab_size=16, seq_len=4, n_layer=1, n_head=4, d_model=8)
 
@@ -61,8 +68,10 @@ def main():
     y_err = float(np.abs(to_numpy(y.data) - to_numpy(ys.data)).max())
     dx_err = float(np.abs(to_numpy(x.grad) - to_numpy(xs.grad)).max())
     comm.print_ranks(f"|Y - Y_serial| = {y_err:.1e}   |dL/dX - serial| = {dx_err:.1e}", group)
+    each = (f"each {nbytes[0]} bytes = 2*4*{d} float64 values" if nbytes else
+            f"tp=1: one rank has nothing to sum; with tp > 1 each moves 2*4*{d} float64 values")
     comm.print0(f"\nall-reduces: forward {counts['forward']}, backward {counts['backward']} "
-                f"(each {nbytes[0] if nbytes else 0} bytes = 2*4*{d} float64 values)")
+                f"({each})")
     params = sum(p.size for p in mlp.parameters())
     comm.print0(f"\n{'':<22}{'serial':>10}{f'per rank (tp={tp})':>20}\n"
                 f"{'parameters':<22}{serial.num_parameters():>10}{params:>20}\n"
@@ -70,4 +79,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run(main, "tutorials/03_tensor_parallel_mlp.py")

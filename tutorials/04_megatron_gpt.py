@@ -10,12 +10,19 @@ two losses are printed side by side: they agree to float64 rounding. The
 trace counts the all-reduces: per step 2L + 4 forward (2 per block, 1 for the
 embedding, 3 for the vocab-parallel loss) and 2L + 1 backward.
 """
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
+
 import argparse
 import time
 
 from minimegatron import comm, nn, trace
 from minimegatron.checks.common import batch, make_optimizer
 from minimegatron.parallel.tensor_layers import ParallelGPT
+from minimegatron.entry import run
 
 
 def main():
@@ -55,13 +62,15 @@ def main():
             comm.print0(f"{step:>4} {loss.item():>14.10f} {ref.item():>14.10f} "
                         f"{abs(loss.item() - ref.item()):>9.1e} {reduces:>12}")
     elapsed = time.perf_counter() - start
+    formula = f"forward 2*{config.n_layer}+4, backward 2*{config.n_layer}+1"
+    why = (f" = {formula}" if group.size > 1 else
+           f" (tp=1: nothing to sum; with tp > 1 it is {formula})")
     comm.print0(f"\nsummary over {opts.steps} steps ({elapsed:.1f} s):\n"
                 f"  max |loss tp={group.size} - loss serial| = {worst:.2e}\n"
-                f"  all-reduces per step: {reduces} = forward 2*{config.n_layer}+4, "
-                f"backward 2*{config.n_layer}+1\n"
+                f"  all-reduces per step: {reduces}{why}\n"
                 f"  parameters per rank {local:,}"
                 + (f" of {serial.num_parameters():,}" if serial else ""))
 
 
 if __name__ == "__main__":
-    main()
+    run(main, "tutorials/04_megatron_gpt.py")

@@ -13,6 +13,12 @@ trace, the bytes each rank sent and received per step: the master moves N-1
 times what any other rank does; under DDP every rank moves 2(N-1)/N of the
 gradient bytes. Code: minimegatron/parallel/data.py, minimegatron/parallel/ddp.py.
 """
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
+
 import argparse
 
 from minimegatron import comm, functional as F, nn, optim, trace
@@ -21,6 +27,7 @@ from minimegatron.datasets import repeat_task
 from minimegatron.parallel.data import DataParallel, shard_batch
 from minimegatron.parallel.ddp import DistributedDataParallel
 from minimegatron.tools.memory_measure import measure
+from minimegatron.entry import run
 
 CONFIG = nn.GPTConfig(vocab_size=10, seq_len=16, n_layer=2, n_head=2, d_model=32, seed=0)
 BATCH, LR = 16, 3e-3
@@ -92,4 +99,4 @@ def main(steps):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
-    main(parser.parse_args().steps)
+    run(main, "tutorials/05_data_parallel.py", parser.parse_args().steps)

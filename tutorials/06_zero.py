@@ -12,6 +12,12 @@ compares each rank's bytes, measured from the real arrays
 bytes each rank sent per step (trace) with the ring model.
 Code: minimegatron/parallel/zero.py.
 """
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
+
 import argparse
 
 from minimegatron import comm, nn, optim, trace
@@ -21,6 +27,7 @@ from minimegatron.parallel.data import shard_batch
 from minimegatron.parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.zero import ZeroOptimizer
 from minimegatron.tools.memory_measure import formula, measure, padding_margin
+from minimegatron.entry import run
 
 CONFIG = nn.GPTConfig(vocab_size=10, seq_len=16, n_layer=2, n_head=2, d_model=32, seed=0)
 BATCH, LR = 16, 3e-3
@@ -95,4 +102,4 @@ def eval_model(stage, N, G):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5)
-    main(parser.parse_args().steps)
+    run(main, "tutorials/06_zero.py", parser.parse_args().steps)

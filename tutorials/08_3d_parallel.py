@@ -17,20 +17,23 @@ batches; each step prints the 3D loss next to that serial loss. At the end:
    the calculator's prediction for each stage (tools/memory.rank_report, float64),
 3. (the per-rank rows are gathered to rank 0 and printed in rank order),
 4. the loss table (3D vs serial, max difference),
-5. a timeline PNG of the last step (forward/backward boxes per rank, communication
-   grey): --out/3d_timeline.png.
+5. a timeline PNG of the last step (forward/backward boxes per rank, tp, pp and
+   dp traffic in three colours): --out/3d_timeline.png.
 """
 import argparse
 import os
 import sys
 import time
-
 from dataclasses import replace
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
 from minimegatron import comm, trace
 from minimegatron.checks.common import batch
 from minimegatron.checks.threed import DEMO_CONFIG
 from minimegatron.checks.threed import comm_by_dimension
+from minimegatron.entry import run, usage_error
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW
 from minimegatron.parallel.grid import ProcessGrid, grid_coordinates
@@ -125,17 +128,16 @@ def bytes_table(rows, grid, args, micro_batches):
 
 
 def save_timeline(spans_by_rank, path, title):
-    """Gantt chart of every rank: F/B boxes, and the communication between them (grey).
+    """Gantt chart of every rank: F/B boxes, and its traffic coloured by group kind.
 
-    Collectives INSIDE a forward/backward box (the tp all-reduces) are not drawn on
-    top of it: the box's length already includes them.
+    tp all-reduces run INSIDE the forward/backward boxes: drawn as strips along
+    their bottom edge. pp receives (waits for a neighbour), the pp broadcast of
+    the loss and the dp all-reduces (gradients, loss) run between boxes. A pp
+    send is nonblocking: its span only says the message was in flight until the
+    step's end, so it is left out (the receive on the other side is drawn).
     """
-    spans = []
-    for rank, mine in enumerate(spans_by_rank):
-        boxes = [(s["start"], s["end"]) for s in mine if s["kind"] == "compute"]
-        spans += [dict(s, rank=rank) for s in mine if s["op"] != "barrier" and (
-            s["kind"] == "compute" or not any(a <= s["start"] and s["end"] <= b
-                                              for a, b in boxes))]
+    spans = [dict(s, rank=rank) for rank, mine in enumerate(spans_by_rank) for s in mine
+             if s["op"] not in ("barrier", "send")]
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     draw_timeline(rows_from_trace(spans), path, title, row_name="rank", xlabel="time (s)")
     return path
@@ -145,10 +147,9 @@ def main(argv=None):
     args = parse(argv)
     world = comm.world()
     if args.dp * args.pp * args.tp != world.size:       # every rank, before any collective
-        comm.print0(f"error: --dp {args.dp} x --pp {args.pp} x --tp {args.tp} = "
+        usage_error(f"--dp {args.dp} x --pp {args.pp} x --tp {args.tp} = "
                     f"{args.dp * args.pp * args.tp}, but this job has {world.size} ranks; "
                     f"launch with -n {args.dp * args.pp * args.tp} or change the flags")
-        return 2
     grid = ProcessGrid(args.dp, args.pp, args.tp)
     trainer = Trainer3D(CONFIG, grid, schedule=args.schedule, micro_batches=args.micro_batches,
                         optimizer_fn=make_optimizer)
@@ -186,11 +187,11 @@ def main(argv=None):
               f"{1e3 * sorted(times)[len(times) // 2]:.1f} ms")
         title = (f"3D parallel, last step: dp {args.dp} x pp {args.pp} x tp {args.tp}, "
                  f"{args.schedule}, M={trainer.micro_batches} (rank = pp*{args.dp * args.tp} "
-                 f"+ dp*{args.tp} + tp)")
+                 f"+ dp*{args.tp} + tp); strips: traffic inside F/B")
         path = save_timeline(every, os.path.join(args.out, "3d_timeline.png"), title)
         print(f"timeline of the last step: {path}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main, "tutorials/08_3d_parallel.py"))

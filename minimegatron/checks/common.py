@@ -9,7 +9,7 @@ tiny models and needs no communication.
 """
 import functools
 
-from minimegatron.backend import to_numpy
+from minimegatron.backend import to_numpy, xp
 from minimegatron.datasets import repeat_task
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.optim import AdamW
@@ -32,13 +32,17 @@ def batch(config, batch_size, step):
 
 
 @functools.lru_cache(maxsize=None)
-def serial_reference(config, steps=3, batch_size=8):
+def serial_reference(config, steps=3, batch_size=8, nudge=False):
     """{"loss": [..], "grads": [{name: array}], "weights": [{name: array}]}, one per step.
 
     Computed once per process for each (config, steps, batch_size): many checks in
-    one MPI launch share it. Read it, never modify it.
+    one MPI launch share it. Read it, never modify it. ``nudge`` first moves every
+    initial weight by one unit in the last place (see ``serial_sensitivity``).
     """
     model = GPT(config)
+    if nudge:
+        for p in model.parameters():
+            p.data[...] = xp.nextafter(p.data, xp.inf)
     opt = make_optimizer(model.parameters())
     record = {"loss": [], "grads": [], "weights": []}
     for step in range(steps):
@@ -51,6 +55,25 @@ def serial_reference(config, steps=3, batch_size=8):
         opt.step()
         record["weights"].append(model.state_dict())
     return record
+
+
+def serial_sensitivity(config, steps=3, batch_size=8):
+    """{"loss", "grad", "weight"}: how far one process drifts from ITSELF after ``steps``.
+
+    Two serial runs whose initial weights differ by one unit in the last place
+    (the size of the rounding a parallel scheme's reordered sums make) are
+    compared, max |difference| over every step. Training amplifies rounding
+    more with each step (AdamW divides by sqrt(v), attention's softmax is
+    sharp), so this grows with ``steps`` and is how ``verify`` scales its
+    tolerance: a correct scheme stays within a small multiple of it.
+    """
+    a = serial_reference(config, steps, batch_size)
+    b = serial_reference(config, steps, batch_size, nudge=True)
+    out = {"loss": max(abs(x - y) for x, y in zip(a["loss"], b["loss"]))}
+    for key, name in (("grads", "grad"), ("weights", "weight")):
+        out[name] = max(max_abs_diff(step_a[n], step_b[n])
+                        for step_a, step_b in zip(a[key], b[key]) for n in step_a)
+    return out
 
 
 def max_abs_diff(a, b):

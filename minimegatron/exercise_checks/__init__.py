@@ -3,14 +3,19 @@
 Each exercise is a block fenced by ``# EXERCISE <id> begin`` / ``end`` in the
 reference code (see ``minimegatron.exercises``). Its check is the function
 ``CHECKS[id]`` of the module named here (``autodiff``, ``schedules``, ...),
-which the grader runs in a fresh process against a student copy: on ``nprocs``
-MPI ranks under mpiexec when nprocs > 1, else in a plain subprocess. A check
+which the grader runs in a fresh process against a student copy: on 4 MPI
+ranks under mpiexec when nprocs > 1 (a 2 x 2 grid; the check runs on the tp or
+dp groups named by ``group``, each a strict subset of the world, so "the
+group" and "the world" differ), else in a plain subprocess. A check
 returns a short text on success and raises AssertionError with an actionable
 message (rank, value, expected against got) on failure.
 
 This module is plain data: importing it imports nothing of the package, so the
 grader can list exercises without touching the copy under test. ``note`` quotes
 the line of the source notes (SEEDS, in English) that the exercise is about.
+The Korean title, hint and note of each id are in ``minimegatron/i18n/ko.py``
+(shown by the grader under MINIMEGATRON_LANG=ko); the English hint here stays
+what a student copy raises, which ``exercises.is_blank`` compares.
 """
 from dataclasses import dataclass
 
@@ -20,9 +25,10 @@ class Exercise:
     id: str
     title: str
     module: str         # minimegatron.exercise_checks.<module> holds CHECKS[id]
-    nprocs: int         # 1: plain subprocess; > 1: that many MPI ranks
+    nprocs: int         # 1: plain subprocess; 4: MPI ranks as a 2 x 2 grid
     hint: str           # what the student copy's NotImplementedError says
     note: str           # the idea, quoted from the source notes
+    group: str = ""     # multi-rank checks: "tp" (groups [0, 1] [2, 3]) or "dp" ([0, 2] [1, 3])
 
 
 F_AND_G = ("Operators f and g are conjugate: f is identity in forward and all-reduce in "
@@ -63,47 +69,47 @@ EXERCISES = [
              "step, then the backwards that are left",
              "1F1B keeps at most min(M, K - k) micro-batches of activations in flight on "
              "stage k; GPipe keeps M."),
-    Exercise("3.1", "f: identity forward, all-reduce backward", "tensor_parallel", 2,
+    Exercise("3.1", "f: identity forward, all-reduce backward", "tensor_parallel", 4,
              "f's backward: every rank's dL/dX is the SUM of grad_out over the ranks of "
              "ctx.group (one collective); return it and None for the group argument",
-             F_AND_G),
-    Exercise("3.2", "g: all-reduce forward, identity backward", "tensor_parallel", 2,
+             F_AND_G, group="tp"),
+    Exercise("3.2", "g: all-reduce forward, identity backward", "tensor_parallel", 4,
              "g's forward: every rank gets the SUM of x over the ranks of group (one "
-             "collective; nothing to do when group.size == 1)", F_AND_G),
-    Exercise("3.3", "column split of A (ColumnParallelLinear)", "tensor_parallel", 2,
+             "collective; nothing to do when group.size == 1)", F_AND_G, group="tp"),
+    Exercise("3.3", "column split of A (ColumnParallelLinear)", "tensor_parallel", 4,
              "rank r keeps columns r*w .. (r+1)*w of the (in, out) weight and of the bias, "
              "w = out_features / tp: set width and the slice cols",
              "Column-wise split of A (input X is broadcast to both workers; outputs are "
              "all-gathered / concatenated): A1 = [10, 11, 12, 13]^T -> Y1 = X.A1 = "
-             "[74, 258]^T; A2 = [14, 15, 16, 17]^T -> Y2 = X.A2 = [98, 346]^T"),
-    Exercise("3.4", "row split of A (RowParallelLinear)", "tensor_parallel", 2,
+             "[74, 258]^T; A2 = [14, 15, 16, 17]^T -> Y2 = X.A2 = [98, 346]^T", group="tp"),
+    Exercise("3.4", "row split of A (RowParallelLinear)", "tensor_parallel", 4,
              "rank r keeps rows r*h .. (r+1)*h of the (in, out) weight, h = in_features / "
              "tp: set height and the slice rows",
              "Row-wise split of A (X is scattered by columns; partial outputs are summed "
              "with all-reduce): X1 = [[0, 1], [4, 5]], A1 = [[10, 14], [11, 15]] -> "
-             "Y1 = [[11, 15], [95, 131]]"),
-    Exercise("3.5", "row-parallel forward: partial products, then g", "tensor_parallel", 2,
+             "Y1 = [[11, 15], [95, 131]]", group="tp"),
+    Exercise("3.5", "row-parallel forward: partial products, then g", "tensor_parallel", 4,
              "partial = X_i A_i (keep its .data in self.last_partial), then y = g(partial): "
              "reduce_from_tp(partial, self.tp_group)",
              "Row-wise split of A (X is scattered by columns; partial outputs are summed "
-             "with all-reduce) ... Y1 + Y2 = Y"),
-    Exercise("4.1", "DDP: all-reduce the gradients", "data_parallel", 2,
+             "with all-reduce) ... Y1 + Y2 = Y", group="tp"),
+    Exercise("4.1", "DDP: all-reduce the gradients", "data_parallel", 4,
              "start ONE nonblocking all-reduce (op mean) of the bucket's gradients, "
              "flattened into one buffer, and keep its handle in bucket.handle",
              "DistributedDataParallel: one process per worker. forward -> backward -> "
-             "(all-reduce grads) -> update. No rank is special."),
-    Exercise("5.1", "ZeRO stage 2: reduce-scatter the gradients", "data_parallel", 2,
+             "(all-reduce grads) -> update. No rank is special.", group="dp"),
+    Exercise("5.1", "ZeRO stage 2: reduce-scatter the gradients", "data_parallel", 4,
              "each rank keeps only its slice of the MEAN gradient: reduce-scatter (op mean) "
              "the flat gradients into self.grad_shard, then free every p.grad",
              "ZeRO (optimizer-state, gradient and parameter partitioning) is named as the "
              "memory fix for data parallelism. / Ring all-reduce sends 2(N-1)/N of the "
-             "buffer per rank; reduce-scatter and all-gather each (N-1)/N."),
-    Exercise("5.2", "ZeRO: update your shard, all-gather the weights", "data_parallel", 2,
+             "buffer per rank; reduce-scatter and all-gather each (N-1)/N.", group="dp"),
+    Exercise("5.2", "ZeRO: update your shard, all-gather the weights", "data_parallel", 4,
              "apply self.optimizer.update to this rank's slice only (self.shard, "
              "self.grad_shard, flat.state, self.step_count) under no_grad(), then "
              "all-gather the slices into the full flat weights: full",
              "ZeRO memory per device with mixed-precision Adam (K = 12): baseline 16*P "
-             "bytes; stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N."),
+             "bytes; stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N.", group="dp"),
 ]
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from minimegatron.exercise_checks.common import CheckFailed, expect_close
 from minimegatron.gradcheck import gradcheck
+from minimegatron.i18n import text
 from minimegatron.tensor import Tensor
 
 
@@ -24,28 +25,28 @@ def _squared(op):
 def _gradchecks(cases):
     """Run (description, fn, inputs) cases; the largest error, or CheckFailed naming the case."""
     worst = 0.0
-    for text, fn, inputs in cases:
+    for case, fn, inputs in cases:
         shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
         try:
             worst = max(worst, gradcheck(fn, inputs))
         except AssertionError as err:
             message = re.sub(r"np\.float64\(([^)]*)\)", r"\1", str(err))
-            raise CheckFailed(f"{text} with inputs of shapes {shapes}:\n  {message}\n  "
-                              "(numerical = expected, autodiff = your backward)") from None
+            raise CheckFailed(text("autodiff.mismatch", case=case, shapes=shapes,
+                                   message=message)) from None
         except (ValueError, TypeError, IndexError) as err:
-            raise CheckFailed(f"{text} with inputs of shapes {shapes}: your backward "
-                              f"raised {type(err).__name__}: {err}") from None
-    return f"gradcheck: {len(cases)} cases, max error {worst:.1e}"
+            raise CheckFailed(text("autodiff.raised", case=case, shapes=shapes,
+                                   error=type(err).__name__, message=err)) from None
+    return text("autodiff.pass", count=len(cases), worst=worst)
 
 
 def check_matmul():
     matmul = _squared(lambda a, b: a @ b)
     return _gradchecks([
         ("((X @ A)**2).sum()", matmul, [_t(3, 4), _t(4, 5, seed=1)]),
-        ("batched X @ A", matmul, [_t(2, 3, 4), _t(4, 5, seed=1)]),
-        ("batch broadcast on both", matmul, [_t(2, 1, 3, 4), _t(3, 4, 2, seed=1)]),
-        ("vector @ matrix", matmul, [_t(4), _t(4, 3, seed=1)]),
-        ("matrix @ vector", matmul, [_t(3, 4), _t(4, seed=1)]),
+        (text("autodiff.batched"), matmul, [_t(2, 3, 4), _t(4, 5, seed=1)]),
+        (text("autodiff.broadcast_both"), matmul, [_t(2, 1, 3, 4), _t(3, 4, 2, seed=1)]),
+        (text("autodiff.vector_matrix"), matmul, [_t(4), _t(4, 3, seed=1)]),
+        (text("autodiff.matrix_vector"), matmul, [_t(3, 4), _t(4, seed=1)]),
     ])
 
 
@@ -62,9 +63,8 @@ def check_tanh():
 def check_max():
     x = Tensor(np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]]), requires_grad=True)
     x.max(axis=1).sum().backward()
-    expect_close("gradient of x.max(axis=1).sum() at x = [[1, 3, 3], [2, 0, 1]] "
-                 "(the two tied 3s share the gradient)",
-                 x.grad, [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]], atol=1e-12)
+    expect_close(text("autodiff.tied_max"), x.grad, [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]],
+                 atol=1e-12)
     return _gradchecks([
         ("(x.max(axis=1)**2).sum()", lambda a: (a.max(axis=1) ** 2).sum(), [_t(3, 4)]),
         ("(x.max(axis=-1, keepdims=True) * x).sum()",
@@ -80,11 +80,11 @@ def check_unbroadcast():
         expected = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
         expected = expected.sum(axis=tuple(i for i, s in enumerate(shape) if s == 1),
                                 keepdims=True).reshape(shape)
-        expect_close(f"unbroadcast(grad of shape (2, 3, 4), shape={shape})",
-                     unbroadcast(grad, shape), expected, atol=1e-12)
+        expect_close(text("autodiff.unbroadcast", shape=shape), unbroadcast(grad, shape),
+                     expected, atol=1e-12)
     add = lambda a, b: ((a + b) ** 2).sum()       # noqa: E731
-    return _gradchecks([("((a + b)**2).sum(), b broadcast over rows", add, [_t(3, 4), _t(4)]),
-                        ("((a + b)**2).sum(), b of shape (3, 1)", add, [_t(3, 4), _t(3, 1)]),
+    return _gradchecks([(text("autodiff.add_rows"), add, [_t(3, 4), _t(4)]),
+                        (text("autodiff.add_column"), add, [_t(3, 4), _t(3, 1)]),
                         ("((a * b)**2).sum()", _squared(lambda a, b: a * b),
                          [_t(2, 3, 4), _t(1, 4, seed=1)])])
 

@@ -2,10 +2,12 @@
 
 A failure names the rank (multi-rank checks), the value, and expected against
 got: the whole array when it is small, else the worst entry and its index.
+The words come from ``minimegatron.i18n`` (MINIMEGATRON_LANG=ko: Korean).
 """
 import numpy as np
 
 from minimegatron.backend import to_numpy
+from minimegatron.i18n import text
 
 SMALL = 16          # arrays with at most this many entries are printed whole
 
@@ -21,31 +23,35 @@ def show(a):
         a = a.astype(np.int64)                        # integers print as integers
     if a.size <= SMALL:
         return np.array2string(a, precision=6, separator=", ").replace("\n", "")
-    return f"array of shape {a.shape}"
+    return text("check.array_of_shape", shape=a.shape)
 
 
 def expect_close(what, got, expected, atol=1e-9, rank=None):
     """CheckFailed unless got matches expected (shape, then every entry within atol)."""
-    where = f"rank {rank}: " if rank is not None else ""
+    where = text("grader.rank", rank=rank) if rank is not None else ""
     if got is None:
-        raise CheckFailed(f"{where}{what}: got None, expected {show(expected)}")
+        raise CheckFailed(text("check.got_none", where=where, what=what,
+                               expected=show(expected)))
     got, expected = np.asarray(to_numpy(got)), np.asarray(to_numpy(expected))
     if got.shape != expected.shape:
-        raise CheckFailed(f"{where}{what}: shape {got.shape}, expected {expected.shape}")
+        raise CheckFailed(text("check.wrong_shape", where=where, what=what, got=got.shape,
+                               expected=expected.shape))
     err = np.abs(got - expected)
     if err.size and not (err <= atol).all():   # also catches NaN
         if got.size <= SMALL:
-            raise CheckFailed(f"{where}{what}:\n  expected {show(expected)}\n"
-                              f"  got      {show(got)}")
+            raise CheckFailed(text("check.expected_got", where=where, what=what,
+                                   expected=show(expected), got=show(got)))
         index = np.unravel_index(int(np.nan_to_num(err, nan=np.inf).argmax()), err.shape)
-        raise CheckFailed(f"{where}{what}: worst entry {tuple(int(i) for i in index)}: "
-                          f"expected {expected[index]!r}, got {got[index]!r} "
-                          f"(|diff| {err[index]:.3g} > {atol:g})")
+        raise CheckFailed(text("check.worst_entry", where=where, what=what,
+                               index=tuple(int(i) for i in index),
+                               expected=repr(expected[index]), got=repr(got[index]),
+                               diff=err[index], atol=atol))
     return float(err.max()) if err.size else 0.0
 
 
 def expect_equal(what, got, expected, rank=None):
     """CheckFailed unless got == expected (lists, numbers, strings)."""
     if got != expected:
-        where = f"rank {rank}: " if rank is not None else ""
-        raise CheckFailed(f"{where}{what}:\n  expected {expected}\n  got      {got}")
+        where = text("grader.rank", rank=rank) if rank is not None else ""
+        raise CheckFailed(text("check.expected_got", where=where, what=what,
+                               expected=expected, got=got))

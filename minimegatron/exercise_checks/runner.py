@@ -2,22 +2,41 @@
 
     python -m minimegatron.exercise_checks.runner JOBS.json RESULTS.jsonl [--mpi]
 
-JOBS.json is a list of {"id": "1.1", "path": DIR}: run exercise 1.1's check
+JOBS.json is a list of {"id": "1.1", "key": K, "path": DIR}: run exercise 1.1's check
 with DIR first on sys.path, so ``import minimegatron`` is the copy in DIR.
 Between jobs with different DIRs every minimegatron module is dropped from
 sys.modules and imported again from the new DIR, so one process (or one
 mpiexec launch) grades many exercises, each against its own copy.
 
-With --mpi this runs on every rank of an mpiexec job: each rank runs the
-check, then ``comm.allgather_object`` collects every rank's verdict and rank 0
-appends one JSON line per exercise to RESULTS.jsonl, as soon as it is known
-(the grader watches the file to time out a check that hangs).
+With --mpi this runs on every rank of an mpiexec job of 4 ranks, laid out as
+a 2 x 2 grid in Megatron's order (``ProcessGrid(dp=2, pp=1, tp=2)``): a check
+of kind "tp" runs on the tp groups [0, 1] and [2, 3], one of kind "dp" on the
+dp groups [0, 2] and [1, 3]. Each group is a strict subset of the world, so a
+collective over the world instead of the group gives a wrong number, and the
+check says so. After the check:
+
+1. each rank appends its own verdict to ``progress_rank<r>.jsonl`` at once, so
+   the grader still knows what a rank saw when another rank hangs;
+2. ``comm.allgather_object`` collects every rank's verdict and rank 0 appends
+   one JSON line per exercise to RESULTS.jsonl (the grader watches the file to
+   time out a check that makes no progress).
+
+Results cannot be forged by an accident or a casual trick: the grader writes a
+random nonce to the runner's standard input, the runner reads it before any
+student code is imported and puts it in every result line, and the process
+ends with ``os._exit`` right after the last report, so no ``atexit`` hook of
+student code runs. (Student code runs with the user's rights in this process:
+a determined cheat can still read the nonce. The grader is a teaching aid,
+not a sandbox.)
 """
 import importlib
 import json
+import os
 import sys
 import time
 import traceback
+
+from minimegatron.threads import rank_from_env
 
 
 def use_copy(path, previous):
@@ -55,11 +74,26 @@ def run_check(ex_id, path, group):
         return "error", f"{type(err).__name__}: {err}{where_it_failed(err.__traceback__, path)}"
 
 
+def check_group(ex_id):
+    """The group this rank checks exercise ex_id on: its tp or dp group of a 2 x 2 grid."""
+    from minimegatron.exercise_checks import by_id
+    from minimegatron.parallel.grid import ProcessGrid
+    grid = ProcessGrid(dp=2, pp=1, tp=2)
+    return grid.tp if by_id(ex_id).group == "tp" else grid.dp
+
+
+def _append(path, record):
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
 def main(argv):
     jobs_file, results_file, use_mpi = argv[0], argv[1], "--mpi" in argv
+    # Before any student code is imported. mpiexec gives standard input to rank 0 alone.
+    nonce = sys.stdin.readline().strip() if rank_from_env() == 0 else ""
     with open(jobs_file) as f:
         jobs = json.load(f)
-    current = None
+    current, world = None, None
     for job in jobs:
         if job["path"] != current:
             use_copy(job["path"], current)
@@ -68,17 +102,27 @@ def main(argv):
         if use_mpi:
             from minimegatron import comm
             comm.install_abort_hook()
-            group = comm.world()
+            world = comm.world()
+            group = check_group(job["id"])
         start = time.perf_counter()
         verdict = run_check(job["id"], job["path"], group)
-        verdicts = comm.allgather_object(verdict, group) if use_mpi else [verdict]
-        if group is None or group.rank == 0:
-            line = {"id": job["id"], "ranks": verdicts,
-                    "seconds": round(time.perf_counter() - start, 3)}
-            with open(results_file, "a") as f:
-                f.write(json.dumps(line) + "\n")
-    return 0
+        if use_mpi:
+            progress = os.path.join(os.path.dirname(results_file),
+                                    f"progress_rank{world.rank}.jsonl")
+            _append(progress, {"id": job["id"], "key": job["key"], "verdict": verdict,
+                               "time": time.time()})
+        verdicts = comm.allgather_object(verdict, world) if use_mpi else [verdict]
+        if world is None or world.rank == 0:
+            _append(results_file, {"id": job["id"], "key": job["key"], "nonce": nonce,
+                                   "ranks": verdicts,
+                                   "seconds": round(time.perf_counter() - start, 3)})
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if use_mpi:
+        from mpi4py import MPI
+        MPI.Finalize()
+    os._exit(0)          # no atexit hook of student code runs after the last report
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])

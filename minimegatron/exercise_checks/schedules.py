@@ -10,6 +10,7 @@ GPipe and min(M, K-k) for 1F1B (``peak_in_flight``).
 from fractions import Fraction
 
 from minimegatron.exercise_checks.common import CheckFailed, expect_equal
+from minimegatron.i18n import text
 from minimegatron.parallel.schedules import (bubble_formula, gpipe, one_f_one_b,
                                              peak_in_flight, simulate)
 
@@ -25,17 +26,20 @@ def _micro_batches(actions, op):
 
 
 def _check_stage(name, actions, num_stages, num_micro_batches, stage):
-    where = f"{name}(K={num_stages}, M={num_micro_batches}) stage {stage}"
+    """Each micro-batch forward, then backward, in order; returns the stage's name."""
+    where = text("sched.where", name=name, stages=num_stages, micro=num_micro_batches,
+                 stage=stage)
     everything = list(range(num_micro_batches))
-    expect_equal(f"{where}: forward micro-batches, in order",
+    expect_equal(text("sched.forward_order", where=where),
                  _micro_batches(actions, "forward"), everything)
-    expect_equal(f"{where}: backward micro-batches, in order",
+    expect_equal(text("sched.backward_order", where=where),
                  _micro_batches(actions, "backward"), everything)
     for i in everything:
         if actions.index(_find(actions, "backward", i)) < actions.index(
                 _find(actions, "forward", i)):
-            raise CheckFailed(f"{where}: backward {i} comes before forward {i}:\n  "
-                              f"{_text(actions)}")
+            raise CheckFailed(text("sched.backward_first", where=where, i=i,
+                                   actions=_text(actions)))
+    return where
 
 
 def _find(actions, op, i):
@@ -46,19 +50,18 @@ def _check_schedule(name, schedule, held):
     for num_stages, num_micro_batches in GRID:
         programs = [schedule(num_stages, num_micro_batches, s) for s in range(num_stages)]
         for stage, actions in enumerate(programs):
-            _check_stage(name, actions, num_stages, num_micro_batches, stage)
-            expect_equal(f"{name}(K={num_stages}, M={num_micro_batches}) stage {stage}: "
-                         f"most activations held at once (actions: {_text(actions)})",
+            where = _check_stage(name, actions, num_stages, num_micro_batches, stage)
+            expect_equal(text("sched.held", where=where, actions=_text(actions)),
                          peak_in_flight(actions), held(num_stages, num_micro_batches, stage))
         try:
             sim = simulate(schedule, num_stages, num_micro_batches, Fraction(1), Fraction(1))
         except RuntimeError as err:
-            raise CheckFailed(f"{name}(K={num_stages}, M={num_micro_batches}): {err}") from None
-        expect_equal(f"{name}(K={num_stages}, M={num_micro_batches}): simulated bubble "
-                     f"fraction (K-1)/(M+K-1)", sim.bubble_fraction,
+            raise CheckFailed(text("sched.simulate", name=name, stages=num_stages,
+                                   micro=num_micro_batches, error=err)) from None
+        expect_equal(text("sched.bubble", name=name, stages=num_stages,
+                          micro=num_micro_batches), sim.bubble_fraction,
                      bubble_formula(num_stages, num_micro_batches))
-    return (f"{len(GRID)} (K, M) pairs: invariants hold, bubble = (K-1)/(M+K-1); "
-            f"e.g. K=2, M=3 stage 0: {_text(schedule(2, 3, 0))}")
+    return text("sched.pass", count=len(GRID), actions=_text(schedule(2, 3, 0)))
 
 
 def check_gpipe():

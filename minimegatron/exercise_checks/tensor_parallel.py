@@ -1,11 +1,14 @@
-"""Checks for exercises 3.x: tensor parallelism on 2 ranks.
+"""Checks for exercises 3.x: tensor parallelism on the tp groups of a 2 x 2 grid.
 
-First the source notes' worked example, Y = X A with X (2x4) and A (4x2) split
-over 2 ranks, through the real ColumnParallelLinear / RowParallelLinear (the
-integers are exact in float64); then the checks tests/test_tensor_parallel.py
-runs: the adjoint identity <f(x), y> = <x, f^T(y)> of each mapping
-(``checks.tensor.check_mappings``) and both layers against nn.Linear
-(``checks.tensor.check_linears``, relative error < 1e-12).
+The grader runs these on 4 ranks, on the tp groups [0, 1] and [2, 3]: each
+group is a strict subset of the world, so a collective over the world instead
+of the group sums 4 ranks instead of 2 and fails. First the source notes'
+worked example, Y = X A with X (2x4) and A (4x2) split over 2 ranks, through
+the real ColumnParallelLinear / RowParallelLinear (the integers are exact in
+float64); then the checks tests/test_tensor_parallel.py runs: the adjoint
+identity <f(x), y> = <x, f^T(y)> of each mapping (``checks.tensor.check_mappings``)
+and both layers against nn.Linear (``checks.tensor.check_linears``, relative
+error < 1e-12).
 """
 import numpy as np
 
@@ -13,6 +16,7 @@ from minimegatron.backend import asarray
 from minimegatron.checks.tensor import check_linears, check_mappings
 from minimegatron.checks.worked_example import worked_column, worked_row
 from minimegatron.exercise_checks.common import CheckFailed, expect_close
+from minimegatron.i18n import text
 from minimegatron.parallel.tensor import copy_to_tp, reduce_from_tp
 from minimegatron.tensor import Tensor
 
@@ -27,23 +31,21 @@ TOL = 1e-12
 
 def _need_two(group):
     if group.size != 2:
-        raise CheckFailed(f"the tensor-parallel exercises run on 2 ranks, got {group.size}")
+        raise CheckFailed(text("tp.need_two", size=group.size))
 
 
 def _expect_worked(split, got, want, rank):
-    names = {"A_i": f"A_{rank + 1} (this rank's block of A)", "X_i": f"X_{rank + 1}",
-             "Y_i": f"Y_{rank + 1} (this rank's local product)", "Y": "Y = X A (combined)",
-             "dX": "dL/dX for L = sum(Y)", "dA_i": f"dL/dA_{rank + 1}"}
     for key, value in want.items():
-        expect_close(f"worked example, {split} split: {names[key]}", got[key], value,
+        name = text(f"tp.{key}", n=rank + 1)
+        expect_close(text("tp.worked", split=text(f"tp.{split}"), name=name), got[key], value,
                      atol=TOL, rank=rank)
 
 
 def _expect_small(what, values, keys, rank, why):
     for key in keys:
         if not values[key] < TOL:
-            raise CheckFailed(f"rank {rank}: {what} {key}: error {values[key]:.3g} (should be "
-                              f"< {TOL:g}): {why}")
+            raise CheckFailed(text("tp.too_large", rank=rank, what=what, key=key,
+                                   error=values[key], tol=TOL, why=why))
 
 
 def check_copy(group):
@@ -52,14 +54,13 @@ def check_copy(group):
     r = group.rank
     x = Tensor(asarray(np.ones((2, 3))), requires_grad=True)
     y = copy_to_tp(x, group)
-    expect_close("copy_to_tp forward of ones((2, 3))", y.data, np.ones((2, 3)), rank=r)
+    expect_close(text("tp.copy_forward"), y.data, np.ones((2, 3)), rank=r)
     (y * float(r + 1)).sum().backward()            # rank r's upstream gradient: r + 1
-    expect_close("copy_to_tp backward: dL/dX when rank r's dL/dY is r + 1 everywhere "
-                 "(all-reduce: 1 + 2 on every rank)", x.grad, np.full((2, 3), 3.0), rank=r)
+    expect_close(text("tp.copy_backward"), x.grad, np.full((2, 3), 3.0), rank=r)
     _expect_small("copy_to_tp (f)", check_mappings(group), ["copy_forward", "copy_adjoint"], r,
-                  "<f(x), y> summed over ranks must equal <x, f^T(y)>")
+                  text("tp.copy_adjoint"))
     _expect_worked("column", worked_column(group), {"dX": DX}, r)
-    return "f: forward identity, backward all-reduce; adjoint identity holds"
+    return text("tp.copy_pass")
 
 
 def check_reduce(group):
@@ -68,16 +69,14 @@ def check_reduce(group):
     r = group.rank
     x = Tensor(asarray(np.array([[1.0, 2.0], [3.0, 4.0]]) * (r + 1)), requires_grad=True)
     y = reduce_from_tp(x, group)
-    expect_close("reduce_from_tp forward: rank r holds (r + 1) [[1, 2], [3, 4]], the sum is",
-                 y.data, [[3.0, 6.0], [9.0, 12.0]], rank=r)
+    expect_close(text("tp.reduce_forward"), y.data, [[3.0, 6.0], [9.0, 12.0]], rank=r)
     (y * 2.0).sum().backward()
-    expect_close("reduce_from_tp backward of dL/dY = 2 (identity)", x.grad,
-                 np.full((2, 2), 2.0), rank=r)
+    expect_close(text("tp.reduce_backward"), x.grad, np.full((2, 2), 2.0), rank=r)
     _expect_small("reduce_from_tp (g)", check_mappings(group),
                   ["reduce_forward", "reduce_adjoint"], r,
-                  "<g(x), y> must equal <x, g^T(y)> summed over ranks")
+                  text("tp.reduce_adjoint"))
     _expect_worked("row", worked_row(group), {"Y": Y}, r)
-    return "g: forward all-reduce, backward identity; worked example Y = [[74, 98], [258, 346]]"
+    return text("tp.reduce_pass")
 
 
 def check_column(group):
@@ -86,8 +85,8 @@ def check_column(group):
     _expect_worked("column", worked_column(group), {**COLUMN[r], "Y": Y, "dX": DX}, r)
     _expect_small("ColumnParallelLinear vs nn.Linear:", check_linears(group),
                   ["column_y", "column_dw", "column_db", "column_gathered_y"], r,
-                  "rank r must keep columns r*out/tp .. (r+1)*out/tp of the weight and bias")
-    return f"rank {r}: A_{r + 1} = {COLUMN[r]['A_i']}, Y_{r + 1} = {COLUMN[r]['Y_i']}"
+                  text("tp.column_why"))
+    return text("tp.column_pass", rank=r, n=r + 1, A=COLUMN[r]["A_i"], Y=COLUMN[r]["Y_i"])
 
 
 def check_row_split(group):
@@ -96,8 +95,8 @@ def check_row_split(group):
     _expect_worked("row", worked_row(group), {"A_i": ROW[r]["A_i"], "Y": Y}, r)
     _expect_small("RowParallelLinear vs nn.Linear:", check_linears(group),
                   ["row_y", "row_dw", "row_parallel_in_y"], r,
-                  "rank r must keep rows r*in/tp .. (r+1)*in/tp of the weight")
-    return f"rank {r}: A_{r + 1} = {ROW[r]['A_i']}"
+                  text("tp.row_why"))
+    return text("tp.row_pass", rank=r, n=r + 1, A=ROW[r]["A_i"])
 
 
 def check_row_forward(group):
@@ -106,8 +105,8 @@ def check_row_forward(group):
     _expect_worked("row", worked_row(group), {**ROW[r], "Y": Y, "dX": DX}, r)
     _expect_small("RowParallelLinear vs nn.Linear:", check_linears(group),
                   ["row_y", "row_dx", "row_dw", "row_db", "row_parallel_in_y"], r,
-                  "Y = sum_i X_i A_i (through g), then + b once")
-    return f"rank {r}: Y_{r + 1} = {ROW[r]['Y_i']}, Y_1 + Y_2 = {Y}"
+                  text("tp.forward_why"))
+    return text("tp.forward_pass", rank=r, n=r + 1, Y_i=ROW[r]["Y_i"], Y=Y)
 
 
 CHECKS = {"3.1": check_copy, "3.2": check_reduce, "3.3": check_column, "3.4": check_row_split,

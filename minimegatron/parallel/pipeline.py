@@ -31,7 +31,10 @@ loss (8 bytes) from the last stage over the pp group.
 
 Trace: every forward and backward is a ``trace.span("forward"|"backward",
 label="mb<i>")``; ``gather_timeline`` collects them for
-``tools.timeline`` (Gantt PNG, measured bubble). ``activation_bytes``
+``tools.timeline`` (Gantt PNG, measured bubble). With ``device_time=(t_f,
+t_b)`` each forward lasts at least t_f and each backward t_b, the rest
+slept without a core (device_time.py: emulated GPU time, so 4 stages on 2
+cores measure the formula's bubble); the spans include the sleep. ``activation_bytes``
 measures what each stage holds. Tutorial:
 
     mpirun -n 4 python tutorials/07_pipeline.py
@@ -40,6 +43,7 @@ import time
 
 from minimegatron import comm, trace
 from minimegatron.backend import xp
+from minimegatron.parallel.device_time import as_device_time
 from minimegatron.parallel.schedules import get_schedule
 from minimegatron.tensor import Tensor, unwrap
 
@@ -105,10 +109,12 @@ class PipelineEngine:
     backward (checkpointing.py). With ``measure_memory`` each forward also
     walks its graph (``activation_bytes``; outside the traced compute spans,
     but it costs time) and ``stats`` then holds the step's peak activations.
+    ``device_time``: None, (t_forward, t_backward) seconds or a DeviceTime
+    (device_time.py); changeable between steps (``engine.device_time = ...``).
     """
 
     def __init__(self, stage_module, pp_group, schedule="1f1b", num_micro_batches=1,
-                 checkpoint_activations=False, measure_memory=False):
+                 checkpoint_activations=False, measure_memory=False, device_time=None):
         self.schedule_fn = get_schedule(schedule)           # ValueError on unknown names
         if not isinstance(num_micro_batches, int) or num_micro_batches < 1:
             raise ValueError(f"num_micro_batches must be an int >= 1, got {num_micro_batches!r}")
@@ -120,6 +126,7 @@ class PipelineEngine:
         stage_module.checkpoint_activations = checkpoint_activations
         self.k, self.K = pp_group.rank, pp_group.size
         self.measure_memory, self.stats = measure_memory, {}
+        self.device_time = as_device_time(device_time)      # ValueError on a bad value
 
     def micro_batches(self, array, size):
         return [None if array is None else array[i * size:(i + 1) * size]       # (B/M, T)
@@ -148,6 +155,7 @@ class PipelineEngine:
         """
         size, steps = self._check_batch(inputs, targets)       # before any message
         M, k, K, group = self.num_micro_batches, self.k, self.K, self.group
+        device = as_device_time(self.device_time)                # sleeps inside the spans
         config = self.stage.config
         act_shape = (size, steps, config.d_model)                # (B/M, T, D)
         dtype = xp.dtype(config.dtype)
@@ -155,6 +163,10 @@ class PipelineEngine:
         not_activations = self.stage.parameters() + [a for a in (inputs, targets)
                                                      if a is not None]
         held, outputs, sends, loss_sum = {}, {}, [], 0.0
+
+        def progress():                                   # messages move while a stage "computes"
+            for handle in sends:
+                handle.test()
         nbytes, peak = {}, {"micro_batches": 0, "bytes": 0}
         for action in self.schedule_fn(K, M, k):
             i, op = action.micro_batch, action.op
@@ -163,7 +175,7 @@ class PipelineEngine:
                     buf = comm.irecv(xp.empty(act_shape, dtype), k - 1, group, tag=i).wait()
                 held[i] = Tensor(buf, requires_grad=True)
             elif op == "forward":
-                with trace.span("forward", label=f"mb{i}"):
+                with trace.span("forward", label=f"mb{i}"), device.lasts("forward", progress):
                     x = ids[i] if k == 0 else held[i]
                     out = self.stage(x)
                     if self.stage.is_last:
@@ -182,7 +194,7 @@ class PipelineEngine:
                 with trace.label(f"mb{i}"):
                     grad = comm.irecv(xp.empty(act_shape, dtype), k + 1, group, tag=i).wait()
             elif op == "backward":
-                with trace.span("backward", label=f"mb{i}"):
+                with trace.span("backward", label=f"mb{i}"), device.lasts("backward", progress):
                     out = outputs.pop(i)
                     out.backward(None if self.stage.is_last else grad)
             elif op == "send_grad":

@@ -3,7 +3,8 @@
 The same picture for a schedule simulated from its action lists
 (``minimegatron.parallel.schedules``) and for a real run's trace: a text grid
 (one row per stage, one column per time step) and a Gantt chart PNG (forward
-boxes blue, backward orange, communication and waits grey, idle pale), with
+boxes blue, backward orange, communication and waits coloured by the kind of
+group they ran in: tp green, pp purple, dp red, any other grey; idle pale), with
 the bubble fraction idle / (stages * makespan) next to GPipe's formula
 (K - 1) / (M + K - 1).
 
@@ -17,19 +18,29 @@ Trace file (``--trace``): a JSON list of spans, one dict per span,
 
 op "forward" or "backward" is compute (drawn F3 / B3, the micro-batch taken
 from the last number in label); any other op ("send", "recv", "wait", ...) is
-communication, drawn grey. start and end are seconds from any common origin;
-"kind" is accepted in place of "op".
+communication, drawn in its group's colour when the span has a "group" named
+like grid.py's ("tp0", "dp1", "pp0"), else grey. A communication span that
+lies inside a compute box of its rank (the tp all-reduces inside a layer) is
+drawn as a strip along the box's bottom edge. start and end are seconds from
+any common origin; "kind" is accepted in place of "op".
 """
 import argparse
+import bisect
 import json
 import re
 import sys
 
+from minimegatron.argtypes import (existing_file, finite_positive_float, output_path,
+                                   positive_int)
+from minimegatron.entry import banner
 from minimegatron.parallel.schedules import SCHEDULES, bubble_formula, peak_in_flight, simulate
 
-COLORS = {"forward": "#4C78A8", "backward": "#F58518", "comm": "#8C8C8C", "idle": "#EEEEEE"}
-LEGEND = {"forward": "forward", "backward": "backward", "comm": "send / recv / wait",
+COLORS = {"forward": "#4C78A8", "backward": "#F58518", "tp": "#54A24B", "pp": "#B279A2",
+          "dp": "#E45756", "comm": "#8C8C8C", "idle": "#EEEEEE"}
+LEGEND = {"forward": "forward", "backward": "backward", "tp": "tp traffic",
+          "pp": "pp traffic", "dp": "dp traffic", "comm": "send / recv / wait",
           "idle": "idle (bubble)"}
+GROUP_KIND = re.compile(r"\b(tp|pp|dp)\d*$")     # "all_reduce tp0" -> tp (grid.py's names)
 
 
 def text_grid(sim):
@@ -75,7 +86,8 @@ def _field(span, *names):
 def rows_from_trace(spans):
     """Per rank, (start, end, kind, label) boxes of traced spans (dicts or objects).
 
-    Times are shifted so the earliest span starts at 0.
+    Times are shifted so the earliest span starts at 0. Communication is kind
+    "comm", labelled by its op and, if the span has one, its group ("all_reduce tp0").
     """
     spans = list(spans)
     if not spans:
@@ -85,7 +97,8 @@ def rows_from_trace(spans):
     for span in spans:
         op = str(_field(span, "op", "kind"))
         kind = op if op in ("forward", "backward") else "comm"
-        label = op
+        group = _field(span, "group")
+        label = op if group is None else f"{op} {group}"
         if kind != "comm":
             tag = _field(span, "label", "micro_batch")
             numbers = re.findall(r"\d+", "" if tag is None else str(tag))
@@ -103,8 +116,30 @@ def bubble_from_rows(rows):
     return 1 - compute / (len(rows) * makespan)
 
 
+def traffic_kind(kind, label):
+    """The colour key of a box: its kind, or for communication its group's kind (tp/pp/dp)."""
+    found = GROUP_KIND.search(label) if kind == "comm" else None
+    return found.group(1) if found else kind
+
+
+def _boxes_by_colour(row):
+    """{(colour key, inside): [(start, width)]}; inside: communication within a compute box."""
+    compute = sorted((start, end) for start, end, kind, _ in row if kind != "comm")
+    starts = [start for start, _ in compute]
+    boxes = {}
+    for start, end, kind, label in row:
+        before = bisect.bisect_right(starts, start) - 1       # the compute box starting last
+        inside = kind == "comm" and before >= 0 and end <= compute[before][1]
+        boxes.setdefault((traffic_kind(kind, label), inside), []).append((start, end - start))
+    return boxes
+
+
 def draw_timeline(rows, path, title, row_name="stage", xlabel="time"):
-    """Gantt chart of rows (see rows_from_*) as a PNG of 1200 x (160 + 50 * rows) pixels."""
+    """Gantt chart of rows (see rows_from_*) as a PNG of 1200 x (160 + 50 * rows) pixels.
+
+    Full height: compute (on top), then communication waits; a strip along a
+    compute box's bottom edge: communication inside it (tp all-reduces).
+    """
     try:
         from matplotlib.figure import Figure
         from matplotlib.patches import Patch
@@ -126,15 +161,21 @@ def draw_timeline(rows, path, title, row_name="stage", xlabel="time"):
     kinds_seen = {"idle"}
     for index, row in enumerate(rows):
         ax.broken_barh([(0, makespan)], (index - 0.4, 0.8), facecolors=COLORS["idle"])
+        boxes = _boxes_by_colour(row)
+        # waits first, compute over them, strips last (one call per colour: fast)
+        for (key, inside), spans in sorted(boxes.items(), key=lambda item: (
+                item[0][1], item[0][0] in ("forward", "backward"))):
+            kinds_seen.add(key)
+            ax.broken_barh(spans, (index + 0.12, 0.28) if inside else (index - 0.4, 0.8),
+                           facecolors=COLORS[key], edgecolors="white",
+                           linewidth=0.5 if inside else 1)
         for start, end, kind, label in row:
-            kinds_seen.add(kind)
-            ax.broken_barh([(start, end - start)], (index - 0.4, 0.8),
-                           facecolors=COLORS[kind], edgecolors="white", linewidth=1)
             text = label if full_labels else label[1:]  # "F12", or "12": colour says F
-            fits = (end - start) * pixels_per_time >= fontsize * (len(text) + 1)
+            fits = (end - start) * pixels_per_time >= 0.75 * fontsize * (len(text) + 1)
             if kind != "comm" and fits and fontsize >= 5:
-                ax.text((start + end) / 2, index, text, ha="center", va="center",
-                        color="white", fontsize=fontsize, fontweight="bold")
+                ax.text((start + end) / 2, index - 0.1 * any(key[1] for key in boxes), text,
+                        ha="center", va="center", color="white", fontsize=fontsize,
+                        fontweight="bold")
     ax.set_yticks(range(len(rows)), [f"{row_name} {index}" for index in range(len(rows))])
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlim(0, makespan)
@@ -181,17 +222,24 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="minimegatron timeline",
                                      description="draw a pipeline schedule or a traced run")
     parser.add_argument("--schedule", choices=list(SCHEDULES), default="gpipe")
-    parser.add_argument("--stages", type=int, default=4)
-    parser.add_argument("--micro-batches", type=int, default=8)
-    parser.add_argument("--t-forward", type=float, default=1.0)
-    parser.add_argument("--t-backward", type=float, default=1.0)
-    parser.add_argument("--out", default="timeline.png", help="PNG path; '' for text only")
-    parser.add_argument("--trace", help="JSON list of spans from a real run, drawn instead")
+    parser.add_argument("--stages", type=positive_int, default=4)
+    parser.add_argument("--micro-batches", type=positive_int, default=8)
+    parser.add_argument("--t-forward", type=finite_positive_float, default=1.0)
+    parser.add_argument("--t-backward", type=finite_positive_float, default=1.0)
+    parser.add_argument("--out", type=output_path, default="timeline.png",
+                        help="PNG path; '' for text only")
+    parser.add_argument("--trace", type=existing_file,
+                        help="JSON list of spans from a real run, drawn instead")
     args = parser.parse_args(argv)
+    banner("timeline")
     try:
         rows, title, row_name, xlabel = (_traced if args.trace else _simulated)(args)
     except ValueError as error:
         parser.error(str(error))
+    except (TypeError, KeyError, IndexError) as error:
+        if not args.trace:
+            raise                                          # a bug, not bad input: traceback
+        parser.error(f"argument --trace: {args.trace!r} is not a list of spans ({error!r})")
     if args.out:
         try:
             draw_timeline(rows, args.out, title, row_name, xlabel)
