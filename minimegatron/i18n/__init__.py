@@ -1,0 +1,56 @@
+"""Messages in English or Korean: ``text(key, **fields)``, the language from MINIMEGATRON_LANG.
+
+    MINIMEGATRON_LANG=ko minimegatron grade 3.2 --path DIR      (unset or "en": English)
+
+A message is a ``str.format`` template in a plain dict, one module per
+language (``en.py``, ``ko.py``), with the same keys and the same {fields}
+(tests/test_i18n.py checks both). Numbers, code names and commands are fields
+or stay in the template as they are; the Korean uses the terms of
+docs/glossary.md. The exercises' titles, hints and source notes are English
+data in ``exercise_checks`` (a student copy raises the English hint, which
+``exercises.is_blank`` compares), so ``exercise_text`` picks the Korean ones
+by exercise id when the grader shows them.
+"""
+import os
+import re
+
+from minimegatron.i18n import en, ko
+
+ENV = "MINIMEGATRON_LANG"
+CATALOGS = {"en": en.MESSAGES, "ko": ko.MESSAGES}
+
+
+def language():
+    """"en" or "ko"; ValueError (one line) for any other value of MINIMEGATRON_LANG."""
+    lang = os.environ.get(ENV, "").strip().lower() or "en"
+    if lang not in CATALOGS:
+        raise ValueError(f"{ENV}={lang!r} is not a language minimegatron speaks: "
+                         f"use one of {', '.join(CATALOGS)} (unset means en)")
+    return lang
+
+
+def text(key, /, **fields):
+    """The message ``key`` in the current language, its {fields} filled in (a field may
+    itself be called ``key``: the first argument is positional only)."""
+    return CATALOGS[language()][key].format(**fields)
+
+
+def blank_message(message):
+    """(exercise id or None, text): a blank block's "Exercise X: <English hint>" with the hint
+    in the current language (any other message comes back as it is)."""
+    from minimegatron.exercise_checks import EXERCISES    # plain data: imports nothing else
+    match = re.match(r"Exercise (\d+\.\d+): (.*)", message, re.DOTALL)
+    if not match:
+        return None, message
+    ex_id, hint = match.groups()
+    exercise = next((ex for ex in EXERCISES if ex.id == ex_id), None)
+    if exercise is not None and hint == exercise.hint:
+        message = text("grader.exercise_hint", id=ex_id, hint=exercise_text(exercise, "hint"))
+    return ex_id, message
+
+
+def exercise_text(exercise, field):
+    """exercise.title, .hint or .note (field) in the current language."""
+    if language() == "en":
+        return getattr(exercise, field)
+    return ko.EXERCISES[exercise.id][field]

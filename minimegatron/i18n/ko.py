@@ -1,0 +1,244 @@
+"""Korean messages (한국어 메시지): the same keys and {fields} as en.py; terms of docs/glossary.md.
+
+EXERCISES holds each exercise's title, hint and source note in Korean, by id;
+the English ones stay in ``exercise_checks`` (the student copy raises them).
+"""
+
+F_AND_G = ("연산자 f와 g는 켤레(conjugate)입니다: f는 순전파(forward)에서 항등, 역전파(backward)"
+           "에서 올리듀스(all-reduce)이고, g는 순전파에서 올리듀스, 역전파에서 항등입니다.")
+ROW_SPLIT = "A의 행 방향 분할 (X는 열 단위로 스캐터(scatter)하고, 부분 출력은 올리듀스로 합합니다)"
+
+EXERCISES = {
+    "1.1": {"title": "MatMul 역전파(backward)",
+            "hint": "dL/dX = dL/dZ @ A^T, dL/dA = X^T @ dL/dZ (A^T: 마지막 두 축을 맞바꿈), "
+                    "각각을 입력의 shape으로 unbroadcast 하세요",
+            "note": "Z = X @ A    dL/dX = dL/dZ @ A^T, dL/dA = X^T @ dL/dZ  (배치, 브로드캐스팅)"},
+    "1.2": {"title": "Exp 역전파(backward)",
+            "hint": "z = e^x 이므로 dz/dx = z: grad_out에 저장해 둔 출력 ctx.saved[0]을 곱하세요",
+            "note": "z = e^x    dz/dx = z"},
+    "1.3": {"title": "Tanh 역전파(backward)",
+            "hint": "dz/dx = 1 - z^2, 여기서 z = tanh(x)는 저장해 둔 출력 ctx.saved[0]입니다",
+            "note": "z = tanh x    dz/dx = 1 - z^2"},
+    "1.4": {"title": "Max 역전파 (공동 최댓값들이 기울기를 나눠 가짐)",
+            "hint": "ctx.saved[0]은 k개의 최댓값 자리마다 1/k, 나머지는 0입니다: 줄어든 축을 "
+                    "되돌린 grad_out (_expand_reduced(grad_out, *ctx.args))에 곱하세요",
+            "note": "z = max_i x_i    x_i가 공동 최댓값 k개 중 하나이면 dz/dx_i = 1/k, 아니면 0"},
+    "1.5": {"title": "unbroadcast (브로드캐스팅의 역전파)",
+            "hint": "shape에 없는 앞쪽 축들에 대해 grad를 합한 다음, shape의 크기는 1이지만 "
+                    "grad는 1이 아닌 모든 축에 대해 (keepdims=True로) 합하세요",
+            "note": "브로드캐스팅은 어디서나 NumPy 규칙을 따르고, 그 역전파는 unbroadcast입니다: "
+                    "늘어난 모든 축에 대해 기울기를 합해서 dL/dx가 항상 x의 shape을 갖게 합니다."},
+    "1.6": {"title": "Sum 역전파(backward)",
+            "hint": "dz/dx_i = 1: grad_out에 줄어든 축을 되돌려 주고 x의 shape으로 "
+                    "브로드캐스트하세요 (_expand_reduced(grad_out, *ctx.args))",
+            "note": "z = sum_i x_i    dz/dx_i = 1"},
+    "2.1": {"title": "GPipe 스케줄",
+            "hint": "마이크로 배치(micro-batch) 0..M-1의 순전파(_forward) M개를 모두 한 다음, "
+                    "같은 순서로 역전파(_backward) M개를 모두 하세요",
+            "note": "GPipe는 미니 배치를 마이크로 배치로 나누어 파이프라인으로 흘려보내므로 여러 "
+                    "스테이지가 동시에 일합니다. 스테이지 K개, 마이크로 배치 M개일 때 버블(bubble) "
+                    "비율: 스케줄의 (K-1)/(M+K-1)."},
+    "2.2": {"title": "1F1B 스케줄",
+            "hint": "워밍업(warm-up)으로 순전파 min(K-k-1, M)개, 그다음 한 단계마다 순전파 하나와 "
+                    "역전파 하나, 끝으로 남은 역전파들 (쿨다운, cool-down)",
+            "note": "1F1B는 스테이지 k에 최대 min(M, K - k)개 마이크로 배치의 활성값(activation)만 "
+                    "동시에 둡니다; GPipe는 M개를 둡니다."},
+    "3.1": {"title": "f: 순전파는 항등, 역전파는 올리듀스(all-reduce)",
+            "hint": "f의 역전파: 모든 랭크(rank)의 dL/dX는 ctx.group 랭크들의 grad_out의 합(SUM)"
+                    "입니다 (집합 통신 한 번); 그것과 group 인자 몫의 None을 반환하세요",
+            "note": F_AND_G},
+    "3.2": {"title": "g: 순전파는 올리듀스(all-reduce), 역전파는 항등",
+            "hint": "g의 순전파: 모든 랭크(rank)가 group 랭크들의 x의 합(SUM)을 받습니다 "
+                    "(집합 통신 한 번; group.size == 1이면 할 일이 없습니다)",
+            "note": F_AND_G},
+    "3.3": {"title": "A의 열 분할 (ColumnParallelLinear)",
+            "hint": "랭크 r은 (in, out) 가중치와 편향의 열 r*w .. (r+1)*w를 가집니다, "
+                    "w = out_features / tp: width와 슬라이스 cols를 정하세요",
+            "note": "A의 열 방향 분할 (입력 X는 두 워커에 브로드캐스트되고, 출력은 올개더"
+                    "(all-gather)로 이어 붙입니다): A1 = [10, 11, 12, 13]^T -> Y1 = X.A1 = "
+                    "[74, 258]^T; A2 = [14, 15, 16, 17]^T -> Y2 = X.A2 = [98, 346]^T"},
+    "3.4": {"title": "A의 행 분할 (RowParallelLinear)",
+            "hint": "랭크 r은 (in, out) 가중치의 행 r*h .. (r+1)*h를 가집니다, "
+                    "h = in_features / tp: height와 슬라이스 rows를 정하세요",
+            "note": ROW_SPLIT + ": X1 = [[0, 1], [4, 5]], A1 = [[10, 14], [11, 15]] -> "
+                    "Y1 = [[11, 15], [95, 131]]"},
+    "3.5": {"title": "행 방향 분할 순전파: 부분 곱, 그다음 g",
+            "hint": "partial = X_i A_i (그 .data를 self.last_partial에 보관), 그다음 "
+                    "y = g(partial): reduce_from_tp(partial, self.tp_group)",
+            "note": ROW_SPLIT + " ... Y1 + Y2 = Y"},
+    "4.1": {"title": "DDP: 기울기 올리듀스(all-reduce)",
+            "hint": "버킷(bucket)의 기울기들을 버퍼 하나로 펼쳐 논블로킹 올리듀스(op mean)를 "
+                    "하나만 시작하고, 그 핸들을 bucket.handle에 두세요",
+            "note": "분산 데이터 병렬(DistributedDataParallel): 워커마다 프로세스 하나. 순전파 -> "
+                    "역전파 -> (기울기 올리듀스) -> 업데이트. 특별한 랭크는 없습니다."},
+    "5.1": {"title": "ZeRO 2단계: 기울기 리듀스 스캐터(reduce-scatter)",
+            "hint": "각 랭크는 평균(MEAN) 기울기 중 자기 조각만 가집니다: 펼친 기울기들을 "
+                    "self.grad_shard로 리듀스 스캐터(op mean)한 다음, 모든 p.grad를 해제하세요",
+            "note": "ZeRO(옵티마이저 상태, 기울기, 파라미터 분할)는 데이터 병렬화의 메모리 해법으로 "
+                    "소개됩니다. / 링 올리듀스(ring all-reduce)는 랭크마다 버퍼의 2(N-1)/N을 "
+                    "보내고, 리듀스 스캐터와 올개더는 각각 (N-1)/N을 보냅니다."},
+    "5.2": {"title": "ZeRO: 자기 샤드(shard)를 업데이트하고 가중치를 올개더(all-gather)",
+            "hint": "no_grad() 안에서 self.optimizer.update를 이 랭크의 조각(self.shard, "
+                    "self.grad_shard, flat.state, self.step_count)에만 적용한 다음, 조각들을 "
+                    "펼친 전체 가중치로 올개더하세요: full",
+            "note": "혼합 정밀도(mixed precision) Adam(K = 12)의 장치당 ZeRO 메모리: 기준 16*P "
+                    "바이트; 1단계: 4P + 12P/N; 2단계: 2P + 14P/N; 3단계: 16P/N."},
+}
+
+MESSAGES = {
+    # grader.py
+    "grader.no_package": "{path}에 minimegatron/ 패키지가 없습니다 (사본 만들기: minimegatron "
+                         "exercises make DIR, 그다음 grade --path DIR)",
+    "grader.self_check": "참고: 이 minimegatron은 그 자체가 학생용 사본입니다 (자가 점검 모드): "
+                         "각 연습 문제는 여러분의 다른 연습 문제 코드를 그대로 둔 채 실행되므로, "
+                         "앞의 연습 문제를 먼저 끝내야 통과하는 검사가 있을 수 있습니다. 교사용 "
+                         "참조 설치본은 각 연습 문제를 따로 채점합니다.",
+    "grader.not_marked": "연습 문제 {id}가 {package}에 표시되어 있지 않습니다",
+    "grader.markers_missing": "{path}의 minimegatron/{file}에서 표시 주석 '# EXERCISE {id} "
+                              "begin/end'가 없어졌습니다: 여러분의 코드 앞뒤에 다시 넣으세요",
+    "grader.grading": "{package}의 연습 문제 {count}개를 채점합니다",
+    "grader.pass": "통과",
+    "grader.fail": "실패",
+    "grader.ranks": " [랭크(rank) {nprocs}개, 랭크 2개짜리 {group} 그룹]",
+    "grader.source_notes": '강의 노트: "{note}"',
+    "grader.summary": "연습 문제 {count}개 중 {passed}개 통과",
+    "grader.todo": "아직 하지 않음: {message}",
+    "grader.needs_first": "먼저 연습 문제 {id}이(가) 필요한데, 이 사본에서 아직 하지 않았습니다: "
+                          "{message}",
+    "grader.exercise_hint": "연습 문제 {id}: {hint}",
+    "grader.rank": "랭크 {rank}: ",
+    "grader.ranks_prefix": "랭크 {ranks}: ",
+    "grader.hang": "멈춤(HANG): {seconds:.0f} 초 동안 진행이 없어 모든 랭크를 종료했습니다. "
+                   "어떤 랭크가 같은 그룹의 다른 랭크들이 참여하지 않는 집합 통신(collective) "
+                   "(또는 수신)에서 기다립니다: 모든 랭크가 같은 그룹에서 같은 호출을 같은 "
+                   "순서로 합니까?",
+    "grader.hang_waiting": "랭크 {rank}: 아직 검사 안에 있음 (대기 중)",
+    "grader.hang_finished": "랭크 {rank}: 먼저 끝남, 결과 {status}: {message}",
+    "grader.hang_stacks": "종료될 때 각 랭크가 기다리던 곳:",
+    "grader.too_much_output": "검사가 {mib} MiB 넘게 출력해서 종료했습니다: 반복문 안에 print가 "
+                              "있습니까?",
+    "grader.crashed": "검사가 결과를 보고하기 전에 비정상 종료했습니다 (종료 코드 {code}); "
+                      "출력의 끝부분:\n{tail}",
+    "grader.forged": "이 연습 문제의 결과 줄이 채점기의 runner에서 나오지 않았습니다: 학생 "
+                     "코드가 채점기의 결과 파일에 썼으므로 이 연습 문제는 통과할 수 없습니다",
+    # exercise_checks/common.py
+    "check.array_of_shape": "shape {shape}인 배열",
+    "check.got_none": "{where}{what}: None을 받았습니다, 기댓값 {expected}",
+    "check.wrong_shape": "{where}{what}: shape {got}, 기댓값 {expected}",
+    "check.expected_got": "{where}{what}:\n  기댓값 {expected}\n  실제값 {got}",
+    "check.worst_entry": "{where}{what}: 가장 많이 틀린 원소 {index}: 기댓값 {expected}, "
+                         "실제값 {got} (|차이| {diff:.3g} > {atol:g})",
+    # exercise_checks/autodiff.py
+    "autodiff.mismatch": "{case}, 입력 shape {shapes}:\n  {message}\n  "
+                         "(numerical = 기댓값(수치 미분), autodiff = 여러분의 역전파(backward))",
+    "autodiff.raised": "{case}, 입력 shape {shapes}: 여러분의 역전파(backward)에서 "
+                       "{error} 발생: {message}",
+    "autodiff.pass": "기울기 검증(gradcheck): {count}가지 경우, 최대 오차 {worst:.1e}",
+    "autodiff.batched": "배치 X @ A",
+    "autodiff.broadcast_both": "양쪽 모두 배치 브로드캐스팅",
+    "autodiff.vector_matrix": "벡터 @ 행렬",
+    "autodiff.matrix_vector": "행렬 @ 벡터",
+    "autodiff.tied_max": "x = [[1, 3, 3], [2, 0, 1]]에서 x.max(axis=1).sum()의 기울기 "
+                         "(공동 최댓값인 두 3이 기울기를 나눠 가짐)",
+    "autodiff.unbroadcast": "unbroadcast(shape (2, 3, 4)인 grad, shape={shape})",
+    "autodiff.add_rows": "((a + b)**2).sum(), b를 행마다 브로드캐스트",
+    "autodiff.add_column": "((a + b)**2).sum(), b의 shape은 (3, 1)",
+    # exercise_checks/schedules.py
+    "sched.where": "{name}(K={stages}, M={micro}) 스테이지 {stage}",
+    "sched.forward_order": "{where}: 순전파(forward) 마이크로 배치, 순서대로",
+    "sched.backward_order": "{where}: 역전파(backward) 마이크로 배치, 순서대로",
+    "sched.backward_first": "{where}: 역전파 {i}가 순전파 {i}보다 먼저 옵니다:\n  {actions}",
+    "sched.held": "{where}: 동시에 가진 활성값(activation)의 최대 개수 (동작: {actions})",
+    "sched.simulate": "{name}(K={stages}, M={micro}): {error}",
+    "sched.bubble": "{name}(K={stages}, M={micro}): 시뮬레이션한 버블(bubble) 비율 "
+                    "(K-1)/(M+K-1)",
+    "sched.pass": "(K, M) 쌍 {count}개: 불변식 성립, 버블 = (K-1)/(M+K-1); 예: K=2, M=3 "
+                  "스테이지 0: {actions}",
+    # exercise_checks/tensor_parallel.py
+    "tp.need_two": "텐서 병렬화 연습 문제는 랭크 2개짜리 tp 그룹에서 실행됩니다, 받은 크기 {size}",
+    "tp.A_i": "A_{n} (이 랭크가 가진 A의 블록)",
+    "tp.X_i": "X_{n}",
+    "tp.Y_i": "Y_{n} (이 랭크의 부분 곱)",
+    "tp.Y": "Y = X A (합친 결과)",
+    "tp.dX": "L = sum(Y)의 dL/dX",
+    "tp.dA_i": "dL/dA_{n}",
+    "tp.column": "열 방향",
+    "tp.row": "행 방향",
+    "tp.worked": "예제, {split} 분할: {name}",
+    "tp.too_large": "랭크 {rank}: {what} {key}: 오차 {error:.3g} ({tol:g}보다 작아야 함): {why}",
+    "tp.copy_forward": "ones((2, 3))에 대한 copy_to_tp 순전파(forward)",
+    "tp.copy_backward": "copy_to_tp 역전파(backward): 랭크 r의 dL/dY가 모두 r + 1일 때 dL/dX "
+                        "(올리듀스(all-reduce): 모든 랭크에서 1 + 2)",
+    "tp.copy_adjoint": "랭크들에 걸쳐 합한 <f(x), y>가 <x, f^T(y)>와 같아야 합니다 "
+                       "(수반 연산자, adjoint)",
+    "tp.copy_pass": "f: 순전파는 항등, 역전파는 올리듀스; 수반(adjoint) 항등식 성립",
+    "tp.reduce_forward": "reduce_from_tp 순전파(forward): 랭크 r이 (r + 1) [[1, 2], [3, 4]]를 "
+                         "가질 때 합",
+    "tp.reduce_backward": "dL/dY = 2에 대한 reduce_from_tp 역전파(backward) (항등)",
+    "tp.reduce_adjoint": "<g(x), y>가 랭크들에 걸쳐 합한 <x, g^T(y)>와 같아야 합니다 "
+                         "(수반 연산자, adjoint)",
+    "tp.reduce_pass": "g: 순전파는 올리듀스, 역전파는 항등; 예제 Y = [[74, 98], [258, 346]]",
+    "tp.column_why": "랭크 r은 가중치와 편향의 열 r*out/tp .. (r+1)*out/tp를 가져야 합니다",
+    "tp.column_pass": "랭크 {rank}: A_{n} = {A}, Y_{n} = {Y}",
+    "tp.row_why": "랭크 r은 가중치의 행 r*in/tp .. (r+1)*in/tp를 가져야 합니다",
+    "tp.row_pass": "랭크 {rank}: A_{n} = {A}",
+    "tp.forward_why": "Y = sum_i X_i A_i (g를 거쳐), 그다음 + b 한 번",
+    "tp.forward_pass": "랭크 {rank}: Y_{n} = {Y_i}, Y_1 + Y_2 = {Y}",
+    # exercise_checks/data_parallel.py
+    "dp.loss": "손실 (배치 전체의 평균)",
+    "dp.grad": "역전파 후의 기울기(gradient)",
+    "dp.weight": "AdamW 단계 후의 가중치",
+    "dp.differs": "랭크 {rank}: {scheme} 대 프로세스 하나, AdamW {steps}단계: {what}이(가) "
+                  "최대 {value:.3g}만큼 다릅니다 (허용 오차 {tol:g}). {advice}",
+    "dp.ddp_mean": "finish() 후 Linear(2, 2) 가중치의 기울기, dp 그룹 {ranks}, 랭크 r의 입력 = "
+                   "{base} + r + 1 (각 랭크의 기울기는 그 값으로 채운 ones; 바로 이 그룹에서의 "
+                   "평균은 {mean:g})",
+    "dp.ddp_advice": "모든 랭크는 역전파를 마칠 때 모든 랭크 기울기의 평균(MEAN)을 가져야 합니다.",
+    "dp.ddp_pass": "DDP 기울기와 가중치 = 프로세스 하나 (최대 차이 {diff:.1e})",
+    "dp.zero2_advice": "랭크 r은 평균(MEAN) 기울기의 조각 r을 가져야 합니다 (리듀스 스캐터"
+                       "(reduce-scatter), op mean).",
+    "dp.zero2_pass": "2단계 조각 = 프로세스 하나 (최대 차이 {diff:.1e})",
+    "dp.zero_update_advice": "이 랭크의 조각만 업데이트한 다음 (self.shard와 self.grad_shard), "
+                             "조각들을 펼친 전체 가중치로 올개더(all-gather)하세요.",
+    "dp.zero_update_pass": "1, 2단계 가중치 = 프로세스 하나 (최대 차이 {diff:.1e})",
+    "dp.zero_stage": "ZeRO {stage}단계",
+    # tutorials/00_autodiff_and_gpt.py
+    "t00.mpi_note": "(프로세스 하나로 하는 실습: mpirun -n {n}에서는 랭크 0만 실행하고 나머지는 "
+                    "바로 끝납니다)",
+    "t00.part1": "1부: y = sum(tanh(x @ w)); dy/dw = x^T (1 - tanh^2(x @ w))",
+    "t00.compare": "  자동 미분(autodiff): {autodiff}  손으로 계산: {hand}",
+    "t00.part2": "\n2부: 파라미터 {params:,}개인 GPT, AdamW {steps}단계",
+    "t00.start": "  손실은 log(10) = {start:.2f} 근처에서 시작; 하한 3/16 log(10) = {floor:.2f}",
+    "t00.step": "  단계 {step:4d}  손실 {loss:.4f}  {bar}",
+    # tutorials/01_collectives.py
+    "t01.all_reduce": "all_reduce (올리듀스, 합): 모든 랭크가 x_0 + ... + x_{{N-1}}을 받습니다",
+    "t01.reduce": "랭크 0으로 reduce (리듀스): 루트(root)만 합을 받습니다",
+    "t01.broadcast": "랭크 0에서 broadcast (브로드캐스트): 모든 랭크가 랭크 0의 x를 받습니다",
+    "t01.scatter": "랭크 0에서 scatter (스캐터): 랭크 r이 [0 .. 2N-1]의 조각 r을 받습니다",
+    "t01.gather": "랭크 0으로 gather (개더): 루트가 cat(x_0, ..., x_{{N-1}})을 받습니다",
+    "t01.all_gather": "all_gather (올개더): 모든 랭크가 cat(x_0, ..., x_{{N-1}})을 받습니다",
+    "t01.reduce_scatter": "reduce_scatter (리듀스 스캐터): 랭크 r이 모든 y의 합의 조각 r을 "
+                          "받습니다",
+    "t01.ring": "오른쪽으로 isend / 왼쪽에서 irecv (점대점 통신의 링; 논블로킹이라 교착 상태"
+                "(deadlock)가 없습니다)",
+    "t01.small_world": "\n(월드 크기(world size) {n} != 8 이므로 그리드는 1 x 1 x {n}: dp=1, "
+                       "pp=1, tp={n})",
+    "t01.tp_all_reduce": "이 랭크의 tp 그룹에서 월드 랭크(world rank)의 all_reduce",
+    # tutorials/02_worked_example.py
+    "t02.serial": "X = {X}\nA = {A}\n직렬 계산 Y = X A = {Y}\n",
+    "t02.column_how": "A를 열 단위로 분할; X는 복사 (f); Y = cat(Y_1, Y_2)",
+    "t02.row_how": "A를 행 단위로 분할; X는 열 단위로 분할; Y = Y_1 + Y_2 (g)",
+    "t02.heading": "--- {split} 분할: {how}",
+    "t02.local": "A_{n} = {A_i}   입력 = {X_i}\nY_{n} = {Y_i}   합친 Y = {Y}",
+    "t02.grads": "dL/dX = {dX}   dL/dA_{n} = {dA_i}",
+    "t02.serial_grads": "\n직렬 계산, L = sum(Y): dL/dX = ones A^T = {dX}\n"
+                        "                       dL/dA = X^T ones = {dA}",
+    "t02.split": "분할",
+    "t02.local_product": "부분 곱",
+    "t02.combine": "합치기",
+    "t02.column": "열 방향",
+    "t02.row": "행 방향",
+    "t02.all_gather": "올개더",
+    "t02.all_reduce": "올리듀스",
+    "entry.blank": "이 사본의 {message} (그 블록을 채운 다음 채점하세요: minimegatron grade {id})",
+}

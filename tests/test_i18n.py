@@ -1,0 +1,173 @@
+"""MINIMEGATRON_LANG=ko: the grader, the exercise checks and tutorial 02 speak Korean.
+
+The catalogs (minimegatron/i18n/en.py, ko.py) must have the same keys with the
+same {fields}; a Korean grader run (the checks run in a subprocess that
+inherits the environment) must print Hangul in every verdict line and none of
+the English phrases; an unknown language is one line of error, never a
+traceback.
+"""
+import io
+import os
+import re
+import string
+
+import pytest
+
+from minimegatron import exercises, grader, i18n
+from minimegatron.exercise_checks import EXERCISES, by_id
+from mpi_harness import REPO_ROOT, run_script
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+ENGLISH = ["not done yet", "source notes", "expected", "got ", "PASS", "FAIL", "exercise(s)",
+           "rank 0", "ranks 0", "grading", "micro-batches", "in order", "the sum is"]
+WRONG = {   # plausible wrong answers: all-reduce over the world, backwards in reverse order
+    "3.2": ["        from minimegatron.comm import world\n",
+            "        return x if group.size == 1 else all_reduce(x, world())\n"],
+    "2.1": ["    for i in range(num_micro_batches):\n",
+            "        actions += _forward(num_stages, stage, i)\n",
+            "    for i in reversed(range(num_micro_batches)):\n",
+            "        actions += _backward(num_stages, stage, i)\n"]}
+
+
+def fields(template):
+    return sorted(name for _, name, _, _ in string.Formatter().parse(template) if name)
+
+
+def test_every_key_in_both_languages_with_the_same_fields():
+    en, ko = i18n.en.MESSAGES, i18n.ko.MESSAGES
+    assert sorted(en) == sorted(ko)
+    for key in en:
+        assert fields(en[key]) == fields(ko[key]), key
+    assert sorted(i18n.ko.EXERCISES) == sorted(ex.id for ex in EXERCISES)
+    for ex_id, parts in i18n.ko.EXERCISES.items():
+        assert sorted(parts) == ["hint", "note", "title"], ex_id
+        assert HANGUL.search(parts["title"] + parts["hint"]), ex_id
+
+
+def test_language_default_and_unknown(monkeypatch):
+    monkeypatch.delenv("MINIMEGATRON_LANG", raising=False)
+    assert i18n.text("grader.summary", passed=1, count=2) == "1 of 2 exercise(s) pass"
+    monkeypatch.setenv("MINIMEGATRON_LANG", " KO ")
+    assert i18n.text("grader.summary", passed=1, count=2) == "연습 문제 2개 중 1개 통과"
+    assert i18n.exercise_text(by_id("2.1"), "title") == "GPipe 스케줄"
+    monkeypatch.setenv("MINIMEGATRON_LANG", "fr")
+    with pytest.raises(ValueError, match=r"^MINIMEGATRON_LANG='fr' is not a language"):
+        i18n.text("grader.pass")
+
+
+def test_unknown_language_is_one_line_from_the_grader(monkeypatch, capsys):
+    monkeypatch.setenv("MINIMEGATRON_LANG", "fr")
+    assert grader.main(["3.2", "--path", REPO_ROOT]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "MINIMEGATRON_LANG='fr'" in err, err
+
+
+def _verdicts(text):
+    """{id: the verdict's lines}, from a grader report."""
+    pattern = r"^(?:통과|실패)  (\d\.\d) .*?(?=^(?:통과|실패)  |^연습 문제 \d+개 중)"
+    return {m.group(1): m.group(0) for m in re.finditer(pattern, text, re.MULTILINE | re.DOTALL)}
+
+
+def _assert_korean(section):
+    for line in section.splitlines():
+        assert HANGUL.search(line), line
+    for phrase in ENGLISH:
+        assert phrase not in section, (phrase, section)
+
+
+def test_korean_grader_run(monkeypatch, tmp_path):
+    blank, wrong = str(tmp_path / "blank"), str(tmp_path / "wrong")
+    exercises.make(blank)
+    exercises.make(wrong)
+    pkg = os.path.join(wrong, "minimegatron")
+    blocks = exercises.find_blocks(pkg)
+    for ex_id, body in WRONG.items():
+        path = os.path.join(pkg, blocks[ex_id].path)
+        with open(path, encoding="utf-8") as f:
+            code = exercises.replace_bodies(f.read(), blocks[ex_id].path, {ex_id: body})
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(code)
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    reports = {}
+    for name, path in (("blank", blank), ("wrong", wrong), ("reference", REPO_ROOT)):
+        out = io.StringIO()
+        verdicts = grader.grade(path, "3.2,2.1", timeout=60, out=out)
+        assert verdicts == {"2.1": name == "reference", "3.2": name == "reference"}, name
+        reports[name] = out.getvalue()
+        sections = _verdicts(reports[name])
+        assert sorted(sections) == ["2.1", "3.2"], reports[name]
+        for section in sections.values():
+            _assert_korean(section)
+        assert f"연습 문제 2개 중 {2 if name == 'reference' else 0}개 통과" in reports[name]
+    blank_32 = _verdicts(reports["blank"])["3.2"]
+    assert blank_32.startswith("실패  3.2  g: 순전파는 올리듀스(all-reduce), 역전파는 항등 "
+                               "[랭크(rank) 4개, 랭크 2개짜리 tp 그룹]")
+    assert f"아직 하지 않음: 연습 문제 3.2: {i18n.ko.EXERCISES['3.2']['hint']}" in blank_32
+    assert f'강의 노트: "{i18n.ko.F_AND_G}"' in blank_32
+    wrong_32, wrong_21 = _verdicts(reports["wrong"])["3.2"], _verdicts(reports["wrong"])["2.1"]
+    assert re.search(r"랭크 0, 1, 2, 3: reduce_from_tp 순전파\(forward\).*합:\n\s+기댓값 "
+                     r"\[\[ 3,  6\], \[ 9, 12\]\]\n\s+실제값 \[\[ 6, 12\], \[18, 24\]\]", wrong_32)
+    assert "gpipe(K=1, M=2) 스테이지 0: 역전파(backward) 마이크로 배치, 순서대로" in wrong_21
+    assert "통과  3.2" in reports["reference"] and "예제 Y = [[74, 98]" in reports["reference"]
+
+
+def test_korean_verdict_texts(monkeypatch):
+    """The texts no student copy shows by default: needs-first, HANG, crashes."""
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    todo = f"Exercise 3.2: {by_id('3.2').hint}"
+    passed, lines = grader._verdict({"id": "3.5", "ranks": [["todo", todo]] * 2})
+    assert not passed and lines == [
+        f"랭크 0, 1: 먼저 연습 문제 3.2이(가) 필요한데, 이 사본에서 아직 하지 않았습니다: "
+        f"연습 문제 3.2: {i18n.ko.EXERCISES['3.2']['hint']}"]
+    passed, lines = grader._verdict({"id": "3.2", "ranks": [["todo", todo], ["pass", "ok"]]})
+    assert lines == [f"랭크 0: 아직 하지 않음: 연습 문제 3.2: {i18n.ko.EXERCISES['3.2']['hint']}"]
+    hang = grader._hang_report("3.2", {"waited": 3.2, "stacks": "rank 1: comm.py:12",
+                                       "progress": {0: {"3.2": ["fail", "x"]}, 1: {}}})
+    assert hang.splitlines()[1:] == ["랭크 0: 먼저 끝남, 결과 fail: x",
+                                     "랭크 1: 아직 검사 안에 있음 (대기 중)",
+                                     "종료될 때 각 랭크가 기다리던 곳:", "rank 1: comm.py:12"]
+    assert hang.startswith("멈춤(HANG): 3 초 동안 진행이 없어 모든 랭크를 종료했습니다.")
+
+
+def test_korean_check_messages(monkeypatch):
+    """More checks' failures in Korean: autodiff, tensor and data parallel."""
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    verdicts = grader.grade_variants({
+        "1.3": ("1.3", ["        return grad_out * (1 + ctx.saved[0] ** 2)\n"]),
+        "3.3": ("3.3", ["        width = out_features // tp_group.size\n",
+                        "        cols = slice(tp_group.rank, None, tp_group.size)\n"]),
+        "3.4": ("3.4", ["        height = in_features // tp_group.size\n",
+                        "        rows = slice(tp_group.rank, None, tp_group.size)\n"]),
+        "4.1": ("4.1", ["            bucket.handle = comm.iall_reduce(flatten(grads, "
+                        "grads[0].dtype), self.group,\n",
+                        "                                             op=\"sum\")\n"])})
+    assert not any(passed for passed, _ in verdicts.values()), verdicts
+    text = {key: "\n".join(lines) for key, (_, lines) in verdicts.items()}
+    assert "(numerical = 기댓값(수치 미분), autodiff = 여러분의 역전파(backward))" in text["1.3"]
+    assert "예제, 행 방향 분할: A_1 (이 랭크가 가진 A의 블록)" in text["3.4"]
+    assert re.search(r"ColumnParallelLinear vs nn.Linear: column_\w+: 오차 \S+ \(1e-12보다 "
+                     r"작아야 함\): 랭크 r은 가중치와 편향의 열", text["3.3"]), text["3.3"]
+    assert "바로 이 그룹에서의 평균은" in text["4.1"] and "기댓값" in text["4.1"]
+    for key, body in text.items():
+        for phrase in ("expected", "with inputs of shapes", "worked example", "differs by up"):
+            assert phrase not in body, (key, body)
+
+
+def test_tutorial_02_in_korean():
+    code, out, err = run_script(2, "tutorials/02_worked_example.py", timeout=60,
+                                env={"MINIMEGATRON_LANG": "ko"})
+    assert code == 0, err
+    for heading in ("직렬 계산 Y = X A = [[ 74,  98], [258, 346]]",
+                    "--- 열 방향 분할: A를 열 단위로 분할; X는 복사 (f); Y = cat(Y_1, Y_2)",
+                    "--- 행 방향 분할: A를 행 단위로 분할; X는 열 단위로 분할; Y = Y_1 + Y_2 (g)",
+                    "[rank 1] Y_2 = [[ 63,  83], [163, 215]]   합친 Y = [[ 74,  98], [258, 346]]",
+                    "분할    부분 곱                 합치기        Y == X A",
+                    "행 방향 Y_i = X_i A_i (2x2)     올리듀스      True"):
+        assert heading in out, out
+    for phrase in ("split", "serial", "combined", "input ="):
+        assert phrase not in out, out
+    code, out, err = run_script(2, "tutorials/02_worked_example.py", timeout=60,
+                                env={"MINIMEGATRON_LANG": "xx"})
+    assert code == 2 and "Traceback" not in err, err
+    assert err.strip() == ("error: MINIMEGATRON_LANG='xx' is not a language minimegatron "
+                           "speaks: use one of en, ko (unset means en)"), err
