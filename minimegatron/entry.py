@@ -29,7 +29,11 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 def banner(name):
     """Print "minimegatron NAME: package /path/to/minimegatron" on rank 0."""
     if rank_from_env() == 0:
-        print(f"minimegatron {name}: package {PACKAGE_DIR}", flush=True)
+        try:
+            line = i18n.text("entry.banner", name=name, path=PACKAGE_DIR)
+        except ValueError:                 # an unknown MINIMEGATRON_LANG: said later, once
+            line = f"minimegatron {name}: package {PACKAGE_DIR}"
+        print(line, flush=True)
 
 
 def usage_error(message, code=2):

@@ -151,6 +151,7 @@ MESSAGES = {
     "t02.row": "row",
     "t02.all_gather": "all-gather",
     "t02.all_reduce": "all-reduce",
+    "entry.banner": "minimegatron {name}: package {path}",
     "entry.blank": "this copy's {message} (fill in that block, then grade it: "
                    "minimegatron grade {id})",
 }

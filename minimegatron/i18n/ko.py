@@ -240,5 +240,6 @@ MESSAGES = {
     "t02.row": "행 방향",
     "t02.all_gather": "올개더",
     "t02.all_reduce": "올리듀스",
+    "entry.banner": "minimegatron {name}: 패키지 {path}",
     "entry.blank": "이 사본의 {message} (그 블록을 채운 다음 채점하세요: minimegatron grade {id})",
 }

@@ -148,11 +148,8 @@ class Trainer3D:
         return float(mean[0])
 
     def step(self):
-        """The optimizer update of this rank's shards (ZeRO: + all-gather of W over dp)."""
-        if self.zero_stage and self.check_finite:                 # ZeRO calls update() itself
-            self.optimizer.reduce_gradients()
-            check_finite("gradient", [self.optimizer.grad_shard], self.optimizer.step_count + 1)
-            check_finite("weight", [self.optimizer.shard], self.optimizer.step_count + 1)
+        """The optimizer update of this rank's shards (ZeRO: + all-gather of W over dp); a
+        NaN/inf gradient or weight stops it first (the optimizer's or ZeRO's own check)."""
         self.optimizer.step()
 
     def train_step(self, inputs, targets):

@@ -243,15 +243,16 @@ class ZeroOptimizer:
         """Update this rank's slice with the optimizer's rule; stages 1-2 all-gather W."""
         self.step_count += 1
         if self.stage == 3:
+            grads = [xp.zeros_like(u.shard.data) if u.shard.grad is None else u.shard.grad
+                     for u in self.units]
+            self.optimizer.check([u.shard.data for u in self.units], grads, self.step_count)
             with no_grad(), trace.span("optimizer"):
-                for unit in self.units:
-                    grad = unit.shard.grad
-                    if grad is None:
-                        grad = xp.zeros_like(unit.shard.data)
+                for unit, grad in zip(self.units, grads):
                     self.optimizer.update(unit.shard.data, grad, unit.flat.state,
                                           self.step_count)
             return
         self.reduce_gradients()
+        self.optimizer.check([self.shard], [self.grad_shard], self.step_count)  # NaN: stop
         flat = self.flats[0]
         # EXERCISE 5.2 begin
         with no_grad(), trace.span("optimizer"):
