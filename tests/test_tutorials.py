@@ -84,7 +84,8 @@ def test_07_pipeline_prints_emulated_and_plain_bubbles(tmp_path):
         assert 0 < float(emulated) < 100 and 0 < float(plain) < 100
         assert held == (" ".join(str(min(m, 4 - k)) for k in range(4)) if schedule == "1f1b"
                         else f"{m} {m} {m} {m}")
-    assert "Plain, the 4 ranks share 2 cores" in out and "woke the sleeping ranks" in out
+    assert "Plain, each step lasts its real compute" in out and "woke the sleeping ranks" in out
+    assert re.search(r"\(this machine: \d+ cores for 4 ranks\)", out), out
     pngs = sorted(p for p in os.listdir(tmp_path) if p.endswith(".png"))
     assert len(pngs) == 14 and "gpipe_M16.png" in pngs and "gpipe_M16_plain.png" in pngs
     for name in pngs:
