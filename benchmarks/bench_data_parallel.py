@@ -16,8 +16,9 @@ import time
 from minimegatron import comm, comm_check, functional as F, nn, optim, trace
 from minimegatron.backend import xp
 from minimegatron.datasets import repeat_task
-from minimegatron.parallel.data import DataParallel, shard_batch
-from minimegatron.parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel.master import DataParallel
+from minimegatron.parallel.split import shard_batch
 
 CONFIG = nn.GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=64, seed=0)
 BATCH = 32

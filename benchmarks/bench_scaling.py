@@ -47,7 +47,7 @@ def child(args):
     """Inside each rank: train, time every step (max over ranks), rank 0 writes JSON."""
     from minimegatron import comm, trace
     from minimegatron.backend import xp
-    from minimegatron.checks.common import batch
+    from minimegatron.demo import batch
     from minimegatron.parallel.grid import ProcessGrid
     from minimegatron.parallel.threed import Trainer3D
     world = comm.world()
@@ -56,7 +56,8 @@ def child(args):
     times, comm_share = [], []
     for step in range(WARMUP + args.steps):
         x, y = batch(CONFIG, BATCH, step)
-        trace.reset(world)                                   # barrier, then the clock
+        comm.barrier(world)
+        trace.reset()                                    # then the clock
         start = time.perf_counter()
         trainer.train_step(x, y)
         seconds = time.perf_counter() - start

@@ -17,8 +17,8 @@ import statistics
 import time
 
 from minimegatron import comm, comm_check, nn, trace
-from minimegatron.checks.common import batch, make_optimizer
-from minimegatron.parallel.tensor_layers import ParallelGPT
+from minimegatron.demo import batch, make_optimizer
+from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 
 
 def train_steps(model, config, steps, batch_size):

@@ -60,7 +60,7 @@ def spans_step(step, trace):
 
 def make_train_step():
     from minimegatron import nn, optim, trace
-    from minimegatron.checks.common import batch
+    from minimegatron.demo import batch
     config = nn.GPTConfig(vocab_size=8, seq_len=4, n_layer=1, n_head=1, d_model=8, seed=0)
     model = nn.GPT(config)
     opt = optim.AdamW(model.parameters(), lr=1e-3)

@@ -3,8 +3,8 @@
     minimegatron run -n 8 benchmarks/bench_waiting.py
 
 With more ranks than cores, a rank blocked in MPI's own Wait busy-polls and
-takes CPU from the rank doing the work. comm.py waits by polling Test() with
-os.sched_yield() (then short sleeps); ``comm.WAIT = "spin"`` (or the
+takes CPU from the rank doing the work. polling.py waits by polling Test() with
+os.sched_yield() (then short sleeps); ``polling.WAIT = "spin"`` (or the
 environment variable MINIMEGATRON_WAIT=spin) switches back to MPI's Wait.
 
 Measured per mode (best of 3 interleaved repeats; bcast: median of 9):
@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from minimegatron import comm, comm_check
+from minimegatron import comm, comm_check, polling
 
-MODES = {"spin": ("spin", comm.YIELD_POLLS), "yield": ("yield", comm.YIELD_POLLS),
+MODES = {"spin": ("spin", polling.YIELD_POLLS), "yield": ("yield", polling.YIELD_POLLS),
          "sleep": ("yield", 0)}
 
 
@@ -60,7 +60,7 @@ def late_bcast(g, x):
 
 def calibrate(g, a):
     """Steps of work() that take rank 0 about 0.3 s while the others sleep-wait."""
-    comm.WAIT, comm.YIELD_POLLS = "yield", 0
+    polling.WAIT, polling.YIELD_POLLS = "yield", 0
     steps, alone = 1, 0.0
     if g.rank == 0:
         while alone < 0.15:
@@ -84,7 +84,7 @@ def main():
     jobs, bcasts = {name: [] for name in MODES}, {name: [] for name in MODES}
     for _ in range(3):  # interleave the modes so drifting machine speed hits all alike
         for name, (wait, polls) in MODES.items():
-            comm.WAIT, comm.YIELD_POLLS = wait, polls
+            polling.WAIT, polling.YIELD_POLLS = wait, polls
             jobs[name].append(compute_step(g, a, steps))
             bcasts[name] += [late_bcast(g, x) for _ in range(3)]
     for name in MODES:

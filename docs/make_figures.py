@@ -5,7 +5,7 @@
 
 The pipeline timelines are drawn by ``minimegatron timeline`` itself
 (``minimegatron.tools.timeline.main``), from the action lists of
-``minimegatron/parallel/schedules.py`` timed by ``simulate``; the bubble and
+``minimegatron/parallel/pipeline_parallel/schedules.py`` timed by ``simulate``; the bubble and
 memory plots read the same ``simulate`` and ``peak_in_flight``. So a change in
 a schedule changes the pictures, and the pages cannot drift from the code.
 The ``pipeline_trace_*`` pictures are measured, not simulated: they come from a
@@ -20,7 +20,8 @@ import subprocess
 import sys
 import tempfile
 
-from minimegatron.parallel.schedules import SCHEDULES, bubble_formula, peak_in_flight, simulate
+from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
+                                                               peak_in_flight, simulate)
 from minimegatron.tools import timeline
 
 STAGES, MICRO_BATCHES = 4, 8

@@ -18,7 +18,7 @@ import sys
 COMMANDS = {
     "run": ("minimegatron.launcher", "launch a script (or 'verify') on N MPI ranks"),
     "verify": ("minimegatron.verify", "check every parallel scheme against one process"),
-    "memory": ("minimegatron.tools.memory", "parameters, memory, FLOPs and scaling model"),
+    "memory": ("minimegatron.tools.memory_cli", "parameters, memory, FLOPs and scaling model"),
     "calibrate": ("minimegatron.tools.calibrate", "measure this machine's GEMM and MPI rates"),
     "timeline": ("minimegatron.tools.timeline", "draw a pipeline schedule or a traced run"),
     "exercises": ("minimegatron.exercises", "make a student copy of the package"),

@@ -21,7 +21,7 @@ the first L mod N ranks one extra row (v-variants: ``Iscatterv``,
 rank's length along ``axis``) is given, which selects ``Igatherv``/``Iallgatherv``.
 
 Waiting without spinning: every blocking collective is its nonblocking form
-followed by ``Handle.wait()``, which polls ``Test`` and calls
+followed by ``Handle.wait()``, which (polling.py) polls ``Test`` and calls
 ``os.sched_yield()`` between polls (``MINIMEGATRON_WAIT=spin`` uses MPI's own
 busy-polling ``Wait`` instead). With 8 ranks on 2 cores a busy-waiting rank
 steals the CPU from the rank that is computing; see docs/notes_comm.md.
@@ -34,10 +34,7 @@ data moves, each collective's ranks agree on its signature (op, shape, dtype,
 root, reduce op, sizes) with one small ``Iallgather``, so a mismatch raises the
 same ``CollectiveMismatch`` on every rank instead of garbage or a deadlock.
 """
-import os
 import sys
-import time
-import traceback
 
 import numpy as np
 from mpi4py import MPI
@@ -45,11 +42,9 @@ from mpi4py.util.dtlib import from_numpy_dtype
 
 from minimegatron import comm_check, trace
 from minimegatron.backend import asarray, get_backend, is_device_array, sync, to_pinned_host
+from minimegatron.polling import wait_all
 
 CUDA_AWARE = bool(getattr(MPI, "Query_CUDA_Support", lambda: False)())
-WAIT = os.environ.get("MINIMEGATRON_WAIT", "yield")  # "yield" or "spin"
-YIELD_POLLS = 2000        # polls with sched_yield before backing off to short sleeps
-SLEEP_S = 50e-6
 ABORT_GRACE_S = 0.5
 OPS = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
 
@@ -80,20 +75,6 @@ def world():
     if not _world:
         _world.append(Group(MPI.COMM_WORLD, "world"))
     return _world[0]
-
-
-def wait_all(requests):
-    """Wait for MPI requests, yielding the CPU between polls (see module docstring)."""
-    if WAIT == "spin":
-        MPI.Request.Waitall(requests)
-        return
-    polls = 0
-    while not MPI.Request.Testall(requests):
-        polls += 1
-        if polls < YIELD_POLLS:
-            os.sched_yield()
-        else:
-            time.sleep(SLEEP_S)
 
 
 class Handle:

@@ -38,6 +38,8 @@ import zlib
 import numpy as np
 from mpi4py import MPI
 
+from minimegatron.polling import wait_all
+
 
 class CollectiveMismatch(RuntimeError):
     """The ranks of a group called different collectives (raised on every rank)."""
@@ -147,7 +149,6 @@ def check(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
     """Raise the same CollectiveMismatch on every rank of ``group`` unless the calls agree."""
     if not _state["on"] or group.size == 1:
         return
-    from minimegatron.comm import wait_all   # comm imports this module: import here
     row = signature(op, x, root, reduce_op, axis, sizes)
     table = np.empty((group.size, WIDTH), np.int64)
     wait_all([group.comm.Iallgather(row, table)])
@@ -165,7 +166,6 @@ def agree(group, what, description):
     """
     if group.size == 1:
         return
-    from minimegatron.comm import wait_all
     table = np.empty(group.size, np.int64)
     wait_all([group.comm.Iallgather(np.array([_code(description)], np.int64), table)])
     if (table != table[0]).any():
@@ -177,7 +177,6 @@ TEXT_BYTES = 512
 
 def _raise_on_every_rank(group, reason, text):
     """Swap every rank's text (``Iallgather`` of TEXT_BYTES each) and raise one message."""
-    from minimegatron.comm import wait_all
     mine, table = np.zeros(TEXT_BYTES, np.uint8), np.empty((group.size, TEXT_BYTES), np.uint8)
     encoded = text.encode()[:TEXT_BYTES]
     mine[:len(encoded)] = np.frombuffer(encoded, np.uint8)
@@ -311,7 +310,6 @@ class CheckedRecv:
 
     def wait(self):
         if not self.verified:
-            from minimegatron.comm import wait_all
             wait_all([self.sig_request])
             self._verify()
         return self.handle.wait()

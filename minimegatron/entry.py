@@ -1,7 +1,7 @@
 """What every entry point does first: say which minimegatron runs, and fail in one line.
 
 A stale copy is the classic classroom trap: a student edits
-``minimegatron/parallel/tensor.py`` in a checkout while ``mpirun`` imports
+``minimegatron/parallel/tensor_parallel/linear.py`` in a checkout while ``mpirun`` imports
 another copy (an old ``pip install``, the teacher's reference). So every
 command and tutorial starts with one line naming the package it imported::
 

@@ -53,7 +53,8 @@ NOTICE_TAG = 7
 STACK_FRAMES = 8
 YIELD_POLLS = 2000        # at exit: sched_yield between polls, then 1 ms sleeps
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-WAIT_FRAMES = {("comm.py", "wait_all"), ("comm.py", "wait"), ("comm_check.py", "wait")}
+WAIT_FRAMES = {("polling.py", "wait_all"), ("comm.py", "wait"), ("comm_check.py", "wait")}
+COMM_FILES = ("comm.py", "comm_check.py", "polling.py")   # frames inside a collective
 
 _state = {}
 
@@ -285,9 +286,9 @@ def where_waits(frame):
         name = f.f_code.co_filename
         if wait["user"] is None and not name.startswith((PACKAGE_DIR, "<")):
             wait["user"] = f
-        if caller is None and os.path.basename(name) not in ("comm.py", "comm_check.py"):
+        if caller is None and os.path.basename(name) not in COMM_FILES:
             caller = f                        # the line that called the collective
-        if os.path.basename(f.f_code.co_filename) not in ("comm.py", "comm_check.py") or (
+        if os.path.basename(f.f_code.co_filename) not in COMM_FILES or (
                 group is not None and wait["peer"] is not None):
             continue
         local = f.f_locals

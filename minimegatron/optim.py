@@ -2,7 +2,7 @@
 
 Each optimizer's math lives in ``update(param, grad, state, step)``, which
 changes ``param`` in place. ``step()`` applies it to every parameter that has
-a gradient. ZeRO (parallel/zero.py) calls the same ``update`` on the flat
+a gradient. ZeRO (parallel/data_parallel/zero.py) calls the same ``update`` on the flat
 1/N shard a rank owns, so the sharded and unsharded updates share one formula.
 
 SGD (momentum mu, weight decay wd, lr):

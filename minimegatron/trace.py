@@ -14,8 +14,9 @@ A span is a plain dict (JSON-able, so it can be gathered and saved)::
         ...
 
 Times are ``time.perf_counter()`` seconds relative to a per-rank t0;
-``reset(group)`` clears the spans and barriers over ``group`` first so that
-every rank's t0 is the same instant (up to the barrier's skew).
+``comm.barrier(group)`` then ``reset()`` clears the spans so that every
+rank's t0 is the same instant (up to the barrier's skew). This module
+imports nothing from minimegatron: comm records into it, never the reverse.
 
 Bounded memory: the spans live in a ring of ``max_spans()`` entries (default
 ``DEFAULT_MAX_SPANS`` = 100,000, about 40 MB; ``set_max_spans(n)`` changes it,
@@ -99,15 +100,8 @@ def disable():
     _state["enabled"] = False
 
 
-def enabled():
-    return _state["enabled"]
-
-
-def reset(group=None):
-    """Forget every span and restart the clock (barrier over ``group`` first if given)."""
-    if group is not None:
-        from minimegatron import comm  # comm imports trace; import here, not at the top
-        comm.barrier(group)
+def reset():
+    """Forget every span and restart the clock (call ``comm.barrier(group)`` first to align)."""
     _state["spans"] = _ring(max_spans())
     _state["dropped"] = 0
     _state["t0"] = time.perf_counter()
@@ -217,11 +211,14 @@ def summary(span_list=None):
     return table
 
 
-def gather(group=None, root=0):
-    """Every rank's span list on ``root`` (list indexed by group rank), None elsewhere."""
-    from minimegatron import comm
-    group = comm.world() if group is None else group
-    return comm.gather_object(list(spans()), group, root=root)
+def comm_by_dimension(span_list=None):
+    """{"dp", "pp", "tp": bytes sent} summed over this rank's spans, by the group's name."""
+    out = {"dp": 0, "pp": 0, "tp": 0}
+    for s in spans() if span_list is None else span_list:
+        kind = (s.get("group") or "")[:2]
+        if s["kind"] == "comm" and kind in out:
+            out[kind] += s["bytes_sent"]
+    return out
 
 
 def format_summary(table):

@@ -17,7 +17,7 @@ for every scheme and grid and prints one table on rank 0:
     3d          threed.check_3d (dp, pp, tp, M=2)      every dp*pp*tp = N with 2+ axes > 1
 
 On one rank every scheme runs once with groups of 1. The data-parallel
-schemes train checks.common.SMALL_CONFIG (2 layers); the others VERIFY_CONFIG
+schemes train demo.SMALL_CONFIG (2 layers); the others VERIFY_CONFIG
 (8 layers, 8 heads, d_model 32). Any world size works: the batch (8 for data
 and pipeline rows, 4 for tp, 16 for 3D) is rounded up to a multiple of dp x M,
 pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
@@ -60,30 +60,50 @@ import numpy as np
 from minimegatron import comm, comm_check
 from minimegatron.argtypes import positive_int
 from minimegatron.backend import use_backend
+from minimegatron.checks.common import serial_sensitivity
+from minimegatron.demo import SMALL_CONFIG, VERIFY_CONFIG
 from minimegatron.entry import banner
-from minimegatron.checks.common import SMALL_CONFIG, VERIFY_CONFIG, serial_sensitivity
 from minimegatron.parallel.grid import factorisations
-from minimegatron.parallel.pipeline_stage import stage_layers
-from minimegatron.parallel.tensor_layers import check_tp_config
-from minimegatron.parallel.zero import padded_size
+from minimegatron.parallel.pipeline_parallel.stage import stage_layers
+from minimegatron.parallel.split import padded
+from minimegatron.parallel.tensor_parallel.gpt import check_tp_config
 
 FLOOR = {"float64": 1e-9, "float32": 1e-4}
 SAFETY = 100.0
 WEAK = {"float64": 1e-3, "float32": 1e-2}   # a tolerance above this cannot tell right from wrong
 KEYS = ("loss", "grad", "weight")
 ABORT_AFTER_S = 60.0      # a rank that raised waits this long for the others to report
-SCHEME_ORDER = ["dp", "ddp", "zero1", "zero2", "zero3", "tp", "pp-naive", "pp-gpipe",
-                "pp-1f1b", "3d"]
-LABELS = {"dp": "DataParallel", "ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2",
-          "zero3": "ZeRO-3", "tp": "tensor", "pp-naive": "pipe naive", "pp-gpipe": "pipe GPipe",
-          "pp-1f1b": "pipe 1F1B", "3d": "3D"}
-PIPE_M = {"pp-naive": 1, "pp-gpipe": 4, "pp-1f1b": 4}
-DATA_SCHEMES = ("dp", "ddp", "zero1", "zero2", "zero3")
+
+
+@dataclasses.dataclass(frozen=True)
+class Scheme:
+    """One row kind of the table: its label, its kind (which check) and micro-batches M."""
+    label: str
+    kind: str                 # "data", "tp", "pipe" or "3d"
+    micro_batches: int = 1
+
+
+# The one table of schemes, in the order verify runs them.
+SCHEMES = {"dp": Scheme("DataParallel", "data"),
+           "ddp": Scheme("DDP", "data"),
+           "zero1": Scheme("ZeRO-1", "data"),
+           "zero2": Scheme("ZeRO-2", "data"),
+           "zero3": Scheme("ZeRO-3", "data"),
+           "tp": Scheme("tensor", "tp"),
+           "pp-naive": Scheme("pipe naive", "pipe", 1),
+           "pp-gpipe": Scheme("pipe GPipe", "pipe", 4),
+           "pp-1f1b": Scheme("pipe 1F1B", "pipe", 4),
+           "3d": Scheme("3D", "3d", 2)}
+CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed"}  # checks/<name>
 BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16}    # rounded up to a multiple of dp x M
 
 
 def _checks(name):
-    """minimegatron.checks.<name>, or None if it (or a scheme module it needs) is missing."""
+    """minimegatron.checks.<name>, or None if it (or a scheme module it needs) is missing.
+
+    Imported by name, not at the top, so a student copy without a scheme's module
+    still verifies the others (that scheme's row says SKIP, not available).
+    """
     try:
         return importlib.import_module(f"minimegatron.checks.{name}")
     except ModuleNotFoundError as err:
@@ -99,13 +119,14 @@ def group_sizes(n):
 
 def grids(scheme, world_size):
     """[(dp, pp, tp, M)] this scheme is checked on, for a world of ``world_size`` ranks."""
-    if scheme in DATA_SCHEMES:
-        return [(d, 1, 1, 1) for d in group_sizes(world_size)]
-    if scheme == "tp":
-        return [(1, 1, d, 1) for d in group_sizes(world_size)]
-    if scheme in PIPE_M:
-        return [(1, d, 1, PIPE_M[scheme]) for d in group_sizes(world_size)]
-    return [(dp, pp, tp, 2) for dp, pp, tp in factorisations(world_size)
+    kind, m = SCHEMES[scheme].kind, SCHEMES[scheme].micro_batches
+    if kind == "data":
+        return [(d, 1, 1, m) for d in group_sizes(world_size)]
+    if kind == "tp":
+        return [(1, 1, d, m) for d in group_sizes(world_size)]
+    if kind == "pipe":
+        return [(1, d, 1, m) for d in group_sizes(world_size)]
+    return [(dp, pp, tp, m) for dp, pp, tp in factorisations(world_size)
             if sum(x > 1 for x in (dp, pp, tp)) >= 2]
 
 
@@ -123,15 +144,11 @@ def fit(scheme, dims):
         stage_layers(config.n_layer, pp, 0)
     except ValueError as err:
         return None, str(err)
-    return padded_size(BATCH[scheme_kind(scheme)], dp * m), None
-
-
-def scheme_kind(scheme):
-    return "data" if scheme in DATA_SCHEMES else "pipe" if scheme in PIPE_M else scheme
+    return padded(BATCH[SCHEMES[scheme].kind], dp * m), None
 
 
 def common_config(scheme):
-    return SMALL_CONFIG if scheme in DATA_SCHEMES else VERIFY_CONFIG
+    return SMALL_CONFIG if SCHEMES[scheme].kind == "data" else VERIFY_CONFIG
 
 
 def _with_dtype(config, dtype):
@@ -142,7 +159,8 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
     """This rank's {"loss", "grad", "weight"} for one row (None: this rank compares nothing)."""
     dp, pp, tp, m = dims
     config = _with_dtype(common_config(scheme), dtype)
-    if scheme in DATA_SCHEMES:
+    kind = SCHEMES[scheme].kind
+    if kind == "data":
         data = _checks("data")
         if scheme == "dp":
             out = data.check_data_parallel(group, config=config, steps=steps,
@@ -153,9 +171,9 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
             return data.check_ddp(group, config=config, steps=steps, batch_size=batch_size)
         return data.check_zero(group, int(scheme[-1]), config=config, steps=steps,
                                batch_size=batch_size)
-    if scheme == "tp":
+    if kind == "tp":
         return _checks("tensor").check_gpt(group, config, steps=steps, batch_size=batch_size)
-    if scheme in PIPE_M:
+    if kind == "pipe":
         return _checks("pipeline").check_pipeline(group, scheme[3:], m, config=config,
                                                   steps=steps, batch_size=batch_size)
     return _checks("threed").check_3d((dp, pp, tp), steps=steps, micro_batches=m,
@@ -163,9 +181,7 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
 
 
 def available(scheme):
-    name = {"tp": "tensor", "3d": "threed"}.get(scheme, "pipeline" if scheme in PIPE_M
-                                                 else "data")
-    return _checks(name) is not None
+    return _checks(CHECKS[SCHEMES[scheme].kind]) is not None
 
 
 def _agree_on_failure(error, world):
@@ -228,7 +244,7 @@ def tolerance(config, steps, batch_size):
 def _row(scheme, dims, worst, status, seconds, note="", traceback=None, tol=None):
     dp, pp, tp, m = dims
     loss, grad, weight = worst or (None, None, None)
-    return {"scheme": scheme, "label": LABELS[scheme], "dp": dp, "pp": pp, "tp": tp, "M": m,
+    return {"scheme": scheme, "label": SCHEMES[scheme].label, "dp": dp, "pp": pp, "tp": tp, "M": m,
             "grid": "-" if dims == (0, 0, 0, 0) else f"{dp}x{pp}x{tp}, M={m}",
             "loss": loss, "grad": grad, "weight": weight, "tol": tol,
             "status": status, "seconds": round(seconds, 2), "note": note,
@@ -283,10 +299,10 @@ def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
     """Every (scheme, grid) row on this world, in order; the same list on every rank."""
     if dtype not in FLOOR:
         raise ValueError(f"dtype must be one of {sorted(FLOOR)}, got {dtype!r}")
-    schemes = SCHEME_ORDER if schemes is None else list(schemes)
-    unknown = [s for s in schemes if s not in SCHEME_ORDER]
+    schemes = list(SCHEMES) if schemes is None else list(schemes)
+    unknown = [s for s in schemes if s not in SCHEMES]
     if unknown:
-        raise ValueError(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEME_ORDER)}")
+        raise ValueError(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEMES)}")
     world = comm.world()
     plan = plan_rows(schemes, world.size)
     rows, split_cache = [], {}
@@ -305,17 +321,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="minimegatron verify",
                                      description="check every parallel scheme against one "
                                                  "process (run under mpirun -n N)")
-    parser.add_argument("--schemes", default=",".join(SCHEME_ORDER),
-                        help=f"comma list from {','.join(SCHEME_ORDER)} (default: all)")
+    parser.add_argument("--schemes", default=",".join(SCHEMES),
+                        help=f"comma list from {','.join(SCHEMES)} (default: all)")
     parser.add_argument("--dtype", choices=sorted(FLOOR), default="float64")
     parser.add_argument("--backend", choices=["numpy", "cupy"], default=None)
     parser.add_argument("--steps", type=positive_int, default=2,
                         help="AdamW steps per row (default 2)")
     opts = parser.parse_args(argv)
     schemes = [s.strip() for s in opts.schemes.split(",") if s.strip()]
-    unknown = [s for s in schemes if s not in SCHEME_ORDER]
+    unknown = [s for s in schemes if s not in SCHEMES]
     if unknown or not schemes:
-        parser.error(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEME_ORDER)}")
+        parser.error(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEMES)}")
     banner("verify")
     if opts.backend:
         use_backend(opts.backend)

@@ -9,9 +9,9 @@ import pytest
 from minimegatron.entry import PACKAGE_DIR
 
 from minimegatron import argtypes
-from minimegatron.tools import calibrate, memory, timeline
+from minimegatron.tools import calibrate, memory_cli, timeline
 
-MAINS = {"memory": memory.main, "timeline": timeline.main, "calibrate": calibrate.main}
+MAINS = {"memory": memory_cli.main, "timeline": timeline.main, "calibrate": calibrate.main}
 SIZES = ["0", "-1", "abc", "1.5", ""]
 
 BAD = [("memory", [f"--{flag}", v]) for flag in
@@ -69,7 +69,7 @@ def test_memory_malformed_hardware_file(tmp_path, capsys, text):
 
 
 def test_good_arguments_still_run(capsys):
-    assert memory.main(["--layers", "4", "--hidden", "64", "--heads", "4", "--pp", "2",
+    assert memory_cli.main(["--layers", "4", "--hidden", "64", "--heads", "4", "--pp", "2",
                         "--tp", "2"]) == 0
     assert "grid dp=1 pp=2 tp=2" in capsys.readouterr().out
     assert timeline.main(["--stages", "2", "--micro-batches", "2", "--out", ""]) == 0

@@ -28,7 +28,7 @@ EXPECTED = {
     "M7_lying_sizes": ["does not match the rows", "shape=(3, 2)", "shape=(5, 2)"],
     "M8_all_reduce_vs_broadcast": ["the collective differs", "all_reduce(", "broadcast("],
     "M9_ddp_buckets": ["bucket layout differs", "bucket_bytes=1048576", "bucket_bytes=1,",
-                       "minimegatron/parallel/ddp.py:"],
+                       "minimegatron/parallel/data_parallel/ddp.py:"],
     "M10_zero_stage": ["ZeRO shard layout differs", "stage 1", "stage 2"],
     "M11_nonblocking": ["the collective differs", "all_reduce(", "broadcast("],
     "M12_reduce_root": ["root differs", "root=0, op='sum'", "root=1, op='sum'"],

@@ -235,3 +235,35 @@ def test_every_exercise_page_has_a_korean_page():
 def test_the_index_says_how_to_switch_to_korean():
     index = read(os.path.join(DOCS, "index.md"))
     assert "MINIMEGATRON_LANG=ko" in index and "exercises/ko/" in index
+
+
+WHERE_ROW = re.compile(r"^\|[^|]+\| `(minimegatron/[\w/]+\.py):(\d+)-(\d+)` \| `([\w.]+)` \|$")
+
+
+def definition_lines(path, dotted):
+    """(first line, last line) of the function or class ``dotted`` ("Class.method") in path."""
+    import ast
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        body = ast.parse(f.read()).body
+    node = None
+    for part in dotted.split("."):
+        found = [n for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+                 and n.name == part]
+        assert found, f"{path} defines no {dotted}"
+        node, body = found[0], found[0].body
+    return min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno
+
+
+def test_where_page_ranges_hold_the_named_code():
+    """docs/where.md: each `file:a-b` range holds exactly its named definition (+-2 lines)."""
+    rows = [WHERE_ROW.match(line) for line in read(os.path.join(DOCS, "where.md")).split("\n")
+            if line.startswith("| ") and "`minimegatron/" in line]
+    assert len(rows) >= 30 and all(rows), rows
+    for path, a, b, name in (m.groups() for m in rows):
+        first, last = definition_lines(path, name)
+        assert abs(first - int(a)) <= 2 and abs(last - int(b)) <= 2, \
+            f"docs/where.md: {name} is at {path}:{first}-{last}, the page says {a}-{b}"
+    with pytest.raises(AssertionError):                       # the check can fail
+        definition_lines("minimegatron/parallel/split.py", "no_such_function")
+    assert definition_lines("minimegatron/parallel/split.py", "row_slice")[0] != \
+        definition_lines("minimegatron/parallel/split.py", "shard_batch")[0]

@@ -102,8 +102,10 @@ def test_student_copy_has_no_solution_lines(fresh):
     for line in ("grad_out * (1 - ctx.saved[0] ** 2)", "xp.swapaxes(x2, -1, -2) @ g",
                  "grad = grad.sum(axis=axis, keepdims=True)"):
         assert line not in ops
-    with open(os.path.join(fresh, "minimegatron", "parallel", "tensor.py")) as f:
-        tensor = f.read()
+    tensor = ""
+    for name in ("mappings.py", "linear.py"):
+        with open(os.path.join(fresh, "minimegatron", "parallel", "tensor_parallel", name)) as f:
+            tensor += f.read()
     for line in ("return all_reduce(grad_out, ctx.group), None",
                  "return x if group.size == 1 else all_reduce(x, group)",
                  "y = reduce_from_tp(partial, self.tp_group)"):
@@ -201,11 +203,11 @@ def test_wrong_answers_say_what_to_fix(tmp_path):
         "1.4": ["        return ctx.saved[0] * grad_out\n"]})              # shapes do not match
     with open(ops, "w") as f:
         f.write(text)
-    tensor = os.path.join(path, "minimegatron", "parallel", "tensor.py")
+    tensor = os.path.join(path, "minimegatron", "parallel", "tensor_parallel", "mappings.py")
     with open(tensor) as f:
         text = f.read()
     with open(tensor, "w") as f:                                              # g forgot to sum
-        f.write(exercises.replace_bodies(text, "tensor.py", {"3.2": ["        return x\n"]}))
+        f.write(exercises.replace_bodies(text, "mappings.py", {"3.2": ["        return x\n"]}))
     out = io.StringIO()
     verdicts = grade(path, "1.3,1.4,3.2", out=out)
     text = out.getvalue()

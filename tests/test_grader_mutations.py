@@ -197,4 +197,4 @@ def test_a_rank_divergent_hang_is_reported_as_HANG_with_where_each_rank_waits():
         assert f"rank {rank}: still inside the check" in text, text
     assert "where each rank waited when it was killed:" in text, text
     assert re.search(r"\[rank 0\] waits in recv .*rank 1", text), text
-    assert re.search(r"\[rank 0\]   called at .*tensor\.py:\d+: comm\.recv\(", text), text
+    assert re.search(r"\[rank 0\]   called at .*mappings\.py:\d+: comm\.recv\(", text), text

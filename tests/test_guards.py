@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from minimegatron import nn, optim
-from minimegatron.checks.common import SMALL_CONFIG, batch
+from minimegatron.demo import SMALL_CONFIG, batch
 from minimegatron.functional import cross_entropy
 from minimegatron.guards import NonFiniteError, all_finite, check_finite, rank_name
 from minimegatron.tensor import Tensor
@@ -197,7 +197,7 @@ def test_zero_optimizer_stops_on_a_nan_gradient_before_any_update(stage):
     """ZeroOptimizer calls update() itself: its own check stops it (one process, a world of
     one rank, so the reduce-scatter is the identity)."""
     from minimegatron import comm
-    from minimegatron.parallel.zero import ZeroOptimizer
+    from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
     model = nn.Linear(3, 2, seed=0)
     params = model.parameters()
     zero = ZeroOptimizer(params, comm.world(), stage, optim.AdamW(params, lr=0.1))

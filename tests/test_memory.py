@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from minimegatron.tools import memory as mm
+from minimegatron.tools import memory_cli
 from minimegatron.tools import scaling
 
 TABLE1 = [(1536, 16, 40, 1.2, 1.21), (1920, 20, 54, 2.5, 2.49),
@@ -76,7 +77,7 @@ def test_rank_split_sums_back(pp, tp):
     per_stage = [mm.rank_param_count(g, pp, tp, k) for k in range(pp)]
     for k, n in enumerate(per_stage):
         assert n == count(shapes(g, tp, g.n_layer // pp, k == 0, k == pp - 1))
-    v_pad = mm.padded_vocab(g.vocab, tp)
+    v_pad = mm.padded(g.vocab, tp)
     extras = g.n_layer * 6 * h * (tp - 1) + (tp - 1) * (g.seq_len * h + 2 * h)
     extras += 2 * h * (v_pad - g.vocab)
     assert tp * sum(per_stage) == mm.param_count(g) + extras
@@ -163,10 +164,10 @@ def test_hardware_from_json(tmp_path):
 
 
 def test_cli(capsys):
-    assert mm.main(["table1"]) == 0
+    assert memory_cli.main(["table1"]) == 0
     out = capsys.readouterr().out
     assert all(f" {x:.2f} " in out for *_, x in TABLE1) and "166 GB" in out
-    assert mm.main(["zero"]) == 0 and "31.4" in capsys.readouterr().out
-    assert mm.main(["--dp", "64", "--tp", "8", "--zero", "1"]) == 0
+    assert memory_cli.main(["zero"]) == 0 and "31.4" in capsys.readouterr().out
+    assert memory_cli.main(["--dp", "64", "--tp", "8", "--zero", "1"]) == 0
     assert "8,474,327,040" in capsys.readouterr().out
-    assert mm.main(["scaling"]) == 0 and "15.1 PFLOP/s" in capsys.readouterr().out
+    assert memory_cli.main(["scaling"]) == 0 and "15.1 PFLOP/s" in capsys.readouterr().out

@@ -7,7 +7,7 @@ checkpointing; each stage's loss, gradients (after backward) and weights
 VERIFY_CONFIG: 8 layers, batch 8). Then the measured peak activation memory,
 the errors of bad configurations, and a timeline PNG from a real 1F1B run.
 Every M in {1, 2, 4, 8} runs on 2 stages; 4 and 8 stages run two M values each
-to stay fast on 2 cores. With emulated device time (parallel/device_time.py)
+to stay fast on 2 cores. With emulated device time (parallel/pipeline_parallel/device_time.py)
 4 stages on 2 cores measure the formula's bubble; DeviceTime itself is
 checked on one process.
 """
@@ -19,9 +19,9 @@ import pytest
 from mpi_harness import run_mpi
 
 from minimegatron.checks.pipeline import TOLERANCE
-from minimegatron.parallel.checkpointing import checkpoint
-from minimegatron.parallel.device_time import DeviceTime, as_device_time
-from minimegatron.parallel.pipeline_stage import PipelineStage, stage_layers
+from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime, as_device_time
+from minimegatron.parallel.pipeline_parallel.recompute import recompute
+from minimegatron.parallel.pipeline_parallel.stage import PipelineStage, stage_layers
 
 CASES = {2: ([1, 2, 4, 8], [0, 1]), 4: ([1, 4], [0, 1]), 8: ([2, 8], [0, 1])}
 _launches = {}
@@ -175,7 +175,7 @@ def test_device_time_rejects_bad_values():
 
 
 def test_stage_split_and_names():
-    from minimegatron.checks.common import VERIFY_CONFIG
+    from minimegatron.demo import VERIFY_CONFIG
     from minimegatron.nn import GPT
     assert [len(stage_layers(8, 3, k)) for k in range(3)] == [3, 3, 2]
     with pytest.raises(ValueError, match="only 8 layers"):
@@ -193,7 +193,7 @@ def test_stage_split_and_names():
 
 def test_checkpointing_on_a_serial_gpt_with_dropout():
     """Same loss and gradients (bit for bit) with dropout 0.2: the masks are replayed."""
-    from minimegatron.checks.common import batch
+    from minimegatron.demo import batch
     from minimegatron.nn import GPT, GPTConfig
     config = GPTConfig(vocab_size=24, seq_len=8, n_layer=3, n_head=4, d_model=16, dropout=0.2)
     runs = []
@@ -204,7 +204,7 @@ def test_checkpointing_on_a_serial_gpt_with_dropout():
             inputs, targets = batch(config, 4, step)
             x = model.embed(inputs)
             for block in model.blocks:
-                x = checkpoint(block, x) if use_checkpoint else block(x)
+                x = recompute(block, x) if use_checkpoint else block(x)
             loss = model.head_loss(x, targets)
             loss.backward()
         runs.append((loss.item(), {n: p.grad for n, p in model.named_parameters()}))

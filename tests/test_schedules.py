@@ -3,7 +3,7 @@ from fractions import Fraction
 
 import pytest
 
-from minimegatron.parallel.schedules import (
+from minimegatron.parallel.pipeline_parallel.schedules import (
     SCHEDULES, Action, bubble_formula, bubble_fraction, get_schedule, gpipe, naive,
     one_f_one_b, peak_in_flight, simulate)
 

@@ -31,7 +31,7 @@ def run_cli(nprocs, *args, timeout=TIMEOUT):
 
 
 def expected_rows(world_size):
-    return [(scheme, f"{dp}x{pp}x{tp}, M={m}") for scheme in verify.SCHEME_ORDER
+    return [(scheme, f"{dp}x{pp}x{tp}, M={m}") for scheme in verify.SCHEMES
             for dp, pp, tp, m in verify.grids(scheme, world_size)]
 
 
@@ -57,8 +57,8 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
     assert code == 0, out + err
     table = out[out.index("scheme "):]
     for scheme, grid in expected_rows(8):
-        line = re.search(rf"^{re.escape(verify.LABELS[scheme])}\s+{re.escape(grid)} .*$", table,
-                         re.M)
+        label = verify.SCHEMES[scheme].label
+        line = re.search(rf"^{re.escape(label)}\s+{re.escape(grid)} .*$", table, re.M)
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
@@ -129,7 +129,7 @@ def test_verify_runs_on_any_world_size_and_skips_what_does_not_fit(nprocs):
     plan = [(s, d) for s, d in verify.plan_rows(SUBSET.split(","), nprocs)]
     for scheme, dims in plan:
         grid = "{}x{}x{}, M={}".format(*dims)
-        line = re.search(rf"^{re.escape(verify.LABELS[scheme])}\s+{re.escape(grid)} .*$",
+        line = re.search(rf"^{re.escape(verify.SCHEMES[scheme].label)}\s+{re.escape(grid)} .*$",
                          table, re.M)
         assert line, (scheme, grid, table)
         batch, reason = verify.fit(scheme, dims)

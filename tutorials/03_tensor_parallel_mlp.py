@@ -21,9 +21,9 @@ import numpy as np
 
 from minimegatron import comm, nn, trace
 from minimegatron.backend import asarray, to_numpy
-from minimegatron.parallel.tensor_layers import ParallelMLP
-from minimegatron.tensor import Tensor
 from minimegatron.entry import run
+from minimegatron.parallel.tensor_parallel.gpt import ParallelMLP
+from minimegatron.tensor import Tensor
 
 CONFIG = nn.GPTConfig(vocab_size=16, seq_len=4, n_layer=1, n_head=4, d_model=8)
 
@@ -44,7 +44,8 @@ def main():
 
     mlp = ParallelMLP(CONFIG, group, name="mlp")
     x = Tensor(asarray(x_host), requires_grad=True)
-    trace.reset(group)
+    comm.barrier(group)
+    trace.reset()
     with trace.label("mlp"):
         y = mlp(x)                                     # (2, 4, D) on every rank
     (y * Tensor(asarray(g_host))).sum().backward()     # backward collectives: "mlp.backward"

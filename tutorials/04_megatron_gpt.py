@@ -20,9 +20,9 @@ import argparse
 import time
 
 from minimegatron import comm, nn, trace
-from minimegatron.checks.common import batch, make_optimizer
-from minimegatron.parallel.tensor_layers import ParallelGPT
+from minimegatron.demo import batch, make_optimizer
 from minimegatron.entry import run
+from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 
 
 def main():

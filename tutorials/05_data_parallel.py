@@ -11,7 +11,8 @@ Each step trains three copies of tutorial 0's GPT on the same batch of 16:
 The three loss columns agree to ~1e-15. The table at the end counts, from the
 trace, the bytes each rank sent and received per step: the master moves N-1
 times what any other rank does; under DDP every rank moves 2(N-1)/N of the
-gradient bytes. Code: minimegatron/parallel/data.py, minimegatron/parallel/ddp.py.
+gradient bytes. Code: minimegatron/parallel/data_parallel/master.py and
+minimegatron/parallel/data_parallel/ddp.py.
 """
 import os
 import sys
@@ -24,10 +25,11 @@ import argparse
 from minimegatron import comm, functional as F, nn, optim, trace
 from minimegatron.backend import xp
 from minimegatron.datasets import repeat_task
-from minimegatron.parallel.data import DataParallel, shard_batch
-from minimegatron.parallel.ddp import DistributedDataParallel
-from minimegatron.tools.memory_measure import measure
 from minimegatron.entry import run
+from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel.master import DataParallel
+from minimegatron.parallel.split import shard_batch
+from minimegatron.tools.memory_measure import measure
 
 CONFIG = nn.GPTConfig(vocab_size=10, seq_len=16, n_layer=2, n_head=2, d_model=32, seed=0)
 BATCH, LR = 16, 3e-3
@@ -54,7 +56,8 @@ def main(steps):
     dp_opt = adamw(dp_model) if rank == 0 else None            # only the master updates
     ddp = DistributedDataParallel(ddp_model, group, bucket_bytes=16 * 1024, overlap=True)
     ddp_opt = adamw(ddp_model)
-    trace.reset(group)
+    comm.barrier(group)
+    trace.reset()
     comm.print0(f"{'step':>4} {'serial':>10} {'DataParallel':>13} {'DDP':>10}")
     for step in range(steps):
         x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=step)

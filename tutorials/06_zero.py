@@ -10,7 +10,7 @@ tutorial 0's GPT on the same batches and prints the same losses. The table
 compares each rank's bytes, measured from the real arrays
 (tools/memory_measure.py), with model_state_bytes (tools/memory.py), and the
 bytes each rank sent per step (trace) with the ring model.
-Code: minimegatron/parallel/zero.py.
+Code: minimegatron/parallel/data_parallel/zero.py.
 """
 import os
 import sys
@@ -23,11 +23,11 @@ import argparse
 from minimegatron import comm, nn, optim, trace
 from minimegatron.backend import xp
 from minimegatron.datasets import repeat_task
-from minimegatron.parallel.data import shard_batch
-from minimegatron.parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.zero import ZeroOptimizer
-from minimegatron.tools.memory_measure import formula, measure, padding_margin
 from minimegatron.entry import run
+from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+from minimegatron.parallel.split import shard_batch
+from minimegatron.tools.memory_measure import formula, measure, padding_margin
 
 CONFIG = nn.GPTConfig(vocab_size=10, seq_len=16, n_layer=2, n_head=2, d_model=32, seed=0)
 BATCH, LR = 16, 3e-3
@@ -42,7 +42,8 @@ def train(stage, group, steps):
         ddp = DistributedDataParallel(model, group, bucket_bytes=16 * 1024)
     else:
         zero = ZeroOptimizer(model if stage == 3 else model.parameters(), group, stage, adamw)
-    trace.reset(group)
+    comm.barrier(group)
+    trace.reset()
     losses = []
     for step in range(steps):
         x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=step)

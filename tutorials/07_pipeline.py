@@ -6,8 +6,8 @@
 A 4-layer GPT is cut into one stage per rank (stage 0 also embeds, the last
 stage owns the head and the loss). For naive (the whole batch at once),
 GPipe and 1F1B with M = 4, 8 and 16 micro-batches, every rank runs its
-stage's schedule (minimegatron/parallel/schedules.py) with the executor
-(minimegatron/parallel/pipeline.py) and:
+stage's schedule (minimegatron/parallel/pipeline_parallel/schedules.py) with the executor
+(minimegatron/parallel/pipeline_parallel/engine.py) and:
 
 1. the pipeline loss is printed next to the serial GPT's loss on the same
    batch (they agree to ~1e-16: loss = mean over micro-batches of loss_i);
@@ -16,7 +16,7 @@ stage's schedule (minimegatron/parallel/schedules.py) with the executor
    (K-1)/(M+K-1):
    - emulated: each forward lasts --t-forward seconds and each backward
      --t-backward, the part after the real compute slept without holding a
-     core, as a stage waits for its GPU (minimegatron/parallel/device_time.py);
+     core, as a stage waits for its GPU (minimegatron/parallel/pipeline_parallel/device_time.py);
    - plain: the real compute only. With 4 ranks on 2 cores the ranks steal
      each other's core, so this bubble is the OS scheduler's, not the schedule's;
    both timelines are saved as PNGs in --out (<schedule>_M<M>.png, emulated,
@@ -35,10 +35,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from minimegatron import comm, entry, trace
 from minimegatron.datasets import repeat_task
 from minimegatron.nn import GPT, GPTConfig
-from minimegatron.parallel.device_time import DeviceTime
-from minimegatron.parallel.pipeline import PipelineEngine, gather_timeline
-from minimegatron.parallel.pipeline_stage import PipelineStage
-from minimegatron.parallel.schedules import bubble_formula
+from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
+from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine, gather_timeline
+from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
+from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
 from minimegatron.threads import cores
 from minimegatron.tools.timeline import bubble_from_rows, draw_timeline, rows_from_trace
 
@@ -59,7 +59,8 @@ def traced_steps(engine, inputs, targets, device_time, repeats):
     best = None
     for _ in range(repeats):
         engine.stage.zero_grad()
-        trace.reset(engine.group)
+        comm.barrier(engine.group)
+        trace.reset()
         engine.train_step(inputs, targets)
         spans = gather_timeline(engine.group)
         if spans is not None:

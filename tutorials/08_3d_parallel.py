@@ -30,9 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
 from minimegatron import comm, trace
-from minimegatron.checks.common import batch
-from minimegatron.checks.threed import DEMO_CONFIG
-from minimegatron.checks.threed import comm_by_dimension
+from minimegatron.demo import DEMO_CONFIG, batch
 from minimegatron.entry import run, usage_error
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW
@@ -41,6 +39,7 @@ from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tools.memory import rank_report
 from minimegatron.tools.memory_measure import measure
 from minimegatron.tools.timeline import draw_timeline, rows_from_trace
+from minimegatron.trace import comm_by_dimension
 
 
 # The checks' demo GPT with 16 tokens per sequence: long enough to learn the repeat task
@@ -165,7 +164,8 @@ def main(argv=None):
     losses, times = [], []
     for step in range(args.steps):
         x, y = batch(CONFIG, args.batch, step)
-        trace.reset(world)                               # barrier: every rank starts together
+        comm.barrier(world)
+        trace.reset()                                    # every rank starts together
         start = time.perf_counter()
         losses.append(trainer.train_step(x, y))
         times.append(time.perf_counter() - start)
@@ -176,7 +176,7 @@ def main(argv=None):
     last_step = list(trace.spans())
     comm.print0("\n" + grid.describe())
     rows = comm.gather_object(rank_row(trainer, comm_by_dimension(last_step)), world)
-    every = trace.gather(world)
+    every = comm.gather_object(list(trace.spans()), world, root=0)
     if world.rank == 0:
         print("\n" + bytes_table(rows, grid, args, trainer.micro_batches))
         diffs = [abs(a - b) for a, b in zip(losses, serial)]

@@ -10,25 +10,8 @@ tiny models and needs no communication.
 import functools
 
 from minimegatron.backend import to_numpy, xp
-from minimegatron.datasets import repeat_task
-from minimegatron.nn import GPT, GPTConfig
-from minimegatron.optim import AdamW
-
-# Divisible by every tp in 1..8 (heads, d_model, ffn, vocab) and pp in 1..8 (layers).
-VERIFY_CONFIG = GPTConfig(vocab_size=24, seq_len=8, n_layer=8, n_head=8, d_model=32, seed=0)
-SMALL_CONFIG = GPTConfig(vocab_size=16, seq_len=8, n_layer=2, n_head=4, d_model=16, seed=0)
-LR, WEIGHT_DECAY = 1e-2, 0.01
-
-
-def make_optimizer(params):
-    """The optimizer every check uses, serial and parallel alike."""
-    return AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY)
-
-
-def batch(config, batch_size, step):
-    """The mini-batch of a step: (inputs, targets), each (batch_size, seq_len)."""
-    return repeat_task(batch_size, config.seq_len, config.vocab_size, seed=config.seed,
-                       step=step)
+from minimegatron.demo import batch, make_optimizer
+from minimegatron.nn import GPT
 
 
 @functools.lru_cache(maxsize=None)
@@ -81,11 +64,3 @@ def max_abs_diff(a, b):
     diff = abs(to_numpy(a) - to_numpy(b))
     return float(diff.max()) if diff.size else 0.0
 
-
-def merge(results):
-    """Combine per-step/per-tensor diffs: the max of each key."""
-    out = {}
-    for r in results:
-        for k, v in r.items():
-            out[k] = max(out.get(k, 0.0), v)
-    return out

@@ -1,7 +1,7 @@
 """Data parallel schemes next to one process: DataParallel, DDP, ZeRO 1/2/3.
 
 Each ``check_*`` runs on every rank of ``group``, trains the scheme for a few
-AdamW steps on the batch of ``checks.common.batch`` (each rank on its B/N
+AdamW steps on the batch of ``demo.batch`` (each rank on its B/N
 rows) and compares with ``serial_reference`` (the whole batch, one process)
 after every step: the loss, the gradients after backward, the weights after
 the update. Returned for this rank: ``{"loss", "grad", "weight"}`` max abs
@@ -16,12 +16,13 @@ import contextlib
 
 from minimegatron import comm, functional as F, trace
 from minimegatron.backend import xp
-from minimegatron.checks.common import (SMALL_CONFIG, batch, make_optimizer, max_abs_diff,
-                                        serial_reference)
+from minimegatron.checks.common import max_abs_diff, serial_reference
+from minimegatron.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT
-from minimegatron.parallel.data import DataParallel, flatten, shard_batch
-from minimegatron.parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.zero import ZeroOptimizer
+from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel.master import DataParallel
+from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+from minimegatron.parallel.split import flatten, shard_batch
 from minimegatron.tools.memory_measure import measure
 
 TOL = 1e-10

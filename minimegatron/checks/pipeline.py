@@ -13,11 +13,11 @@ measures one step's peak activations at a fixed micro-batch size, so GPipe's
 grow with M and 1F1B's stop at K - k.
 """
 from minimegatron import comm
-from minimegatron.checks.common import (VERIFY_CONFIG, batch, make_optimizer, max_abs_diff,
-                                        serial_reference)
+from minimegatron.checks.common import max_abs_diff, serial_reference
+from minimegatron.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT
-from minimegatron.parallel.pipeline import PipelineEngine
-from minimegatron.parallel.pipeline_stage import PipelineStage
+from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
+from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
 
 TOLERANCE = 1e-10
 
@@ -103,14 +103,15 @@ def timeline_run(group, schedule, num_micro_batches, batch_size=16, config=VERIF
     elsewhere; with ``png`` rank 0 also draws the Gantt chart there.
     """
     from minimegatron import trace
-    from minimegatron.parallel.pipeline import gather_timeline
-    from minimegatron.parallel.schedules import bubble_formula
+    from minimegatron.parallel.pipeline_parallel.engine import gather_timeline
+    from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
     from minimegatron.tools.timeline import bubble_from_rows, draw_timeline, rows_from_trace
     stage, engine = build(group, config, schedule, num_micro_batches, False)
     inputs, targets = batch(config, batch_size, 0)
     engine.train_step(inputs, targets)                    # warm-up (caches, first messages)
     stage.zero_grad()
-    trace.reset(group)
+    comm.barrier(group)
+    trace.reset()
     loss = engine.train_step(inputs, targets)
     step_time = trace.now()
     spans = gather_timeline(group)

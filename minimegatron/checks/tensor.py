@@ -14,11 +14,14 @@ import numpy as np
 
 from minimegatron import comm, nn, trace
 from minimegatron.backend import asarray, to_numpy
-from minimegatron.checks.common import batch, make_optimizer, max_abs_diff, serial_reference
-from minimegatron.parallel.shards import shard_of
-from minimegatron.parallel.tensor import (ColumnParallelLinear, RowParallelLinear, copy_to_tp,
-                                          gather_from_tp, reduce_from_tp, scatter_to_tp)
-from minimegatron.parallel.tensor_layers import ParallelGPT
+from minimegatron.checks.common import max_abs_diff, serial_reference
+from minimegatron.demo import batch, make_optimizer
+from minimegatron.parallel.split import rows_of
+from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
+from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
+from minimegatron.parallel.tensor_parallel.mappings import (copy_to_tp, gather_from_tp,
+                                                            reduce_from_tp, scatter_to_tp)
+from minimegatron.parallel.tensor_parallel.shards import shard_of
 from minimegatron.tensor import Tensor
 
 
@@ -27,8 +30,7 @@ def _rand(shape, seed, rank=0):
 
 
 def _chunk(a, group):
-    n = a.shape[-1] // group.size
-    return a[..., group.rank * n:(group.rank + 1) * n]
+    return rows_of(a, group.rank, group.size, axis=-1)
 
 
 def _global_dot(a, b, group):
@@ -148,7 +150,8 @@ def count_all_reduces(group, config, batch_size=2):
     """
     model = ParallelGPT(config, group)
     x, y = batch(config, batch_size, 0)
-    trace.reset(group)
+    comm.barrier(group)
+    trace.reset()
     loss = model.loss(x, y)
     forward_spans = len(trace.spans())
     loss.backward()

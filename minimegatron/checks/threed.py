@@ -20,19 +20,14 @@
   stage (the loss broadcast), under 0.1% (the tests allow 1%).
 """
 from minimegatron import comm, trace
-from minimegatron.checks.common import VERIFY_CONFIG, batch, max_abs_diff, serial_reference
-from minimegatron.nn import GPTConfig
-from minimegatron.parallel.data import flatten
+from minimegatron.checks.common import max_abs_diff, serial_reference
+from minimegatron.demo import DEMO_CONFIG, VERIFY_CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid, factorisations
-from minimegatron.parallel.shards import shard_of
+from minimegatron.parallel.split import flatten
+from minimegatron.parallel.tensor_parallel.shards import shard_of
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tools.memory import rank_report
 from minimegatron.tools.memory_measure import measure
-
-# The demo GPT of tutorials/08_3d_parallel.py: every tp in 1, 2, 4 and pp in 1, 2, 4.
-DEMO_CONFIG = GPTConfig(vocab_size=24, seq_len=8, n_layer=4, n_head=4, d_model=32, seed=0)
-
-
 
 
 
@@ -95,16 +90,6 @@ def check_all_grids(world_size=None, steps=3, schedule="1f1b", micro_batches=2,
             for dp, pp, tp in factorisations(world_size)}
 
 
-def comm_by_dimension(spans=None):
-    """{"dp", "pp", "tp": bytes sent} summed over this rank's spans, by the group's name."""
-    out = {"dp": 0, "pp": 0, "tp": 0}
-    for s in trace.spans() if spans is None else spans:
-        kind = (s.get("group") or "")[:2]
-        if s["kind"] == "comm" and kind in out:
-            out[kind] += s["bytes_sent"]
-    return out
-
-
 def measured_vs_predicted(grid_dims, schedule="1f1b", micro_batches=2, batch_size=8,
                           config=DEMO_CONFIG, zero_stage=0):
     """{"measured": {...}, "predicted": {...}} bytes of this rank, steady-state step."""
@@ -113,7 +98,8 @@ def measured_vs_predicted(grid_dims, schedule="1f1b", micro_batches=2, batch_siz
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
                         zero_stage=zero_stage)
     trainer.train_step(*batch(config, batch_size, 0))     # the optimizer state now exists
-    trace.reset(grid.world)
+    comm.barrier(grid.world)
+    trace.reset()
     trainer.forward_backward(*batch(config, batch_size, 1))   # the step that is measured
     held = measure(trainer.parameters(), trainer.optimizer)  # grads (or ZeRO-2's slice) held
     trainer.step()
@@ -123,7 +109,7 @@ def measured_vs_predicted(grid_dims, schedule="1f1b", micro_batches=2, batch_siz
     kinds = ("weights", "grads", "optimizer")
     return {"measured": dict({k: held[k] for k in kinds},
                              params=sum(p.size for p in trainer.parameters()),
-                             **comm_by_dimension()),
+                             **trace.comm_by_dimension()),
             "predicted": dict({k: report[k] for k in kinds}, params=report["params"],
                               **{k: report["comm"][k] for k in ("dp", "pp", "tp")}),
             "stage": grid.pp_rank}

@@ -15,7 +15,8 @@ tutorials/02_worked_example.py prints these arrays; the tests and the exercise
 grader assert every integer of them.
 """
 from minimegatron.backend import asarray, to_numpy
-from minimegatron.parallel.tensor import ColumnParallelLinear, RowParallelLinear, scatter_to_tp
+from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
+from minimegatron.parallel.tensor_parallel.mappings import scatter_to_tp
 from minimegatron.tensor import Tensor
 
 X = [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]

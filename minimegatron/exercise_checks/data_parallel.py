@@ -16,11 +16,11 @@ import numpy as np
 
 from minimegatron import nn
 from minimegatron.backend import asarray
-from minimegatron.checks.common import SMALL_CONFIG
 from minimegatron.checks.data import TOL, check_ddp, check_zero
+from minimegatron.demo import SMALL_CONFIG
 from minimegatron.exercise_checks.common import CheckFailed, expect_close
 from minimegatron.i18n import text
-from minimegatron.parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.tensor import Tensor
 
 STEPS = (1, 2)      # 1 step first: a wrong update then shows as a weight, not a later grad

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 from minimegatron.exercise_checks.common import CheckFailed, expect_equal
 from minimegatron.i18n import text
-from minimegatron.parallel.schedules import (bubble_formula, gpipe, one_f_one_b,
+from minimegatron.parallel.pipeline_parallel.schedules import (bubble_formula, gpipe, one_f_one_b,
                                              peak_in_flight, simulate)
 
 GRID = [(k, m) for k in range(1, 7) for m in range(1, 9)]

@@ -17,7 +17,7 @@ from minimegatron.checks.tensor import check_linears, check_mappings
 from minimegatron.checks.worked_example import worked_column, worked_row
 from minimegatron.exercise_checks.common import CheckFailed, expect_close
 from minimegatron.i18n import text
-from minimegatron.parallel.tensor import copy_to_tp, reduce_from_tp
+from minimegatron.parallel.tensor_parallel.mappings import copy_to_tp, reduce_from_tp
 from minimegatron.tensor import Tensor
 
 Y = [[74, 98], [258, 346]]

@@ -22,8 +22,6 @@ class Module:
     def __init__(self):
         object.__setattr__(self, "_parameters", {})
         object.__setattr__(self, "_modules", {})
-        object.__setattr__(self, "_forward_pre_hooks", [])
-        object.__setattr__(self, "_forward_hooks", [])
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
@@ -37,20 +35,7 @@ class Module:
         raise NotImplementedError
 
     def __call__(self, *args, **kwargs):
-        for hook in self._forward_pre_hooks:
-            hook(self, args)
-        out = self.forward(*args, **kwargs)
-        for hook in self._forward_hooks:
-            hook(self, args, out)
-        return out
-
-    def register_forward_pre_hook(self, hook):
-        """``hook(module, args)`` runs before forward (ZeRO-3 gathers weights here)."""
-        self._forward_pre_hooks.append(hook)
-
-    def register_forward_hook(self, hook):
-        """``hook(module, args, output)`` runs after forward."""
-        self._forward_hooks.append(hook)
+        return self.forward(*args, **kwargs)
 
     # ---- traversal ---------------------------------------------------------------
     def named_modules(self, prefix=""):

@@ -4,7 +4,7 @@ The idea (DeepSpeed / Megatron-LM "3D"). The world is a ProcessGrid
 (parallel/grid.py, rank = pp*(dp*tp) + dp*tp + tp):
 
 - TENSOR parallel inside every layer: the tp ranks of one (dp, pp) cell hold
-  one shard each of every weight (ParallelGPT, parallel/tensor_layers.py;
+  one shard each of every weight (ParallelGPT, parallel/tensor_parallel/gpt.py;
   nn.GPT when tp = 1).
 - PIPELINE parallel across layers: the pp ranks of one (dp, tp) column hold
   consecutive blocks (PipelineStage), run by PipelineEngine with any schedule
@@ -33,7 +33,7 @@ hidden, 8 bytes per float64 value, P_rank the rank's parameters:
     pp  M sends of b*s*h values forward, M back (isend/irecv), + 8 B loss broadcast
     dp  ZeRO 0: one all-reduce (mean) of the rank's gradients, P_rank * 8 bytes;
         ZeRO 1: the same all-reduce + an all-gather of the weights; ZeRO 2:
-        reduce-scatter + all-gather (parallel/zero.py); + one 8 B all-reduce of the loss
+        reduce-scatter + all-gather (data_parallel/zero.py); + one 8 B all-reduce of the loss
 
 Which combinations are supported: any dp x pp x tp that divides the world,
 tp dividing d_model and n_head (the vocabulary is padded), pp <= n_layer, with
@@ -44,15 +44,16 @@ here (its per-unit gather hooks would run inside every micro-batch): ValueError.
 """
 from minimegatron import comm, trace
 from minimegatron.backend import xp
-from minimegatron.checks.common import make_optimizer
+from minimegatron.demo import make_optimizer
 from minimegatron.guards import check_finite, check_ids, check_targets
 from minimegatron.nn import GPT
-from minimegatron.parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.pipeline import PipelineEngine
-from minimegatron.parallel.pipeline_stage import PipelineStage, stage_layers
-from minimegatron.parallel.schedules import get_schedule
-from minimegatron.parallel.tensor_layers import ParallelGPT, check_tp_config
-from minimegatron.parallel.zero import ZeroOptimizer
+from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
+from minimegatron.parallel.pipeline_parallel.schedules import get_schedule
+from minimegatron.parallel.pipeline_parallel.stage import PipelineStage, stage_layers
+from minimegatron.parallel.split import rows_of
+from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT, check_tp_config
 
 
 def check_3d_config(config, grid, schedule, micro_batches, zero_stage):
@@ -119,9 +120,7 @@ class Trainer3D:
 
     def local_batch(self, array):
         """This dp rank's contiguous rows r*B/dp .. (r+1)*B/dp of a global batch."""
-        rows = array.shape[0] // self.grid.dp_size
-        start = self.grid.dp_rank * rows
-        return array[start:start + rows]                          # (B/dp, T)
+        return rows_of(array, self.grid.dp_rank, self.grid.dp_size)   # (B/dp, T)
 
     def forward_backward(self, inputs, targets):
         """Pipeline forward/backward on this dp shard, then the dp gradient average.

@@ -50,8 +50,8 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.optim import Optimizer
-from minimegatron.parallel.data import unflatten
-from minimegatron.parallel.shards import shard_of, unshard
+from minimegatron.parallel.split import unflatten
+from minimegatron.parallel.tensor_parallel.shards import shard_of, unshard
 from minimegatron.tools.checkpoint_format import (FORMAT, MAX_STATE_KEYS, VERSION, AtomicZip,
                                                   CheckpointError, check_path, expected_arrays,
                                                   full_shape, full_shapes, read_checkpoint,

@@ -32,7 +32,7 @@ import zlib
 
 import numpy as np
 
-from minimegatron.parallel.shards import is_vocab, tp_axis
+from minimegatron.parallel.tensor_parallel.shards import is_vocab, tp_axis
 
 FORMAT, VERSION = "minimegatron-checkpoint", 1
 META_LIMIT = 8 * 2**20          # bytes of meta.npy (utf-32 JSON)

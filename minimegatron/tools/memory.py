@@ -11,12 +11,10 @@ proj h^2+h, ln2 2h, fc1 4h^2+4h, fc2 4h^2+h, so 12h^2 + 13h.
 
 GB = 1e9 bytes everywhere. The page ``docs/memory.md`` walks through every formula.
 """
-import argparse
 import math
 from dataclasses import dataclass
 
-from minimegatron.argtypes import existing_file, positive_int
-from minimegatron.parallel.shards import padded_vocab
+from minimegatron.parallel.split import padded
 
 MIXED = "mixed"                                  # fp16 weights/grads + fp32 Adam state
 PRECISIONS = {MIXED: 2, "float32": 4, "float64": 8}  # bytes per element (activations, comm)
@@ -77,7 +75,7 @@ def rank_param_count(cfg, pp=1, tp=1, stage=0):
                          f" % tp {t} must be 0, and 0 <= stage {stage} < pp")
     per_layer = (12 * h * h + 7 * h) // t + 6 * h
     count = g.n_layer // pp * per_layer
-    vocab_shard = padded_vocab(g.vocab, t) // t * h
+    vocab_shard = padded(g.vocab, t) // t * h
     if stage == 0:
         count += vocab_shard + g.seq_len * h
     if stage == pp - 1:
@@ -203,7 +201,7 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
 
     dp: gradients G = P_rank * b: all-reduce (ZeRO 0), 2(N-1)/N * G; ZeRO 2 reduce-scatter
         + all-gather of the weights, the same 2(N-1)/N * G; ZeRO 1 as built here
-        (parallel/zero.py) all-reduces the gradients and then all-gathers the weights,
+        (data_parallel/zero.py) all-reduces the gradients and then all-gathers the weights,
         3(N-1)/N * G; ZeRO 3 gathers the weights once more, 3(N-1)/N * G.
     tp: per layer per micro-batch 4 all-reduces of sbh values (2 forward, 2 backward;
         2 more with recomputation); the embedding (forward) and the head input (backward)
@@ -297,42 +295,3 @@ def config_text(a):
                f"formula: {megatron_flops(batch, g.seq_len, g.n_layer, g.d_model, g.vocab):.3e}"
                f" (assumes recomputation)")
     return "\n".join(out)
-
-
-def main(argv=None):
-    """`minimegatron memory [config | table1 | zero | scaling] [flags]`; returns 0."""
-    ap = argparse.ArgumentParser(prog="minimegatron memory", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("view", nargs="?", default="config",
-                    choices=["config", "table1", "zero", "scaling"])
-    for flag, default in [("layers", 72), ("hidden", 3072), ("heads", 32), ("vocab", 51200),
-                          ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1),
-                          ("micro-batch", 8), ("micro-batches", 1)]:
-        ap.add_argument(f"--{flag}", type=positive_int, default=default)
-    ap.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
-    ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
-    ap.add_argument("--checkpoint", action="store_true", help="activation checkpointing")
-    ap.add_argument("--precision", choices=list(PRECISIONS), default=MIXED)
-    ap.add_argument("--hardware", type=existing_file,
-                    help="JSON from `minimegatron calibrate` (default DGX-2H)")
-    a = ap.parse_args(argv)
-    from minimegatron.tools import scaling     # here: scaling imports this module
-    try:
-        hw = scaling.Hardware.from_json(a.hardware) if a.hardware else scaling.Hardware()
-    except (OSError, ValueError, KeyError, TypeError) as error:   # not calibrate's JSON
-        ap.error(f"argument --hardware: cannot read {a.hardware!r}: {error!r}")
-    if a.view == "config":
-        if a.layers % a.pp or a.hidden % a.tp or a.heads % a.tp:   # before any work
-            ap.error(f"--layers {a.layers} must divide by --pp {a.pp}, and --hidden "
-                     f"{a.hidden} and --heads {a.heads} by --tp {a.tp}")
-        print(config_text(a))
-        g = GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
-        t = scaling.step_time(g, hw, a.dp, a.tp, a.pp, a.micro_batch, a.micro_batches,
-                              a.checkpoint, PRECISIONS[a.precision])
-        print(f"predicted step on {hw.name} (scaling.step_time, ZeRO ignored): "
-              f"{t['total']:.3g} s = compute {t['compute']:.3g} + tp {t['tp']:.3g} + dp "
-              f"{t['dp']:.3g} + pp {t['pp']:.3g}; efficiency {t['efficiency']:.0%}")
-    else:
-        print(scaling.report(hw) if a.view == "scaling"
-              else table1_text() if a.view == "table1" else zero_text())
-    return 0

@@ -4,7 +4,7 @@
 gradients and the optimizer state this rank keeps. A view counts as its
 owning buffer, once (``a.base``), so a flat buffer viewed by many parameters
 is counted at its real size, padding included. For a ``ZeroOptimizer``
-(parallel/zero.py) it asks ``held_arrays()``: at stage 3 that is the
+(parallel/data_parallel/zero.py) it asks ``held_arrays()``: at stage 3 that is the
 persistent weight slices, not the weights gathered for a moment (their peak
 is reported separately as ``peak_gathered``).
 

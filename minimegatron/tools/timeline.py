@@ -1,7 +1,7 @@
 """Timelines: which stage computes what, when, and where the bubble is.
 
 The same picture for a schedule simulated from its action lists
-(``minimegatron.parallel.schedules``) and for a real run's trace: a text grid
+(``minimegatron.parallel.pipeline_parallel.schedules``) and for a real run's trace: a text grid
 (one row per stage, one column per time step) and a Gantt chart PNG (forward
 boxes blue, backward orange, communication and waits coloured by the kind of
 group they ran in: tp green, pp purple, dp red, any other grey; idle pale), with
@@ -33,7 +33,8 @@ import sys
 from minimegatron.argtypes import (existing_file, finite_positive_float, output_path,
                                    positive_int)
 from minimegatron.entry import banner
-from minimegatron.parallel.schedules import SCHEDULES, bubble_formula, peak_in_flight, simulate
+from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
+                                                               peak_in_flight, simulate)
 
 COLORS = {"forward": "#4C78A8", "backward": "#F58518", "tp": "#54A24B", "pp": "#B279A2",
           "dp": "#E45756", "comm": "#8C8C8C", "idle": "#EEEEEE"}

@@ -16,13 +16,14 @@ import tempfile
 import numpy as np
 
 from minimegatron import comm
-from minimegatron.checks.common import VERIFY_CONFIG, batch, make_optimizer, serial_reference
+from minimegatron.checks.common import serial_reference
+from minimegatron.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT
 from minimegatron.optim import SGD
+from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.parallel.shards import shard_of
+from minimegatron.parallel.tensor_parallel.shards import shard_of
 from minimegatron.parallel.threed import Trainer3D
-from minimegatron.parallel.zero import ZeroOptimizer
 from minimegatron.tools import checkpoint_format
 from minimegatron.tools.checkpoint import (CheckpointError, load_checkpoint, read_checkpoint,
                                            save_checkpoint)

@@ -132,7 +132,8 @@ def check_all():
 def check_trace():
     """A known sequence of calls -> this rank's trace summary and spans."""
     g = comm.world()
-    trace.reset(g)
+    comm.barrier(g)
+    trace.reset()
     x = np.ones(1000, np.float64)                        # 8000 bytes
     comm.all_reduce(x, g)
     comm.all_reduce(x, g)
@@ -156,6 +157,6 @@ def check_trace():
     comm.all_reduce(x, g)
     disabled_count = len(trace.spans()) - len(spans)
     trace.enable()
-    gathered = trace.gather(g)
+    gathered = comm.gather_object(list(trace.spans()), g, root=0)
     return {"summary": trace.summary(spans), "spans": spans, "disabled_count": disabled_count,
             "gathered_lengths": None if gathered is None else [len(s) for s in gathered]}

@@ -5,13 +5,14 @@ several configurations, and the error messages of the bad configurations;
 ``check_zero_all()`` the same for ZeRO stages 1-3 (and DDP as stage 0).
 """
 from minimegatron import comm
-from minimegatron.checks.common import SMALL_CONFIG, batch, make_optimizer
-from minimegatron.checks.data import check_data_parallel, check_ddp, check_zero
-from minimegatron.nn import GPT, GPTConfig
-from minimegatron.parallel.data import DataParallel, shard_batch
-from minimegatron.parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.zero import ZeroOptimizer
 from minimegatron import functional as F
+from minimegatron.checks.data import check_data_parallel, check_ddp, check_zero
+from minimegatron.demo import SMALL_CONFIG, batch, make_optimizer
+from minimegatron.nn import GPT, GPTConfig
+from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel.master import DataParallel
+from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+from minimegatron.parallel.split import shard_batch
 
 # d_model 12: layer sizes such as 468 (qkv) that 8 does not divide, so ZeRO pads
 ODD_CONFIG = GPTConfig(vocab_size=11, seq_len=8, n_layer=1, n_head=3, d_model=12, seed=0)

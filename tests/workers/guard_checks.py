@@ -12,11 +12,11 @@ from mpi4py import MPI
 
 from minimegatron import comm, nn
 from minimegatron.backend import asarray
-from minimegatron.checks.common import SMALL_CONFIG, batch
+from minimegatron.demo import SMALL_CONFIG, batch
 from minimegatron.functional import cross_entropy
 from minimegatron.guards import NonFiniteError
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.parallel.tensor_layers import (VocabParallelEmbedding,
+from minimegatron.parallel.tensor_parallel.gpt import (VocabParallelEmbedding,
                                                  vocab_parallel_cross_entropy)
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tensor import Tensor

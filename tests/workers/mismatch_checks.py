@@ -10,8 +10,8 @@ import numpy as np
 from minimegatron import comm, comm_check, trace
 from minimegatron.nn import Linear
 from minimegatron.optim import SGD
-from minimegatron.parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.zero import ZeroOptimizer
+from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
 
 
 def outcome(fn):
@@ -62,7 +62,8 @@ def legal_calls(g):
     """Matching calls in checking mode: values right, and the trace counts only them."""
     N, r = g.size, g.rank
     out = {}
-    trace.reset(g)
+    comm.barrier(g)
+    trace.reset()
     sizes = [q + 1 for q in range(N)]                                     # uneven rows
     mine = np.full((sizes[r], 2), float(r))
     want = np.concatenate([np.full((s, 2), float(q)) for q, s in enumerate(sizes)])

@@ -4,14 +4,14 @@ One launch per stage count: equivalence for the requested schedules x M x
 checkpointing, peak activation memory at a fixed micro-batch size, the
 errors of bad configurations, and (with ``png_dir``) a timeline PNG of a
 real 1F1B run drawn by rank 0. ``emulated_bubbles`` measures the bubble with
-emulated device time (parallel/device_time.py) on a tiny GPT.
+emulated device time (parallel/pipeline_parallel/device_time.py) on a tiny GPT.
 """
 import os
 
 from minimegatron import comm, trace
-from minimegatron.checks.common import batch
 from minimegatron.checks.pipeline import (build, check_all, check_errors, check_memory,
                                           timeline_run)
+from minimegatron.demo import batch
 
 
 def run(micro_batches, checkpoints, png_dir=None):
@@ -40,8 +40,8 @@ def emulated_bubbles(micro_batches, device_time, scales, tolerance):
     stage's peak in flight, shortest forward/backward span, longest real compute, total
     wake-up delay, and the plain and emulated losses."""
     from minimegatron.nn import GPTConfig
-    from minimegatron.parallel.device_time import DeviceTime
-    from minimegatron.parallel.pipeline import gather_timeline
+    from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
+    from minimegatron.parallel.pipeline_parallel.engine import gather_timeline
     from minimegatron.tools.timeline import bubble_from_rows, rows_from_trace
     group = comm.world()
     config = GPTConfig(vocab_size=16, seq_len=8, n_layer=group.size, n_head=2, d_model=32)
@@ -56,7 +56,8 @@ def emulated_bubbles(micro_batches, device_time, scales, tolerance):
                 case["device_time"] = [scale * t for t in device_time]
                 device = engine.device_time = DeviceTime(*case["device_time"])
                 stage.zero_grad()
-                trace.reset(group)
+                comm.barrier(group)
+                trace.reset()
                 case["loss"] = engine.train_step(inputs, targets)
                 mine = [s for s in trace.spans() if s["kind"] == "compute"]
                 spans = gather_timeline(group)

@@ -3,8 +3,8 @@ from dataclasses import replace
 
 from mpi4py import MPI
 
-from minimegatron.checks.common import VERIFY_CONFIG, batch
 from minimegatron.checks.threed import check_3d, check_all_grids, measured_vs_predicted
+from minimegatron.demo import VERIFY_CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 

@@ -9,15 +9,15 @@ import numpy as np
 from minimegatron import comm, nn, trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks import tensor as checks
-from minimegatron.checks.common import batch
 from minimegatron.checks.worked_example import worked_example as checks_worked_example
+from minimegatron.demo import batch
 from minimegatron.functional import cross_entropy
 from minimegatron.gradcheck import gradcheck
-from minimegatron.parallel import shards
-from minimegatron.parallel.rng import RNGTracker
-from minimegatron.parallel.tensor import ColumnParallelLinear, RowParallelLinear
-from minimegatron.parallel.tensor_layers import (ParallelGPT, ParallelMLP,
+from minimegatron.parallel.tensor_parallel import shards
+from minimegatron.parallel.tensor_parallel.gpt import (ParallelGPT, ParallelMLP,
                                                  vocab_parallel_cross_entropy)
+from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
+from minimegatron.parallel.tensor_parallel.rng import RNGTracker
 from minimegatron.tensor import Tensor
 
 GPT_CONFIG = nn.GPTConfig(vocab_size=24, seq_len=8, n_layer=2, n_head=8, d_model=32, seed=0)
@@ -42,7 +42,8 @@ def cross_entropy_check(group, vocab=21, shape=(3, 5)):
     padded = np.concatenate([to_numpy(full), np.full(shape + (vp - vocab,), 5.0)], axis=-1)
     start = group.rank * width
     local = Tensor(asarray(padded[..., start:start + width].copy()), requires_grad=True)
-    trace.reset(group)
+    comm.barrier(group)
+    trace.reset()
     loss = vocab_parallel_cross_entropy(local, targets, group, start, vocab)
     loss.backward()
     spans = [s for s in trace.spans() if s["group"] == group.name and s["kind"] == "comm"]
@@ -126,7 +127,7 @@ def check_all():
         config = nn.GPTConfig(vocab_size=24, seq_len=8, n_layer=layers, n_head=8, d_model=32)
         out[f"comm_{layers}_layers"] = checks.count_all_reduces(group, config, batch_size=2)
     model = ParallelGPT(PADDED_CONFIG, group)
-    out["tp_axes"] = {n: [p.tp_axis, list(p.shape), list(shards.shard_of(
+    out["tp_axes"] = {n: [list(p.shape), list(shards.shard_of(
         n, nn.gpt_init(n, full.shape, PADDED_CONFIG), group.rank, tp).shape),
         shards.tp_axis(n)] for (n, p), full in zip(model.named_parameters(),
                                                    nn.GPT(PADDED_CONFIG).parameters())}

@@ -16,7 +16,8 @@ scheme's rows show that only the broken one fails):
 from mpi4py import MPI
 
 from minimegatron import comm, verify
-from minimegatron.parallel import ddp, tensor
+from minimegatron.parallel.data_parallel import ddp
+from minimegatron.parallel.tensor_parallel import mappings
 
 
 class _CommWithoutGradAllReduce:
@@ -46,12 +47,12 @@ def check_broken(schemes=("ddp", "tp")):
         out["ddp_no_grad_all_reduce"] = _rows(schemes)
     finally:
         ddp.comm = real_comm
-    real_forward = tensor.ReduceFromTP.forward
-    tensor.ReduceFromTP.forward = staticmethod(lambda ctx, x, group: x)
+    real_forward = mappings.ReduceFromTP.forward
+    mappings.ReduceFromTP.forward = staticmethod(lambda ctx, x, group: x)
     try:
         out["tp_no_g"] = _rows(schemes)
     finally:
-        tensor.ReduceFromTP.forward = real_forward
+        mappings.ReduceFromTP.forward = real_forward
     real_check = verify.run_check
 
     def raising_check(scheme, *args):

@@ -27,7 +27,7 @@ own methods, unchanged. No communication here: see pipeline.py.
 """
 from minimegatron.comm import chunk_sizes
 from minimegatron.nn.module import Module
-from minimegatron.parallel.checkpointing import checkpoint
+from minimegatron.parallel.pipeline_parallel.recompute import recompute
 
 
 def stage_layers(num_layers, num_stages, stage):
@@ -113,7 +113,7 @@ class PipelineStage(Module):
         if self.is_first:
             x = self.shell.embed(x)                               # (B, T, D)
         for block in self.blocks:
-            x = checkpoint(block, x) if self.checkpoint_activations else block(x)
+            x = recompute(block, x) if self.checkpoint_activations else block(x)
         return x
 
     def loss(self, x, targets):

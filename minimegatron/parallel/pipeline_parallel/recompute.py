@@ -1,9 +1,9 @@
-"""Activation checkpointing: keep a block's input, recompute its inside during backward.
+"""Activation recomputation: keep a block's input, recompute its inside during backward.
 
 The idea. Backward needs the arrays forward saved (inputs of every matmul,
 softmax outputs, GeLU inputs...). For a transformer block of width D that
 is about 20 values per token, most of them 4D wide inside the MLP. A
-checkpointed block keeps only its input x (D per token) and throws the rest
+recomputed block keeps only its input x (D per token) and throws the rest
 away; backward runs the block's forward a second time, with the graph on,
 and backpropagates through that fresh graph:
 
@@ -17,7 +17,7 @@ micro-batches in flight (GPipe: all M) can afford more of them. The
 gradients are the same arrays, computed by the same ops in the same order.
 
 Randomness. A recompute must draw the same dropout masks as the first
-forward, or the gradient belongs to a different network. ``checkpoint``
+forward, or the gradient belongs to a different network. ``recompute``
 saves every Dropout module's Generator state (``rng.bit_generator.state``)
 before the forward, rewinds to it for the recompute, then puts the stream
 back where it was, so training continues as if nothing was recomputed.
@@ -48,7 +48,7 @@ def _wrap(raw_inputs, was_tensor, needs_grad):
             for x, tensor, grad in zip(raw_inputs, was_tensor, needs_grad)]
 
 
-class Checkpoint(Function):
+class Recompute(Function):
     """y = fn(*inputs) without a graph; backward recomputes fn with one and backpropagates."""
 
     @staticmethod
@@ -59,7 +59,7 @@ class Checkpoint(Function):
         with no_grad():
             out = fn(*_wrap(inputs, was_tensor, [False] * len(inputs)))
         if not isinstance(out, Tensor):
-            raise TypeError("checkpoint(fn, ...) needs fn to return one Tensor")
+            raise TypeError("recompute(fn, ...) needs fn to return one Tensor")
         return out.data
 
     @staticmethod
@@ -76,16 +76,16 @@ class Checkpoint(Function):
         return tuple(x.grad if isinstance(x, Tensor) else None for x in inputs)
 
 
-def checkpoint(fn, *inputs):
+def recompute(fn, *inputs):
     """``fn(*inputs)``, keeping only ``inputs`` for backward (see the module docstring).
 
     ``fn`` is a Module (e.g. a transformer Block) or a bound method of one,
     so its Dropout streams can be replayed. Without a graph to record (grad
     off, or no input needs a gradient) it just calls ``fn``: parameter
-    gradients only flow through a checkpoint whose input carries a graph.
+    gradients only flow through a recompute whose input carries a graph.
     """
     if not is_grad_enabled() or not any(isinstance(x, Tensor) and x.requires_grad
                                         for x in inputs):
         return fn(*inputs)
-    return Checkpoint.apply(*inputs, fn=fn,
+    return Recompute.apply(*inputs, fn=fn,
                             was_tensor=[isinstance(x, Tensor) for x in inputs])

@@ -1,129 +1,21 @@
-"""Tensor (intra-layer) parallelism, Megatron style: split each weight matrix over tp ranks.
-
-The idea (Y = XA + b, A of shape (in, out), p = tp ranks):
+"""Column- and row-parallel linear layers (Megatron): Y = XA + b with A split over tp ranks.
 
     column split  A = [A_1, ..., A_p]        Y_i = X A_i          Y = [Y_1, ..., Y_p]
     row split     A = [A_1; ...; A_p]        X = [X_1, ..., X_p]  Y = X_1 A_1 + ... + X_p A_p
 
-A column-parallel layer needs the whole X on every rank (f: identity forward,
-all-reduce backward) and leaves Y split by columns; a row-parallel layer takes
-X split by columns and sums the partial products (g: all-reduce forward,
-identity backward). Column then row (the Megatron MLP) needs no communication
-in between, so a block costs one g forward and one f backward.
-
-Communication per call, for an activation of b*s*h values (8 bytes each in float64):
-
-    copy_to_tp      (f)   forward none              backward all-reduce of dL/dX
-    reduce_from_tp  (g)   forward all-reduce of Y   backward none
-    gather_from_tp        forward all-gather (last axis)    backward none (split)
-    scatter_to_tp         forward none (split)      backward all-gather (last axis)
-
-Every mapping is a no-op (and sends nothing) when the group has one rank.
-Tutorials: ``minimegatron run -n 2 tutorials/02_worked_example.py`` and
-``minimegatron run -n 4 tutorials/03_tensor_parallel_mlp.py``.
+A column-parallel layer passes its input through f (mappings.py: identity
+forward, all-reduce backward); a row-parallel layer sums its partial products
+with g (all-reduce forward, identity backward). Each rank keeps its slice of
+the full (serial) weight, so the parallel layer starts equal to nn.Linear.
+Tutorial: ``minimegatron run -n 2 tutorials/02_worked_example.py``.
 """
-import contextlib
-
-from minimegatron import trace
 from minimegatron.backend import asarray
-from minimegatron.comm import all_gather, all_reduce
-from minimegatron.function import Function
 from minimegatron.nn.init import linear_init
 from minimegatron.nn.module import Module, Parameter
+from minimegatron.parallel.tensor_parallel.mappings import (copy_to_tp, gather_from_tp,
+                                                            reduce_from_tp, scatter_to_tp)
 
 
-def _backward_label(ctx):
-    """Backward collectives carry the forward's label + ".backward" (for counting)."""
-    return trace.label(f"{ctx.label}.backward") if ctx.label else contextlib.nullcontext()
-
-
-def _local_chunk(x, group):
-    """This rank's chunk of x along the last axis: (..., n) -> (..., n/tp)."""
-    width = x.shape[-1]
-    if width % group.size:
-        raise ValueError(f"cannot split a last axis of {width} over {group.size} tp ranks")
-    size = width // group.size
-    return x[..., group.rank * size:(group.rank + 1) * size].copy()
-
-
-class CopyToTP(Function):
-    """forward: identity | backward: all-reduce over tp   (Megatron's f)"""
-    @staticmethod
-    def forward(ctx, x, group):
-        ctx.group, ctx.label = group, trace.current_label()
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        if ctx.group.size == 1:
-            return grad_out, None
-        with _backward_label(ctx):
-            # EXERCISE 3.1 begin
-            return all_reduce(grad_out, ctx.group), None
-            # EXERCISE 3.1 end
-
-
-class ReduceFromTP(Function):
-    """forward: all-reduce over tp | backward: identity   (Megatron's g)"""
-    @staticmethod
-    def forward(ctx, x, group):
-        # EXERCISE 3.2 begin
-        return x if group.size == 1 else all_reduce(x, group)
-        # EXERCISE 3.2 end
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        return grad_out, None
-
-
-class GatherFromTP(Function):
-    """forward: all-gather along the last axis | backward: split, keep this rank's chunk"""
-    @staticmethod
-    def forward(ctx, x, group):
-        ctx.group = group
-        return x if group.size == 1 else all_gather(x, group, axis=-1)   # (..., n*tp)
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        return _local_chunk(grad_out, ctx.group), None                    # (..., n)
-
-
-class ScatterToTP(Function):
-    """forward: split along the last axis, keep this rank's chunk | backward: all-gather"""
-    @staticmethod
-    def forward(ctx, x, group):
-        ctx.group, ctx.label = group, trace.current_label()
-        return _local_chunk(x, group)                                     # (..., n/tp)
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        if ctx.group.size == 1:
-            return grad_out, None
-        with _backward_label(ctx):
-            return all_gather(grad_out, ctx.group, axis=-1), None         # (..., n)
-
-
-def copy_to_tp(x, group):
-    """f: identity forward, all-reduce backward."""
-    return CopyToTP.apply(x, group)
-
-
-def reduce_from_tp(x, group):
-    """g: all-reduce forward, identity backward."""
-    return ReduceFromTP.apply(x, group)
-
-
-def gather_from_tp(x, group):
-    """All-gather the last axis forward, split backward."""
-    return GatherFromTP.apply(x, group)
-
-
-def scatter_to_tp(x, group):
-    """Split the last axis forward, all-gather backward."""
-    return ScatterToTP.apply(x, group)
-
-
-# ---- the two parallel linear layers ---------------------------------------------------------
 def _full_weights(kind, in_features, out_features, tp, bias, master_weight, master_bias,
                   seed, dtype):
     """Check sizes (before any collective), then the full (weight, bias) every rank slices."""
@@ -167,10 +59,7 @@ class ColumnParallelLinear(Module):
         cols = slice(tp_group.rank * width, (tp_group.rank + 1) * width)
         # EXERCISE 3.3 end
         self.weight = Parameter(weight[:, cols].copy())                   # (in, out/tp)
-        self.weight.tp_axis = 1
         self.bias = Parameter(b[cols].copy()) if b is not None else None  # (out/tp,)
-        if self.bias is not None:
-            self.bias.tp_axis = 0
         self.last_partial = None
 
     def forward(self, x):
@@ -203,10 +92,7 @@ class RowParallelLinear(Module):
         rows = slice(tp_group.rank * height, (tp_group.rank + 1) * height)
         # EXERCISE 3.4 end
         self.weight = Parameter(weight[rows, :].copy())                   # (in/tp, out)
-        self.weight.tp_axis = 0
         self.bias = Parameter(b.copy()) if b is not None else None        # (out,) replicated
-        if self.bias is not None:
-            self.bias.tp_axis = None
         self.last_partial = None
 
     def forward(self, x):

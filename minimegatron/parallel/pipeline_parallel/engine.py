@@ -1,6 +1,6 @@
 """The pipeline executor: run a stage's schedule (schedules.py) on real ranks.
 
-The idea. A GPT is cut into K stages (pipeline_stage.py), one per rank of the
+The idea. A GPT is cut into K stages (stage.py), one per rank of the
 pp group. A mini-batch of B sequences is cut into M micro-batches of B/M.
 Each rank runs its action list from ``schedules.py`` ("RA3", "F3", "SA3",
 "RG3", "B3", "SG3") in order; the schedule decides how much the stages
@@ -43,8 +43,9 @@ import time
 
 from minimegatron import comm, trace
 from minimegatron.backend import xp
-from minimegatron.parallel.device_time import as_device_time
-from minimegatron.parallel.schedules import get_schedule
+from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
+from minimegatron.parallel.pipeline_parallel.schedules import get_schedule
+from minimegatron.parallel.split import rows_of
 from minimegatron.tensor import Tensor, unwrap
 
 
@@ -106,7 +107,7 @@ class PipelineEngine:
     ``pp_group.rank``. ``schedule``: "naive" (the whole batch as micro-batch
     0; ``num_micro_batches`` is then ignored), "gpipe" or "1f1b" (schedules.py).
     ``checkpoint_activations`` recomputes each block in
-    backward (checkpointing.py). With ``measure_memory`` each forward also
+    backward (recompute.py). With ``measure_memory`` each forward also
     walks its graph (``activation_bytes``; outside the traced compute spans,
     but it costs time) and ``stats`` then holds the step's peak activations.
     ``device_time``: None, (t_forward, t_backward) seconds or a DeviceTime
@@ -128,8 +129,9 @@ class PipelineEngine:
         self.measure_memory, self.stats = measure_memory, {}
         self.device_time = as_device_time(device_time)      # ValueError on a bad value
 
-    def micro_batches(self, array, size):
-        return [None if array is None else array[i * size:(i + 1) * size]       # (B/M, T)
+    def split_micro_batches(self, array):
+        """M views (B/M, T) of a batch (B, T): micro-batch i is rows i*B/M .. (i+1)*B/M."""
+        return [None if array is None else rows_of(array, i, self.num_micro_batches)
                 for i in range(self.num_micro_batches)]
 
     def _check_batch(self, inputs, targets):
@@ -159,7 +161,7 @@ class PipelineEngine:
         config = self.stage.config
         act_shape = (size, steps, config.d_model)                # (B/M, T, D)
         dtype = xp.dtype(config.dtype)
-        ids, labels = self.micro_batches(inputs, size), self.micro_batches(targets, size)
+        ids, labels = self.split_micro_batches(inputs), self.split_micro_batches(targets)
         not_activations = self.stage.parameters() + [a for a in (inputs, targets)
                                                      if a is not None]
         held, outputs, sends, loss_sum = {}, {}, [], 0.0
@@ -217,7 +219,7 @@ def gather_timeline(group, root=0, ops=("forward", "backward", "recv"), same_hos
     Each rank's trace clock starts at its own ``trace.reset``; with
     ``same_host`` the spans are moved onto ``time.perf_counter``, the
     system-wide monotonic clock on Linux, so ranks on one machine line up
-    exactly. Otherwise call ``trace.reset(group)`` (a barrier) before the step.
+    exactly. Otherwise call ``comm.barrier(group)`` and ``trace.reset()`` before the step.
     """
     origin = time.perf_counter() - trace.now() if same_host else 0.0   # this rank's t0
     mine = [{"op": s["op"], "start": s["start"] + origin, "end": s["end"] + origin,

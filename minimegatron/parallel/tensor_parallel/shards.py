@@ -22,6 +22,7 @@ of tp; ``unshard`` drops the padding again when given the config.
 No communication here: pure slicing and concatenation on xp arrays.
 """
 from minimegatron.backend import xp
+from minimegatron.parallel.split import pad, rows_of
 
 _AXIS = {"wte.weight": 0, "head.weight": 1, "qkv.weight": 1, "qkv.bias": 0,
          "fc1.weight": 1, "fc1.bias": 0, "proj.weight": 0, "fc2.weight": 0}
@@ -47,29 +48,11 @@ def is_qkv(name):
     return _rule(name) in ("qkv.weight", "qkv.bias")
 
 
-def padded_vocab(vocab_size, tp_size):
-    """The next multiple of tp_size at or above vocab_size."""
-    return -(-vocab_size // tp_size) * tp_size
-
-
-def pad_vocab(full, axis, tp_size):
-    """Append zero rows (axis 0) or columns (axis 1) up to a multiple of tp_size."""
-    extra = padded_vocab(full.shape[axis], tp_size) - full.shape[axis]
-    if extra == 0:
-        return full
-    widths = [(0, 0)] * full.ndim
-    widths[axis] = (0, extra)
-    return xp.pad(full, widths)
-
-
 def _chunk(a, axis, rank, size):
     width = a.shape[axis]
     if width % size:
         raise ValueError(f"axis {axis} of length {width} is not divisible by tp={size}")
-    step = width // size
-    index = [slice(None)] * a.ndim
-    index[axis] = slice(rank * step, (rank + 1) * step)
-    return a[tuple(index)]
+    return rows_of(a, rank, size, axis)
 
 
 def qkv_rank_major(full, tp_size):
@@ -94,7 +77,7 @@ def shard_of(name, full, tp_rank, tp_size, config=None):
     if axis is None:
         return full.copy()
     if is_vocab(name):
-        full = pad_vocab(full, axis, tp_size)
+        full = pad(full, axis, tp_size)            # (Vp, D) or (D, Vp)
     if is_qkv(name):
         parts = xp.split(full, 3, axis=-1)                            # Q, K, V: (..., D) each
         return xp.concatenate([_chunk(p, -1, tp_rank, tp_size) for p in parts], axis=-1)

@@ -28,48 +28,14 @@ G = P*b the weight bytes, O = the bytes of the full output y)::
 
 so the root moves about N-1 times the bytes of any other rank, and it alone
 holds the full output, its gradient and the optimizer state. That imbalance is
-the lesson; ``DistributedDataParallel`` (parallel/ddp.py) removes it.
+the lesson; ``DistributedDataParallel`` (parallel/data_parallel/ddp.py) removes it.
 
     mpirun -n 8 python tutorials/05_data_parallel.py
 """
-import math
-
 from minimegatron import comm, trace
 from minimegatron.backend import xp
+from minimegatron.parallel.split import check_divisible, flatten, unflatten
 from minimegatron.tensor import Tensor
-
-
-def shard_batch(batch, group, name="batch"):
-    """Rows r*B/N .. (r+1)*B/N of a batch every rank holds; ValueError if N does not divide B.
-
-    Equal shards make the mean of the per-rank mean losses the mean over the
-    whole batch, which is what makes data parallel training equal one process.
-    """
-    check_divisible(batch.shape[0], group, name)
-    rows = batch.shape[0] // group.size
-    return batch[group.rank * rows:(group.rank + 1) * rows]            # (B/N, ...)
-
-
-def check_divisible(batch_size, group, name="batch"):
-    if batch_size % group.size:
-        raise ValueError(f"{name} of {batch_size} rows does not split evenly over the "
-                         f"{group.size} ranks of group {group.name!r}: use a batch size "
-                         f"divisible by {group.size}")
-
-
-def flatten(arrays, dtype):
-    """One contiguous 1-D buffer holding every array (zeros where an array is None)."""
-    return xp.concatenate([xp.ravel(a) for a in arrays]).astype(dtype, copy=False)
-
-
-def unflatten(flat, shapes):
-    """Views of ``flat``, one per shape, in order (the inverse of ``flatten``)."""
-    out, offset = [], 0
-    for shape in shapes:
-        size = math.prod(shape)
-        out.append(flat[offset:offset + size].reshape(shape))
-        offset += size
-    return out
 
 
 class DataParallel:

@@ -39,15 +39,10 @@ from minimegatron import comm, comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.function import Function, enable_grad, no_grad
 from minimegatron.nn.module import Module, Parameter
-from minimegatron.parallel.data import flatten, unflatten
+from minimegatron.parallel.split import flatten, pad, padded, row_slice, unflatten
 from minimegatron.tensor import Tensor, unwrap
 
 STAGES = (1, 2, 3)
-
-
-def padded_size(n, parts):
-    """n rounded up to a multiple of parts, so every rank owns an equal slice."""
-    return -(-n // parts) * parts
 
 
 def shard_layout(params, stage):
@@ -69,15 +64,14 @@ class FlatShard:
         self.params, self.group = params, group
         self.dtype = params[0].dtype
         self.numel = sum(p.size for p in params)
-        self.padded = padded_size(self.numel, group.size)
-        self.shard_size = self.padded // group.size
-        self.lo = group.rank * self.shard_size
+        self.padded = padded(self.numel, group.size)
+        self.owned = row_slice(self.padded, group.rank, group.size)       # split.py's rule
         self.shapes = [p.shape for p in params]
         self.state = {}                   # the optimizer's state for this slice (m, v)
 
     def pad(self, flat):
         """(P,) -> (P_pad,) with zeros at the end."""
-        return xp.concatenate([flat, xp.zeros(self.padded - self.numel, flat.dtype)])
+        return pad(flat, 0, self.group.size)
 
     def flat_weights(self):
         return self.pad(flatten([p.data for p in self.params], self.dtype))
@@ -88,7 +82,7 @@ class FlatShard:
 
     def own(self, flat):
         """This rank's slice of a (P_pad,) buffer: a view."""
-        return flat[self.lo:self.lo + self.shard_size]                   # (P_pad/N,)
+        return flat[self.owned]                                          # (P_pad/N,)
 
     def write_weights(self, flat):
         """Point the parameters at views of a (P_pad,) buffer."""

@@ -30,10 +30,11 @@ from minimegatron.guards import check_ids, check_targets
 from minimegatron.nn import (Embedding, LayerNorm, Module, ModuleList, Parameter,
                              causal_attention, gpt_init)
 from minimegatron.ops import embedding, split, where
-from minimegatron.parallel.rng import ParallelDropout, RNGTracker
-from minimegatron.parallel.shards import pad_vocab as pad_to_tp, padded_vocab, qkv_rank_major
-from minimegatron.parallel.tensor import (ColumnParallelLinear, RowParallelLinear,
-                                          reduce_from_tp)
+from minimegatron.parallel.split import pad as pad_to_tp, padded, row_slice
+from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
+from minimegatron.parallel.tensor_parallel.mappings import reduce_from_tp
+from minimegatron.parallel.tensor_parallel.rng import ParallelDropout, RNGTracker
+from minimegatron.parallel.tensor_parallel.shards import qkv_rank_major
 from minimegatron.tensor import unwrap
 
 
@@ -54,12 +55,6 @@ def _label(name):
     """Label the collectives inside with ``name`` (nested under an outer label, if any)."""
     outer = trace.current_label()
     return trace.label(f"{outer}/{name}" if outer else name)
-
-
-def _mark_replicated(module):
-    for p in module.parameters():
-        if not hasattr(p, "tp_axis"):
-            p.tp_axis = None
 
 
 def _init(config, name, shape):
@@ -121,7 +116,6 @@ class ParallelBlock(Module):
         self.attn = ParallelSelfAttention(config, tp_group, f"{name}.attn", tracker)
         self.ln2 = LayerNorm(config.d_model, dtype=config.dtype)
         self.mlp = ParallelMLP(config, tp_group, f"{name}.mlp", tracker)
-        _mark_replicated(self)
 
     def forward(self, x):
         with _label(self.name):
@@ -145,11 +139,10 @@ class VocabParallelEmbedding(Module):
                              f"{tuple(master_weight.shape)}, expected ({num_embeddings}, {dim})")
         full = xp.zeros((num_embeddings, dim), dtype=dtype) if master_weight is None \
             else xp.asarray(master_weight, dtype=dtype)
-        rows = num_embeddings // tp
-        self.start, self.end = tp_group.rank * rows, (tp_group.rank + 1) * rows
+        rows = row_slice(num_embeddings, tp_group.rank, tp)
+        self.start, self.end = rows.start, rows.stop
         self.tp_group = tp_group
         self.weight = Parameter(full[self.start:self.end].copy())      # (V/tp, D)
-        self.weight.tp_axis = 0
 
     def forward(self, ids):
         ids = unwrap(ids)
@@ -204,8 +197,8 @@ def vocab_parallel_cross_entropy(logits, targets, group, vocab_start, vocab_size
 class ParallelGPT(Module):
     """nn.GPT split over ``tp_group``: the same parameter names, each holding its shard.
 
-    Offers the GPT protocol (embed, blocks, head_loss, loss). Every parameter has
-    ``tp_axis`` (None when replicated); parallel/shards.py maps full <-> shard.
+    Offers the GPT protocol (embed, blocks, head_loss, loss). Which slice each
+    parameter holds follows from its name alone: shards.py maps full <-> shard.
     """
 
     def __init__(self, config, tp_group, pad_vocab=True):
@@ -214,8 +207,8 @@ class ParallelGPT(Module):
         check_tp_config(config, tp, pad_vocab_ok=pad_vocab)
         self.config, self.tp_group = config, tp_group
         d, v, dt = config.d_model, config.vocab_size, config.dtype
-        self.vocab_padded = padded_vocab(v, tp)
-        self.vocab_start = tp_group.rank * (self.vocab_padded // tp)
+        self.vocab_padded = padded(v, tp)
+        self.vocab_start = row_slice(self.vocab_padded, tp_group.rank, tp).start
         tracker = RNGTracker(config.seed, tp_group.rank)
         self.wte = VocabParallelEmbedding(self.vocab_padded, d, tp_group, dtype=dt,
                                           master_weight=pad_vocab_rows(config, tp),
@@ -229,7 +222,6 @@ class ParallelGPT(Module):
         head = pad_to_tp(_init(config, "head.weight", (d, v)), 1, tp)  # (D, Vp)
         self.head = ColumnParallelLinear(d, self.vocab_padded, tp_group, bias=False, dtype=dt,
                                          master_weight=head)
-        _mark_replicated(self)
         self.last_logits_shape = None
 
     def embed(self, idx):

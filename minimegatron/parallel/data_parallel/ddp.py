@@ -39,7 +39,7 @@ import contextlib
 
 from minimegatron import comm, comm_check, trace
 from minimegatron.backend import to_numpy, xp
-from minimegatron.parallel.data import flatten, unflatten
+from minimegatron.parallel.split import flatten, unflatten
 
 DEFAULT_BUCKET_BYTES = 2 ** 20
 

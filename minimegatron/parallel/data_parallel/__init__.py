@@ -1,0 +1,1 @@
+"""Data parallelism: master style (master.py), DDP (ddp.py) and ZeRO (zero.py)."""

@@ -1,0 +1,1 @@
+"""Pipeline parallelism: schedules as data, the stage split, the executor, recomputation."""

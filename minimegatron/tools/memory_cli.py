@@ -1,0 +1,47 @@
+"""``minimegatron memory``: the calculator (memory.py) and the scaling model (scaling.py).
+
+    minimegatron memory --layers 72 --hidden 3072 --heads 32 --dp 64 --tp 8 --zero 1
+    minimegatron memory table1 | zero | scaling [--hardware calib.json]
+"""
+import argparse
+
+from minimegatron.argtypes import existing_file, positive_int
+from minimegatron.tools import memory, scaling
+
+
+def main(argv=None):
+    """`minimegatron memory [config | table1 | zero | scaling] [flags]`; returns 0."""
+    ap = argparse.ArgumentParser(prog="minimegatron memory", description=memory.__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("view", nargs="?", default="config",
+                    choices=["config", "table1", "zero", "scaling"])
+    for flag, default in [("layers", 72), ("hidden", 3072), ("heads", 32), ("vocab", 51200),
+                          ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1),
+                          ("micro-batch", 8), ("micro-batches", 1)]:
+        ap.add_argument(f"--{flag}", type=positive_int, default=default)
+    ap.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
+    ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
+    ap.add_argument("--checkpoint", action="store_true", help="activation checkpointing")
+    ap.add_argument("--precision", choices=list(memory.PRECISIONS), default=memory.MIXED)
+    ap.add_argument("--hardware", type=existing_file,
+                    help="JSON from `minimegatron calibrate` (default DGX-2H)")
+    a = ap.parse_args(argv)
+    try:
+        hw = scaling.Hardware.from_json(a.hardware) if a.hardware else scaling.Hardware()
+    except (OSError, ValueError, KeyError, TypeError) as error:   # not calibrate's JSON
+        ap.error(f"argument --hardware: cannot read {a.hardware!r}: {error!r}")
+    if a.view == "config":
+        if a.layers % a.pp or a.hidden % a.tp or a.heads % a.tp:   # before any work
+            ap.error(f"--layers {a.layers} must divide by --pp {a.pp}, and --hidden "
+                     f"{a.hidden} and --heads {a.heads} by --tp {a.tp}")
+        print(memory.config_text(a))
+        g = memory.GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
+        t = scaling.step_time(g, hw, a.dp, a.tp, a.pp, a.micro_batch, a.micro_batches,
+                              a.checkpoint, memory.PRECISIONS[a.precision])
+        print(f"predicted step on {hw.name} (scaling.step_time, ZeRO ignored): "
+              f"{t['total']:.3g} s = compute {t['compute']:.3g} + tp {t['tp']:.3g} + dp "
+              f"{t['dp']:.3g} + pp {t['pp']:.3g}; efficiency {t['efficiency']:.0%}")
+    else:
+        print(scaling.report(hw) if a.view == "scaling"
+              else memory.table1_text() if a.view == "table1" else memory.zero_text())
+    return 0
