@@ -21,10 +21,11 @@ import time
 from minimegatron import comm, comm_check, trace
 from minimegatron.datasets import repeat_task
 from minimegatron.nn import GPT, GPTConfig
-from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine, gather_timeline
+from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
 from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
 from minimegatron.tools.timeline import bubble_from_rows, rows_from_trace
+from minimegatron.tools.trace_gather import gather_timeline
 
 CONFIG = GPTConfig(vocab_size=32, seq_len=32, n_layer=8, n_head=4, d_model=128, seed=0,
                    dtype="float32")

@@ -4,11 +4,11 @@ A span is a plain dict (JSON-able, so it can be gathered and saved)::
 
     {"kind": "comm" | "compute", "op": "all_reduce", "group": "tp0",
      "nbytes": 4096, "bytes_sent": 6144, "bytes_recv": 6144,
-     "start": 0.0123, "end": 0.0131, "label": "mb3"}
+     "start": 0.0123, "end": 0.0131, "label": "mb3", "micro_batch": 3}
 
 ``comm.py`` records each collective itself. Compute steps are recorded with::
 
-    with trace.span("forward", label="mb3"):   # a compute span
+    with trace.span("forward", label="mb3", micro_batch=3):   # a compute span
         ...
     with trace.label("layer0"):                # collectives inside get label "layer0"
         ...
@@ -134,7 +134,8 @@ def current_label():
     return _state["labels"][-1] if _state["labels"] else None
 
 
-def record(op, group, nbytes, bytes_sent, bytes_recv, start, end, kind="comm", label=None):
+def record(op, group, nbytes, bytes_sent, bytes_recv, start, end, kind="comm", label=None,
+           micro_batch=None):
     """Append one span (``start``/``end`` are already relative to t0)."""
     if not _state["enabled"]:
         return
@@ -145,13 +146,13 @@ def record(op, group, nbytes, bytes_sent, bytes_recv, start, end, kind="comm", l
         "kind": kind, "op": op, "group": group, "nbytes": int(nbytes),
         "bytes_sent": int(bytes_sent), "bytes_recv": int(bytes_recv),
         "start": start, "end": end,
-        "label": label if label is not None else current_label(),
+        "label": label if label is not None else current_label(), "micro_batch": micro_batch,
     })
 
 
 @contextlib.contextmanager
-def span(op, label=None, group=None):
-    """Time a compute step: ``with trace.span("forward", label="mb3"): ...``."""
+def span(op, label=None, group=None, micro_batch=None):
+    """Time a compute step: ``with trace.span("forward", label="mb3", micro_batch=3): ...``."""
     start = now()
     if label is not None:
         _state["labels"].append(label)
@@ -160,7 +161,8 @@ def span(op, label=None, group=None):
     finally:
         if label is not None:
             _state["labels"].pop()
-        record(op, group, 0, 0, 0, start, now(), kind="compute", label=label)
+        record(op, group, 0, 0, 0, start, now(), kind="compute", label=label,
+               micro_batch=micro_batch)
 
 
 @contextlib.contextmanager

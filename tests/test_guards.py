@@ -194,13 +194,13 @@ def test_a_nan_only_one_rank_sees_ends_the_whole_job():
 
 @pytest.mark.parametrize("stage", [1, 2])
 def test_zero_optimizer_stops_on_a_nan_gradient_before_any_update(stage):
-    """ZeroOptimizer calls update() itself: its own check stops it (one process, a world of
+    """ShardedOptimizer calls update() itself: its own check stops it (one process, a world of
     one rank, so the reduce-scatter is the identity)."""
     from minimegatron import comm
-    from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+    from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
     model = nn.Linear(3, 2, seed=0)
     params = model.parameters()
-    zero = ZeroOptimizer(params, comm.world(), stage, optim.AdamW(params, lr=0.1))
+    zero = ShardedOptimizer(params, comm.world(), stage, optim.AdamW(params, lr=0.1))
     model(Tensor(np.ones((1, 3)))).sum().backward()
     params[0].grad[0, 0] = np.nan
     before = [p.data.copy() for p in params]

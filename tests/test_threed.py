@@ -55,7 +55,7 @@ def test_every_rank_holds_its_part(results):
 
 
 def test_zero_schedules_and_checkpointing_compose_with_the_grid(results):
-    """ZeroOptimizer (stage 1, 2) over dp in place of DDP, GPipe with 4 micro-batches,
+    """ShardedOptimizer (stage 1, 2) over dp in place of DDP, GPipe with 4 micro-batches,
     the naive schedule, activation checkpointing: still one process's training."""
     for res in results:
         assert len(res["variants"]) == 6

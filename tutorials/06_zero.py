@@ -25,7 +25,7 @@ from minimegatron.backend import xp
 from minimegatron.datasets import repeat_task
 from minimegatron.entry import run
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
 from minimegatron.parallel.split import shard_batch
 from minimegatron.tools.memory_measure import formula, measure, padding_margin
 
@@ -41,7 +41,7 @@ def train(stage, group, steps):
     if stage == 0:
         ddp = DistributedDataParallel(model, group, bucket_bytes=16 * 1024)
     else:
-        zero = ZeroOptimizer(model if stage == 3 else model.parameters(), group, stage, adamw)
+        zero = zero_optimizer(model, group, stage, adamw)          # 3: wraps model's layers
     comm.barrier(group)
     trace.reset()
     losses = []
@@ -65,7 +65,7 @@ def train(stage, group, steps):
                                                 op="mean")[0]))
     sent = sum(s["bytes_sent"] for s in trace.spans()
                if s["kind"] == "comm" and s["label"] != "print") / steps
-    return losses, held, sent, 1 if stage == 0 else len(zero.flats)
+    return losses, held, sent, 1 if stage == 0 else len(zero.local_shards())
 
 
 def main(steps):

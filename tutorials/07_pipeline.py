@@ -36,11 +36,13 @@ from minimegatron import comm, entry, trace
 from minimegatron.datasets import repeat_task
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
-from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine, gather_timeline
+from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
 from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
 from minimegatron.threads import cores
+from minimegatron.tools.activation_memory import ActivationMeter
 from minimegatron.tools.timeline import bubble_from_rows, draw_timeline, rows_from_trace
+from minimegatron.tools.trace_gather import gather_timeline
 
 CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=64, seed=0)
 BATCH = 16
@@ -58,7 +60,7 @@ def traced_steps(engine, inputs, targets, device_time, repeats):
     engine.device_time = device_time
     best = None
     for _ in range(repeats):
-        engine.stage.zero_grad()
+        engine.stage_module.zero_grad()
         comm.barrier(engine.group)
         trace.reset()
         engine.train_step(inputs, targets)
@@ -79,11 +81,12 @@ def traced_steps(engine, inputs, targets, device_time, repeats):
 def run(schedule, micro_batches, group, inputs, targets, args):
     """Loss and peak memory, then plain and emulated traced steps, drawn (on rank 0)."""
     stage = PipelineStage(GPT(CONFIG), group.rank, group.size)   # the full model is dropped
+    meter = ActivationMeter()
     engine = PipelineEngine(stage, group, schedule=schedule, num_micro_batches=micro_batches,
-                            checkpoint_activations=args.checkpoint, measure_memory=True)
+                            checkpoint_activations=args.checkpoint, memory_meter=meter)
     loss = engine.train_step(inputs, targets)                    # also the warm-up step
-    memory = comm.gather_object(engine.stats["peak_activation_bytes"], group)
-    engine.measure_memory = False                                # graph walks are not compute
+    memory = comm.gather_object(meter.peak, group)
+    engine.memory_meter = None                                   # graph walks are not compute
     plain = traced_steps(engine, inputs, targets, DeviceTime(), args.repeats)
     emulated = traced_steps(engine, inputs, targets, DeviceTime(*args.device_time),
                             args.repeats)

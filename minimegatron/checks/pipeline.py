@@ -18,16 +18,17 @@ from minimegatron.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
+from minimegatron.tools.activation_memory import ActivationMeter
 
 TOLERANCE = 1e-10
 
 
-def build(group, config, schedule, num_micro_batches, checkpoint, measure_memory=False):
+def build(group, config, schedule, num_micro_batches, checkpoint, memory_meter=None):
     """The stage of this rank (from the full model, then dropped) and its engine."""
     stage = PipelineStage(GPT(config), group.rank, group.size)
     engine = PipelineEngine(stage, group, schedule=schedule,
                             num_micro_batches=num_micro_batches,
-                            checkpoint_activations=checkpoint, measure_memory=measure_memory)
+                            checkpoint_activations=checkpoint, memory_meter=memory_meter)
     return stage, engine
 
 
@@ -54,11 +55,12 @@ def check_pipeline(group, schedule="1f1b", num_micro_batches=4, checkpoint=False
 
 def check_memory(group, schedule, num_micro_batches, checkpoint=False, micro_batch_size=2,
                  config=VERIFY_CONFIG):
-    """One step at a fixed micro-batch size: engine.stats (peak in flight and bytes)."""
-    stage, engine = build(group, config, schedule, num_micro_batches, checkpoint, True)
+    """One step at a fixed micro-batch size: engine.stats and the peak activation bytes."""
+    meter = ActivationMeter()
+    stage, engine = build(group, config, schedule, num_micro_batches, checkpoint, meter)
     inputs, targets = batch(config, micro_batch_size * engine.num_micro_batches, 0)
     engine.train_step(inputs, targets)
-    return dict(engine.stats)
+    return dict(engine.stats, peak_activation_bytes=meter.peak)
 
 
 def check_all(group, schedules=("naive", "gpipe", "1f1b"), micro_batches=(1, 2, 4, 8),
@@ -103,9 +105,9 @@ def timeline_run(group, schedule, num_micro_batches, batch_size=16, config=VERIF
     elsewhere; with ``png`` rank 0 also draws the Gantt chart there.
     """
     from minimegatron import trace
-    from minimegatron.parallel.pipeline_parallel.engine import gather_timeline
     from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
     from minimegatron.tools.timeline import bubble_from_rows, draw_timeline, rows_from_trace
+    from minimegatron.tools.trace_gather import gather_timeline
     stage, engine = build(group, config, schedule, num_micro_batches, False)
     inputs, targets = batch(config, batch_size, 0)
     engine.train_step(inputs, targets)                    # warm-up (caches, first messages)

@@ -5,7 +5,7 @@
   this rank's max abs differences: the loss (global mean, every rank), every
   gradient this rank holds (after the dp average; local shard vs
   ``shard_of(serial full grad)``) and every weight after each AdamW step.
-  Options: any schedule and M, ``zero_stage`` 1 or 2 (ZeroOptimizer over dp in
+  Options: any schedule and M, ``zero_stage`` 1 or 2 (ShardedOptimizer over dp in
   place of DDP), activation checkpointing.
   float64: ~1e-15 .. 1e-13 in practice; tolerance 1e-10 (float32: ~1e-5).
 - ``check_all_grids(world_size)``: every factorisation dp x pp x tp of the world,
@@ -70,7 +70,7 @@ def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
 
 def _zero2_grad_diff(trainer, full_grads, grid):
     """ZeRO-2's gradient slice vs the same slice of the flat serial gradient shards."""
-    flat = trainer.optimizer.flats[0]
+    flat = trainer.optimizer.flat
     serial = flatten([shard_of(name, full_grads[name], grid.tp_rank, grid.tp_size)
                       for name, _ in trainer.named_parameters()], flat.dtype)
     return max_abs_diff(trainer.optimizer.grad_shard, flat.own(flat.pad(serial)))

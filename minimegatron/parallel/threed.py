@@ -13,7 +13,7 @@ The idea (DeepSpeed / Megatron-LM "3D"). The world is a ProcessGrid
   same shard of the same stage; each takes rows r*B/dp .. (r+1)*B/dp of the
   global batch, and their gradients are averaged: DistributedDataParallel
   (zero_stage=0, overlap off, ``finish()`` after the pipeline step), or
-  ZeroOptimizer stage 1 (all-reduce, then each rank updates its 1/dp slice of
+  ShardedOptimizer stage 1 (all-reduce, then each rank updates its 1/dp slice of
   the stage's flat parameters and all-gathers them) or stage 2 (reduce-scatter:
   each rank keeps only its slice of the gradient).
 
@@ -48,7 +48,7 @@ from minimegatron.demo import make_optimizer
 from minimegatron.guards import check_finite, check_ids, check_targets
 from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.schedules import get_schedule
 from minimegatron.parallel.pipeline_parallel.stage import PipelineStage, stage_layers
@@ -75,7 +75,7 @@ class Trainer3D:
     first stage embeds the inputs, the last scores the targets, the others only
     read the batch shape).
     ``optimizer`` is make_optimizer (AdamW) over this rank's shards (zero_stage
-    1-2: a ZeroOptimizer lending its update rule); ``named_parameters()`` yields
+    1-2: a ShardedOptimizer lending its update rule); ``named_parameters()`` yields
     the shards under the full model's names.
     ``check_finite`` (default on): a NaN/inf loss raises guards.NonFiniteError on
     every rank together (the loss is all-reduced first), a NaN/inf gradient or
@@ -97,7 +97,7 @@ class Trainer3D:
             self.optimizer = optimizer_fn(params)
         else:
             self.ddp = None
-            self.optimizer = ZeroOptimizer(params, grid.dp, zero_stage, optimizer_fn(params))
+            self.optimizer = ShardedOptimizer(params, grid.dp, zero_stage, optimizer_fn(params))
         rule = self.optimizer if zero_stage == 0 else self.optimizer.optimizer
         rule.check_finite = check_finite                    # the optimizer's own guard
 

@@ -3,8 +3,8 @@
 ``measure(params, optimizer)`` walks the real arrays: the weights, the
 gradients and the optimizer state this rank keeps. A view counts as its
 owning buffer, once (``a.base``), so a flat buffer viewed by many parameters
-is counted at its real size, padding included. For a ``ZeroOptimizer``
-(parallel/data_parallel/zero.py) it asks ``held_arrays()``: at stage 3 that is the
+is counted at its real size, padding included. For ZeRO (a ``ShardedOptimizer``,
+data_parallel/zero.py, or ``Zero3``, zero3.py) it asks ``held_arrays()``: at stage 3 the
 persistent weight slices, not the weights gathered for a moment (their peak
 is reported separately as ``peak_gathered``).
 

@@ -14,10 +14,11 @@ the bubble fraction idle / (stages * makespan) next to GPipe's formula
 
 Trace file (``--trace``): a JSON list of spans, one dict per span,
 
-    {"rank": 0, "op": "forward", "start": 0.0012, "end": 0.0040, "label": "mb3"}
+    {"rank": 0, "op": "forward", "start": 0.0012, "end": 0.0040, "label": "mb3",
+     "micro_batch": 3}
 
-op "forward" or "backward" is compute (drawn F3 / B3, the micro-batch taken
-from the last number in label); any other op ("send", "recv", "wait", ...) is
+op "forward" or "backward" is compute (drawn F3 / B3 from micro_batch; a trace
+without it: the last number in label); any other op ("send", "recv", "wait", ...) is
 communication, drawn in its group's colour when the span has a "group" named
 like grid.py's ("tp0", "dp1", "pp0"), else grey. A communication span that
 lies inside a compute box of its rank (the tp all-reduces inside a layer) is
@@ -101,9 +102,10 @@ def rows_from_trace(spans):
         group = _field(span, "group")
         label = op if group is None else f"{op} {group}"
         if kind != "comm":
-            tag = _field(span, "label", "micro_batch")
-            numbers = re.findall(r"\d+", "" if tag is None else str(tag))
-            label = op[0].upper() + (numbers[-1] if numbers else "")
+            number = _field(span, "micro_batch")
+            if number is None:                      # an older trace: the number in its label
+                number = (re.findall(r"\d+", str(_field(span, "label") or "")) or [""])[-1]
+            label = op[0].upper() + str(number)
         start, end = float(_field(span, "start")) - origin, float(_field(span, "end")) - origin
         rows[int(_field(span, "rank"))].append((start, end, kind, label))
     return [sorted(row) for row in rows]

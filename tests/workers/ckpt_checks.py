@@ -20,7 +20,7 @@ from minimegatron.checks.common import serial_reference
 from minimegatron.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT
 from minimegatron.optim import SGD
-from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.tensor_parallel.shards import shard_of
 from minimegatron.parallel.threed import Trainer3D
@@ -172,8 +172,8 @@ def check_bad_files(directory, path, grid, trainer):
     out["empty_save"] = rejected(lambda: save_checkpoint(trainer, trainer.optimizer, "", grid))
 
     model = GPT(CONFIG)
-    zero = ZeroOptimizer(model, comm.world(), stage=1,
-                         optimizer=make_optimizer(model.parameters()))
+    zero = ShardedOptimizer(model, comm.world(), stage=1,
+                            optimizer=make_optimizer(model.parameters()))
     out["zero"] = rejected(lambda: save_checkpoint(model, zero, path, dp8))
 
     real_write = np.lib.format.write_array

@@ -11,7 +11,7 @@ from minimegatron.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.master import DataParallel
-from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
 from minimegatron.parallel.split import shard_batch
 
 # d_model 12: layer sizes such as 468 (qkv) that 8 does not divide, so ZeRO pads
@@ -39,7 +39,7 @@ def error_of(fn):
 def stage_errors(group):
     model = GPT(SMALL_CONFIG)
     opt = make_optimizer(model.parameters())
-    return {f"bad_stage_{stage}": error_of(lambda: ZeroOptimizer(model, group, stage, opt))
+    return {f"bad_stage_{stage}": error_of(lambda: zero_optimizer(model, group, stage, opt))
             for stage in (0, 4, "2")}
 
 

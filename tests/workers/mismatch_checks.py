@@ -11,7 +11,7 @@ from minimegatron import comm, comm_check, trace
 from minimegatron.nn import Linear
 from minimegatron.optim import SGD
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.data_parallel.zero import ZeroOptimizer
+from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
 
 
 def outcome(fn):
@@ -42,8 +42,8 @@ def mismatches(g):
             comm.broadcast(x4.copy(), g) if odd else comm.all_reduce(x4, g)),
         "M9_ddp_buckets": lambda: DistributedDataParallel(model, g,
                                                           bucket_bytes=1 if odd else 2 ** 20),
-        "M10_zero_stage": lambda: ZeroOptimizer(model, g, stage=2 if odd else 1,
-                                                optimizer=SGD(model.parameters(), lr=0.1)),
+        "M10_zero_stage": lambda: zero_optimizer(model, g, stage=2 if odd else 1,
+                                                 optimizer=SGD(model.parameters(), lr=0.1)),
         "M11_nonblocking": lambda: (comm.ibroadcast(x4.copy(), g) if odd
                                     else comm.iall_reduce(x4, g)).wait(),
         "M12_reduce_root": lambda: comm.reduce(x4, g, root=1 if odd else 0),

@@ -20,7 +20,7 @@ before ``train_step`` (as before ``loss.backward()``), and synchronise them
 over data-parallel replicas yourself (DDP / ZeRO) after it.
 
 Communication per step, between neighbouring stages of the pp group:
-M activation sends k -> k+1 and M gradient sends k+1 -> k, each
+M activation sends s -> s+1 and M gradient sends s+1 -> s (stage s), each
 (B/M) * T * D values, 8 bytes each in float64 (``isend`` / ``irecv``, buffer
 API, tag = micro-batch; the shape is known from the batch and the config,
 so each receive buffer is allocated up front, with no size message).
@@ -30,71 +30,22 @@ action; that wait is traced as a "recv" span. Then one ``broadcast`` of the
 loss (8 bytes) from the last stage over the pp group.
 
 Trace: every forward and backward is a ``trace.span("forward"|"backward",
-label="mb<i>")``; ``gather_timeline`` collects them for
-``tools.timeline`` (Gantt PNG, measured bubble). With ``device_time=(t_f,
-t_b)`` each forward lasts at least t_f and each backward t_b, the rest
-slept without a core (device_time.py: emulated GPU time, so 4 stages on 2
-cores measure the formula's bubble); the spans include the sleep. ``activation_bytes``
-measures what each stage holds. Tutorial:
+label="mb<i>", micro_batch=i)``; ``tools.trace_gather.gather_timeline``
+collects them for ``tools.timeline`` (Gantt PNG, measured bubble). With
+``device_time=(t_f, t_b)`` each forward lasts at least t_f and each backward
+t_b, the rest slept without a core (device_time.py: emulated GPU time, so 4
+stages on 2 cores measure the formula's bubble); the spans include the sleep.
+A ``memory_meter`` (tools/activation_memory.py) sees each micro-batch's graph
+after its forward, to measure what each stage holds. Tutorial:
 
     mpirun -n 4 python tutorials/07_pipeline.py
 """
-import time
-
 from minimegatron import comm, trace
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
 from minimegatron.parallel.pipeline_parallel.schedules import get_schedule
 from minimegatron.parallel.split import rows_of
-from minimegatron.tensor import Tensor, unwrap
-
-
-def _root_array(a):
-    """The array that owns a view's memory (a view costs nothing of its own)."""
-    while getattr(a, "base", None) is not None and hasattr(a.base, "nbytes"):
-        a = a.base
-    return a
-
-
-def _arrays_of(ctx):
-    """Every array a Node's context keeps: saved arrays and array attributes (one level)."""
-    for value in list(ctx.saved) + list(vars(ctx).values()):
-        items = value if isinstance(value, (tuple, list)) else (value,)
-        for item in items:
-            if hasattr(item, "nbytes") and hasattr(item, "shape"):
-                yield item
-
-
-def activation_bytes(tensors, exclude=()):
-    """Bytes of the arrays the autograd graphs behind ``tensors`` keep alive.
-
-    Walks every Node reachable from the tensors and counts each distinct
-    array (views counted once, by the memory they view) saved for backward,
-    plus the tensors' own data; arrays in ``exclude`` (the parameters) are
-    not activations. This is what a micro-batch in flight costs a stage.
-    """
-    skip = {id(_root_array(unwrap(p))) for p in exclude}
-    seen, total, stack, visited = set(), 0, [], set()
-
-    def count(a):
-        nonlocal total
-        root = _root_array(a)
-        if id(root) not in seen and id(root) not in skip:
-            seen.add(id(root))
-            total += root.nbytes
-    for t in tensors:
-        count(t.data)
-        if t._node is not None:
-            stack.append(t._node)
-    while stack:
-        node = stack.pop()
-        if id(node) in visited or node.ctx is None:
-            continue
-        visited.add(id(node))
-        for array in _arrays_of(node.ctx):
-            count(array)
-        stack.extend(t._node for t in node.inputs if t is not None and t._node is not None)
-    return total
+from minimegatron.tensor import Tensor
 
 
 class PipelineEngine:
@@ -102,31 +53,30 @@ class PipelineEngine:
 
     ``stage_module``: a PipelineStage (or any Module with ``forward``,
     ``loss``, ``is_first``, ``is_last``, ``config``), e.g. with tensor
-    parallel blocks. ``pp_group``: the Group of the K stages, in stage order
+    parallel blocks. ``pp_group``: the Group of the stages, in stage order
     (a sub-group of the world in 3D parallelism); this rank is stage
     ``pp_group.rank``. ``schedule``: "naive" (the whole batch as micro-batch
     0; ``num_micro_batches`` is then ignored), "gpipe" or "1f1b" (schedules.py).
     ``checkpoint_activations`` recomputes each block in
-    backward (recompute.py). With ``measure_memory`` each forward also
-    walks its graph (``activation_bytes``; outside the traced compute spans,
-    but it costs time) and ``stats`` then holds the step's peak activations.
+    backward (recompute.py). ``memory_meter``: None or an object whose
+    ``forward_done(i, tensors, in_flight, exclude)`` runs after each forward,
+    outside the traced compute spans (tools/activation_memory.ActivationMeter).
     ``device_time``: None, (t_forward, t_backward) seconds or a DeviceTime
     (device_time.py); changeable between steps (``engine.device_time = ...``).
     """
 
     def __init__(self, stage_module, pp_group, schedule="1f1b", num_micro_batches=1,
-                 checkpoint_activations=False, measure_memory=False, device_time=None):
+                 checkpoint_activations=False, memory_meter=None, device_time=None):
         self.schedule_fn = get_schedule(schedule)           # ValueError on unknown names
         if not isinstance(num_micro_batches, int) or num_micro_batches < 1:
             raise ValueError(f"num_micro_batches must be an int >= 1, got {num_micro_batches!r}")
         if stage_module.num_stages != pp_group.size or stage_module.stage != pp_group.rank:
             raise ValueError(f"stage {stage_module.stage} of {stage_module.num_stages} does not "
                              f"match pp group rank {pp_group.rank} of {pp_group.size}")
-        self.stage, self.group, self.schedule = stage_module, pp_group, schedule
+        self.stage_module, self.group, self.schedule = stage_module, pp_group, schedule
         self.num_micro_batches = 1 if schedule == "naive" else num_micro_batches
         stage_module.checkpoint_activations = checkpoint_activations
-        self.k, self.K = pp_group.rank, pp_group.size
-        self.measure_memory, self.stats = measure_memory, {}
+        self.memory_meter, self.stats = memory_meter, {}
         self.device_time = as_device_time(device_time)      # ValueError on a bad value
 
     def split_micro_batches(self, array):
@@ -143,7 +93,8 @@ class PipelineEngine:
         if batch % self.num_micro_batches:
             raise ValueError(f"a batch of {batch} sequences does not split into "
                              f"{self.num_micro_batches} equal micro-batches")
-        if self.stage.is_first and inputs is None or self.stage.is_last and targets is None:
+        module = self.stage_module
+        if module.is_first and inputs is None or module.is_last and targets is None:
             raise ValueError("the first stage needs the inputs and the last the targets")
         return batch // self.num_micro_batches, steps
 
@@ -156,75 +107,53 @@ class PipelineEngine:
         every rank. Gradients are added to ``.grad`` (zero them before).
         """
         size, steps = self._check_batch(inputs, targets)       # before any message
-        M, k, K, group = self.num_micro_batches, self.k, self.K, self.group
+        M, group, module = self.num_micro_batches, self.group, self.stage_module
+        stage, num_stages = group.rank, group.size
         device = as_device_time(self.device_time)                # sleeps inside the spans
-        config = self.stage.config
-        act_shape = (size, steps, config.d_model)                # (B/M, T, D)
-        dtype = xp.dtype(config.dtype)
+        act_shape = (size, steps, module.config.d_model)         # (B/M, T, D)
+        dtype = xp.dtype(module.config.dtype)
         ids, labels = self.split_micro_batches(inputs), self.split_micro_batches(targets)
-        not_activations = self.stage.parameters() + [a for a in (inputs, targets)
-                                                     if a is not None]
-        held, outputs, sends, loss_sum = {}, {}, [], 0.0
+        not_activations = module.parameters() + [a for a in (inputs, targets) if a is not None]
+        held, outputs, sends, loss_sum, peak_in_flight = {}, {}, [], 0.0, 0
 
         def progress():                                   # messages move while a stage "computes"
             for handle in sends:
                 handle.test()
-        nbytes, peak = {}, {"micro_batches": 0, "bytes": 0}
-        for action in self.schedule_fn(K, M, k):
+        for action in self.schedule_fn(num_stages, M, stage):
             i, op = action.micro_batch, action.op
             if op == "recv_act":
                 with trace.label(f"mb{i}"):
-                    buf = comm.irecv(xp.empty(act_shape, dtype), k - 1, group, tag=i).wait()
+                    buf = comm.irecv(xp.empty(act_shape, dtype), stage - 1, group, tag=i).wait()
                 held[i] = Tensor(buf, requires_grad=True)
             elif op == "forward":
-                with trace.span("forward", label=f"mb{i}"), device.lasts("forward", progress):
-                    x = ids[i] if k == 0 else held[i]
-                    out = self.stage(x)
-                    if self.stage.is_last:
-                        out = self.stage.loss(out, labels[i]) * (1.0 / M)   # loss_i / M
+                with trace.span("forward", label=f"mb{i}", micro_batch=i), \
+                        device.lasts("forward", progress):
+                    out = module(ids[i] if stage == 0 else held[i])
+                    if module.is_last:
+                        out = module.loss(out, labels[i]) * (1.0 / M)   # loss_i / M
                         loss_sum += out.item()
                 outputs[i] = out
-                if self.measure_memory:
-                    nbytes[i] = activation_bytes([out] + ([held[i]] if i in held else []),
-                                                 exclude=not_activations)
-                peak["micro_batches"] = max(peak["micro_batches"], len(outputs))
-                peak["bytes"] = max(peak["bytes"], sum(nbytes.get(j, 0) for j in outputs))
+                peak_in_flight = max(peak_in_flight, len(outputs))
+                if self.memory_meter is not None:
+                    self.memory_meter.forward_done(i, [out] + ([held[i]] if i in held else []),
+                                                   list(outputs), not_activations)
             elif op == "send_act":
                 with trace.label(f"mb{i}"):
-                    sends.append(comm.isend(outputs[i].data, k + 1, group, tag=i))
+                    sends.append(comm.isend(outputs[i].data, stage + 1, group, tag=i))
             elif op == "recv_grad":
                 with trace.label(f"mb{i}"):
-                    grad = comm.irecv(xp.empty(act_shape, dtype), k + 1, group, tag=i).wait()
+                    grad = comm.irecv(xp.empty(act_shape, dtype), stage + 1, group,
+                                      tag=i).wait()
             elif op == "backward":
-                with trace.span("backward", label=f"mb{i}"), device.lasts("backward", progress):
+                with trace.span("backward", label=f"mb{i}", micro_batch=i), \
+                        device.lasts("backward", progress):
                     out = outputs.pop(i)
-                    out.backward(None if self.stage.is_last else grad)
+                    out.backward(None if module.is_last else grad)
             elif op == "send_grad":
                 with trace.label(f"mb{i}"):
-                    sends.append(comm.isend(held.pop(i).grad, k - 1, group, tag=i))
+                    sends.append(comm.isend(held.pop(i).grad, stage - 1, group, tag=i))
         for handle in sends:
             handle.wait()
-        self.stats = {"peak_in_flight": peak["micro_batches"], "micro_batch_size": size}
-        if self.measure_memory:
-            self.stats["peak_activation_bytes"] = peak["bytes"]
+        self.stats = {"peak_in_flight": peak_in_flight, "micro_batch_size": size}
         loss = xp.asarray([loss_sum], dtype="float64")
-        return float(comm.broadcast(loss, group, root=K - 1)[0])
-
-
-def gather_timeline(group, root=0, ops=("forward", "backward", "recv"), same_host=True):
-    """This rank's traced spans of ``ops`` on ``root`` as dicts with "rank", else None.
-
-    Ranks are group ranks (stages); each span keeps op, start, end and label,
-    the format of ``tools.timeline.rows_from_trace`` and its ``--trace`` file.
-    Each rank's trace clock starts at its own ``trace.reset``; with
-    ``same_host`` the spans are moved onto ``time.perf_counter``, the
-    system-wide monotonic clock on Linux, so ranks on one machine line up
-    exactly. Otherwise call ``comm.barrier(group)`` and ``trace.reset()`` before the step.
-    """
-    origin = time.perf_counter() - trace.now() if same_host else 0.0   # this rank's t0
-    mine = [{"op": s["op"], "start": s["start"] + origin, "end": s["end"] + origin,
-             "label": s["label"]} for s in trace.spans() if s["op"] in ops]
-    every = comm.gather_object(mine, group, root=root)
-    if every is None:
-        return None
-    return [dict(span, rank=rank) for rank, spans in enumerate(every) for span in spans]
+        return float(comm.broadcast(loss, group, root=num_stages - 1)[0])

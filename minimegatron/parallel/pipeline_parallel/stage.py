@@ -23,7 +23,7 @@ before ``blocks`` (wte, wpe, drop) belong to the embedding, those after it
 (ln_f, head) to the head. The stage makes a *shell*, an instance of the
 model's class holding the model's plain attributes (config, groups) and only
 its own modules, so ``shell.embed`` and ``shell.head_loss`` are the model's
-own methods, unchanged. No communication here: see pipeline.py.
+own methods, unchanged. No communication here: see engine.py.
 """
 from minimegatron.comm import chunk_sizes
 from minimegatron.nn.module import Module
