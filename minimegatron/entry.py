@@ -20,7 +20,7 @@ import os
 import sys
 import traceback
 
-from minimegatron import i18n
+from minimegatron import faults, i18n
 from minimegatron.threads import rank_from_env
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -44,8 +44,7 @@ def usage_error(message, code=2):
     """
     if rank_from_env() == 0:
         print(f"error: {message}", file=sys.stderr, flush=True)
-    if "minimegatron.faults" in sys.modules:       # under MPI: the launcher adds nothing
-        sys.modules["minimegatron.faults"].said(message)
+    faults.said(message)          # under MPI the launcher then adds no "no rank said why"
     raise SystemExit(code)
 
 

@@ -98,10 +98,11 @@ def plan(student_pkg, ids, workdir, reference, student):
 def _launch(jobs, nprocs, workdir, timeout):
     """Run jobs in one process (nprocs 1) or one mpiexec launch.
 
-    Returns (results, tail of the output, exit code, how it ended): "done",
-    "hang" (no new result for ``timeout`` s: killed) or "output" (printed more
-    than MAX_OUTPUT bytes: killed). Only result lines carrying this launch's
-    nonce count; others are returned as forged.
+    Returns a dict: "results" (the result lines carrying this launch's nonce),
+    "forged" (keys of lines without it), "tail" (the output's end), "code",
+    "ended" ("done"; "hang": no new result for ``timeout`` s, or ranks split
+    for SKEW_S; "output": more than MAX_OUTPUT bytes printed; killed either
+    way), "progress" (each rank's own verdicts), "waited" and "stacks".
     """
     tag = f"{nprocs}_{time.monotonic_ns()}"
     run_dir = os.path.join(workdir, f"run_{tag}")
