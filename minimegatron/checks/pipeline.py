@@ -17,15 +17,22 @@ from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
-from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
+from minimegatron.parallel.pipeline_parallel.stage import ChunkedStage, PipelineStage
 from minimegatron.tools.activation_memory import ActivationMeter
 
 TOLERANCE = 1e-10
 
 
-def build(group, config, schedule, num_micro_batches, checkpoint, memory_meter=None):
-    """The stage of this rank (from the full model, then dropped) and its engine."""
-    stage = PipelineStage(GPT(config), group.rank, group.size)
+def build(group, config, schedule, num_micro_batches, checkpoint, memory_meter=None,
+          chunks=2):
+    """The stage of this rank (from the full model, then dropped) and its engine.
+
+    ``chunks``: the model chunks per rank of the "interleaved" schedule (else unused).
+    """
+    if schedule == "interleaved":
+        stage = ChunkedStage(GPT(config), group.rank, group.size, chunks)
+    else:
+        stage = PipelineStage(GPT(config), group.rank, group.size)
     engine = PipelineEngine(stage, group, schedule=schedule,
                             num_micro_batches=num_micro_batches,
                             checkpoint_activations=checkpoint, memory_meter=memory_meter)
@@ -33,10 +40,11 @@ def build(group, config, schedule, num_micro_batches, checkpoint, memory_meter=N
 
 
 def check_pipeline(group, schedule="1f1b", num_micro_batches=4, checkpoint=False,
-                   config=VERIFY_CONFIG, steps=3, batch_size=8):
+                   config=VERIFY_CONFIG, steps=3, batch_size=8, chunks=2):
     """{"loss", "grad", "weight"}: this stage's max abs difference from the serial GPT."""
     ref = serial_reference(config, steps, batch_size)
-    stage, engine = build(group, config, schedule, num_micro_batches, checkpoint)
+    stage, engine = build(group, config, schedule, num_micro_batches, checkpoint,
+                          chunks=chunks)
     opt = make_optimizer(stage.parameters())
     diff = {"loss": 0.0, "grad": 0.0, "weight": 0.0}
     for step in range(steps):
@@ -54,10 +62,11 @@ def check_pipeline(group, schedule="1f1b", num_micro_batches=4, checkpoint=False
 
 
 def check_memory(group, schedule, num_micro_batches, checkpoint=False, micro_batch_size=2,
-                 config=VERIFY_CONFIG):
+                 config=VERIFY_CONFIG, chunks=2):
     """One step at a fixed micro-batch size: engine.stats and the peak activation bytes."""
     meter = ActivationMeter()
-    stage, engine = build(group, config, schedule, num_micro_batches, checkpoint, meter)
+    stage, engine = build(group, config, schedule, num_micro_batches, checkpoint, meter,
+                          chunks)
     inputs, targets = batch(config, micro_batch_size * engine.num_micro_batches, 0)
     engine.train_step(inputs, targets)
     return dict(engine.stats, peak_activation_bytes=meter.peak)
@@ -84,6 +93,8 @@ def check_errors(group, config=VERIFY_CONFIG):
         "unknown_schedule": lambda: build(group, config, "zigzag", 2, False),
         "batch_not_divisible": lambda: build(group, config, "1f1b", 3, False)[1].train_step(
             *batch(config, 8, 0)),
+        "interleaved_m_not_multiple": lambda: build(group, config, "interleaved",
+                                                    group.size + 1, False),
     }
     out = {}
     for name, make in cases.items():

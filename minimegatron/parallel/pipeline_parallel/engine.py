@@ -9,6 +9,8 @@ overlap (the bubble) and how many micro-batches each holds (the memory):
     naive   M = 1, whole batch         bubble (K-1)/K         holds 1 (all of it)
     gpipe   all F, then all B          bubble (K-1)/(M+K-1)   holds M
     1f1b    warm-up, F/B pairs, drain  bubble (K-1)/(M+K-1)   holds min(M, K-k)
+    interleaved  v chunks per rank     bubble (K-1)/(vM+K-1)  holds (up to) K + (K-1)/v
+                 (stage.ChunkedStage; the same 1F1B over K*v virtual stages)
 
 The math. The last stage computes loss_i, the mean cross entropy of
 micro-batch i, and backpropagates loss_i / M; so the step's loss is
@@ -22,12 +24,15 @@ over data-parallel replicas yourself (DDP / ZeRO) after it.
 Communication per step, between neighbouring stages of the pp group:
 M activation sends s -> s+1 and M gradient sends s+1 -> s (stage s), each
 (B/M) * T * D values, 8 bytes each in float64 (``isend`` / ``irecv``, buffer
-API, tag = micro-batch; the shape is known from the batch and the config,
+API, tag = micro-batch (+ M for a gradient, + 2M per chunk: ``tag``); the
+shape is known from the batch and the config,
 so each receive buffer is allocated up front, with no size message).
 Sends are nonblocking and waited at the end of the step: with blocking
 sends 1F1B deadlocks (two neighbours both sending). A receive waits at its
 action; that wait is traced as a "recv" span. Then one ``broadcast`` of the
-loss (8 bytes) from the last stage over the pp group.
+loss (8 bytes) from the last stage over the pp group. Interleaved: every
+(micro-batch, virtual-stage boundary) is one activation and one gradient
+send, 2M(Kv - 1) in all; rank K-1 chunk c sends to rank 0 chunk c+1 (wraps).
 
 Trace: every forward and backward is a ``trace.span("forward"|"backward",
 label="mb<i>", micro_batch=i)``; ``tools.trace_gather.gather_timeline``
@@ -43,7 +48,7 @@ after its forward, to measure what each stage holds. Tutorial:
 from minimegatron import comm, trace
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
-from minimegatron.parallel.pipeline_parallel.schedules import get_schedule
+from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
 from minimegatron.parallel.split import rows_of
 from minimegatron.tensor import Tensor
 
@@ -53,10 +58,12 @@ class PipelineEngine:
 
     ``stage_module``: a PipelineStage (or any Module with ``forward``,
     ``loss``, ``is_first``, ``is_last``, ``config``), e.g. with tensor
-    parallel blocks. ``pp_group``: the Group of the stages, in stage order
+    parallel blocks, or a ChunkedStage (its ``chunks``, for "interleaved").
+    ``pp_group``: the Group of the stages, in stage order
     (a sub-group of the world in 3D parallelism); this rank is stage
     ``pp_group.rank``. ``schedule``: "naive" (the whole batch as micro-batch
-    0; ``num_micro_batches`` is then ignored), "gpipe" or "1f1b" (schedules.py).
+    0; ``num_micro_batches`` is then ignored), "gpipe", "1f1b" or
+    "interleaved" (M a multiple of K, else ValueError here) (schedules.py).
     ``checkpoint_activations`` recomputes each block in
     backward (recompute.py). ``memory_meter``: None or an object whose
     ``forward_done(i, tensors, in_flight, exclude)`` runs after each forward,
@@ -67,9 +74,12 @@ class PipelineEngine:
 
     def __init__(self, stage_module, pp_group, schedule="1f1b", num_micro_batches=1,
                  checkpoint_activations=False, memory_meter=None, device_time=None):
-        self.schedule_fn = get_schedule(schedule)           # ValueError on unknown names
+        self.chunks = getattr(stage_module, "chunks", [stage_module])   # ChunkedStage: v
+        self.schedule_fn = get_schedule(schedule, len(self.chunks))   # ValueError: bad name
         if not isinstance(num_micro_batches, int) or num_micro_batches < 1:
             raise ValueError(f"num_micro_batches must be an int >= 1, got {num_micro_batches!r}")
+        if schedule == "interleaved":                       # M a multiple of K, on every rank
+            check_interleaved(pp_group.size, num_micro_batches, len(self.chunks))
         if stage_module.num_stages != pp_group.size or stage_module.stage != pp_group.rank:
             raise ValueError(f"stage {stage_module.stage} of {stage_module.num_stages} does not "
                              f"match pp group rank {pp_group.rank} of {pp_group.size}")
@@ -78,6 +88,14 @@ class PipelineEngine:
         stage_module.checkpoint_activations = checkpoint_activations
         self.memory_meter, self.stats = memory_meter, {}
         self.device_time = as_device_time(device_time)      # ValueError on a bad value
+
+    def tag(self, micro_batch, to_chunk, is_grad):
+        """The message tag: unique per (receiving chunk, activation or gradient, micro-batch).
+
+        1 chunk: i for an activation, M + i for a gradient. With K = 2 one rank
+        sends the other both (rank 1 -> 0: gradients, and activations that wrap).
+        """
+        return (2 * to_chunk + is_grad) * self.num_micro_batches + micro_batch
 
     def split_micro_batches(self, array):
         """M views (B/M, T) of a batch (B, T): micro-batch i is rows i*B/M .. (i+1)*B/M."""
@@ -93,8 +111,9 @@ class PipelineEngine:
         if batch % self.num_micro_batches:
             raise ValueError(f"a batch of {batch} sequences does not split into "
                              f"{self.num_micro_batches} equal micro-batches")
-        module = self.stage_module
-        if module.is_first and inputs is None or module.is_last and targets is None:
+        first, last = (any(getattr(c, name) for c in self.chunks) for name in ("is_first",
+                                                                              "is_last"))
+        if first and inputs is None or last and targets is None:
             raise ValueError("the first stage needs the inputs and the last the targets")
         return batch // self.num_micro_batches, steps
 
@@ -120,38 +139,45 @@ class PipelineEngine:
             for handle in sends:
                 handle.test()
         for action in self.schedule_fn(num_stages, M, stage):
-            i, op = action.micro_batch, action.op
-            if op == "recv_act":
+            i, op, c = action.micro_batch, action.op, action.chunk or 0
+            chunk, key = self.chunks[c], (c, i)          # one model chunk (v = 1: the stage)
+            if op == "recv_act":                          # from virtual stage c*K + stage - 1
                 with trace.label(f"mb{i}"):
-                    buf = comm.irecv(xp.empty(act_shape, dtype), stage - 1, group, tag=i).wait()
-                held[i] = Tensor(buf, requires_grad=True)
+                    buf = comm.irecv(xp.empty(act_shape, dtype), (stage - 1) % num_stages,
+                                     group, tag=self.tag(i, c, False)).wait()
+                held[key] = Tensor(buf, requires_grad=True)
             elif op == "forward":
                 with trace.span("forward", label=f"mb{i}", micro_batch=i), \
                         device.lasts("forward", progress):
-                    out = module(ids[i] if stage == 0 else held[i])
-                    if module.is_last:
-                        out = module.loss(out, labels[i]) * (1.0 / M)   # loss_i / M
+                    out = chunk(ids[i] if chunk.is_first else held[key])
+                    if chunk.is_last:
+                        out = chunk.loss(out, labels[i]) * (1.0 / M)   # loss_i / M
                         loss_sum += out.item()
-                outputs[i] = out
+                outputs[key] = out
                 peak_in_flight = max(peak_in_flight, len(outputs))
                 if self.memory_meter is not None:
-                    self.memory_meter.forward_done(i, [out] + ([held[i]] if i in held else []),
-                                                   list(outputs), not_activations)
-            elif op == "send_act":
+                    self.memory_meter.forward_done(
+                        i, [out] + ([held[key]] if key in held else []), list(outputs),
+                        not_activations)
+            elif op == "send_act":                        # to chunk c (+1 when it wraps to 0)
                 with trace.label(f"mb{i}"):
-                    sends.append(comm.isend(outputs[i].data, stage + 1, group, tag=i))
+                    to_chunk = c + (stage == num_stages - 1)
+                    sends.append(comm.isend(outputs[key].data, (stage + 1) % num_stages,
+                                            group, tag=self.tag(i, to_chunk, False)))
             elif op == "recv_grad":
                 with trace.label(f"mb{i}"):
-                    grad = comm.irecv(xp.empty(act_shape, dtype), stage + 1, group,
-                                      tag=i).wait()
+                    grad = comm.irecv(xp.empty(act_shape, dtype), (stage + 1) % num_stages,
+                                      group, tag=self.tag(i, c, True)).wait()
             elif op == "backward":
                 with trace.span("backward", label=f"mb{i}", micro_batch=i), \
                         device.lasts("backward", progress):
-                    out = outputs.pop(i)
-                    out.backward(None if module.is_last else grad)
-            elif op == "send_grad":
+                    out = outputs.pop(key)
+                    out.backward(None if chunk.is_last else grad)
+            elif op == "send_grad":                       # to chunk c (-1 when it wraps to K-1)
                 with trace.label(f"mb{i}"):
-                    sends.append(comm.isend(held.pop(i).grad, stage - 1, group, tag=i))
+                    to_chunk = c - (stage == 0)
+                    sends.append(comm.isend(held.pop(key).grad, (stage - 1) % num_stages,
+                                            group, tag=self.tag(i, to_chunk, True)))
         for handle in sends:
             handle.wait()
         self.stats = {"peak_in_flight": peak_in_flight, "micro_batch_size": size}

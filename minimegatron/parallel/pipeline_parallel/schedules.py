@@ -31,6 +31,7 @@ block: with blocking sends 1F1B deadlocks (two neighbours both sending).
 """
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 
 OPS = {"recv_act": "RA", "forward": "F", "send_act": "SA",
        "recv_grad": "RG", "backward": "B", "send_grad": "SG"}
@@ -38,16 +39,25 @@ OPS = {"recv_act": "RA", "forward": "F", "send_act": "SA",
 
 @dataclass(frozen=True)
 class Action:
-    """One step of a stage: op in OPS, on micro-batch ``micro_batch``. str: "F3", "RG3"."""
+    """One step of a stage: op in OPS, on micro-batch ``micro_batch``. str: "F3", "RG3".
+
+    ``chunk``: None for a stage that holds one piece of the model, else which of
+    its model chunks the step runs on (``interleaved``); str then "F3c1".
+    """
     op: str
     micro_batch: int
+    chunk: int = None
 
     def __post_init__(self):
         if self.op not in OPS:
             raise ValueError(f"unknown op {self.op!r}; valid ops: {', '.join(OPS)}")
 
     def __str__(self):
-        return f"{OPS[self.op]}{self.micro_batch}"
+        return f"{OPS[self.op]}{self.micro_batch}" + _chunk_suffix(self.chunk)
+
+
+def _chunk_suffix(chunk):
+    return "" if chunk is None else f"c{chunk}"
 
 
 def _check(num_stages, num_micro_batches, stage):
@@ -57,21 +67,21 @@ def _check(num_stages, num_micro_batches, stage):
                          f"num_micro_batches={num_micro_batches}, stage={stage}")
 
 
-def _forward(num_stages, stage, i):
+def _forward(num_stages, stage, i, chunk=None):
     """recv_act i (not on the first stage), forward i, send_act i (not on the last)."""
-    actions = [Action("recv_act", i)] if stage > 0 else []
-    actions.append(Action("forward", i))
+    actions = [Action("recv_act", i, chunk)] if stage > 0 else []
+    actions.append(Action("forward", i, chunk))
     if stage < num_stages - 1:
-        actions.append(Action("send_act", i))
+        actions.append(Action("send_act", i, chunk))
     return actions
 
 
-def _backward(num_stages, stage, i):
+def _backward(num_stages, stage, i, chunk=None):
     """recv_grad i (not on the last stage), backward i, send_grad i (not on the first)."""
-    actions = [Action("recv_grad", i)] if stage < num_stages - 1 else []
-    actions.append(Action("backward", i))
+    actions = [Action("recv_grad", i, chunk)] if stage < num_stages - 1 else []
+    actions.append(Action("backward", i, chunk))
     if stage > 0:
-        actions.append(Action("send_grad", i))
+        actions.append(Action("send_grad", i, chunk))
     return actions
 
 
@@ -114,22 +124,71 @@ def one_f_one_b(num_stages, num_micro_batches, stage):
     return actions
 
 
-SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b}
+def interleaved(num_stages, num_micro_batches, stage, num_chunks=2):
+    """Megatron's interleaved 1F1B: stage k holds v chunks, virtual stages k, k+K, .., k+(v-1)K.
+
+    Forward step j (of M*v) runs micro-batch (j // Kv) * K + j % K on chunk
+    (j % Kv) // K: micro-batches go through the chunks in groups of K.
+    Backward step j runs the same micro-batch on chunk v-1-(j % Kv) // K.
+    Warm-up min(2(K-k-1) + (v-1)K, Mv) forwards, then F/B pairs, then the rest.
+    """
+    _check(num_stages, num_micro_batches, stage)
+    check_interleaved(num_stages, num_micro_batches, num_chunks)
+    K, v, total = num_stages, num_chunks, num_micro_batches * num_chunks
+
+    def step(j, forward):
+        group, position = divmod(j, K * v)          # which K micro-batches, where in them
+        chunk = position // K if forward else v - 1 - position // K
+        make = _forward if forward else _backward
+        return make(K * v, chunk * K + stage, group * K + position % K, chunk)
+    # EXERCISE 6.1 begin
+    warmup = min((K - stage - 1) * 2 + (v - 1) * K, total)
+    # EXERCISE 6.1 end
+    actions = []
+    for j in range(warmup):
+        actions += step(j, True)
+    for j in range(total - warmup):
+        actions += step(warmup + j, True) + step(j, False)
+    for j in range(total - warmup, total):
+        actions += step(j, False)
+    return actions
 
 
-def get_schedule(name):
-    """The schedule function called ``name``; ValueError listing valid names otherwise."""
+def check_interleaved(num_stages, num_micro_batches, num_chunks):
+    """ValueError unless v >= 1 and M is a multiple of K (micro-batches go in groups of K)."""
+    if not isinstance(num_chunks, int) or num_chunks < 1:
+        raise ValueError(f"num_chunks must be an int >= 1, got {num_chunks!r}")
+    if num_micro_batches % num_stages:
+        raise ValueError(f"the interleaved schedule needs the number of micro-batches to be "
+                         f"a multiple of the pipeline stages: M={num_micro_batches}, "
+                         f"K={num_stages}")
+
+
+SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved}
+
+
+def get_schedule(name, num_chunks=1):
+    """The schedule function called ``name`` (interleaved: with ``num_chunks`` bound).
+
+    ValueError listing valid names otherwise, or for chunks > 1 on a plain schedule.
+    """
     if name not in SCHEDULES:
         raise ValueError(f"unknown schedule {name!r}; valid: {', '.join(SCHEDULES)}")
+    if name == "interleaved":
+        return partial(interleaved, num_chunks=num_chunks)
+    if num_chunks != 1:
+        raise ValueError(f"schedule {name!r} runs one model chunk per stage; "
+                         f"only 'interleaved' takes num_chunks={num_chunks}")
     return SCHEDULES[name]
 
 
-def _resolve(schedule):
-    """(function, name) from a name or a schedule function."""
+def _resolve(schedule, num_chunks=1):
+    """(function of (K, M, stage), name) from a name or a schedule function."""
     if isinstance(schedule, str):
-        return get_schedule(schedule), schedule
+        return get_schedule(schedule, num_chunks), schedule
     names = [name for name, fn in SCHEDULES.items() if fn is schedule]
-    return schedule, names[0] if names else schedule.__name__
+    name = names[0] if names else schedule.__name__
+    return (schedule if num_chunks == 1 else partial(schedule, num_chunks=num_chunks)), name
 
 
 def peak_in_flight(actions):
@@ -144,21 +203,26 @@ def peak_in_flight(actions):
     return peak
 
 
-def bubble_formula(num_stages, num_micro_batches):
-    """GPipe's bubble (K-1)/(M+K-1) as an exact Fraction."""
-    return Fraction(num_stages - 1, num_micro_batches + num_stages - 1)
+def bubble_formula(num_stages, num_micro_batches, num_chunks=1):
+    """GPipe's bubble (K-1)/(M+K-1) as an exact Fraction; with v chunks (K-1)/(vM+K-1).
+
+    Idle / (idle + busy). The Megatron paper states idle / busy, t_pb / t_id =
+    (1/v)(K-1)/M (``Simulation.bubble_ratio``): the same bubble, other denominator.
+    """
+    return Fraction(num_stages - 1, num_chunks * num_micro_batches + num_stages - 1)
 
 
 @dataclass(frozen=True)
 class Slot:
-    """A timed compute step: op "F" or "B" on micro_batch from start to end."""
+    """A timed compute step: op "F" or "B" on micro_batch (and chunk) from start to end."""
     start: float
     end: float
     op: str
     micro_batch: int
+    chunk: int = None
 
     def __str__(self):
-        return f"{self.op}{self.micro_batch}"
+        return f"{self.op}{self.micro_batch}" + _chunk_suffix(self.chunk)
 
 
 @dataclass(frozen=True)
@@ -191,20 +255,31 @@ class Simulation:
         idle = sum(self.idle(stage) for stage in range(self.num_stages))
         return idle / (self.num_stages * self.makespan)
 
+    @property
+    def bubble_ratio(self):
+        """idle / busy: the Megatron paper's t_pb / t_id, (1/v)(K-1)/M for interleaved."""
+        busy = sum(self.busy(stage) for stage in range(self.num_stages))
+        return (self.num_stages * self.makespan - busy) / busy
 
-def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0):
+
+def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0,
+             num_chunks=1):
     """Run every stage's action list in order against a clock; communication is free.
 
     A send is posted at once (nonblocking) and a receive waits until its
     matching send is posted, so forward i on stage s starts after forward i on
     s-1, and backward i after backward i on s+1. A stage computes one step at a
     time, in list order. Raises RuntimeError if the schedule deadlocks. Exact
-    times come out if t_forward and t_backward are Fractions.
+    times come out if t_forward and t_backward are Fractions. With v =
+    ``num_chunks`` model chunks per stage (interleaved), chunk c of stage s is
+    virtual stage c*K + s of K*v, and one chunk's step takes t_forward / v
+    (or t_backward / v): a stage's work per micro-batch stays t_forward + t_backward.
     """
     if not (t_forward > 0 and t_backward > 0):
         raise ValueError(f"need positive step times; got t_forward={t_forward}, "
                          f"t_backward={t_backward}")
-    fn, name = _resolve(schedule)
+    fn, name = _resolve(schedule, num_chunks)
+    t_forward, t_backward = t_forward / num_chunks, t_backward / num_chunks
     programs = [fn(num_stages, num_micro_batches, s) for s in range(num_stages)]
     clock, pc = [t_forward * 0] * num_stages, [0] * num_stages
     posted = {}  # (from_stage, to_stage, micro_batch) -> time the send was posted
@@ -215,18 +290,19 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
         for s, program in enumerate(programs):
             while pc[s] < len(program):
                 action = program[pc[s]]
+                here = (action.chunk or 0) * num_stages + s       # the virtual stage
                 step = -1 if action.op in ("recv_act", "send_grad") else 1
                 if action.op.startswith("recv"):
-                    key = (s + step, s, action.micro_batch)
+                    key = (here + step, here, action.micro_batch)
                     if key not in posted:
                         break
                     clock[s] = max(clock[s], posted.pop(key))
                 elif action.op.startswith("send"):
-                    posted[(s, s + step, action.micro_batch)] = clock[s]
+                    posted[(here, here + step, action.micro_batch)] = clock[s]
                 else:
                     duration = t_forward if action.op == "forward" else t_backward
                     slots[s].append(Slot(clock[s], clock[s] + duration,
-                                         OPS[action.op], action.micro_batch))
+                                         OPS[action.op], action.micro_batch, action.chunk))
                     clock[s] += duration
                 pc[s] += 1
                 progress = True
@@ -237,7 +313,8 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
     return Simulation(name, num_stages, num_micro_batches, slots, max(clock))
 
 
-def bubble_fraction(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0):
+def bubble_fraction(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0,
+                    num_chunks=1):
     """Simulated idle / (num_stages * makespan) of a schedule."""
     return simulate(schedule, num_stages, num_micro_batches,
-                    t_forward, t_backward).bubble_fraction
+                    t_forward, t_backward, num_chunks).bubble_fraction

@@ -125,3 +125,42 @@ class PipelineStage(Module):
     def __repr__(self):
         return (f"PipelineStage({self.stage}/{self.num_stages}, blocks {self.layers}, "
                 f"{self.num_parameters():,} parameters)")
+
+
+class ChunkedStage(Module):
+    """Rank ``stage``'s v model chunks for the interleaved schedule (schedules.interleaved).
+
+    The L blocks are cut into K*v groups; chunk c of rank k is the PipelineStage
+    of virtual stage c*K + k of K*v (K = 2, v = 2, 8 layers: rank 0 holds blocks
+    0-1 and 4-5, rank 1 blocks 2-3 and 6-7). ``chunks[c]`` runs chunk c; the
+    ChunkedStage itself registers the union of their modules under the full
+    model's names, so optimizers, DDP and ZeRO see one Module as before.
+    """
+
+    def __init__(self, model, stage, num_stages, num_chunks):
+        super().__init__()
+        virtual = num_stages * num_chunks
+        chunks = [PipelineStage(model, c * num_stages + stage, virtual)
+                  for c in range(num_chunks)]
+        layers = [i for chunk in chunks for i in chunk.layers]
+        owned = {name: module for chunk in chunks for name, module in chunk._modules.items()}
+        owned["blocks"] = StageBlocks(model.blocks, layers)
+        for name in model._modules:                # the full model's order: embed, blocks, head
+            if name in owned:
+                setattr(self, name, owned[name])
+        object.__setattr__(self, "chunks", chunks)
+        self.stage, self.num_stages, self.layers = stage, num_stages, layers
+        self.config = getattr(model, "config", None)
+
+    @property
+    def checkpoint_activations(self):
+        return self.chunks[0].checkpoint_activations
+
+    @checkpoint_activations.setter
+    def checkpoint_activations(self, value):
+        for chunk in self.chunks:
+            chunk.checkpoint_activations = value
+
+    def __repr__(self):
+        return (f"ChunkedStage({self.stage}/{self.num_stages}, {len(self.chunks)} chunks, "
+                f"blocks {self.layers}, {self.num_parameters():,} parameters)")
