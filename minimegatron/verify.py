@@ -15,6 +15,7 @@ for every scheme and grid and prints one table on rank 0:
     pp-gpipe    pipeline.check_pipeline("gpipe", M=4)  pp = d
     pp-1f1b     pipeline.check_pipeline("1f1b", M=4)   pp = d
     3d          threed.check_3d (dp, pp, tp, M=2)      every dp*pp*tp = N with 2+ axes > 1
+    pp-interleaved  pipeline.check_pipeline("interleaved", M=4, v=2 chunks)  pp = d
 
 On one rank every scheme runs once with groups of 1. The data-parallel
 schemes train demo.SMALL_CONFIG (2 layers); the others VERIFY_CONFIG
@@ -22,7 +23,9 @@ schemes train demo.SMALL_CONFIG (2 layers); the others VERIFY_CONFIG
 and pipeline rows, 4 for tp, 16 for 3D) is rounded up to a multiple of dp x M,
 pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
 grid whose model cannot split (tp = 3 does not divide 8 heads, 16 stages
-exceed 8 layers) is a SKIP with that reason, never a FAIL (``fit``).
+exceed 8 layers) is a SKIP with that reason, never a FAIL (``fit``). The
+interleaved row needs K*v = 2K layer groups (K = 8: SKIP) and M = 4 a
+multiple of K (K = 3: SKIP, the schedule's own rule).
 
 A grid of d < N ranks runs on sub-communicators (``world.split(rank // d)``):
 N/d copies of it run at once, so every rank takes part. Each row's diffs are
@@ -64,6 +67,7 @@ from minimegatron.checks.common import serial_sensitivity
 from minimegatron.demo import SMALL_CONFIG, VERIFY_CONFIG
 from minimegatron.entry import banner
 from minimegatron.parallel.grid import factorisations
+from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved
 from minimegatron.parallel.pipeline_parallel.stage import stage_layers
 from minimegatron.parallel.split import padded
 from minimegatron.parallel.tensor_parallel.gpt import check_tp_config
@@ -93,9 +97,11 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "pp-naive": Scheme("pipe naive", "pipe", 1),
            "pp-gpipe": Scheme("pipe GPipe", "pipe", 4),
            "pp-1f1b": Scheme("pipe 1F1B", "pipe", 4),
-           "3d": Scheme("3D", "3d", 2)}
+           "3d": Scheme("3D", "3d", 2),
+           "pp-interleaved": Scheme("pipe interl.", "pipe", 4)}
 CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed"}  # checks/<name>
 BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16}    # rounded up to a multiple of dp x M
+INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
 
 
 def _checks(name):
@@ -139,9 +145,12 @@ def fit(scheme, dims):
     """
     dp, pp, tp, m = dims
     config = common_config(scheme)
+    chunks = INTERLEAVED_CHUNKS if scheme == "pp-interleaved" else 1
     try:
         check_tp_config(config, tp)
-        stage_layers(config.n_layer, pp, 0)
+        stage_layers(config.n_layer, pp * chunks, 0)          # K*v layer groups
+        if chunks > 1:
+            check_interleaved(pp, m, chunks)                  # M a multiple of K
     except ValueError as err:
         return None, str(err)
     return padded(BATCH[SCHEMES[scheme].kind], dp * m), None
@@ -175,7 +184,8 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
         return _checks("tensor").check_gpt(group, config, steps=steps, batch_size=batch_size)
     if kind == "pipe":
         return _checks("pipeline").check_pipeline(group, scheme[3:], m, config=config,
-                                                  steps=steps, batch_size=batch_size)
+                                                  steps=steps, batch_size=batch_size,
+                                                  chunks=INTERLEAVED_CHUNKS)
     return _checks("threed").check_3d((dp, pp, tp), steps=steps, micro_batches=m,
                                       batch_size=batch_size, config=config)
 

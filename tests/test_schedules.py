@@ -56,7 +56,10 @@ def run_blocking(progs, rendezvous):
     return all(head(s) is None for s in range(len(progs))) and not posted
 
 
-@pytest.mark.parametrize("name", list(SCHEDULES))
+PLAIN = ["naive", "gpipe", "1f1b"]      # one model chunk per stage (interleaved: its own file)
+
+
+@pytest.mark.parametrize("name", PLAIN)
 def test_invariants(name):
     for num_stages, num_micro_batches in GRID:
         progs = programs(name, num_stages, num_micro_batches)
@@ -88,7 +91,7 @@ def test_invariants(name):
             assert micro_batches_of(up, "send_grad") == micro_batches_of(down, "recv_grad")
 
 
-@pytest.mark.parametrize("name", list(SCHEDULES))
+@pytest.mark.parametrize("name", PLAIN)
 def test_deadlock_free_with_nonblocking_sends(name):
     for num_stages, num_micro_batches in GRID:
         assert run_blocking(programs(name, num_stages, num_micro_batches), rendezvous=False)
@@ -121,7 +124,7 @@ def test_naive_is_gpipe_with_one_micro_batch():
 
 
 @pytest.mark.parametrize("t_backward", [1.0, 2.0, 3.0])
-@pytest.mark.parametrize("name", list(SCHEDULES))
+@pytest.mark.parametrize("name", PLAIN)
 def test_simulation_honours_dependencies(name, t_backward):
     for num_stages, num_micro_batches in [(1, 1), (2, 5), (4, 8), (8, 3), (8, 32)]:
         sim = simulate(name, num_stages, num_micro_batches, 1.0, t_backward)
@@ -164,8 +167,8 @@ def test_action_format_and_errors():
     with pytest.raises(ValueError, match="valid ops"):
         Action("fwd", 0)
     assert get_schedule("1f1b") is one_f_one_b
-    with pytest.raises(ValueError, match="naive, gpipe, 1f1b"):
-        get_schedule("interleaved")
+    with pytest.raises(ValueError, match="naive, gpipe, 1f1b, interleaved"):
+        get_schedule("zigzag")
     for args in [(0, 4, 0), (4, 0, 0), (4, 8, 4), (4, 8, -1)]:
         with pytest.raises(ValueError, match=f"num_stages={args[0]}, num_micro_batches="
                                              f"{args[1]}, stage={args[2]}"):

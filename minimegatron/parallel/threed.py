@@ -9,6 +9,8 @@ The idea (DeepSpeed / Megatron-LM "3D"). The world is a ProcessGrid
 - PIPELINE parallel across layers: the pp ranks of one (dp, tp) column hold
   consecutive blocks (PipelineStage), run by PipelineEngine with any schedule
   (naive, gpipe, 1f1b) over M micro-batches; pp = 1 is a one-stage pipeline.
+  "interleaved" with ``chunks`` = v: each rank holds v groups of blocks
+  (ChunkedStage), M a multiple of pp.
 - DATA parallel across replicas: the dp ranks of one (pp, tp) cell hold the
   same shard of the same stage; each takes rows r*B/dp .. (r+1)*B/dp of the
   global batch, and their gradients are averaged: DistributedDataParallel
@@ -50,19 +52,22 @@ from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
-from minimegatron.parallel.pipeline_parallel.schedules import get_schedule
-from minimegatron.parallel.pipeline_parallel.stage import PipelineStage, stage_layers
+from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
+from minimegatron.parallel.pipeline_parallel.stage import (ChunkedStage, PipelineStage,
+                                                           stage_layers)
 from minimegatron.parallel.split import rows_of
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT, check_tp_config
 
 
-def check_3d_config(config, grid, schedule, micro_batches, zero_stage):
+def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1):
     """The same ValueError on every rank, before any collective, for a grid that cannot work."""
     check_tp_config(config, grid.tp_size)
-    stage_layers(config.n_layer, grid.pp_size, 0)             # pp <= n_layer
-    get_schedule(schedule)
+    get_schedule(schedule, chunks)                            # chunks only for interleaved
+    stage_layers(config.n_layer, grid.pp_size * chunks, 0)    # pp * v <= n_layer
     if not isinstance(micro_batches, int) or micro_batches < 1:
         raise ValueError(f"micro_batches must be an int >= 1, got {micro_batches!r}")
+    if schedule == "interleaved":
+        check_interleaved(grid.pp_size, micro_batches, chunks)  # M a multiple of pp
     if zero_stage not in (0, 1, 2):
         raise ValueError(f"Trainer3D composes zero_stage 0 (DDP), 1 or 2 with the pipeline;"
                          f" got zero_stage={zero_stage!r}")
@@ -74,6 +79,7 @@ class Trainer3D:
     Every rank passes the same GLOBAL batch (B, T) and keeps its dp slice (the
     first stage embeds the inputs, the last scores the targets, the others only
     read the batch shape).
+    ``schedule``/``chunks``: the pipeline schedule, and v for "interleaved".
     ``optimizer`` is make_optimizer (AdamW) over this rank's shards (zero_stage
     1-2: a ShardedOptimizer lending its update rule); ``named_parameters()`` yields
     the shards under the full model's names.
@@ -83,11 +89,15 @@ class Trainer3D:
     """
 
     def __init__(self, config, grid, schedule="1f1b", micro_batches=1, zero_stage=0,
-                 checkpoint_activations=False, optimizer_fn=make_optimizer, check_finite=True):
-        check_3d_config(config, grid, schedule, micro_batches, zero_stage)
+                 checkpoint_activations=False, optimizer_fn=make_optimizer, check_finite=True,
+                 chunks=1):
+        check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks)
         self.config, self.grid, self.check_finite = config, grid, check_finite
         model = ParallelGPT(config, grid.tp) if grid.tp_size > 1 else GPT(config)
-        self.stage = PipelineStage(model, grid.pp_rank, grid.pp_size)   # drops other layers
+        if schedule == "interleaved":                 # v chunks: layer groups k, k+pp, ...
+            self.stage = ChunkedStage(model, grid.pp_rank, grid.pp_size, chunks)
+        else:
+            self.stage = PipelineStage(model, grid.pp_rank, grid.pp_size)  # drops other layers
         self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches,
                                      checkpoint_activations)
         self.micro_batches = self.engine.num_micro_batches      # naive: always 1

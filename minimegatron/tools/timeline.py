@@ -6,10 +6,11 @@ The same picture for a schedule simulated from its action lists
 boxes blue, backward orange, communication and waits coloured by the kind of
 group they ran in: tp green, pp purple, dp red, any other grey; idle pale), with
 the bubble fraction idle / (stages * makespan) next to GPipe's formula
-(K - 1) / (M + K - 1).
+(K - 1) / (M + K - 1) (interleaved, v chunks per stage: (K - 1) / (vM + K - 1)).
 
     minimegatron timeline --schedule gpipe --stages 4 --micro-batches 8
     minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8 --t-backward 2
+    minimegatron timeline --schedule interleaved --stages 4 --chunks 2 --micro-batches 8
     minimegatron timeline --trace trace.json --out run.png
 
 Trace file (``--trace``): a JSON list of spans, one dict per span,
@@ -35,7 +36,8 @@ from minimegatron.argtypes import (existing_file, finite_positive_float, output_
                                    positive_int)
 from minimegatron.entry import banner
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
-                                                               peak_in_flight, simulate)
+                                                               get_schedule, peak_in_flight,
+                                                               simulate)
 
 COLORS = {"forward": "#4C78A8", "backward": "#F58518", "tp": "#54A24B", "pp": "#B279A2",
           "dp": "#E45756", "comm": "#8C8C8C", "idle": "#EEEEEE"}
@@ -193,17 +195,28 @@ def draw_timeline(rows, path, title, row_name="stage", xlabel="time"):
 
 
 def _simulated(args):
+    chunks = args.chunks or (2 if args.schedule == "interleaved" else 1)
     sim = simulate(args.schedule, args.stages, args.micro_batches,
-                   args.t_forward, args.t_backward)
+                   args.t_forward, args.t_backward, chunks)
     micro_batches = 1 if args.schedule == "naive" else args.micro_batches
-    peaks = [peak_in_flight(SCHEDULES[args.schedule](args.stages, args.micro_batches, stage))
+    schedule = get_schedule(args.schedule, chunks)
+    peaks = [peak_in_flight(schedule(args.stages, args.micro_batches, stage))
              for stage in range(args.stages)]
-    formula = bubble_formula(args.stages, micro_batches)
+    formula = bubble_formula(args.stages, micro_batches, chunks)
     print(text_grid(sim))
-    print(f"makespan {sim.makespan:g}, bubble {sim.bubble_fraction:.4f} "
-          f"(GPipe formula (K-1)/(M+K-1) = {formula} = {float(formula):.4f})")
-    print(f"activations held at peak, per stage: {peaks}")
-    title = (f"{args.schedule}: K={args.stages} stages, M={micro_batches} micro-batches | "
+    if chunks == 1:
+        print(f"makespan {sim.makespan:g}, bubble {sim.bubble_fraction:.4f} "
+              f"(GPipe formula (K-1)/(M+K-1) = {formula} = {float(formula):.4f})")
+        print(f"activations held at peak, per stage: {peaks}")
+    else:
+        plain = bubble_formula(args.stages, micro_batches)
+        print(f"makespan {sim.makespan:g}, bubble {sim.bubble_fraction:.4f} = (K-1)/(vM+K-1)"
+              f" = {formula} (plain 1F1B {plain} = {float(plain):.4f}); idle/busy "
+              f"{sim.bubble_ratio} = (1/v)(K-1)/M (Megatron's t_pb/t_id)")
+        print(f"chunk activations held at peak, per stage: {peaks} (1/{chunks} of a "
+              f"stage each)")
+    name = args.schedule + (f" v={chunks}" if chunks > 1 else "")
+    title = (f"{name}: K={args.stages} stages, M={micro_batches} micro-batches | "
              f"bubble {sim.bubble_fraction:.1%} (formula {formula}) | "
              f"peak activations per stage {', '.join(map(str, peaks))}")
     return rows_from_simulation(sim), title, "stage", "time (units of t_forward)"
@@ -227,6 +240,8 @@ def main(argv=None):
     parser.add_argument("--schedule", choices=list(SCHEDULES), default="gpipe")
     parser.add_argument("--stages", type=positive_int, default=4)
     parser.add_argument("--micro-batches", type=positive_int, default=8)
+    parser.add_argument("--chunks", type=positive_int, default=None,
+                        help="model chunks per stage, v (interleaved only; default 2)")
     parser.add_argument("--t-forward", type=finite_positive_float, default=1.0)
     parser.add_argument("--t-backward", type=finite_positive_float, default=1.0)
     parser.add_argument("--out", type=output_path, default="timeline.png",
