@@ -153,6 +153,13 @@ MUTANTS = {
         "        full = comm.all_gather(self.shard, comm.world())"], r"error|shape|differs|HANG"),
     "5.2 no update of the shard": ("5.2", [
         "        full = comm.all_gather(self.shard, self.group)"], r"differs by up to"),
+    # 6.1 the interleaved warm-up count
+    "6.1 forgot (v-1)*K": ("6.1", [
+        "    warmup = min((K - stage - 1) * 2, total)"], r"chunk activations held"),
+    "6.1 not capped at M*v": ("6.1", [
+        "    warmup = (K - stage - 1) * 2 + (v - 1) * K"], r"\(micro-batch, chunk\) pairs"),
+    "6.1 plain 1F1B's warm-up plus (v-1)*K": ("6.1", [
+        "    warmup = min(K - stage - 1 + (v - 1) * K, total)"], r"chunk activations held"),
 }
 
 

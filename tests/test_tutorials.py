@@ -91,3 +91,15 @@ def test_07_pipeline_prints_emulated_and_plain_bubbles(tmp_path):
     for name in pngs:
         with open(tmp_path / name, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_09_interleaved_prints_the_grid_the_bubble_and_the_check():
+    rc, out, err = run_script(4, tutorial("09_interleaved_1f1b.py"), [], timeout=240)
+    assert rc == 0, err
+    assert "stage 0 |F0c0 F1c0 F2c0 F3c0 F0c1 F1c1 F2c1 F3c1 F4c0" in out
+    assert "simulated 3/16   formula (1/v)(K-1)/M = 3/16   plain 1F1B 3/8" in out
+    assert "112 = 2M(Kv-1)   plain 1F1B 48 = 2M(K-1)" in out
+    assert re.search(r"max\|loss diff\| [\d.e+-]+, .* PASS \(< 1e-10\)", out), out
+    rc, out, err = run_script(4, tutorial("09_interleaved_1f1b.py"), ["--micro-batches", "6"],
+                              timeout=120)
+    assert rc != 0 and "multiple of the pipeline stages: M=6, K=4" in err, (out, err)

@@ -110,6 +110,11 @@ EXERCISES = [
              "all-gather the slices into the full flat weights: full",
              "ZeRO memory per device with mixed-precision Adam (K = 12): baseline 16*P "
              "bytes; stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N.", group="dp"),
+    Exercise("6.1", "interleaved 1F1B: the warm-up count", "schedules", 1,
+             "rank k of K with v chunks warms up with (K-k-1)*2 + (v-1)*K chunk forwards, "
+             "but never more than all M*v of them (total)",
+             "Interleaved 1F1B (Megatron-LM 2021): each of K ranks holds v model chunks; the "
+             "bubble shrinks by v to (1/v)(K-1)/M, for v times the messages."),
 ]
 
 

@@ -83,6 +83,11 @@ EXERCISES = {
                     "펼친 전체 가중치로 올개더하세요: full",
             "note": "혼합 정밀도(mixed precision) Adam(K = 12)의 장치당 ZeRO 메모리: 기준 16*P "
                     "바이트; 1단계: 4P + 12P/N; 2단계: 2P + 14P/N; 3단계: 16P/N."},
+    "6.1": {"title": "인터리브드(interleaved) 1F1B: 워밍업 횟수",
+            "hint": "K개 중 랭크 k는 모델 청크(chunk) v개로 (K-k-1)*2 + (v-1)*K번의 청크 순전파로 "
+                    "워밍업하되, 전체 M*v번(total)보다 많이 하지는 않습니다",
+            "note": "인터리브드 1F1B (Megatron-LM 2021): K개의 랭크가 각각 모델 청크 v개를 가지며, "
+                    "버블(bubble)이 v분의 1인 (1/v)(K-1)/M로 줄고 메시지는 v배가 됩니다."},
 }
 
 MESSAGES = {
@@ -154,6 +159,14 @@ MESSAGES = {
                     "(K-1)/(M+K-1)",
     "sched.pass": "(K, M) 쌍 {count}개: 불변식 성립, 버블 = (K-1)/(M+K-1); 예: K=2, M=3 "
                   "스테이지 0: {actions}",
+    "sched.il_where": "interleaved(K={stages}, M={micro}, v={chunks}) 랭크 {stage}",
+    "sched.il_pairs": "{where}: 순전파한 (마이크로 배치, 청크) 쌍 (동작: {actions})",
+    "sched.il_held": "{where}: 동시에 가진 청크 활성값의 최대 개수 = min(워밍업 + 1, M*v) "
+                     "(동작: {actions})",
+    "sched.il_bubble": "interleaved(K={stages}, M={micro}, v={chunks}): 시뮬레이션한 "
+                       "유휴/계산 비율 (1/v)(K-1)/M",
+    "sched.il_pass": "(K, M, v) {count}개: 워밍업, 활성값, 버블 = (1/v)(K-1)/M 성립; 예: "
+                     "K=2, M=2, v=2 랭크 0: {actions}",
     # exercise_checks/tensor_parallel.py
     "tp.need_two": "텐서 병렬화 연습 문제는 랭크 2개짜리 tp 그룹에서 실행됩니다, 받은 크기 {size}",
     "tp.A_i": "A_{n} (이 랭크가 가진 A의 블록)",

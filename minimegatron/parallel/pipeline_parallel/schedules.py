@@ -124,7 +124,7 @@ def one_f_one_b(num_stages, num_micro_batches, stage):
     return actions
 
 
-def interleaved(num_stages, num_micro_batches, stage, num_chunks=2):
+def interleaved(num_stages, num_micro_batches, stage, num_chunks):
     """Megatron's interleaved 1F1B: stage k holds v chunks, virtual stages k, k+K, .., k+(v-1)K.
 
     Forward step j (of M*v) runs micro-batch (j // Kv) * K + j % K on chunk
@@ -188,7 +188,9 @@ def _resolve(schedule, num_chunks=1):
         return get_schedule(schedule, num_chunks), schedule
     names = [name for name, fn in SCHEDULES.items() if fn is schedule]
     name = names[0] if names else schedule.__name__
-    return (schedule if num_chunks == 1 else partial(schedule, num_chunks=num_chunks)), name
+    if num_chunks == 1 and name != "interleaved":
+        return schedule, name
+    return partial(schedule, num_chunks=num_chunks), name
 
 
 def peak_in_flight(actions):
