@@ -114,7 +114,17 @@ def real_run_traces(out):
     return [os.path.join(out, name) for name in names.values()]
 
 
-FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces)
+def interleaved_timeline(out):
+    """timeline_interleaved.png: K=4 ranks, v=2 model chunks, M=8 (docs/interleaved.md)."""
+    path = os.path.join(out, "timeline_interleaved.png")
+    with contextlib.redirect_stdout(io.StringIO()):
+        timeline.main(["--schedule", "interleaved", "--stages", str(STAGES), "--chunks", "2",
+                       "--micro-batches", str(MICRO_BATCHES), "--out", path])
+    return [path]
+
+
+FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,
+           interleaved_timeline)
 
 
 def main(argv=None):
