@@ -152,7 +152,7 @@ def fit(scheme, dims):
         if chunks > 1:
             check_interleaved(pp, m, chunks)                  # M a multiple of K
     except ValueError as err:
-        return None, str(err)
+        return None, (f"{chunks} chunks x {pp} stages: " if chunks > 1 else "") + str(err)
     return padded(BATCH[SCHEMES[scheme].kind], dp * m), None
 
 

@@ -156,8 +156,8 @@ class PipelineEngine:
                 outputs[key] = out
                 peak_in_flight = max(peak_in_flight, len(outputs))
                 if self.memory_meter is not None:
-                    self.memory_meter.forward_done(
-                        i, [out] + ([held[key]] if key in held else []), list(outputs),
+                    self.memory_meter.forward_done(                # keyed (chunk, i)
+                        key, [out] + ([held[key]] if key in held else []), list(outputs),
                         not_activations)
             elif op == "send_act":                        # to chunk c (+1 when it wraps to 0)
                 with trace.label(f"mb{i}"):
