@@ -5,7 +5,8 @@
   this rank's max abs differences: the loss (global mean, every rank), every
   gradient this rank holds (after the dp average; local shard vs
   ``shard_of(serial full grad)``) and every weight after each AdamW step.
-  Options: any schedule and M (interleaved: ``chunks`` = v), ``zero_stage`` 1 or 2 (ShardedOptimizer over dp in
+  Options: any schedule and M (interleaved: ``chunks`` = v),
+  ``zero_stage`` 1 or 2 (ShardedOptimizer over dp in
   place of DDP), activation checkpointing.
   float64: ~1e-15 .. 1e-13 in practice; tolerance 1e-10 (float32: ~1e-5).
 - ``check_all_grids(world_size)``: every factorisation dp x pp x tp of the world,
