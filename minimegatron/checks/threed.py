@@ -6,7 +6,7 @@
   gradient this rank holds (after the dp average; local shard vs
   ``shard_of(serial full grad)``) and every weight after each AdamW step.
   Options: any schedule and M, ``zero_stage`` 1 or 2 (ShardedOptimizer over dp in
-  place of DDP), activation checkpointing.
+  place of DDP), activation checkpointing, sequence parallelism.
   float64: ~1e-15 .. 1e-13 in practice; tolerance 1e-10 (float32: ~1e-5).
 - ``check_all_grids(world_size)``: every factorisation dp x pp x tp of the world,
   one after the other in ONE launch (each a fresh ProcessGrid).
@@ -32,7 +32,8 @@ from minimegatron.tools.memory_measure import measure
 
 
 def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
-             config=VERIFY_CONFIG, mpi_comm=None, zero_stage=0, checkpoint_activations=False):
+             config=VERIFY_CONFIG, mpi_comm=None, zero_stage=0, checkpoint_activations=False,
+             sequence_parallel=False):
     """{"loss", "grad", "weight": max abs diff, "compared": #params, "losses": [..]}.
 
     ``mpi_comm``: the communicator the grid spans (default the world). ZeRO-2
@@ -42,7 +43,8 @@ def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
     dp, pp, tp = grid_dims
     grid = ProcessGrid(dp, pp, tp, comm=mpi_comm)
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
-                        zero_stage=zero_stage, checkpoint_activations=checkpoint_activations)
+                        zero_stage=zero_stage, checkpoint_activations=checkpoint_activations,
+                        sequence_parallel=sequence_parallel)
     ref = serial_reference(config, steps, batch_size)
     diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "compared": 0, "losses": []}
 
