@@ -110,6 +110,13 @@ EXERCISES = [
              "all-gather the slices into the full flat weights: full",
              "ZeRO memory per device with mixed-precision Adam (K = 12): baseline 16*P "
              "bytes; stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N.", group="dp"),
+    Exercise("6.2", "g-bar: reduce-scatter along the sequence", "sequence_parallel", 4,
+             "g-bar's forward: rank r gets tokens r*T/tp .. (r+1)*T/tp (axis SEQ) of the SUM "
+             "of x over the ranks of group (one collective; nothing to do when "
+             "group.size == 1)",
+             "Korthikanti et al. 2022: g-bar is a reduce-scatter in the forward pass and an "
+             "all-gather in the backward pass. / Ring all-reduce sends 2(N-1)/N of the "
+             "buffer per rank; reduce-scatter and all-gather each (N-1)/N.", group="tp"),
 ]
 
 
