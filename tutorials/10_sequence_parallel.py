@@ -16,6 +16,10 @@ the real code:
    formula: tensor parallelism leaves a replicated part, sequence parallelism
    divides everything by t.
 3. Training against one process: loss, gradients and weights after AdamW steps.
+
+``--out DIR`` also writes rank 0's block-0 collectives of both runs to
+DIR/sp_trace.json (docs/make_figures.py draws docs/img/sequence_parallel_trace.png
+from it).
 """
 import os
 import sys
@@ -25,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse
 import collections
+import json
 
 import numpy as np
 
@@ -70,6 +75,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--out", help="write this rank 0's block-0 spans to OUT/sp_trace.json")
     opts = parser.parse_args()
     group = comm.world()
     config = nn.GPTConfig(vocab_size=24, seq_len=8, n_layer=2, n_head=8, d_model=32)
@@ -77,9 +83,16 @@ def main():
     comm.print0(f"GPT {config.n_layer} layers, d_model {h}, {a} heads, seq_len {s}, "
                 f"batch {b}: tp={t}\n")
 
-    plain = block_traffic(tp_collectives(group, config, False, b))
-    sp = block_traffic(tp_collectives(group, config, True, b))
+    spans = {flag: tp_collectives(group, config, flag, b) for flag in (False, True)}
+    plain, sp = block_traffic(spans[False]), block_traffic(spans[True])
     comm.print0(traffic_text(plain, sp, t))
+    if opts.out and group.rank == 0:
+        os.makedirs(opts.out, exist_ok=True)
+        with open(os.path.join(opts.out, "sp_trace.json"), "w") as f:
+            json.dump({"tp": t, "spans": {"tp": [x for x in spans[False] if "blocks.0" in
+                                                 (x[2] or "")],
+                                          "tp+sp": [x for x in spans[True] if "blocks.0" in
+                                                    (x[2] or "")]}}, f)
 
     shape = memory.GPTShape(config.vocab_size, s, 1, h, a)
     comm.print0(f"\n2. activation bytes one block keeps on a rank (float64, dropout 0): "
