@@ -37,13 +37,14 @@ def expected_rows(world_size):
 
 def test_grids_of_eight_ranks():
     rows = expected_rows(8)
-    assert len(rows) == 34
+    assert len(rows) == 37
+    assert [g for s, g in rows if s == "tp-sp"] == ["1x1x2, M=1", "1x1x4, M=1", "1x1x8, M=1"]
     assert [g for s, g in rows if s == "ddp"] == ["2x1x1, M=1", "4x1x1, M=1", "8x1x1, M=1"]
     assert [g for s, g in rows if s == "pp-1f1b"] == ["1x2x1, M=4", "1x4x1, M=4",
                                                       "1x8x1, M=4"]
     assert sorted(g for s, g in rows if s == "3d") == sorted(
         f"{g}, M=2" for g in ("1x2x4", "1x4x2", "2x1x4", "2x2x2", "2x4x1", "4x1x2", "4x2x1"))
-    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3   # 3d: 2x2x1, 2x1x2, 1x2x2
+    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3 + 2   # 3d: 2x2x1, 2x1x2, 1x2x2
     assert len([1 for s, _ in expected_rows(4) if s == "3d"]) == 3
 
 
@@ -62,9 +63,9 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "34 of 34 rows pass, 0 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "37 of 37 rows pass, 0 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
-    assert len(re.findall(r"^\[\s*\d+/34\] ", out, re.M)) == 34     # one progress line a row
+    assert len(re.findall(r"^\[\s*\d+/37\] ", out, re.M)) == 37     # one progress line a row
 
 
 @pytest.fixture(scope="module")
