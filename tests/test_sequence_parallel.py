@@ -8,6 +8,7 @@ one clear error for a sequence tp does not divide, and 3D grids whose tp group
 is a strict subset of the world (dp2 x tp2 and pp2 x tp2 on 4 ranks).
 """
 import collections
+import re
 
 import pytest
 
@@ -119,6 +120,17 @@ def test_3d_with_sequence_parallel_matches_one_process():
             assert d["compared"] in (compared if isinstance(compared, tuple) else (compared,))
 
 
+def test_3d_traffic_equals_the_calculator():
+    """Bytes sent over tp (from the trace) == tools/memory.comm_bytes(sequence_parallel),
+    exactly; pp up to the 8 B loss broadcast, dp up to the 8 B loss all-reduce."""
+    _, results = launch(4)
+    for res in results:
+        for dims in ("(2, 1, 2)", "(1, 2, 2)"):
+            got, want = res[f"bytes_{dims}"]["measured"], res[f"bytes_{dims}"]["predicted"]
+            assert got["tp"] == want["tp"] > 0, (dims, got, want)
+            assert 0 <= got["pp"] - want["pp"] <= 8 and 0 <= got["dp"] - want["dp"] <= 8
+
+
 def test_table2_and_formulas():
     g = memory.GPTShape(51200, 2048, 1, 12288, 96)
     s, b, h, a, t = 2048, 1, 12288, 96, 8
@@ -145,6 +157,10 @@ def test_memory_cli_sequence_parallel(capsys):
     assert memory_main(["--tp", "8", "--seq", "1024", "--sequence-parallel"]) == 0
     sp = capsys.readouterr().out
     assert "sequence parallel" in sp and "sequence parallel" not in plain
+
+    def activations_gb(out):              # stage 0's "activ" column (GB)
+        return float(re.search(r"^ +0 +[\d,]+ +\S+ +\S+ +\S+ +(\S+)", out, re.M).group(1))
+    assert activations_gb(sp) < activations_gb(plain) / 2
     assert memory_main(["table2"]) == 0
     assert "Table 2" in capsys.readouterr().out
     with pytest.raises(SystemExit):

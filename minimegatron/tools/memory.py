@@ -224,7 +224,7 @@ all_gather_bytes = reduce_scatter_bytes
 
 
 def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
-               recompute=False, precision=MIXED):
+               recompute=False, precision=MIXED, sequence_parallel=False):
     """Bytes one rank of stage `stage` sends per training step, by parallel dimension.
 
     dp: gradients G = P_rank * b: all-reduce (ZeRO 0), 2(N-1)/N * G; ZeRO 2 reduce-scatter
@@ -235,17 +235,26 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
         2 more with recomputation); the embedding (forward) and the head input (backward)
         add one all-reduce of sbh each, the vocab-parallel loss three of sb values.
     pp: sbh values per micro-batch to the next stage (forward), as many back (backward).
+    sequence parallel (tensor_parallel/sequence.py), counted in all-reduces of the same
+    bytes (an all-gather or reduce-scatter is half of one): per layer the 4 of tp plus 1
+    for the 2 backward re-gathers (2 more with recomputation) and 6 all-reduces of h
+    values (LayerNorm and bias gradients); the embedding sbh (reduce-scatter, all-gather
+    back) and half of sh (the position embedding's all-gather), the head 1.5 sbh (all-gather,
+    re-gather, reduce-scatter) and 2h (ln_f); pp sends shrink to sbh/t.
     """
     g = GPTShape.of(cfg)
     b = PRECISIONS[precision]
     sbh = g.seq_len * micro_batch * g.d_model * b
     grads = rank_param_count(g, pp, tp, stage) * b
     dp_bytes = (3 if zero in (1, 3) else 2) * (dp - 1) / dp * grads
-    per_layer = 6 if recompute else 4
-    tp_values = g.n_layer // pp * per_layer * sbh
-    tp_values += (stage == 0) * sbh + (stage == pp - 1) * (sbh + 3 * sbh / g.d_model)
+    sp = sequence_parallel and tp > 1
+    per_layer = (6 if recompute else 4) + (sp and 1 + recompute)
+    h_b = g.d_model * b
+    tp_values = g.n_layer // pp * (per_layer * sbh + sp * 6 * h_b)
+    first, last = (sbh + 0.5 * g.seq_len * h_b, 1.5 * sbh + 2 * h_b) if sp else (sbh, sbh)
+    tp_values += (stage == 0) * first + (stage == pp - 1) * (last + 3 * sbh / g.d_model)
     tp_bytes = micro_batches * all_reduce_bytes(tp_values, tp)
-    pp_bytes = micro_batches * sbh * ((stage < pp - 1) + (stage > 0))
+    pp_bytes = micro_batches * sbh / (tp if sp else 1) * ((stage < pp - 1) + (stage > 0))
     return {"dp": dp_bytes, "tp": tp_bytes, "pp": pp_bytes,
             "total": dp_bytes + tp_bytes + pp_bytes}
 
@@ -286,8 +295,7 @@ def zero_text(params=7.5e9, dp=64):
 def rank_report(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
                 schedule="1f1b", checkpoint=False, precision=MIXED, sequence_parallel=False):
     """Everything one rank of `stage` holds and sends per step (bytes): the sum of
-    model_state_bytes, activation_bytes and comm_bytes (checkpointing = recomputation;
-    the tp comm counts sequence parallel as the all-reduces it replaces)."""
+    model_state_bytes, activation_bytes and comm_bytes (checkpointing = recomputation)."""
     params = rank_param_count(cfg, pp, tp, stage)
     report = dict(model_state_bytes(params, dp, zero, precision), params=params)
     report["activations"] = activation_bytes(cfg, micro_batch, micro_batches, pp, tp, stage,
@@ -295,7 +303,7 @@ def rank_report(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, ze
                                              sequence_parallel)
     report["total"] += report["activations"]
     report["comm"] = comm_bytes(cfg, micro_batch, micro_batches, dp, pp, tp, stage, zero,
-                                checkpoint, precision)
+                                checkpoint, precision, sequence_parallel)
     return report
 
 

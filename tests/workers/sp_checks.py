@@ -12,7 +12,7 @@ from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks.common import max_abs_diff
 from minimegatron.checks.sequence import layer_activation_bytes, tp_collectives
 from minimegatron.checks.tensor import _adjoint, check_gpt
-from minimegatron.checks.threed import check_3d
+from minimegatron.checks.threed import check_3d, measured_vs_predicted
 from minimegatron.demo import VERIFY_CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.tensor_parallel import sequence as sq
@@ -117,4 +117,5 @@ def check_all():
             d = check_3d(dims, steps=2, micro_batches=2, batch_size=8, config=CONFIG,
                          sequence_parallel=True)
             out[f"3d_{dims}"] = {k: d[k] for k in ("loss", "grad", "weight", "compared")}
+            out[f"bytes_{dims}"] = measured_vs_predicted(dims, sequence_parallel=True)
     return out
