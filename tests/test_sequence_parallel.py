@@ -37,6 +37,7 @@ def test_operators_are_adjoint_and_correct(sp_run):
     tp, results = sp_run
     for rank, res in enumerate(results):
         assert len(res["operators"]) == 8
+        assert res["gradcheck"] < 1e-7                     # the fused op's own backward
         bad = {k: v for k, v in res["operators"].items() if not v < 1e-12}
         assert not bad, f"tp={tp} rank {rank}: {bad}"
 

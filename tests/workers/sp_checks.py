@@ -14,10 +14,12 @@ from minimegatron.checks.sequence import layer_activation_bytes, tp_collectives
 from minimegatron.checks.tensor import _adjoint, check_gpt
 from minimegatron.checks.threed import check_3d, measured_vs_predicted
 from minimegatron.demo import VERIFY_CONFIG, batch
+from minimegatron.gradcheck import gradcheck
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.tensor_parallel import sequence as sq
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 from minimegatron.parallel.threed import Trainer3D
+from minimegatron.tensor import Tensor
 
 CONFIG = dataclasses.replace(VERIFY_CONFIG, n_layer=2)
 
@@ -49,6 +51,15 @@ def operators(group, shape=(2, 4, 6)):
                       _rand(full[:2] + (5,), 8, r), True, True, group)
     out["matmul_adjoint"], out["matmul_forward"] = err, max_abs_diff(y, gathered @ weight)
     return out
+
+
+def fused_gradcheck(world):
+    """float64 central differences of gather_matmul's own backward (dX and dA) on one rank."""
+    one = world.split(color=world.rank, name="sp_grad")
+    x = Tensor(_rand((2, 3, 4), 9), requires_grad=True)
+    weight = Tensor(_rand((4, 5), 10), requires_grad=True)
+    g = Tensor(_rand((2, 3, 5), 11))
+    return gradcheck(lambda a, w: (sq.gather_matmul(a, w, one) * g).sum(), [x, weight])
 
 
 def tp1_is_plain(world):
@@ -104,6 +115,7 @@ def bad_length(group):
 def check_all():
     world = comm.world()
     out = {"tp": world.size, "operators": operators(world), "tp1": tp1_is_plain(world),
+           "gradcheck": fused_gradcheck(world),
            "gpt": check_gpt(world, CONFIG, steps=3, batch_size=4, sequence_parallel=True),
            "dropout": dropout_matches_plain_tp(world),
            "spans": {str(flag): tp_collectives(world, CONFIG, flag) for flag in (False, True)},
