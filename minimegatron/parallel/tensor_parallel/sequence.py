@@ -26,11 +26,14 @@ all-reduce they replace (F = B*T*D values). Per block: forward 2 all-gathers
 only this rank's X_r for backward, gathering X once more there (Megatron-LM
 does the same): so every activation a block keeps is split by t, the paper's
 sbh/t (34 + 5as/h). The price: 2 more all-gathers per block in backward.
+(The layers use this fused form; ``gather_from_sequence`` is g on its own.)
 
 A replicated parameter applied to a sequence shard (LayerNorm weight and
 bias, a row-parallel bias) sees only this rank's tokens: its gradient is a
 partial sum, so it passes through f (identity forward, all-reduce backward
 over tp), ``shared_param`` below, traced with the label "<block>/sp-params".
+A dropout in the region keeps this rank's rows of one process's mask
+(``sequence_dropout``), so masks differ per rank and match the serial model.
 
 Every operator is a no-op when the group has one rank. Tutorial:
 ``minimegatron run -n 4 tutorials/10_sequence_parallel.py``.
