@@ -123,10 +123,11 @@ def test_3d_with_sequence_parallel_matches_one_process():
 
 def test_3d_traffic_equals_the_calculator():
     """Bytes sent over tp (from the trace) == tools/memory.comm_bytes(sequence_parallel),
-    exactly; pp up to the 8 B loss broadcast, dp up to the 8 B loss all-reduce."""
+    exactly, also with recomputation; pp up to the 8 B loss broadcast, dp up to the 8 B
+    loss all-reduce."""
     _, results = launch(4)
     for res in results:
-        for dims in ("(2, 1, 2)", "(1, 2, 2)"):
+        for dims in ("(2, 1, 2)", "(1, 2, 2)", "recompute"):       # recompute: pp2 x tp2
             got, want = res[f"bytes_{dims}"]["measured"], res[f"bytes_{dims}"]["predicted"]
             assert got["tp"] == want["tp"] > 0, (dims, got, want)
             assert 0 <= got["pp"] - want["pp"] <= 8 and 0 <= got["dp"] - want["dp"] <= 8

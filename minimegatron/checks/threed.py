@@ -93,12 +93,14 @@ def check_all_grids(world_size=None, steps=3, schedule="1f1b", micro_batches=2,
 
 
 def measured_vs_predicted(grid_dims, schedule="1f1b", micro_batches=2, batch_size=8,
-                          config=DEMO_CONFIG, zero_stage=0, sequence_parallel=False):
+                          config=DEMO_CONFIG, zero_stage=0, sequence_parallel=False,
+                          checkpoint_activations=False):
     """{"measured": {...}, "predicted": {...}} bytes of this rank, steady-state step."""
     dp, pp, tp = grid_dims
     grid = ProcessGrid(dp, pp, tp)
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
-                        zero_stage=zero_stage, sequence_parallel=sequence_parallel)
+                        zero_stage=zero_stage, sequence_parallel=sequence_parallel,
+                        checkpoint_activations=checkpoint_activations)
     trainer.train_step(*batch(config, batch_size, 0))     # the optimizer state now exists
     comm.barrier(grid.world)
     trace.reset()
@@ -107,8 +109,8 @@ def measured_vs_predicted(grid_dims, schedule="1f1b", micro_batches=2, batch_siz
     trainer.step()
     M = trainer.micro_batches
     report = rank_report(config, batch_size // (dp * M), M, dp, pp, tp, stage=grid.pp_rank,
-                         zero=zero_stage, precision="float64",
-                         sequence_parallel=sequence_parallel)
+                         zero=zero_stage, checkpoint=checkpoint_activations,
+                         precision="float64", sequence_parallel=sequence_parallel)
     kinds = ("weights", "grads", "optimizer")
     return {"measured": dict({k: held[k] for k in kinds},
                              params=sum(p.size for p in trainer.parameters()),

@@ -236,8 +236,8 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
         add one all-reduce of sbh each, the vocab-parallel loss three of sb values.
     pp: sbh values per micro-batch to the next stage (forward), as many back (backward).
     sequence parallel (tensor_parallel/sequence.py), counted in all-reduces of the same
-    bytes (an all-gather or reduce-scatter is half of one): per layer the 4 of tp plus 1
-    for the 2 backward re-gathers (2 more with recomputation) and 6 all-reduces of h
+    bytes (an all-gather or reduce-scatter is half of one): per layer the 4 (or 6) of tp
+    plus 1 for the 2 backward re-gathers and 6 all-reduces of h
     values (LayerNorm and bias gradients); the embedding sbh (reduce-scatter, all-gather
     back) and half of sh (the position embedding's all-gather), the head 1.5 sbh (all-gather,
     re-gather, reduce-scatter) and 2h (ln_f); pp sends shrink to sbh/t.
@@ -248,7 +248,7 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
     grads = rank_param_count(g, pp, tp, stage) * b
     dp_bytes = (3 if zero in (1, 3) else 2) * (dp - 1) / dp * grads
     sp = sequence_parallel and tp > 1
-    per_layer = (6 if recompute else 4) + (sp and 1 + recompute)
+    per_layer = (6 if recompute else 4) + sp                # + sp: the 2 re-gathers
     h_b = g.d_model * b
     tp_values = g.n_layer // pp * (per_layer * sbh + sp * 6 * h_b)
     first, last = (sbh + 0.5 * g.seq_len * h_b, 1.5 * sbh + 2 * h_b) if sp else (sbh, sbh)

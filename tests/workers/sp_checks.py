@@ -130,4 +130,6 @@ def check_all():
                          sequence_parallel=True)
             out[f"3d_{dims}"] = {k: d[k] for k in ("loss", "grad", "weight", "compared")}
             out[f"bytes_{dims}"] = measured_vs_predicted(dims, sequence_parallel=True)
+        out["bytes_recompute"] = measured_vs_predicted((1, 2, 2), sequence_parallel=True,
+                                                       checkpoint_activations=True)
     return out
