@@ -123,8 +123,49 @@ def interleaved_timeline(out):
     return [path]
 
 
+def sequence_parallel_trace(out):
+    """sequence_parallel_trace.png: one block's tp collectives, traced on 4 real ranks
+    (tutorials/10_sequence_parallel.py --out), in order, each box as wide as its bytes."""
+    import json
+
+    from matplotlib.figure import Figure
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as run_dir:
+        subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", "4", "--timeout", "300",
+                        os.path.join(root, "tutorials", "10_sequence_parallel.py"), "--out",
+                        run_dir], check=True, capture_output=True, cwd=root)
+        with open(os.path.join(run_dir, "sp_trace.json")) as f:
+            run = json.load(f)
+    colors = {"all_reduce": "#4C78A8", "all_gather": "#F58518", "reduce_scatter": "#54A24B"}
+    short = {"all_reduce": "AR", "all_gather": "AG", "reduce_scatter": "RS"}
+    fig = Figure(figsize=(9, 2.8), dpi=100)
+    ax = fig.add_axes((0.13, 0.18, 0.85, 0.6))
+    for y, name in ((1, "tp"), (0, "tp+sp")):
+        x = 0
+        for phase, op, label, _, sent in run["spans"][name]:
+            extra = "regather" in label or "sp-params" in label
+            ax.barh(y, sent, left=x, height=0.6, color=colors[op], edgecolor="white",
+                    hatch="//" if extra else None, alpha=0.5 if extra else 1.0)
+            if sent > 1500:
+                ax.text(x + sent / 2, y, short[op] + ("*" if extra else ""), ha="center",
+                        va="center", fontsize=8, color="white")
+            x += sent
+        forward = sum(span[4] for span in run["spans"][name] if span[0] == "forward")
+        ax.plot([forward, forward], [y - 0.42, y + 0.42], color="#333333", linewidth=1.5)
+    ax.set_yticks([0, 1], ["tp + sequence", "tp"])
+    ax.set_xlabel("bytes sent by rank 0, in trace order (forward, then backward)")
+    ax.set_title(f"one transformer block, tp={run['tp']}, traced: forward | backward; the 2+2 "
+                 "all-reduces become all-gathers and reduce-scatters\n(hatched *: the "
+                 "backward re-gathers of the stored input and the LayerNorm / bias gradients)",
+                 fontsize=9)
+    path = os.path.join(out, "sequence_parallel_trace.png")
+    fig.savefig(path, metadata=PNG_META)
+    return [path]
+
+
 FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,
-           interleaved_timeline)
+           interleaved_timeline,
+           sequence_parallel_trace)
 
 
 def main(argv=None):

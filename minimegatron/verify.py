@@ -11,6 +11,7 @@ for every scheme and grid and prints one table on rank 0:
     ddp         data.check_ddp                         dp = d
     zero1/2/3   data.check_zero(stage)                 dp = d
     tp          tensor.check_gpt                       tp = d
+    tp-sp       tensor.check_gpt(sequence_parallel)    tp = d (d divides seq_len)
     pp-naive    pipeline.check_pipeline("naive", M=1)  pp = d
     pp-gpipe    pipeline.check_pipeline("gpipe", M=4)  pp = d
     pp-1f1b     pipeline.check_pipeline("1f1b", M=4)   pp = d
@@ -71,6 +72,7 @@ from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved
 from minimegatron.parallel.pipeline_parallel.stage import stage_layers
 from minimegatron.parallel.split import padded
 from minimegatron.parallel.tensor_parallel.gpt import check_tp_config
+from minimegatron.parallel.tensor_parallel.sequence import check_sequence_length
 
 FLOOR = {"float64": 1e-9, "float32": 1e-4}
 SAFETY = 100.0
@@ -98,7 +100,8 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "pp-gpipe": Scheme("pipe GPipe", "pipe", 4),
            "pp-1f1b": Scheme("pipe 1F1B", "pipe", 4),
            "3d": Scheme("3D", "3d", 2),
-           "pp-interleaved": Scheme("pipe interl.", "pipe", 4)}
+           "pp-interleaved": Scheme("pipe interl.", "pipe", 4),
+           "tp-sp": Scheme("tensor+seq", "tp")}
 CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed"}  # checks/<name>
 BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16}    # rounded up to a multiple of dp x M
 INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
@@ -151,6 +154,8 @@ def fit(scheme, dims):
         stage_layers(config.n_layer, pp * chunks, 0)          # K*v layer groups
         if chunks > 1:
             check_interleaved(pp, m, chunks)                  # M a multiple of K
+        if scheme == "tp-sp":
+            check_sequence_length(config.seq_len, tp)
     except ValueError as err:
         return None, (f"{chunks} chunks x {pp} stages: " if chunks > 1 else "") + str(err)
     return padded(BATCH[SCHEMES[scheme].kind], dp * m), None
@@ -181,7 +186,8 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
         return data.check_zero(group, int(scheme[-1]), config=config, steps=steps,
                                batch_size=batch_size)
     if kind == "tp":
-        return _checks("tensor").check_gpt(group, config, steps=steps, batch_size=batch_size)
+        return _checks("tensor").check_gpt(group, config, steps=steps, batch_size=batch_size,
+                                           sequence_parallel=scheme == "tp-sp")
     if kind == "pipe":
         return _checks("pipeline").check_pipeline(group, scheme[3:], m, config=config,
                                                   steps=steps, batch_size=batch_size,

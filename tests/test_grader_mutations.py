@@ -160,6 +160,21 @@ MUTANTS = {
         "    warmup = (K - stage - 1) * 2 + (v - 1) * K"], r"\(micro-batch, chunk\) pairs"),
     "6.1 plain 1F1B's warm-up plus (v-1)*K": ("6.1", [
         "    warmup = min(K - stage - 1 + (v - 1) * K, total)"], r"chunk activations held"),
+    # 6.2 sequence parallel g-bar, on the tp groups [0, 1] [2, 3]
+    "6.2 all-reduce, no split": ("6.2", [
+        "        from minimegatron.comm import all_reduce",
+        "        return x if group.size == 1 else all_reduce(x, group)"],
+        r"reduce_scatter_to_sequence forward.*shape"),
+    "6.2 reduce-scatter along the hidden axis": ("6.2", [
+        "        return x if group.size == 1 else reduce_scatter(x, group, axis=-1)"],
+        r"reduce_scatter_to_sequence forward.*shape"),
+    "6.2 reduce-scatter over the world": ("6.2", [
+        f"        {WORLD}",
+        "        return x if group.size == 1 else reduce_scatter(x, world(), axis=SEQ)"],
+        r"reduce_scatter_to_sequence forward.*shape"),
+    "6.2 reduce-scatter along the batch axis": ("6.2", [
+        "        return x if group.size == 1 else reduce_scatter(x, group, axis=0)"],
+        r"reduce_scatter_to_sequence forward.*shape"),
 }
 
 

@@ -103,3 +103,21 @@ def test_09_interleaved_prints_the_grid_the_bubble_and_the_check():
     rc, out, err = run_script(4, tutorial("09_interleaved_1f1b.py"), ["--micro-batches", "6"],
                               timeout=120)
     assert rc != 0 and "multiple of the pipeline stages: M=6, K=4" in err, (out, err)
+def test_10_sequence_parallel_trace_memory_and_one_process():
+    rc, out, err = run_script(4, tutorial("10_sequence_parallel.py"), ["--steps", "2"],
+                              timeout=180)
+    assert rc == 0, err
+    ring, ar = 3 * 2 * 8 * 32 * 8 // 4, 2 * 3 * 2 * 8 * 32 * 8 // 4   # tp=4, (2, 8, 32) float64
+    for phase in ("forward", "backward"):
+        assert re.search(rf"^{phase}, tp +2 +{2 * ar:,} B +0 +0 B +0 +0 B$", out, re.M), out
+        assert re.search(rf"^{phase}, tp\+sp +0 +0 B +2 +{2 * ring:,} B +2 +{2 * ring:,} B$",
+                         out, re.M), out
+        assert f"{phase}: same bytes per rank: yes" in out
+    rows = re.findall(r"^  (one process|tp=4|tp=4 \+ sequence) +([\d,]+) / +([\d,]+)  equal$",
+                      out, re.M)
+    assert [r[0] for r in rows] == ["one process", "tp=4", "tp=4 + sequence"], out
+    sizes = [int(r[1].replace(",", "")) for r in rows]
+    assert sizes[2] - 64 == (sizes[0] - 64) // 4 and sizes[1] > sizes[2]   # all split by t
+    diffs = re.search(r"max \|loss diff\| (\S+), \|grad diff\| (\S+), \|weight diff\| (\S+)$",
+                      out, re.M)
+    assert diffs and all(float(d) < 1e-10 for d in diffs.groups()), out

@@ -37,7 +37,8 @@ def expected_rows(world_size):
 
 def test_grids_of_eight_ranks():
     rows = expected_rows(8)
-    assert len(rows) == 37
+    assert len(rows) == 40
+    assert [g for s, g in rows if s == "tp-sp"] == ["1x1x2, M=1", "1x1x4, M=1", "1x1x8, M=1"]
     assert [g for s, g in rows if s == "ddp"] == ["2x1x1, M=1", "4x1x1, M=1", "8x1x1, M=1"]
     assert [g for s, g in rows if s == "pp-1f1b"] == ["1x2x1, M=4", "1x4x1, M=4",
                                                       "1x8x1, M=4"]
@@ -49,7 +50,7 @@ def test_grids_of_eight_ranks():
         "2 chunks x 8 stages: pipeline of 16 stages, but the model has only 8 layers: "
         "every stage needs at least one layer")
     assert "M=4, K=3" in verify.fit("pp-interleaved", (1, 3, 1, 4))[1]
-    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3 + 2   # 3d: 2x2x1, 2x1x2, 1x2x2
+    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3 + 2 + 2   # 3d: 2x2x1, 2x1x2, 1x2x2
     assert len([1 for s, _ in expected_rows(4) if s == "3d"]) == 3
 
 
@@ -71,9 +72,9 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "36 of 37 rows pass, 1 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "39 of 40 rows pass, 1 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
-    assert len(re.findall(r"^\[\s*\d+/37\] ", out, re.M)) == 37     # one progress line a row
+    assert len(re.findall(r"^\[\s*\d+/40\] ", out, re.M)) == 40     # one progress line a row
 
 
 @pytest.fixture(scope="module")

@@ -117,10 +117,10 @@ def check_linears(group, shapes=((8, 16, (3,)), (16, 8, (2, 5)), (24, 32, (4,)))
     return out
 
 
-def check_gpt(group, config, steps=3, batch_size=4, pad_vocab=True):
+def check_gpt(group, config, steps=3, batch_size=4, pad_vocab=True, sequence_parallel=False):
     """{"loss", "grad", "weight"}: max abs diff of this rank's shards vs the serial GPT."""
     ref = serial_reference(config, steps, batch_size)
-    model = ParallelGPT(config, group, pad_vocab=pad_vocab)
+    model = ParallelGPT(config, group, pad_vocab=pad_vocab, sequence_parallel=sequence_parallel)
     opt = make_optimizer(model.parameters())
     diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0}
 

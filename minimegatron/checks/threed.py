@@ -5,9 +5,9 @@
   this rank's max abs differences: the loss (global mean, every rank), every
   gradient this rank holds (after the dp average; local shard vs
   ``shard_of(serial full grad)``) and every weight after each AdamW step.
-  Options: any schedule and M (interleaved: ``chunks`` = v),
-  ``zero_stage`` 1 or 2 (ShardedOptimizer over dp in
-  place of DDP), activation checkpointing.
+  Options: any schedule and M (interleaved: ``chunks`` = v), ``zero_stage`` 1 or 2
+  (ShardedOptimizer over dp in place of DDP), activation checkpointing, sequence
+  parallelism.
   float64: ~1e-15 .. 1e-13 in practice; tolerance 1e-10 (float32: ~1e-5).
 - ``check_all_grids(world_size)``: every factorisation dp x pp x tp of the world,
   one after the other in ONE launch (each a fresh ProcessGrid).
@@ -34,7 +34,7 @@ from minimegatron.tools.memory_measure import measure
 
 def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
              config=VERIFY_CONFIG, mpi_comm=None, zero_stage=0, checkpoint_activations=False,
-             chunks=1):
+             chunks=1, sequence_parallel=False):
     """{"loss", "grad", "weight": max abs diff, "compared": #params, "losses": [..]}.
 
     ``mpi_comm``: the communicator the grid spans (default the world). ZeRO-2
@@ -45,7 +45,7 @@ def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
     grid = ProcessGrid(dp, pp, tp, comm=mpi_comm)
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
                         zero_stage=zero_stage, checkpoint_activations=checkpoint_activations,
-                        chunks=chunks)
+                        chunks=chunks, sequence_parallel=sequence_parallel)
     ref = serial_reference(config, steps, batch_size)
     diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "compared": 0, "losses": []}
 
@@ -94,12 +94,14 @@ def check_all_grids(world_size=None, steps=3, schedule="1f1b", micro_batches=2,
 
 
 def measured_vs_predicted(grid_dims, schedule="1f1b", micro_batches=2, batch_size=8,
-                          config=DEMO_CONFIG, zero_stage=0):
+                          config=DEMO_CONFIG, zero_stage=0, sequence_parallel=False,
+                          checkpoint_activations=False):
     """{"measured": {...}, "predicted": {...}} bytes of this rank, steady-state step."""
     dp, pp, tp = grid_dims
     grid = ProcessGrid(dp, pp, tp)
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
-                        zero_stage=zero_stage)
+                        zero_stage=zero_stage, sequence_parallel=sequence_parallel,
+                        checkpoint_activations=checkpoint_activations)
     trainer.train_step(*batch(config, batch_size, 0))     # the optimizer state now exists
     comm.barrier(grid.world)
     trace.reset()
@@ -108,7 +110,8 @@ def measured_vs_predicted(grid_dims, schedule="1f1b", micro_batches=2, batch_siz
     trainer.step()
     M = trainer.micro_batches
     report = rank_report(config, batch_size // (dp * M), M, dp, pp, tp, stage=grid.pp_rank,
-                         zero=zero_stage, precision="float64")
+                         zero=zero_stage, checkpoint=checkpoint_activations,
+                         precision="float64", sequence_parallel=sequence_parallel)
     kinds = ("weights", "grads", "optimizer")
     return {"measured": dict({k: held[k] for k in kinds},
                              params=sum(p.size for p in trainer.parameters()),

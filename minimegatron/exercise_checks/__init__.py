@@ -115,6 +115,13 @@ EXERCISES = [
              "but never more than all M*v of them (total)",
              "Interleaved 1F1B (Megatron-LM 2021): each of K ranks holds v model chunks; the "
              "bubble shrinks by v to (1/v)(K-1)/M, for v times the messages."),
+    Exercise("6.2", "g-bar: reduce-scatter along the sequence", "sequence_parallel", 4,
+             "g-bar's forward: rank r gets tokens r*T/tp .. (r+1)*T/tp (axis SEQ) of the SUM "
+             "of x over the ranks of group (one collective; nothing to do when "
+             "group.size == 1)",
+             "Korthikanti et al. 2022: g-bar is a reduce-scatter in the forward pass and an "
+             "all-gather in the backward pass. / Ring all-reduce sends 2(N-1)/N of the "
+             "buffer per rank; reduce-scatter and all-gather each (N-1)/N.", group="tp"),
 ]
 
 

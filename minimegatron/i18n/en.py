@@ -162,4 +162,14 @@ MESSAGES = {
     "entry.banner": "minimegatron {name}: package {path}",
     "entry.blank": "this copy's {message} (fill in that block, then grade it: "
                    "minimegatron grade {id})",
+    "sp.forward": "reduce_scatter_to_sequence forward: rank r holds (r + 1) X, X = "
+                  "[[[1, 2], [3, 4], [5, 6], [7, 8]]] (B, T, D) = (1, 4, 2); rank r gets "
+                  "tokens 2r, 2r + 1 of the sum",
+    "sp.backward": "reduce_scatter_to_sequence backward: rank r's dL/dY is r + 1, so dL/dX "
+                   "is their all-gather along the sequence",
+    "sp.adjoint": "<g-bar(x), y> summed over ranks must equal <x, g-bar^T(y)> summed over ranks",
+    "sp.gpt": "ParallelGPT(sequence_parallel=True) vs one process:",
+    "sp.gpt_why": "the block must equal one process: check the reduce-scatter's group and axis",
+    "sp.pass": "g-bar: forward reduce-scatter along the sequence, backward all-gather; "
+               "GPT vs one process: loss {loss:.1e}, grad {grad:.1e}",
 }

@@ -88,6 +88,13 @@ EXERCISES = {
                     "워밍업하되, 전체 M*v번(total)보다 많이 하지는 않습니다",
             "note": "인터리브드 1F1B (Megatron-LM 2021): K개의 랭크가 각각 모델 청크 v개를 가지며, "
                     "버블(bubble)이 v분의 1인 (1/v)(K-1)/M로 줄고 메시지는 v배가 됩니다."},
+    "6.2": {"title": "시퀀스 병렬화의 g-bar: 시퀀스 축으로 리듀스 스캐터(reduce-scatter)",
+            "hint": "g-bar의 순전파: 랭크 r은 group 랭크들의 x의 합(SUM) 중 토큰 r*T/tp .. "
+                    "(r+1)*T/tp (축 SEQ)를 받습니다 (집합 통신 한 번; group.size == 1이면 할 "
+                    "일이 없습니다)",
+            "note": "Korthikanti 외 2022: g-bar는 순전파에서 리듀스 스캐터, 역전파에서 "
+                    "올개더(all-gather)입니다. / 링 올리듀스는 랭크마다 버퍼의 2(N-1)/N을 "
+                    "보내고, 리듀스 스캐터와 올개더는 각각 (N-1)/N을 보냅니다."},
 }
 
 MESSAGES = {
@@ -255,4 +262,15 @@ MESSAGES = {
     "t02.all_reduce": "올리듀스",
     "entry.banner": "minimegatron {name}: 패키지 {path}",
     "entry.blank": "이 사본의 {message} (그 블록을 채운 다음 채점하세요: minimegatron grade {id})",
+    "sp.forward": "reduce_scatter_to_sequence 순전파: 랭크 r은 (r + 1) X를 가집니다, X = "
+                  "[[[1, 2], [3, 4], [5, 6], [7, 8]]] (B, T, D) = (1, 4, 2); 랭크 r은 합의 "
+                  "토큰 2r, 2r + 1을 받습니다",
+    "sp.backward": "reduce_scatter_to_sequence 역전파: 랭크 r의 dL/dY가 r + 1이므로, dL/dX는 "
+                   "그것들을 시퀀스 축으로 올개더한 것입니다",
+    "sp.adjoint": "랭크들에 대해 합한 <g-bar(x), y>는 랭크들에 대해 합한 <x, g-bar^T(y)>와 "
+                  "같아야 합니다",
+    "sp.gpt": "ParallelGPT(sequence_parallel=True) 대 프로세스 하나:",
+    "sp.gpt_why": "블록은 프로세스 하나와 같아야 합니다: 리듀스 스캐터의 그룹과 축을 확인하세요",
+    "sp.pass": "g-bar: 순전파는 시퀀스 축 리듀스 스캐터, 역전파는 올개더; "
+               "GPT 대 프로세스 하나: 손실 {loss:.1e}, 기울기 {grad:.1e}",
 }

@@ -37,6 +37,11 @@ hidden, 8 bytes per float64 value, P_rank the rank's parameters:
         ZeRO 1: the same all-reduce + an all-gather of the weights; ZeRO 2:
         reduce-scatter + all-gather (data_parallel/zero.py); + one 8 B all-reduce of the loss
 
+Sequence parallel (``sequence_parallel=True``, tensor_parallel/sequence.py):
+the tp all-reduces become all-gathers / reduce-scatters along the sequence,
+and the activation between stages is this rank's tokens (B/M, T/tp, D): the pp
+sends shrink by tp. The sequence length must divide by tp (checked first).
+
 Which combinations are supported: any dp x pp x tp that divides the world,
 tp dividing d_model and n_head (the vocabulary is padded), pp <= n_layer, with
 zero_stage 0 (DDP), 1 or 2 over dp. ZeRO-3 is not composed with the pipeline
@@ -57,6 +62,7 @@ from minimegatron.parallel.pipeline_parallel.stage import (ChunkedStage, Pipelin
                                                            stage_layers)
 from minimegatron.parallel.split import rows_of
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT, check_tp_config
+from minimegatron.parallel.tensor_parallel.sequence import check_sequence_length
 
 
 def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1):
@@ -90,10 +96,12 @@ class Trainer3D:
 
     def __init__(self, config, grid, schedule="1f1b", micro_batches=1, zero_stage=0,
                  checkpoint_activations=False, optimizer_fn=make_optimizer, check_finite=True,
-                 chunks=1):
+                 chunks=1, sequence_parallel=False):
         check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks)
         self.config, self.grid, self.check_finite = config, grid, check_finite
-        model = ParallelGPT(config, grid.tp) if grid.tp_size > 1 else GPT(config)
+        self.sequence_parallel = sequence_parallel and grid.tp_size > 1
+        model = (ParallelGPT(config, grid.tp, sequence_parallel=sequence_parallel)
+                 if grid.tp_size > 1 else GPT(config))
         if schedule == "interleaved":                 # v chunks: layer groups k, k+pp, ...
             self.stage = ChunkedStage(model, grid.pp_rank, grid.pp_size, chunks)
         else:
@@ -140,6 +148,8 @@ class Trainer3D:
         ``optimizer.grad_shard``, this rank's slice of the flat gradients).
         """
         self.check_batch(inputs.shape[0])                         # before any message
+        if self.sequence_parallel:
+            check_sequence_length(inputs.shape[1], self.grid.tp_size)
         check_ids(inputs, self.config.vocab_size)                 # every stage, not only the
         check_targets(targets, self.config.vocab_size)            # first / last: no hang
         self.optimizer.zero_grad()

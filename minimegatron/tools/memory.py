@@ -7,7 +7,8 @@ LayerNorm, UNTIED head (h x V, no bias). Per layer: ln1 2h, qkv 3h^2+3h,
 proj h^2+h, ln2 2h, fc1 4h^2+4h, fc2 4h^2+h, so 12h^2 + 13h.
 
     minimegatron memory --layers 72 --hidden 3072 --heads 32 --dp 64 --tp 8 --zero 1
-    minimegatron memory table1 | zero | scaling [--hardware calib.json]
+    minimegatron memory table1 | table2 | zero | scaling [--hardware calib.json]
+    minimegatron memory --tp 8 --sequence-parallel        (Korthikanti et al. 2022)
 
 GB = 1e9 bytes everywhere. The page ``docs/memory.md`` walks through every formula.
 """
@@ -109,22 +110,48 @@ def model_state_bytes(params, dp=1, zero=0, precision=MIXED):
 
 # ---------------------------------------------------------------- activations
 
-def activation_bytes_per_layer(cfg, micro_batch, tp=1, precision=MIXED):
-    """Bytes one transformer layer keeps for backward, per micro-batch.
+RECOMPUTE = (None, "selective", "full")
 
-    mixed: Korthikanti et al. 2022 (16-bit, dropout masks, no sequence parallel),
-        sbh(10 + 24/t + 5as/(ht))   -> sbh(34 + 5as/h) at t = 1.
-    float32/float64 (our code), an ESTIMATE in elements times b bytes: the arrays
-    backward needs, 6sbh replicated (ln1 in + normalized, qkv in, ln2 in + normalized,
-    fc1 in) + 12sbh/t sharded (q k v, attention out, GeLU in and out) + as^2b/t softmax
-    probabilities. Fused ops keep exactly these; composite ops keep more intermediates,
-    so a measurement sits above this figure.
+
+def activation_bytes_per_layer(cfg, micro_batch, tp=1, precision=MIXED, sequence_parallel=False,
+                               recompute=None):
+    """Bytes one transformer layer keeps for backward, per micro-batch (Table 2 of
+    Korthikanti et al. 2022 in mixed precision; this code's exact count in float).
+
+    mixed (16-bit values, 1-byte dropout masks), ``table2_text`` prints them:
+        tensor parallel t (t = 1: none)       sbh(10 + 24/t + 5as/(ht))  -> sbh(34 + 5as/h)
+        + sequence parallel                   sbh/t (34 + 5as/h)
+        + selective recompute (no as^2b)      sbh(10 + 24/t)   |  sp: sbh 34/t
+        full recompute (the layer's input)    2sbh             |  sp: 2sbh/t
+    The 10sbh a tensor-parallel layer keeps whole on every rank (LayerNorm inputs
+    4sbh, dropout inputs 4sbh and masks 2sbh) is what sequence parallelism splits.
+    float32/float64, this code's blocks with dropout 0, b bytes a value: EXACTLY
+    the arrays its autograd keeps (tools/activation_memory.py measures the same;
+    the composite GeLU keeps 7 arrays of 4sbh), plus the causal mask, s^2 bools:
+        replicated  7sbh + 2sb     (2 LayerNorms: centred input, normalized output
+                                    and 1/std; the qkv and fc1 inputs; the output)
+        split by t  36sbh + 3as^2b + asb  (qkv, attention, softmax, GeLU, fc2 input)
+    so tp: b[sbh(7 + 36/t + 3as/(ht)) + sb(2 + a/t)] + s^2, tp + sequence parallel:
+    b[sbh(43 + 3as/h) + sb(2 + a)]/t + s^2, and full recompute b*sbh (/t with sp).
     """
     g = GPTShape.of(cfg)
     s, h, a, t, b = g.seq_len, g.d_model, g.n_head, tp, micro_batch
+    if recompute not in RECOMPUTE:
+        raise ValueError(f"recompute must be one of {RECOMPUTE}, got {recompute!r}")
+    split = t if sequence_parallel else 1               # what sequence parallelism divides
+    sbh = s * b * h
     if precision == MIXED:
-        return s * b * h * (10 + 24 / t + 5 * a * s / (h * t))
-    return PRECISIONS[precision] * (s * b * h * (6 + 12 / t) + a * s * s * b / t)
+        if recompute == "full":
+            return 2 * sbh / split
+        attention = 0 if recompute == "selective" else 5 * a * s / (h * t)
+        return sbh * (10 / split + 24 / t + attention)
+    if recompute == "selective":
+        raise ValueError("this code has no selective recomputation (only full: recompute.py)")
+    if recompute == "full":
+        return PRECISIONS[precision] * sbh / split
+    replicated = 7 * sbh + 2 * s * b
+    sharded = 36 * sbh + 3 * a * s * s * b + a * s * b
+    return PRECISIONS[precision] * (replicated / split + sharded / t) + s * s
 
 
 def in_flight(pp, micro_batches, stage, schedule="1f1b"):
@@ -135,21 +162,22 @@ def in_flight(pp, micro_batches, stage, schedule="1f1b"):
 
 
 def activation_bytes(cfg, micro_batch, micro_batches=1, pp=1, tp=1, stage=0,
-                     schedule="1f1b", checkpoint=False, precision=MIXED):
+                     schedule="1f1b", checkpoint=False, precision=MIXED, sequence_parallel=False):
     """Peak activation bytes of one rank: in_flight * (L/K) * per-layer.
 
-    With checkpointing each layer keeps only its input, sbh*b_elem, and one layer's full
-    activations live during its recompute: in_flight * (L/K) * sbh*b_elem + per_layer.
+    With checkpointing each layer keeps only its input, sbh*b_elem (/t with sequence
+    parallel), and one layer's full activations live during its recompute:
+    in_flight * (L/K) * sbh*b_elem + per_layer.
     Transformer layers only: the logits (sbV/t values) come on top on the last stage.
     """
     g = GPTShape.of(cfg)
     layers = g.n_layer // pp
-    per_layer = activation_bytes_per_layer(g, micro_batch, tp, precision)
+    per_layer = activation_bytes_per_layer(g, micro_batch, tp, precision, sequence_parallel)
     held = in_flight(pp, micro_batches, stage, schedule)
     if not checkpoint:
         return held * layers * per_layer
     block_input = g.seq_len * micro_batch * g.d_model * PRECISIONS[precision]
-    return held * layers * block_input + per_layer
+    return held * layers * block_input / (tp if sequence_parallel else 1) + per_layer
 
 
 # ---------------------------------------------------------------- FLOPs
@@ -196,7 +224,7 @@ all_gather_bytes = reduce_scatter_bytes
 
 
 def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
-               recompute=False, precision=MIXED):
+               recompute=False, precision=MIXED, sequence_parallel=False):
     """Bytes one rank of stage `stage` sends per training step, by parallel dimension.
 
     dp: gradients G = P_rank * b: all-reduce (ZeRO 0), 2(N-1)/N * G; ZeRO 2 reduce-scatter
@@ -207,17 +235,26 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
         2 more with recomputation); the embedding (forward) and the head input (backward)
         add one all-reduce of sbh each, the vocab-parallel loss three of sb values.
     pp: sbh values per micro-batch to the next stage (forward), as many back (backward).
+    sequence parallel (tensor_parallel/sequence.py), counted in all-reduces of the same
+    bytes (an all-gather or reduce-scatter is half of one): per layer the 4 (or 6) of tp
+    plus 1 for the 2 backward re-gathers and 6 all-reduces of h
+    values (LayerNorm and bias gradients); the embedding sbh (reduce-scatter, all-gather
+    back) and half of sh (the position embedding's all-gather), the head 1.5 sbh (all-gather,
+    re-gather, reduce-scatter) and 2h (ln_f); pp sends shrink to sbh/t.
     """
     g = GPTShape.of(cfg)
     b = PRECISIONS[precision]
     sbh = g.seq_len * micro_batch * g.d_model * b
     grads = rank_param_count(g, pp, tp, stage) * b
     dp_bytes = (3 if zero in (1, 3) else 2) * (dp - 1) / dp * grads
-    per_layer = 6 if recompute else 4
-    tp_values = g.n_layer // pp * per_layer * sbh
-    tp_values += (stage == 0) * sbh + (stage == pp - 1) * (sbh + 3 * sbh / g.d_model)
+    sp = sequence_parallel and tp > 1
+    per_layer = (6 if recompute else 4) + sp                # + sp: the 2 re-gathers
+    h_b = g.d_model * b
+    tp_values = g.n_layer // pp * (per_layer * sbh + sp * 6 * h_b)
+    first, last = (sbh + 0.5 * g.seq_len * h_b, 1.5 * sbh + 2 * h_b) if sp else (sbh, sbh)
+    tp_values += (stage == 0) * first + (stage == pp - 1) * (last + 3 * sbh / g.d_model)
     tp_bytes = micro_batches * all_reduce_bytes(tp_values, tp)
-    pp_bytes = micro_batches * sbh * ((stage < pp - 1) + (stage > 0))
+    pp_bytes = micro_batches * sbh / (tp if sp else 1) * ((stage < pp - 1) + (stage > 0))
     return {"dp": dp_bytes, "tp": tp_bytes, "pp": pp_bytes,
             "total": dp_bytes + tp_bytes + pp_bytes}
 
@@ -256,16 +293,17 @@ def zero_text(params=7.5e9, dp=64):
 
 
 def rank_report(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
-                schedule="1f1b", checkpoint=False, precision=MIXED):
+                schedule="1f1b", checkpoint=False, precision=MIXED, sequence_parallel=False):
     """Everything one rank of `stage` holds and sends per step (bytes): the sum of
     model_state_bytes, activation_bytes and comm_bytes (checkpointing = recomputation)."""
     params = rank_param_count(cfg, pp, tp, stage)
     report = dict(model_state_bytes(params, dp, zero, precision), params=params)
     report["activations"] = activation_bytes(cfg, micro_batch, micro_batches, pp, tp, stage,
-                                             schedule, checkpoint, precision)
+                                             schedule, checkpoint, precision,
+                                             sequence_parallel)
     report["total"] += report["activations"]
     report["comm"] = comm_bytes(cfg, micro_batch, micro_batches, dp, pp, tp, stage, zero,
-                                checkpoint, precision)
+                                checkpoint, precision, sequence_parallel)
     return report
 
 
@@ -273,8 +311,9 @@ def config_text(a):
     """Per-stage table of parameters, memory parts, FLOPs and communication for a grid."""
     g = GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
     batch = a.dp * a.micro_batches * a.micro_batch
+    sp = getattr(a, "sequence_parallel", False)
     rows = [rank_report(g, a.micro_batch, a.micro_batches, a.dp, a.pp, a.tp, stage, a.zero,
-                        a.schedule, a.checkpoint, a.precision) for stage in range(a.pp)]
+                        a.schedule, a.checkpoint, a.precision, sp) for stage in range(a.pp)]
     unit, size = next((u, v) for u, v in [("GB", GB), ("MB", 1e6), ("kB", 1e3)]
                       if max(r["total"] for r in rows) >= v or u == "kB")
     out = [f"GPT L={g.n_layer} h={g.d_model} heads={g.n_head} V={g.vocab} s={g.seq_len}: "
@@ -282,7 +321,8 @@ def config_text(a):
            f"{megatron_param_count(g.n_layer, g.d_model, g.vocab, g.seq_len):,d})",
            f"grid dp={a.dp} pp={a.pp} tp={a.tp} ({a.dp * a.pp * a.tp} ranks), ZeRO-{a.zero}, "
            f"{a.precision}, micro-batch {a.micro_batch} x {a.micro_batches} ({a.schedule}),"
-           f" checkpointing {'on' if a.checkpoint else 'off'}",
+           f" checkpointing {'on' if a.checkpoint else 'off'}"
+           f"{', sequence parallel' if sp else ''}",
            f"per rank, {unit} = 10^{round(math.log10(size))} bytes; comm = bytes sent per step",
            f"{'stage':>5} {'params/rank':>14} {'weights':>8} {'grads':>8} {'optim':>8} "
            f"{'activ':>8} {'total':>8} {'dp comm':>8} {'tp comm':>8} {'pp comm':>8}"]
@@ -294,4 +334,25 @@ def config_text(a):
     out.append(f"FLOPs per step (batch {batch}): {flops:.3e}; Megatron's 96BsLh^2(...) "
                f"formula: {megatron_flops(batch, g.seq_len, g.n_layer, g.d_model, g.vocab):.3e}"
                f" (assumes recomputation)")
+    return "\n".join(out)
+
+
+def table2_text(s=2048, b=1, h=12288, a=96, t=8):
+    """Korthikanti et al. 2022, Table 2: activation bytes per layer under each technique
+    (16-bit values), as formulas and for one layer of GPT-3 175B (s, b, h, a, t below)."""
+    g = GPTShape(51200, s, 1, h, a)
+    rows = [("no parallelism", "sbh(34 + 5as/h)", dict(tp=1)),
+            ("tensor parallel (baseline)", "sbh(10 + 24/t + 5as/(ht))", dict(tp=t)),
+            ("tensor + sequence parallel", "sbh(34/t + 5as/(ht))",
+             dict(tp=t, sequence_parallel=True)),
+            ("tensor parallel + selective recompute", "sbh(10 + 24/t)",
+             dict(tp=t, recompute="selective")),
+            ("tensor + sequence parallel + selective recompute", "sbh(34/t)",
+             dict(tp=t, sequence_parallel=True, recompute="selective")),
+            ("full activation recompute", "sbh(2)", dict(tp=t, recompute="full"))]
+    out = [f"Korthikanti et al. 2022, Table 2: activation memory per transformer layer "
+           f"(16-bit), s={s} b={b} h={h} a={a} t={t}",
+           f"{'technique':<50}{'formula':<28}{'GB':>8}"]
+    for name, formula, kw in rows:
+        out.append(f"{name:<50}{formula:<28}{activation_bytes_per_layer(g, b, **kw) / GB:8.3f}")
     return "\n".join(out)

@@ -1,7 +1,8 @@
 """``minimegatron memory``: the calculator (memory.py) and the scaling model (scaling.py).
 
     minimegatron memory --layers 72 --hidden 3072 --heads 32 --dp 64 --tp 8 --zero 1
-    minimegatron memory table1 | zero | scaling [--hardware calib.json]
+    minimegatron memory table1 | table2 | zero | scaling [--hardware calib.json]
+    minimegatron memory --tp 8 --sequence-parallel
 """
 import argparse
 
@@ -10,11 +11,11 @@ from minimegatron.tools import memory, scaling
 
 
 def main(argv=None):
-    """`minimegatron memory [config | table1 | zero | scaling] [flags]`; returns 0."""
+    """`minimegatron memory [config | table1 | table2 | zero | scaling] [flags]`; returns 0."""
     ap = argparse.ArgumentParser(prog="minimegatron memory", description=memory.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("view", nargs="?", default="config",
-                    choices=["config", "table1", "zero", "scaling"])
+                    choices=["config", "table1", "zero", "scaling", "table2"])
     for flag, default in [("layers", 72), ("hidden", 3072), ("heads", 32), ("vocab", 51200),
                           ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1),
                           ("micro-batch", 8), ("micro-batches", 1)]:
@@ -23,6 +24,8 @@ def main(argv=None):
     ap.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
     ap.add_argument("--checkpoint", action="store_true", help="activation checkpointing")
     ap.add_argument("--precision", choices=list(memory.PRECISIONS), default=memory.MIXED)
+    ap.add_argument("--sequence-parallel", action="store_true",
+                    help="split LayerNorm/dropout activations by tokens over tp (Table 2)")
     ap.add_argument("--hardware", type=existing_file,
                     help="JSON from `minimegatron calibrate` (default DGX-2H)")
     a = ap.parse_args(argv)
@@ -34,6 +37,8 @@ def main(argv=None):
         if a.layers % a.pp or a.hidden % a.tp or a.heads % a.tp:   # before any work
             ap.error(f"--layers {a.layers} must divide by --pp {a.pp}, and --hidden "
                      f"{a.hidden} and --heads {a.heads} by --tp {a.tp}")
+        if a.sequence_parallel and a.seq % a.tp:
+            ap.error(f"--sequence-parallel: --seq {a.seq} must divide by --tp {a.tp}")
         print(memory.config_text(a))
         g = memory.GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
         t = scaling.step_time(g, hw, a.dp, a.tp, a.pp, a.micro_batch, a.micro_batches,
@@ -41,6 +46,8 @@ def main(argv=None):
         print(f"predicted step on {hw.name} (scaling.step_time, ZeRO ignored): "
               f"{t['total']:.3g} s = compute {t['compute']:.3g} + tp {t['tp']:.3g} + dp "
               f"{t['dp']:.3g} + pp {t['pp']:.3g}; efficiency {t['efficiency']:.0%}")
+    elif a.view == "table2":
+        print(memory.table2_text())
     else:
         print(scaling.report(hw) if a.view == "scaling"
               else memory.table1_text() if a.view == "table1" else memory.zero_text())

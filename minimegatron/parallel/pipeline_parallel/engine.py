@@ -129,7 +129,8 @@ class PipelineEngine:
         M, group, module = self.num_micro_batches, self.group, self.stage_module
         stage, num_stages = group.rank, group.size
         device = as_device_time(self.device_time)                # sleeps inside the spans
-        act_shape = (size, steps, module.config.d_model)         # (B/M, T, D)
+        act_shape = (module.boundary_shape(size, steps) if hasattr(module, "boundary_shape")
+                     else (size, steps, module.config.d_model))   # (B/M, T, D); T/tp: sp
         dtype = xp.dtype(module.config.dtype)
         ids, labels = self.split_micro_batches(inputs), self.split_micro_batches(targets)
         not_activations = module.parameters() + [a for a in (inputs, targets) if a is not None]

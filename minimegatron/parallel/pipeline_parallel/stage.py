@@ -116,6 +116,11 @@ class PipelineStage(Module):
             x = recompute(block, x) if self.checkpoint_activations else block(x)
         return x
 
+    def boundary_shape(self, batch, steps):
+        """The activation a stage sends on: the model's ``boundary_shape`` or (B, T, D)."""
+        shape = getattr(self.shell, "boundary_shape", None)
+        return shape(batch, steps) if shape else (batch, steps, self.config.d_model)
+
     def loss(self, x, targets):
         """Mean cross entropy of the last hidden state (B, T, D) (last stage only)."""
         if not self.is_last:

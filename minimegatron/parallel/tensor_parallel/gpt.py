@@ -19,6 +19,11 @@ is padded to a multiple of tp with zero rows/columns whose logits are -inf.
 Per training step with L blocks: forward 2L + 1 (embedding) + 3 (loss)
 all-reduces, backward 2L + 1 (the head's f). Collectives are labelled with the
 block's name ("blocks.3", backward "blocks.3.backward") for counting.
+
+``sequence_parallel=True`` (sequence.py, tp > 1): LayerNorms, dropouts and
+residuals work on (B, T/tp, D), this rank's tokens. The embedding ends in a
+reduce-scatter (g-bar) instead of g, every block's f/g pair becomes g/g-bar
+(all-gather / reduce-scatter), and ln_f's output is all-gathered into the head.
 Tutorial: ``minimegatron run -n 8 tutorials/04_megatron_gpt.py``.
 """
 from minimegatron import functional as F
@@ -34,6 +39,10 @@ from minimegatron.parallel.split import pad as pad_to_tp, padded, row_slice
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
 from minimegatron.parallel.tensor_parallel.mappings import reduce_from_tp
 from minimegatron.parallel.tensor_parallel.rng import ParallelDropout, RNGTracker
+from minimegatron.parallel.tensor_parallel.sequence import (SequenceParallelLayerNorm,
+                                                            check_sequence_length,
+                                                            reduce_scatter_to_sequence,
+                                                            scatter_to_sequence)
 from minimegatron.parallel.tensor_parallel.shards import qkv_rank_major
 from minimegatron.tensor import unwrap
 
@@ -64,58 +73,63 @@ def _init(config, name, shape):
 class ParallelMLP(Module):
     """fc1 column-parallel -> GeLU -> fc2 row-parallel (input already split) -> dropout."""
 
-    def __init__(self, config, tp_group, name="mlp", tracker=None):
+    def __init__(self, config, tp_group, name="mlp", tracker=None, sequence_parallel=False):
         super().__init__()
         d, h, dt = config.d_model, 4 * config.d_model, config.dtype
         tracker = tracker or RNGTracker(config.seed, tp_group.rank)
-        self.fc1 = ColumnParallelLinear(d, h, tp_group, dtype=dt,
+        sp = sequence_parallel
+        self.fc1 = ColumnParallelLinear(d, h, tp_group, dtype=dt, sequence_parallel=sp,
                                         master_weight=_init(config, f"{name}.fc1.weight", (d, h)),
                                         master_bias=_init(config, f"{name}.fc1.bias", (h,)))
         self.fc2 = RowParallelLinear(h, d, tp_group, input_is_parallel=True, dtype=dt,
                                      master_weight=_init(config, f"{name}.fc2.weight", (h, d)),
-                                     master_bias=_init(config, f"{name}.fc2.bias", (d,)))
-        self.drop = ParallelDropout(config.dropout, tracker, f"{name}.drop")   # replicated
+                                     master_bias=_init(config, f"{name}.fc2.bias", (d,)),
+                                     sequence_parallel=sp)
+        self.drop = ParallelDropout(config.dropout, tracker, f"{name}.drop",   # replicated
+                                    seq_group=tp_group if sp else None)
 
     def forward(self, x):
         h = F.gelu(self.fc1(x))                          # (B, T, 4D/tp), no communication
-        return self.drop(self.fc2(h))                    # (B, T, D) after g
+        return self.drop(self.fc2(h))                    # (B, T, D) after g (T/tp: g-bar)
 
 
 class ParallelSelfAttention(Module):
     """qkv column-parallel by heads ([Q_r | K_r | V_r]), local attention, proj row-parallel."""
 
-    def __init__(self, config, tp_group, name="attn", tracker=None):
+    def __init__(self, config, tp_group, name="attn", tracker=None, sequence_parallel=False):
         super().__init__()
-        d, dt, tp = config.d_model, config.dtype, tp_group.size
+        d, dt, tp, sp = config.d_model, config.dtype, tp_group.size, sequence_parallel
         tracker = tracker or RNGTracker(config.seed, tp_group.rank)
         self.local_heads = config.n_head // tp
         qkv_w = qkv_rank_major(_init(config, f"{name}.qkv.weight", (d, 3 * d)), tp)
         qkv_b = qkv_rank_major(_init(config, f"{name}.qkv.bias", (3 * d,)), tp)
         self.qkv = ColumnParallelLinear(d, 3 * d, tp_group, dtype=dt, master_weight=qkv_w,
-                                        master_bias=qkv_b)
+                                        master_bias=qkv_b, sequence_parallel=sp)
         self.proj = RowParallelLinear(d, d, tp_group, input_is_parallel=True, dtype=dt,
                                       master_weight=_init(config, f"{name}.proj.weight", (d, d)),
-                                      master_bias=_init(config, f"{name}.proj.bias", (d,)))
+                                      master_bias=_init(config, f"{name}.proj.bias", (d,)),
+                                      sequence_parallel=sp)
         self.attn_drop = ParallelDropout(config.dropout, tracker, f"{name}.attn_drop",
                                          sharded=True)
-        self.resid_drop = ParallelDropout(config.dropout, tracker, f"{name}.resid_drop")
+        self.resid_drop = ParallelDropout(config.dropout, tracker, f"{name}.resid_drop",
+                                          seq_group=tp_group if sp else None)
 
     def forward(self, x):
         q, k, v = split(self.qkv(x), 3, axis=-1)        # 3 x (B, T, D/tp): local heads
         y = causal_attention(q, k, v, self.local_heads, self.attn_drop)   # (B, T, D/tp)
-        return self.resid_drop(self.proj(y))             # (B, T, D) after g
+        return self.resid_drop(self.proj(y))             # (B, T, D) after g (T/tp: g-bar)
 
 
 class ParallelBlock(Module):
-    """x = x + Attn(LN1(x)); x = x + MLP(LN2(x)); LayerNorms replicated."""
+    """x = x + Attn(LN1(x)); x = x + MLP(LN2(x)); LayerNorms replicated (or split by tokens)."""
 
-    def __init__(self, config, tp_group, name="block", tracker=None):
+    def __init__(self, config, tp_group, name="block", tracker=None, sequence_parallel=False):
         super().__init__()
-        self.name = name
-        self.ln1 = LayerNorm(config.d_model, dtype=config.dtype)
-        self.attn = ParallelSelfAttention(config, tp_group, f"{name}.attn", tracker)
-        self.ln2 = LayerNorm(config.d_model, dtype=config.dtype)
-        self.mlp = ParallelMLP(config, tp_group, f"{name}.mlp", tracker)
+        self.name, sp = name, sequence_parallel
+        self.ln1 = _layer_norm(config, tp_group, sp)
+        self.attn = ParallelSelfAttention(config, tp_group, f"{name}.attn", tracker, sp)
+        self.ln2 = _layer_norm(config, tp_group, sp)
+        self.mlp = ParallelMLP(config, tp_group, f"{name}.mlp", tracker, sp)
 
     def forward(self, x):
         with _label(self.name):
@@ -123,12 +137,22 @@ class ParallelBlock(Module):
             return x + self.mlp(self.ln2(x))
 
 
+def _layer_norm(config, tp_group, sequence_parallel):
+    if sequence_parallel:
+        return SequenceParallelLayerNorm(config.d_model, tp_group, dtype=config.dtype)
+    return LayerNorm(config.d_model, dtype=config.dtype)
+
+
 class VocabParallelEmbedding(Module):
-    """y = W[ids] with W split by rows: rank r owns ids [r*V/tp, (r+1)*V/tp), then g."""
+    """y = W[ids] with W split by rows: rank r owns ids [r*V/tp, (r+1)*V/tp), then g.
+
+    ``sequence_parallel``: g-bar (reduce-scatter) instead, y is (B, T/tp, D).
+    """
 
     def __init__(self, num_embeddings, dim, tp_group, master_weight=None, dtype="float64",
-                 vocab_size=None):
+                 vocab_size=None, sequence_parallel=False):
         super().__init__()
+        self.sequence_parallel = sequence_parallel
         tp = tp_group.size
         self.vocab_size = num_embeddings if vocab_size is None else vocab_size  # ids allowed
         if num_embeddings % tp:
@@ -151,6 +175,8 @@ class VocabParallelEmbedding(Module):
         local = xp.where(outside, 0, ids - self.start)
         y = embedding(self.weight, local)                              # (B, T, D)
         y = where(~outside[..., None], y, 0.0)                         # zero rows not mine
+        if self.sequence_parallel:
+            return reduce_scatter_to_sequence(y, self.tp_group)        # g-bar: (B, T/tp, D)
         return reduce_from_tp(y, self.tp_group)                        # g: one owner each
 
 
@@ -199,29 +225,33 @@ class ParallelGPT(Module):
 
     Offers the GPT protocol (embed, blocks, head_loss, loss). Which slice each
     parameter holds follows from its name alone: shards.py maps full <-> shard.
+    ``sequence_parallel`` (only with tp > 1; tp = 1 is exactly the plain model):
+    blocks take and return this rank's tokens (B, T/tp, D).
     """
 
-    def __init__(self, config, tp_group, pad_vocab=True):
+    def __init__(self, config, tp_group, pad_vocab=True, sequence_parallel=False):
         super().__init__()
         tp = tp_group.size
         check_tp_config(config, tp, pad_vocab_ok=pad_vocab)
         self.config, self.tp_group = config, tp_group
+        self.sequence_parallel = sp = sequence_parallel and tp > 1
         d, v, dt = config.d_model, config.vocab_size, config.dtype
         self.vocab_padded = padded(v, tp)
         self.vocab_start = row_slice(self.vocab_padded, tp_group.rank, tp).start
         tracker = RNGTracker(config.seed, tp_group.rank)
         self.wte = VocabParallelEmbedding(self.vocab_padded, d, tp_group, dtype=dt,
                                           master_weight=pad_vocab_rows(config, tp),
-                                          vocab_size=v)
+                                          vocab_size=v, sequence_parallel=sp)
         self.wpe = Embedding(config.seq_len, d, dtype=dt)
         self.wpe.weight.data = _init(config, "wpe.weight", (config.seq_len, d))
-        self.drop = ParallelDropout(config.dropout, tracker, "drop")   # replicated
-        self.blocks = ModuleList(ParallelBlock(config, tp_group, f"blocks.{i}", tracker)
+        self.drop = ParallelDropout(config.dropout, tracker, "drop",   # replicated
+                                    seq_group=tp_group if sp else None)
+        self.blocks = ModuleList(ParallelBlock(config, tp_group, f"blocks.{i}", tracker, sp)
                                  for i in range(config.n_layer))
-        self.ln_f = LayerNorm(d, dtype=dt)
+        self.ln_f = _layer_norm(config, tp_group, sp)
         head = pad_to_tp(_init(config, "head.weight", (d, v)), 1, tp)  # (D, Vp)
         self.head = ColumnParallelLinear(d, self.vocab_padded, tp_group, bias=False, dtype=dt,
-                                         master_weight=head)
+                                         master_weight=head, sequence_parallel=sp)
         self.last_logits_shape = None
 
     def embed(self, idx):
@@ -230,11 +260,23 @@ class ParallelGPT(Module):
         steps = idx.shape[-1]
         if steps > self.config.seq_len:
             raise ValueError(f"sequence of {steps} tokens, but seq_len is {self.config.seq_len}")
+        if not self.sequence_parallel:
+            with _label("embed"):
+                return self.drop(self.wte(idx) + self.wpe(xp.arange(steps)))
+        check_sequence_length(steps, self.tp_group.size)              # before any collective
         with _label("embed"):
-            return self.drop(self.wte(idx) + self.wpe(xp.arange(steps)))
+            pos = self.wpe(xp.arange(steps)).reshape(1, steps, self.config.d_model)
+            pos = scatter_to_sequence(pos, self.tp_group)              # (1, T/tp, D)
+            return self.drop(self.wte(idx) + pos)                      # (B, T/tp, D)
+
+    def boundary_shape(self, batch, steps):
+        """The activation between blocks (and pipeline stages): (B, T, D) or (B, T/tp, D)."""
+        tp = self.tp_group.size if self.sequence_parallel else 1
+        return (batch, steps // tp, self.config.d_model)
 
     def head_loss(self, x, targets):
-        """ln_f, head split by vocabulary (f, no gather), vocab-parallel cross entropy."""
+        """ln_f, head split by vocabulary (f, no gather; sequence parallel: g, the all-gather
+        of ln_f's tokens), vocab-parallel cross entropy."""
         with _label("head"):
             logits = self.head(self.ln_f(x))                           # (B, T, Vp/tp)
             self.last_logits_shape = tuple(logits.shape)

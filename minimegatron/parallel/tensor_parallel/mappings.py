@@ -19,6 +19,8 @@ Communication per call, for an activation of b*s*h values (8 bytes each in float
     scatter_to_tp         forward none (split)      backward all-gather (last axis)
 
 Every mapping is a no-op (and sends nothing) when the group has one rank.
+Sequence parallelism's pair (g: all-gather | reduce-scatter, g-bar: reduce-scatter |
+all-gather along the sequence) is in sequence.py.
 Tutorials: ``minimegatron run -n 2 tutorials/02_worked_example.py`` and
 ``minimegatron run -n 4 tutorials/03_tensor_parallel_mlp.py``.
 """

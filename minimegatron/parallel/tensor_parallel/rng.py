@@ -20,11 +20,17 @@ drawing the full mask (tp times the random numbers and the memory of all heads)
 and throwing most away, which defeats the purpose; the statistics are the
 same, the numbers are not. Equivalence with serial is therefore checked with
 dropout off, and the masks are checked directly (agreement / independence).
+
+Sequence parallel (sequence.py): the replicated activations are split by
+tokens, (B, T/t, D). Each rank draws the WHOLE (B, T, D) mask from the
+replicated stream and keeps its own rows: different masks per rank, together
+exactly one process's mask (t times the random numbers, 1/t of the memory).
 No communication.
 """
 from minimegatron import functional as F
 from minimegatron.backend import host_rng
 from minimegatron.nn.module import Module
+from minimegatron.parallel.tensor_parallel.sequence import sequence_dropout
 
 
 class RNGTracker:
@@ -43,12 +49,18 @@ class RNGTracker:
 
 
 class ParallelDropout(Module):
-    """nn.Dropout whose mask stream comes from an RNGTracker: ``sharded`` picks the kind."""
+    """nn.Dropout whose mask stream comes from an RNGTracker: ``sharded`` picks the kind.
 
-    def __init__(self, p, tracker, name, sharded=False):
+    ``seq_group``: the input is this rank's tokens (B, T/t, D) of a replicated
+    activation; the mask is this rank's rows of one process's mask.
+    """
+
+    def __init__(self, p, tracker, name, sharded=False, seq_group=None):
         super().__init__()
-        self.p, self.sharded = p, sharded
+        self.p, self.sharded, self.seq_group = p, sharded, seq_group
         self.rng = tracker.sharded(name) if sharded else tracker.replicated(name)
 
     def forward(self, x):
+        if self.seq_group is not None:
+            return sequence_dropout(x, self.p, self.training, self.rng, self.seq_group)
         return F.dropout(x, self.p, self.training, self.rng)

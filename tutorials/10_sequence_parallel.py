@@ -1,0 +1,122 @@
+"""Tutorial 10: sequence parallelism (Korthikanti et al. 2022) on top of tensor parallelism.
+
+    minimegatron run -n 4 tutorials/10_sequence_parallel.py
+    (or: mpirun -n 4 python tutorials/10_sequence_parallel.py)
+
+The tp group is every rank (t = the number of ranks). Three things, each from
+the real code:
+
+1. The trace of one training step, per transformer block: plain tensor
+   parallelism does 2 all-reduces forward and 2 backward; with sequence
+   parallelism they become 2 all-gathers + 2 reduce-scatters each way, and
+   every rank sends the same bytes. On top: the re-gathers of the stored
+   input (backward) and the small all-reduces of the LayerNorm / bias gradients.
+2. The activation bytes one block keeps for backward on a rank, measured from
+   the autograd graph (tools/activation_memory.py), next to tools/memory.py's
+   formula: tensor parallelism leaves a replicated part, sequence parallelism
+   divides everything by t.
+3. Training against one process: loss, gradients and weights after AdamW steps.
+
+``--out DIR`` also writes rank 0's block-0 collectives of both runs to
+DIR/sp_trace.json (docs/make_figures.py draws docs/img/sequence_parallel_trace.png
+from it).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
+
+import argparse
+import collections
+import json
+
+import numpy as np
+
+from minimegatron import comm, nn
+from minimegatron.checks.sequence import layer_activation_bytes, tp_collectives
+from minimegatron.checks.tensor import check_gpt
+from minimegatron.entry import run
+from minimegatron.tools import memory
+
+OPS = ("all_reduce", "all_gather", "reduce_scatter")
+
+
+def block_traffic(spans, block="blocks.0"):
+    """{(phase, kind): {op: [count, bytes sent]}} of one block; kind: act, regather, params."""
+    out = collections.defaultdict(lambda: {op: [0, 0] for op in OPS})
+    for phase, op, label, _, sent in spans:
+        if label and (label == block or label.startswith((block + ".", block + "/"))):
+            kind = "params" if "sp-params" in label else "regather" if "regather" in label \
+                else "act"
+            out[(phase, kind)][op][0] += 1
+            out[(phase, kind)][op][1] += sent
+    return out
+
+
+def traffic_text(plain, sp, tp):
+    lines = [f"1. one block's tp collectives per rank (tp={tp}), count and bytes sent",
+             f"{'':<24}{'all-reduce':>18}{'all-gather':>18}{'reduce-scatter':>18}"]
+
+    def row(name, cell):
+        return f"{name:<24}" + "".join(f"{cell[op][0]:>6} {cell[op][1]:>9,d} B" for op in OPS)
+    for phase in ("forward", "backward"):
+        lines.append(row(f"{phase}, tp", plain[(phase, "act")]))
+        lines.append(row(f"{phase}, tp+sp", sp[(phase, "act")]))
+        same = sum(v[1] for v in plain[(phase, "act")].values()) == \
+            sum(v[1] for v in sp[(phase, "act")].values())
+        lines.append(f"  {phase}: same bytes per rank: {'yes' if same else 'NO'}")
+    lines.append(row("backward, re-gather", sp[("backward", "regather")]))
+    lines.append(row("backward, LN/bias grads", sp[("backward", "params")]))
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--out", help="write this rank 0's block-0 spans to OUT/sp_trace.json")
+    opts = parser.parse_args()
+    group = comm.world()
+    config = nn.GPTConfig(vocab_size=24, seq_len=8, n_layer=2, n_head=8, d_model=32)
+    b, s, h, a, t = opts.batch, config.seq_len, config.d_model, config.n_head, group.size
+    comm.print0(f"GPT {config.n_layer} layers, d_model {h}, {a} heads, seq_len {s}, "
+                f"batch {b}: tp={t}\n")
+
+    spans = {flag: tp_collectives(group, config, flag, b) for flag in (False, True)}
+    plain, sp = block_traffic(spans[False]), block_traffic(spans[True])
+    comm.print0(traffic_text(plain, sp, t))
+    if opts.out and group.rank == 0:
+        os.makedirs(opts.out, exist_ok=True)
+        with open(os.path.join(opts.out, "sp_trace.json"), "w") as f:
+            json.dump({"tp": t, "spans": {"tp": [x for x in spans[False] if "blocks.0" in
+                                                 (x[2] or "")],
+                                          "tp+sp": [x for x in spans[True] if "blocks.0" in
+                                                    (x[2] or "")]}}, f)
+
+    shape = memory.GPTShape(config.vocab_size, s, 1, h, a)
+    comm.print0(f"\n2. activation bytes one block keeps on a rank (float64, dropout 0): "
+                f"measured / formula")
+    for name, t_, flag in (("one process", 1, False), (f"tp={t}", t, False),
+                           (f"tp={t} + sequence", t, True)):
+        got = layer_activation_bytes(None if t_ == 1 else group, config, flag, b)
+        want = memory.activation_bytes_per_layer(shape, b, t_, "float64", sequence_parallel=flag)
+        comm.print0(f"  {name:<18}{got:>10,d} / {int(want):>10,d}  "
+                    f"{'equal' if got == want else 'DIFFERENT'}")
+    comm.print0(f"  (one process: b[sbh(43 + 3as/h) + sb(2 + a)] + s^2; sequence parallel "
+                f"divides all but the s^2 causal mask by t)\n\n"
+                f"   the paper's Table 2 for this shape (16-bit): "
+                f"tp {memory.activation_bytes_per_layer(shape, b, t):,.0f} B, tp+sp "
+                f"{memory.activation_bytes_per_layer(shape, b, t, sequence_parallel=True):,.0f}"
+                f" B  (minimegatron memory table2)")
+
+    diffs = check_gpt(group, config, steps=opts.steps, batch_size=b * 2, sequence_parallel=True)
+    worst = {k: comm.all_reduce(np.array([diffs[k]]), group, op="max")[0]
+             for k in ("loss", "grad", "weight")}
+    comm.print0(f"\n3. tp={t} + sequence parallel vs one process, {opts.steps} AdamW steps: "
+                f"max |loss diff| {worst['loss']:.1e}, |grad diff| {worst['grad']:.1e}, "
+                f"|weight diff| {worst['weight']:.1e}")
+
+
+if __name__ == "__main__":
+    run(main, "tutorials/10_sequence_parallel.py")
