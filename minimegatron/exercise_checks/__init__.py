@@ -110,6 +110,14 @@ EXERCISES = [
              "all-gather the slices into the full flat weights: full",
              "ZeRO memory per device with mixed-precision Adam (K = 12): baseline 16*P "
              "bytes; stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N.", group="dp"),
+    Exercise("7.1", "loss scaling: skip and halve on an overflow", "mixed_precision", 4,
+             "set local to 1.0 if any of grads is not finite (all_finite), all-reduce it with "
+             "op max over group; on an overflow halve self.scale (backoff_factor, not below "
+             "min_scale) and reset clean_steps, else count a clean step and grow the scale "
+             "after growth_interval of them",
+             "Mixed-precision training (Megatron, DeepSpeed): 20 bytes per parameter; on an "
+             "inf/nan gradient every rank skips the step and the loss scale is halved.",
+             group="dp"),
 ]
 
 
