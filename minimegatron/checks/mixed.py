@@ -11,7 +11,8 @@ all-reduce must tell the others). Returned for this rank, per step:
     skipped   whether the step was skipped (must agree on every rank)
     unchanged whether every weight this rank holds is bitwise unchanged by the step
     weight    max |w - w_serial| against the one-process mixed run with the same overflow
-and ``memory``: tools/memory_measure.measure of the model state after the last step.
+and ``memory``: tools/memory_measure.measure of the model state held between the
+last backward (gradients reduced) and its step.
 """
 import dataclasses
 
@@ -75,11 +76,16 @@ def run_mixed(group, scheme="serial", steps=4, overflow=None, growth_interval=10
         if overflow is not None and overflow[0] == step and \
                 (group is None or group.rank == overflow[1]):
             _poison(model, opt, scheme)
+        if step == steps - 1:                       # the state held between backward and step
+            if zero is not None:
+                zero.reduce_gradients()
+            memory = measure(model.parameters(), opt)
         opt.step()
         records.append({"scale": scale, "skipped": mixed.skipped, "loss": float(loss.item()),
                         "unchanged": all(np.array_equal(a, b) for a, b in
                                          zip(before, _held(model, opt)))})
-    return {"model": model, "zero": zero, "mixed": mixed, "names": names, "records": records}
+    return {"model": model, "zero": zero, "mixed": mixed, "names": names, "records": records,
+            "memory": memory}
 
 
 def check_mixed(group, scheme, steps=4, overflow=None, growth_interval=1000):
@@ -99,4 +105,4 @@ def check_mixed(group, scheme, steps=4, overflow=None, growth_interval=1000):
     return {"records": run["records"], "ref": ref["records"], "weight": weight,
             "found_inf_calls": found, "params": len(full) and sum(
                 int(np.prod(want[names[pid]].shape)) for pid in full),
-            "memory": measure(run["model"].parameters(), zero or run["mixed"])}
+            "memory": run["memory"]}

@@ -64,6 +64,15 @@ def formula(num_params, dp, zero, dtype="float64"):
     return model_state_bytes(num_params, dp, zero, str(dtype))
 
 
+def per_param_bytes(measured, num_params):
+    """{"weights", "grads", "optimizer"}: measured bytes divided by the parameter count.
+
+    An unsharded mixed-precision run gives {2, 2, 12}; tools.memory.sharded_state_bytes
+    turns these into any model's totals (the 7.5B example of docs/mixed_precision.md).
+    """
+    return {kind: measured[kind] / num_params for kind in KINDS}
+
+
 def padding_margin(dp, groups, itemsize=8):
     """Most bytes padding can add to any measured total (see the module docstring)."""
     return 4 * itemsize * dp * groups
