@@ -1,5 +1,7 @@
 """Mixed precision: float16 model, float32 masters, dynamic loss scaling (mixed_precision/).
 
+A second 4-rank launch splits one model over a strict-subset pp or tp group of 2
+ranks, or over a 2 x 2 3D grid, and overflows on one rank (test_an_overflow_in_...).
 One 4-rank launch (workers/mixed_checks.py) trains DDP and ZeRO 1-3 in float16
 for 5 steps with an inf planted in ONE gradient element on rank 1 at step 1,
 after the gradients were reduced, so only rank 1 sees it. Every rank must skip
@@ -133,3 +135,35 @@ def test_measured_zero_bytes_per_rank_match_4_plus_12_over_n_and_so_on(four_rank
         units = len([m for _, m in GPT(HALF_CONFIG).named_modules() if m._parameters]) \
             if zero == 3 else 1
         assert abs(got["total"] - want["total"]) <= padding_margin(4, units, 4), (got, want)
+
+
+@pytest.fixture(scope="module")
+def split_models():
+    return run_mpi(4, "workers/mixed_checks.py:overflow_in_pp_tp_3d", timeout=400)
+
+
+@pytest.mark.parametrize("kind", ["pp", "tp"])
+def test_an_overflow_in_one_stage_or_shard_skips_its_whole_group_only(split_models, kind):
+    """pp / tp groups {0, 1} and {2, 3}; world rank 1 alone overflows at step 1.
+
+    Its partner (rank 0: the other stage, or the other shard) must skip too, or the
+    two halves of one model would hold weights of different steps; the other pair
+    must not (its found-inf MAX runs over its own group, not the world)."""
+    for rank, out in enumerate(split_models):
+        rec = out[kind]
+        want = [False, rank < 2, False]
+        assert [r["skipped"] for r in rec] == want, (rank, rec)
+        assert [r["unchanged"] for r in rec] == want, (rank, rec)
+        assert [r["scale"] for r in rec] == [256.0, 256.0, 128.0 if rank < 2 else 256.0]
+
+
+@pytest.mark.parametrize("grid", ["3d", "3d_tp"])
+def test_an_overflow_on_one_rank_of_a_3d_grid_skips_every_rank(split_models, grid):
+    """dp=2 x pp=2 and pp=2 x tp=2 on 4 ranks; world rank 1 overflows: every dp x pp x
+    tp rank skips (a MAX over only its pp or tp group would leave rank 1's dp peer, or
+    the other pipeline, stepping)."""
+    for rank, out in enumerate(split_models):
+        rec = out[grid]
+        assert [r["skipped"] for r in rec] == [False, True, False], (rank, rec)
+        assert [r["unchanged"] for r in rec] == [False, True, False], (rank, rec)
+        assert [r["scale"] for r in rec] == [256.0, 256.0, 128.0], (rank, rec)

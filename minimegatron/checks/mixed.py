@@ -13,6 +13,11 @@ all-reduce must tell the others). Returned for this rank, per step:
     weight    max |w - w_serial| against the one-process mixed run with the same overflow
 and ``memory``: tools/memory_measure.measure of the model state held between the
 last backward (gradients reduced) and its step.
+
+``skip_together(kind, group)`` does the same for a model split over ranks
+("pp": one stage per rank of ``group``, "tp": ParallelGPT over ``group``, "3d":
+a dp x pp x tp grid of the world, found-inf over ALL its ranks): an inf in one
+rank's gradient must make every rank of the model skip.
 """
 import dataclasses
 
@@ -21,17 +26,22 @@ import numpy as np
 from minimegatron import comm, trace
 from minimegatron.backend import to_numpy, xp
 from minimegatron.checks.common import max_abs_diff
-from minimegatron.demo import SMALL_CONFIG, batch, make_optimizer
+from minimegatron.checks.pipeline import build
+from minimegatron.checks.precision import INIT_SCALE, backward, check_optimizer
+from minimegatron.demo import DEMO_CONFIG, SMALL_CONFIG, batch, make_optimizer
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
 from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
+from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
+from minimegatron.parallel.threed import Trainer3D
 from minimegatron.parallel.split import shard_batch
 from minimegatron.tools.memory_measure import measure
 
 HALF_CONFIG = dataclasses.replace(SMALL_CONFIG, dtype="float16")
-INIT_SCALE = 2.0 ** 8     # this tiny model overflows at Megatron's 2^16 in its first steps
+HALF_DEMO = dataclasses.replace(DEMO_CONFIG, dtype="float16")    # 4 layers, 4 heads
 
 
 def _held(model, opt):
@@ -106,3 +116,44 @@ def check_mixed(group, scheme, steps=4, overflow=None, growth_interval=1000):
             "found_inf_calls": found, "params": len(full) and sum(
                 int(np.prod(want[names[pid]].shape)) for pid in full),
             "memory": run["memory"]}
+
+
+def skip_together(kind, group, steps=3, overflow=(1, 1), dims=(2, 2, 1)):
+    """Records {"scale", "skipped", "unchanged"} per step of a float16 pp / tp / 3d model.
+
+    ``overflow=(step, rank)``: that rank of ``group`` (the world rank for "3d")
+    plants an inf in its first gradient after backward (and after the dp
+    all-reduce in 3D). pp: checks/precision's optimizer over the pp group and the
+    engine seeded with S; tp: over the tp group; 3d: Trainer3D over grid.world.
+    """
+    if kind == "3d":
+        grid = ProcessGrid(*dims, comm=None if group is None else group.comm)
+        trainer = Trainer3D(HALF_DEMO, grid, micro_batches=2,
+                            optimizer_fn=lambda ps: check_optimizer(ps, HALF_DEMO, grid.world))
+        params, opt, rank = trainer.parameters(), trainer.rule, grid.world.rank
+    elif kind == "pp":
+        stage, engine = build(group, HALF_DEMO, "1f1b", 2, False)
+        params, rank = stage.parameters(), group.rank
+        opt = check_optimizer(params, HALF_DEMO, group)
+    else:
+        model = ParallelGPT(HALF_DEMO, group)
+        params, rank = model.parameters(), group.rank
+        opt = check_optimizer(params, HALF_DEMO, group)
+    records = []
+    for step in range(steps):
+        x, y = batch(HALF_DEMO, 8, step)
+        scale, before = opt.loss_scale, [np.copy(to_numpy(p.data)) for p in params]
+        opt.zero_grad()
+        if kind == "3d":
+            trainer.forward_backward(x, y)
+        elif kind == "pp":
+            engine.loss_scale = scale                        # the last stage seeds with S
+            engine.train_step(x, y)
+        else:
+            backward(model.loss(x, y), opt)
+        if (step, rank) == tuple(overflow):
+            params[0].grad[(0,) * params[0].grad.ndim] = xp.inf
+        opt.step()
+        records.append({"scale": scale, "skipped": opt.skipped, "unchanged": all(
+            np.array_equal(a, to_numpy(p.data)) for a, p in zip(before, params))})
+    return records

@@ -1,6 +1,6 @@
 """Mixed precision on real ranks: an overflow on one rank, every scheme (tests/test_mixed_precision.py)."""
 from minimegatron import comm
-from minimegatron.checks.mixed import check_mixed
+from minimegatron.checks.mixed import check_mixed, skip_together
 
 
 def overflow_on_one_rank(steps=5, growth_interval=2):
@@ -9,3 +9,16 @@ def overflow_on_one_rank(steps=5, growth_interval=2):
     return {scheme: check_mixed(world, scheme, steps, overflow=(1, 1),
                                 growth_interval=growth_interval)
             for scheme in ("ddp", "zero1", "zero2", "zero3")}
+
+
+def overflow_in_pp_tp_3d(steps=3):
+    """4 ranks: pp and tp on 2-rank groups {0, 1}, {2, 3} (strict subsets), where world
+    rank 1 alone plants an inf at step 1 (so {2, 3} must NOT skip); 3D dp x pp x tp on
+    the world, world rank 1 plants it (so all 4 must skip)."""
+    world = comm.world()
+    pair = world.split(color=world.rank // 2, name="pair")      # {0, 1}, {2, 3}
+    planted = (1, 1 if world.rank < 2 else -1)                  # only the first pair's rank 1
+    return {"pp": skip_together("pp", pair, steps, planted),
+            "tp": skip_together("tp", pair, steps, planted),
+            "3d": skip_together("3d", world, steps, dims=(2, 2, 1)),
+            "3d_tp": skip_together("3d", world, steps, dims=(1, 2, 2))}
