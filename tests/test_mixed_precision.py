@@ -128,7 +128,7 @@ def test_every_scheme_stays_near_one_mixed_process(four_ranks, scheme):
 def test_measured_zero_bytes_per_rank_match_4_plus_12_over_n_and_so_on(four_ranks, zero):
     """Stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N (N = 4), padding aside."""
     per_param = per_param_bytes(four_ranks[0]["ddp"]["memory"], four_ranks[0]["ddp"]["params"])
-    assert per_param == {"weights": 2.0, "grads": 2.0, "optimizer": 12.0}
+    assert per_param == {"weights": 2.0, "grads": 2.0, "optimizer": 12.0, "buffers": 4.0}
     for out in four_ranks:
         got = out[f"zero{zero}"]["memory"]
         want = sharded_state_bytes(per_param, out[f"zero{zero}"]["params"], 4, zero)
@@ -167,3 +167,39 @@ def test_an_overflow_on_one_rank_of_a_3d_grid_skips_every_rank(split_models, gri
         assert [r["skipped"] for r in rec] == [False, True, False], (rank, rec)
         assert [r["unchanged"] for r in rec] == [False, True, False], (rank, rec)
         assert [r["scale"] for r in rec] == [256.0, 256.0, 128.0], (rank, rec)
+
+
+@pytest.fixture(scope="module")
+def reduce_dtypes():
+    return run_mpi(4, "workers/mixed_checks.py:ddp_reduce_dtypes", timeout=400)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_ddp_reducing_in_float32_or_float16_stays_near_one_mixed_process(reduce_dtypes, dtype):
+    """DDP on 2-rank groups of 4; verify's derived float16 tolerance (max(eps16, 4 x drift))."""
+    from minimegatron import verify
+    tol = verify.tolerance(HALF_CONFIG, 2, 8)
+    for rank, out in enumerate(reduce_dtypes):
+        for key in ("loss", "grad", "weight"):
+            assert out[dtype][key] <= tol[key], (rank, key, out[dtype][key], tol[key])
+
+
+def test_ddp_in_float32_sends_twice_the_bytes_and_keeps_a_4_byte_buffer(reduce_dtypes):
+    """The float32 reduce: 4 B per parameter on the wire (float16: 2) and a kept float32
+    buffer (4 B); SGD's state is the float32 master alone (4 B)."""
+    for out in reduce_dtypes:
+        params = out["params"]
+        assert out["float32"]["sent"] == pytest.approx(2 * out["float16"]["sent"], rel=0.01)
+        assert per_param_bytes(out["float32"]["memory"], params) == {
+            "weights": 2.0, "grads": 2.0, "optimizer": 4.0, "buffers": 4.0}
+        assert per_param_bytes(out["float16"]["memory"], params) == {
+            "weights": 2.0, "grads": 2.0, "optimizer": 4.0}
+
+
+def test_ddp_with_adamw_measures_20_bytes_per_parameter(four_ranks):
+    """2 (w16) + 2 (g16) + 12 (w32, m, v) + 4 (DDP's float32 reduce buffer) = 20, measured
+    on every rank of the AdamW run; the formula's 16 + 4 beside it."""
+    for out in four_ranks:
+        memory, params = out["ddp"]["memory"], out["ddp"]["params"]
+        assert memory["total"] == 20 * params
+        assert memory["total"] == model_state_bytes(params)["total"] + 4 * params

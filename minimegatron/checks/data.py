@@ -87,14 +87,15 @@ def check_data_parallel(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATC
 
 
 def check_ddp(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH,
-              bucket_bytes=2 ** 20, overlap=True, accumulate=1):
+              bucket_bytes=2 ** 20, overlap=True, accumulate=1, reduce_dtype=None):
     """DDP; ``accumulate`` > 1 splits each rank's rows into micro-batches, all but the
     last backward inside ``no_sync()``. Also returns ``buckets`` and ``overlap_lead``:
     min over steps of (end of the synced backward - start of the first bucket's
     all-reduce), > 0 when communication started during backward."""
     ref = serial_reference(config, steps, batch_size)
     model = GPT(config)
-    ddp = DistributedDataParallel(model, group, bucket_bytes=bucket_bytes, overlap=overlap)
+    ddp = DistributedDataParallel(model, group, bucket_bytes=bucket_bytes, overlap=overlap,
+                                  reduce_dtype=reduce_dtype)
     opt = check_optimizer(model.parameters(), config, group)
     out = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "buckets": len(ddp.buckets)}
     trace.reset()
@@ -127,7 +128,7 @@ def check_ddp(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH,
         out["grad"] = max(out["grad"], _diff_named(model, lambda p: unscaled(p.grad, opt),
                                                    ref["grads"][step]))
         if step == 1:
-            out["memory"] = measure(model.parameters(), opt)
+            out["memory"] = measure(model.parameters(), opt, ddp.buffers())
         opt.step()
         out["weight"] = max(out["weight"], _diff_named(model, lambda p: p.data,
                                                        ref["weights"][step]))

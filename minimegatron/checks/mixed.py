@@ -89,7 +89,7 @@ def run_mixed(group, scheme="serial", steps=4, overflow=None, growth_interval=10
         if step == steps - 1:                       # the state held between backward and step
             if zero is not None:
                 zero.reduce_gradients()
-            memory = measure(model.parameters(), opt)
+            memory = measure(model.parameters(), opt, ddp.buffers() if ddp else ())
         opt.step()
         records.append({"scale": scale, "skipped": mixed.skipped, "loss": float(loss.item()),
                         "unchanged": all(np.array_equal(a, b) for a, b in

@@ -50,11 +50,16 @@ def held_arrays(params, optimizer=None):
             "optimizer": states}
 
 
-def measure(params, optimizer=None):
-    """{"weights", "grads", "optimizer", "total", "peak_gathered"} bytes held by this rank."""
+def measure(params, optimizer=None, buffers=()):
+    """{"weights", "grads", "optimizer", "buffers", "total", "peak_gathered"} bytes held.
+
+    ``buffers``: other arrays kept between steps, e.g. DDP's float32 reduce buffers
+    (``DistributedDataParallel.buffers()``) under mixed precision.
+    """
     held = held_arrays(params, optimizer)
     out = {kind: array_bytes(held[kind]) for kind in KINDS}
-    out["total"] = sum(out[kind] for kind in KINDS)
+    out["buffers"] = array_bytes(buffers)
+    out["total"] = sum(out[kind] for kind in KINDS) + out["buffers"]
     out["peak_gathered"] = int(getattr(optimizer, "peak_gathered_bytes", 0))
     return out
 
@@ -69,8 +74,10 @@ def per_param_bytes(measured, num_params):
 
     An unsharded mixed-precision run gives {2, 2, 12}; tools.memory.sharded_state_bytes
     turns these into any model's totals (the 7.5B example of docs/mixed_precision.md).
+    "buffers" is added when the run kept some (DDP's float32 reduce buffer: 4).
     """
-    return {kind: measured[kind] / num_params for kind in KINDS}
+    kinds = KINDS + (("buffers",) if measured.get("buffers") else ())
+    return {kind: measured[kind] / num_params for kind in kinds}
 
 
 def padding_margin(dp, groups, itemsize=8):
