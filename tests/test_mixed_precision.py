@@ -203,3 +203,18 @@ def test_ddp_with_adamw_measures_20_bytes_per_parameter(four_ranks):
         memory, params = out["ddp"]["memory"], out["ddp"]["params"]
         assert memory["total"] == 20 * params
         assert memory["total"] == model_state_bytes(params)["total"] + 4 * params
+
+
+def test_memory_mixed_prints_measured_next_to_the_formula():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "minimegatron", "memory", "mixed"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line[:28].strip(): line[28:].split() for line in proc.stdout.splitlines()}
+    assert rows["float32 master, m, v"] == ["12.0", "12"]
+    assert rows["DDP float32 reduce buffer"] == ["4.0", "4"]
+    assert rows["total"][:2] == ["20.0", "20"]
+    stages = [line.split() for line in proc.stdout.splitlines()[-4:]]
+    assert [s[2:] for s in stages] == [["120.0", "120.0"], ["31.4", "31.4"],
+                                       ["16.6", "16.6"], ["1.9", "1.9"]]

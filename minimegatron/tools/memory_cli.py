@@ -2,6 +2,7 @@
 
     minimegatron memory --layers 72 --hidden 3072 --heads 32 --dp 64 --tp 8 --zero 1
     minimegatron memory table1 | zero | scaling [--hardware calib.json]
+    minimegatron memory mixed        (bytes per parameter measured vs formula: memory_mixed.py)
 """
 import argparse
 
@@ -14,7 +15,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="minimegatron memory", description=memory.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("view", nargs="?", default="config",
-                    choices=["config", "table1", "zero", "scaling"])
+                    choices=["config", "table1", "zero", "scaling", "mixed"])
     for flag, default in [("layers", 72), ("hidden", 3072), ("heads", 32), ("vocab", 51200),
                           ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1),
                           ("micro-batch", 8), ("micro-batches", 1)]:
@@ -41,6 +42,9 @@ def main(argv=None):
         print(f"predicted step on {hw.name} (scaling.step_time, ZeRO ignored): "
               f"{t['total']:.3g} s = compute {t['compute']:.3g} + tp {t['tp']:.3g} + dp "
               f"{t['dp']:.3g} + pp {t['pp']:.3g}; efficiency {t['efficiency']:.0%}")
+    elif a.view == "mixed":
+        from minimegatron.tools.memory_mixed import mixed_text
+        print(mixed_text())
     else:
         print(scaling.report(hw) if a.view == "scaling"
               else memory.table1_text() if a.view == "table1" else memory.zero_text())
