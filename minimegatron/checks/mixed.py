@@ -62,12 +62,12 @@ def _poison(model, opt, scheme):
 
 
 def run_mixed(group, scheme="serial", steps=4, overflow=None, growth_interval=1000,
-              config=HALF_CONFIG, batch_size=8):
+              config=HALF_CONFIG, batch_size=8, init_scale=INIT_SCALE):
     """Train; returns {"model", "zero", "mixed", "names", "records"} (see the docstring)."""
     model = GPT(config)
     names = {id(p): n for n, p in model.named_parameters()}   # before ZeRO-3 rewires it
     mixed = MixedPrecisionOptimizer(make_optimizer(model.parameters()), group,
-                                    DynamicLossScaler(INIT_SCALE, growth_interval))
+                                    DynamicLossScaler(init_scale, growth_interval))
     ddp = DistributedDataParallel(model, group) if scheme == "ddp" else None
     zero = (zero_optimizer(model, group, int(scheme[-1]), mixed)
             if scheme.startswith("zero") else None)
