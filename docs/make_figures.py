@@ -163,9 +163,38 @@ def sequence_parallel_trace(out):
     return [path]
 
 
+def loss_scale_over_steps(out, steps=80, growth_interval=8):
+    """The dynamic loss scale of a real float16 run (checks/mixed.run_mixed, one process):
+    starts at Megatron's 2^16, halves on each (natural) overflow, doubles after 8 clean steps."""
+    import warnings
+
+    from matplotlib.figure import Figure
+
+    from minimegatron.checks.mixed import run_mixed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)            # the overflows themselves
+        records = run_mixed(None, "serial", steps, growth_interval=growth_interval,
+                            init_scale=2.0 ** 16)["records"]
+    fig = Figure(figsize=(7, 2.8), dpi=100)
+    ax = fig.add_axes((0.1, 0.17, 0.86, 0.7))
+    ax.step(range(steps), [r["scale"] for r in records], where="post", color=COLORS["1f1b"],
+            label="loss scale S used by the step")
+    skipped = [i for i, r in enumerate(records) if r["skipped"]]
+    ax.plot(skipped, [records[i]["scale"] for i in skipped], "x", color=COLORS["formula"],
+            label=f"overflow: step skipped ({len(skipped)} of {steps})")
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("step")
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    ax.set_title(f"dynamic loss scaling, float16 GPT, growth_interval={growth_interval}",
+                 fontsize=10)
+    path = os.path.join(out, "loss_scale.png")
+    fig.savefig(path, metadata=PNG_META)
+    return [path]
+
+
 FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,
            interleaved_timeline,
-           sequence_parallel_trace)
+           sequence_parallel_trace, loss_scale_over_steps)
 
 
 def main(argv=None):

@@ -49,8 +49,28 @@ VERIFY_CONFIG the float64 drift is 3e-10 at 20 steps and 1e-3 at 50; float32's
 is 4e-2 at 20 steps. When a row needs a tolerance above WEAK (1e-3 float64,
 1e-2 float32) the table warns that a small bug could hide in the drift.
 
+Mixed precision (``--precision mixed``, the same as ``--dtype float16``): every
+scheme trains the float16 model with float32 master weights, a dynamic loss scale
+(found-inf MAX over every rank holding gradients: the dp, tp or pp group, the
+whole world for 3D) and SGD, not AdamW (checks/precision.py says why: AdamW
+moves a weight by +-lr whatever its gradient's size, so a float16 rounding that
+flips a tiny gradient's sign moves it by 2 lr, as much as a bug). Two tests:
+
+  (a) against ONE process in mixed precision, tight: max(EPS16, MIXED_SAFETY x
+      drift), the drift from a one-ulp float16 nudge as above. One float16 ulp is
+      2^-10 relative, so the nudge already moves the run about as far as a
+      reordered float16 sum does (observed: parallel ~0.5-1 x drift); 4 x, not
+      100 x (100 x would be ~0.1, a missing all-reduce's size).
+  (b) against the float64 run of the same SGD, looser: |parallel - float64| <=
+      (a) + |mixed serial - float64| (triangle inequality; the second term is
+      one process's float16 error, checks.common.float64_gap), which must stay
+      below VS_FLOAT64 = 8 eps16 (0.8%) of the float64 run's largest |loss|,
+      |gradient| and |weight|: a few float16 roundings per layer.
+      The table's "vs f64" is the worst bound / that tolerance (<= 1 passes).
+
     mpirun -n 8 python -m minimegatron verify        (or: minimegatron run -n 8 verify)
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
+    minimegatron run -n 8 verify --precision mixed --steps 2
 """
 import argparse
 import dataclasses
@@ -64,7 +84,7 @@ import numpy as np
 from minimegatron import comm, comm_check
 from minimegatron.argtypes import positive_int
 from minimegatron.backend import use_backend
-from minimegatron.checks.common import serial_sensitivity
+from minimegatron.checks.common import float64_gap, serial_sensitivity
 from minimegatron.demo import SMALL_CONFIG, VERIFY_CONFIG
 from minimegatron.entry import banner
 from minimegatron.parallel.grid import factorisations
@@ -77,6 +97,11 @@ from minimegatron.parallel.tensor_parallel.sequence import check_sequence_length
 FLOOR = {"float64": 1e-9, "float32": 1e-4}
 SAFETY = 100.0
 WEAK = {"float64": 1e-3, "float32": 1e-2}   # a tolerance above this cannot tell right from wrong
+# --precision mixed (float16 model, float32 masters, loss scale, SGD: checks/precision.py).
+EPS16 = 2.0 ** -10                          # float16's machine epsilon
+FLOOR["float16"], WEAK["float16"] = EPS16, 1e-2
+MIXED_SAFETY = 4.0        # x the float16 drift (see "Mixed precision" in the docstring)
+VS_FLOAT64 = 8 * EPS16    # x the float64 run's largest |value| of each kind
 KEYS = ("loss", "grad", "weight")
 ABORT_AFTER_S = 60.0      # a rank that raised waits this long for the others to report
 
@@ -243,8 +268,14 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
     worst = [float("nan") if worst[i + 3] else None if worst[i] < 0 else float(worst[i])
              for i in range(3)]
     ok = all(v is not None and v <= tol[k] for k, v in zip(KEYS, worst))   # NaN fails
+    vs64 = None
+    if dtype == "float16":                      # (b): the bound against float64, / tolerance
+        twin = float64_gap(_with_dtype(common_config(scheme), dtype), steps, batch_size)
+        vs64 = max((v + twin["gap"][k]) / (VS_FLOAT64 * twin["scale"][k])
+                   for k, v in zip(KEYS, worst) if v is not None)
+        ok = ok and vs64 <= 1.0
     return _row(scheme, dims, worst, "PASS" if ok else "FAIL", time.time() - start,
-                tol=max(tol.values()))
+                tol=max(tol.values()), vs64=vs64)
 
 
 def tolerance(config, steps, batch_size):
@@ -254,21 +285,26 @@ def tolerance(config, steps, batch_size):
     tolerance says how much the comparison can still tell apart.
     """
     drift = serial_sensitivity(config, steps, batch_size)
-    return {k: max(FLOOR[config.dtype], SAFETY * drift[k]) for k in KEYS}
+    safety = MIXED_SAFETY if config.dtype == "float16" else SAFETY
+    return {k: max(FLOOR[config.dtype], safety * drift[k]) for k in KEYS}
 
 
-def _row(scheme, dims, worst, status, seconds, note="", traceback=None, tol=None):
+def _row(scheme, dims, worst, status, seconds, note="", traceback=None, tol=None, vs64=None):
     dp, pp, tp, m = dims
     loss, grad, weight = worst or (None, None, None)
     return {"scheme": scheme, "label": SCHEMES[scheme].label, "dp": dp, "pp": pp, "tp": tp, "M": m,
             "grid": "-" if dims == (0, 0, 0, 0) else f"{dp}x{pp}x{tp}, M={m}",
             "loss": loss, "grad": grad, "weight": weight, "tol": tol,
             "status": status, "seconds": round(seconds, 2), "note": note,
-            "traceback": traceback}
+            "traceback": traceback, "vs64": vs64}
 
 
 def _fmt(v):
     return "-" if v is None else f"{v:.1e}"
+
+
+def _ratio(v):
+    return "-" if v is None else f"{v:.2f}"
 
 
 def progress_line(i, total, row):
@@ -278,18 +314,24 @@ def progress_line(i, total, row):
 
 
 def table(rows, dtype):
+    mixed = dtype == "float16"
     head = (f"{'scheme':<12} {'grid (dp x pp x tp, M)':<24}{'max|loss diff|':>15}"
-            f"{'max|grad diff|':>15}{'max|weight diff|':>17}{'tolerance':>11}  status")
+            f"{'max|grad diff|':>15}{'max|weight diff|':>17}{'tolerance':>11}"
+            + (f"{'vs f64':>8}" if mixed else "") + "  status")
     lines = [head, "-" * len(head)]
     for r in rows:
         status = r["status"] + (f" ({r['note']})" if r["status"] == "SKIP" else "")
         lines.append(f"{r['label']:<12} {r['grid']:<24}{_fmt(r['loss']):>15}{_fmt(r['grad']):>15}"
-                     f"{_fmt(r['weight']):>17}{_fmt(r['tol']):>11}  {status}")
+                     f"{_fmt(r['weight']):>17}{_fmt(r['tol']):>11}"
+                     + (f"{_ratio(r['vs64']):>8}" if mixed else "") + f"  {status}")
     bad = [r for r in rows if r["status"] in ("FAIL", "ERROR")]
     skipped = sum(r["status"] == "SKIP" for r in rows)
     lines.append(f"{len(rows) - len(bad) - skipped} of {len(rows)} rows pass, {skipped} skipped "
-                 f"({dtype}; tolerance = max({FLOOR[dtype]:g}, {SAFETY:g} x one process's "
-                 "drift from a one-ulp nudge); " + ("FAILED: " + ", ".join(
+                 f"({dtype}; tolerance = max({FLOOR[dtype]:g}, "
+                 f"{MIXED_SAFETY if mixed else SAFETY:g} x one process's drift from a one-ulp "
+                 "nudge" + (f"; vs f64 = (diff + one process's float16 error) / ({VS_FLOAT64:g}"
+                            " x the float64 run's max |value|), <= 1 passes" if mixed else "")
+                 + "); " + ("FAILED: " + ", ".join(
                      f"{r['label']} {r['grid']}" for r in bad) if bad else "none failed"))
     weak = [r for r in rows if r["tol"] is not None and r["tol"] > WEAK[dtype]]
     if weak:
@@ -340,6 +382,9 @@ def main(argv=None):
     parser.add_argument("--schemes", default=",".join(SCHEMES),
                         help=f"comma list from {','.join(SCHEMES)} (default: all)")
     parser.add_argument("--dtype", choices=sorted(FLOOR), default="float64")
+    parser.add_argument("--precision", choices=["full", "mixed"], default="full",
+                        help="mixed: float16 model, float32 masters, loss scale, SGD "
+                             "(= --dtype float16; see the docstring)")
     parser.add_argument("--backend", choices=["numpy", "cupy"], default=None)
     parser.add_argument("--steps", type=positive_int, default=2,
                         help="AdamW steps per row (default 2)")
@@ -348,12 +393,15 @@ def main(argv=None):
     unknown = [s for s in schemes if s not in SCHEMES]
     if unknown or not schemes:
         parser.error(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEMES)}")
+    if opts.precision == "mixed":
+        opts.dtype = "float16"
     banner("verify")
     if opts.backend:
         use_backend(opts.backend)
     comm.install_abort_hook()
     world = comm.world()
-    comm.print0(f"minimegatron verify: {world.size} ranks, {opts.dtype}, {opts.steps} AdamW "
+    rule = "mixed-precision SGD" if opts.dtype == "float16" else "AdamW"
+    comm.print0(f"minimegatron verify: {world.size} ranks, {opts.dtype}, {opts.steps} {rule} "
                 f"steps per row, schemes {','.join(schemes)}")
     start = time.time()
     rows = run_rows(schemes, opts.dtype, opts.steps, progress=True)

@@ -175,6 +175,40 @@ MUTANTS = {
     "6.2 reduce-scatter along the batch axis": ("6.2", [
         "        return x if group.size == 1 else reduce_scatter(x, group, axis=0)"],
         r"reduce_scatter_to_sequence forward.*shape"),
+    # 7.1 loss scaling, on the dp groups [0, 2] [1, 3]
+    "7.1 skip only on the rank that overflowed": ("7.1", [
+        "        local = xp.asarray([0.0 if all_finite(grads) else 1.0])",
+        "        found_inf = bool(local[0] > 0)",
+        "        if found_inf:",
+        "            self.scale = max(self.scale * self.backoff_factor, self.min_scale)",
+        "            self.clean_steps = 0",
+        "        else:",
+        "            self.clean_steps += 1",
+        "            if self.clean_steps == self.growth_interval:",
+        "                self.scale *= self.growth_factor",
+        "                self.clean_steps = 0"], r"skipped, scale.*\n?.*expected|expected"),
+    "7.1 no halving": ("7.1", [
+        "        local = xp.asarray([0.0 if all_finite(grads) else 1.0])",
+        "        if group is not None:",
+        "            local = comm.all_reduce(local, group, op=\"max\")",
+        "        found_inf = bool(local[0] > 0)",
+        "        if not found_inf:",
+        "            self.clean_steps += 1",
+        "            if self.clean_steps == self.growth_interval:",
+        "                self.scale *= self.growth_factor",
+        "                self.clean_steps = 0"], r"expected"),
+    "7.1 flag reduced over the world": ("7.1", [
+        "        local = xp.asarray([0.0 if all_finite(grads) else 1.0])",
+        "        local = comm.all_reduce(local, comm.world(), op=\"max\")",
+        "        found_inf = bool(local[0] > 0)",
+        "        if found_inf:",
+        "            self.scale = max(self.scale * self.backoff_factor, self.min_scale)",
+        "            self.clean_steps = 0",
+        "        else:",
+        "            self.clean_steps += 1",
+        "            if self.clean_steps == self.growth_interval:",
+        "                self.scale *= self.growth_factor",
+        "                self.clean_steps = 0"], r"THIS group.*\n?.*expected|expected"),
 }
 
 

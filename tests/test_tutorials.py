@@ -121,3 +121,12 @@ def test_10_sequence_parallel_trace_memory_and_one_process():
     diffs = re.search(r"max \|loss diff\| (\S+), \|grad diff\| (\S+), \|weight diff\| (\S+)$",
                       out, re.M)
     assert diffs and all(float(d) < 1e-10 for d in diffs.groups()), out
+def test_11_mixed_precision_skips_the_overflow_on_every_rank():
+    rc, out, err = run_script(4, tutorial("11_mixed_precision.py"), ["--steps", "8"],
+                              timeout=180)
+    assert rc == 0, err
+    rows = [line.split() for line in out.splitlines() if re.match(r"\s+\d+\s+\d+\s", line)]
+    assert [float(r[1]) for r in rows] == [256, 256, 256, 128, 128, 128, 256, 256]
+    assert [r[3:7] for r in rows if len(r) > 3 and r[3] != "-"] == [["[0,", "1,", "2,", "3]"]]
+    assert "weights 2, grads 2, optimizer 12 = 16" in out
+    assert "ZeRO-0 120.0, ZeRO-1 31.4, ZeRO-2 16.6, ZeRO-3 1.9" in out

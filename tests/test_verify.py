@@ -100,7 +100,7 @@ def test_a_check_that_raises_everywhere_is_an_error_row_not_a_hang(broken):
     for res in broken:
         assert [r["status"] for r in res["raises"]] == ["ERROR"]
         assert res["raises"][0]["note"] == "ValueError: deliberate failure in ddp"
-        assert "float16" in res["bad_dtype"] and "nope" in res["bad_scheme"]
+        assert "bfloat16" in res["bad_dtype"] and "nope" in res["bad_scheme"]
         nan_row = res["nan_on_rank_1"][0]
         assert nan_row["status"] == "FAIL" and nan_row["grad"] != nan_row["grad"], nan_row
 
@@ -161,3 +161,29 @@ def test_tolerance_grows_with_the_steps_and_stays_tight_for_few():
     long = verify.tolerance(config, 25, 8)
     assert long["weight"] > 1e-9 and long["grad"] > 1e-9                 # drift took over
     assert long["weight"] < 1e-2                                         # still tells bugs
+
+
+@pytest.fixture(scope="module")
+def broken_mixed():
+    return run_mpi(2, "workers/verify_checks.py:check_broken", args=(["ddp", "tp"], "float16"),
+                   timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("case, bad", [("ddp_no_grad_all_reduce", "ddp"), ("tp_no_g", "tp")])
+def test_mixed_precision_rows_fail_a_broken_scheme_and_pass_the_other(broken_mixed, case, bad):
+    """--precision mixed: float16 differences are ~5e-4, a missing all-reduce ~1e-1."""
+    for res in broken_mixed:
+        for r in res[case]:
+            if r["scheme"] == bad:
+                assert r["status"] == "FAIL" and r["grad"] > 1e-2 and r["vs64"] > 1, r
+            else:
+                assert r["status"] == "PASS" and r["grad"] < 2e-3 and r["vs64"] < 0.5, r
+                assert r["weight"] <= 2.0 ** -10 and r["loss"] < 1e-4, r
+
+
+def test_cli_precision_mixed_runs_every_kind_of_scheme_on_two_ranks():
+    code, out, err = run_cli(2, "--precision", "mixed", "--schemes", "zero2,pp-1f1b",
+                             "--steps", "2")
+    assert code == 0, out + err
+    assert "float16, 2 mixed-precision SGD steps" in out and "vs f64" in out
+    assert "2 of 2 rows pass" in out and "4 x one process's drift" in out

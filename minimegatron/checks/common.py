@@ -7,34 +7,39 @@ same seed, and its check compares this rank's values (or shards of them) with
 the reference. Building the reference on every rank costs little for these
 tiny models and needs no communication.
 """
+import dataclasses
 import functools
 
 from minimegatron.backend import to_numpy, xp
-from minimegatron.demo import batch, make_optimizer
+from minimegatron.checks.precision import backward, check_optimizer, unscaled
+from minimegatron.demo import batch
 from minimegatron.nn import GPT
 
 
 @functools.lru_cache(maxsize=None)
-def serial_reference(config, steps=3, batch_size=8, nudge=False):
+def serial_reference(config, steps=3, batch_size=8, nudge=False, rule=None):
     """{"loss": [..], "grads": [{name: array}], "weights": [{name: array}]}, one per step.
 
     Computed once per process for each (config, steps, batch_size): many checks in
     one MPI launch share it. Read it, never modify it. ``nudge`` first moves every
     initial weight by one unit in the last place (see ``serial_sensitivity``).
+    float16: mixed precision with SGD (checks/precision.py; ``rule="sgd"`` trains a
+    float32/float64 model with that SGD too); the gradients are recorded unscaled.
     """
     model = GPT(config)
     if nudge:
         for p in model.parameters():
             p.data[...] = xp.nextafter(p.data, xp.inf)
-    opt = make_optimizer(model.parameters())
+    opt = check_optimizer(model.parameters(), config, None, rule)
     record = {"loss": [], "grads": [], "weights": []}
     for step in range(steps):
         x, y = batch(config, batch_size, step)
         loss = model.loss(x, y)
         opt.zero_grad()
-        loss.backward()
+        backward(loss, opt)                                 # from S x loss in float16
         record["loss"].append(loss.item())
-        record["grads"].append({n: p.grad.copy() for n, p in model.named_parameters()})
+        record["grads"].append({n: unscaled(p.grad, opt).copy()
+                                for n, p in model.named_parameters()})
         opt.step()
         record["weights"].append(model.state_dict())
     return record
@@ -64,3 +69,22 @@ def max_abs_diff(a, b):
     diff = abs(to_numpy(a) - to_numpy(b))
     return float(diff.max()) if diff.size else 0.0
 
+
+
+def float64_gap(config, steps=3, batch_size=8):
+    """One process in float16 (mixed precision, SGD) against float64 with the same SGD.
+
+    Returns {"gap": {key: max |mixed - float64|}, "scale": {key: max |float64 value|}}
+    over every step, key in loss / grad / weight. verify bounds a parallel mixed run's
+    distance from float64 by |parallel - mixed serial| + gap (triangle inequality).
+    """
+    mixed = serial_reference(config, steps, batch_size)
+    full = serial_reference(dataclasses.replace(config, dtype="float64"), steps, batch_size,
+                            rule="sgd")
+    gap = {"loss": max(abs(x - y) for x, y in zip(mixed["loss"], full["loss"]))}
+    scale = {"loss": max(abs(y) for y in full["loss"])}
+    for key, name in (("grads", "grad"), ("weights", "weight")):
+        gap[name] = max(max_abs_diff(a[n], b[n]) for a, b in zip(mixed[key], full[key])
+                        for n in a)
+        scale[name] = max(float(abs(to_numpy(b[n])).max()) for b in full[key] for n in b)
+    return {"gap": gap, "scale": scale}

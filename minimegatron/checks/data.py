@@ -10,14 +10,18 @@ ranks of DataParallel), plus what the trace and the arrays measured:
 ``sent`` / ``recv`` (bytes per step, the check's own collectives excluded)
 and ``memory`` (tools/memory_measure.measure at the second step).
 
-Tolerance in float64: 1e-10 absolute (``TOL``); observed ~1e-15.
+Tolerance in float64: 1e-10 absolute (``TOL``); observed ~1e-15. A float16 config
+trains in mixed precision (checks/precision.py: float32 masters, loss scale, found-inf
+over ``group``; gradients compared unscaled).
 """
 import contextlib
 
 from minimegatron import comm, functional as F, trace
 from minimegatron.backend import xp
 from minimegatron.checks.common import max_abs_diff, serial_reference
-from minimegatron.demo import SMALL_CONFIG, batch, make_optimizer
+from minimegatron.checks.precision import backward, check_optimizer, loss_scale, unscaled
+from minimegatron.demo import SMALL_CONFIG, batch
+from minimegatron.mixed_precision.cast import float32_if_half
 from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.master import DataParallel
@@ -58,15 +62,19 @@ def check_data_parallel(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATC
     model = GPT(config)
     dp = DataParallel(model, group, root)
     is_root = group.rank == root
-    opt = make_optimizer(model.parameters()) if is_root else None
+    opt = check_optimizer(model.parameters(), config, None) if is_root else None  # root alone
     out = {"loss": None, "grad": None, "weight": None}
     trace.reset()
     for step in range(steps):
         x, y = batch(config, batch_size, step)
-        loss = dp.step(x if is_root else None, y if is_root else None, F.cross_entropy, opt)
+        scale = loss_scale(opt)                      # S x loss: the root seeds the backward
+
+        def scaled_loss(logits, targets):
+            return F.cross_entropy(float32_if_half(logits), targets) * scale
+        loss = dp.step(x if is_root else None, y if is_root else None, scaled_loss, opt)
         if is_root:
-            out["loss"] = _max(out["loss"], abs(loss - ref["loss"][step]))
-            out["grad"] = _max(out["grad"], _diff_named(model, lambda p: p.grad,
+            out["loss"] = _max(out["loss"], abs(loss / scale - ref["loss"][step]))
+            out["grad"] = _max(out["grad"], _diff_named(model, lambda p: p.grad / scale,
                                                         ref["grads"][step]))
             out["weight"] = _max(out["weight"], _diff_named(model, lambda p: p.data,
                                                             ref["weights"][step]))
@@ -79,15 +87,16 @@ def check_data_parallel(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATC
 
 
 def check_ddp(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH,
-              bucket_bytes=2 ** 20, overlap=True, accumulate=1):
+              bucket_bytes=2 ** 20, overlap=True, accumulate=1, reduce_dtype=None):
     """DDP; ``accumulate`` > 1 splits each rank's rows into micro-batches, all but the
     last backward inside ``no_sync()``. Also returns ``buckets`` and ``overlap_lead``:
     min over steps of (end of the synced backward - start of the first bucket's
     all-reduce), > 0 when communication started during backward."""
     ref = serial_reference(config, steps, batch_size)
     model = GPT(config)
-    ddp = DistributedDataParallel(model, group, bucket_bytes=bucket_bytes, overlap=overlap)
-    opt = make_optimizer(model.parameters())
+    ddp = DistributedDataParallel(model, group, bucket_bytes=bucket_bytes, overlap=overlap,
+                                  reduce_dtype=reduce_dtype)
+    opt = check_optimizer(model.parameters(), config, group)
     out = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "buckets": len(ddp.buckets)}
     trace.reset()
     leads = []
@@ -104,10 +113,11 @@ def check_ddp(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH,
             with contextlib.nullcontext() if sync else ddp.no_sync():
                 first = len(trace.spans())
                 with trace.span("forward"):
-                    loss = F.cross_entropy(ddp(x[i * rows:(i + 1) * rows]),
-                                           y[i * rows:(i + 1) * rows]) * (1.0 / accumulate)
+                    logits = float32_if_half(ddp(x[i * rows:(i + 1) * rows]))
+                    loss = F.cross_entropy(logits, y[i * rows:(i + 1) * rows]) * (
+                        1.0 / accumulate)
                 with trace.span("backward"):
-                    loss.backward()
+                    backward(loss, opt)
             local += loss.item()
         ddp.finish()
         spans = trace.spans()[first:]
@@ -115,9 +125,10 @@ def check_ddp(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH,
         starts = [s["start"] for s in spans if (s["label"] or "").startswith("ddp.bucket")]
         leads.append(backward_end - min(starts))
         out["loss"] = max(out["loss"], abs(_global_loss(local, group) - ref["loss"][step]))
-        out["grad"] = max(out["grad"], _diff_named(model, lambda p: p.grad, ref["grads"][step]))
+        out["grad"] = max(out["grad"], _diff_named(model, lambda p: unscaled(p.grad, opt),
+                                                   ref["grads"][step]))
         if step == 1:
-            out["memory"] = measure(model.parameters(), opt)
+            out["memory"] = measure(model.parameters(), opt, ddp.buffers())
         opt.step()
         out["weight"] = max(out["weight"], _diff_named(model, lambda p: p.data,
                                                        ref["weights"][step]))
@@ -140,7 +151,8 @@ def check_zero(group, stage, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH)
     model = GPT(config)
     names = {id(p): n for n, p in model.named_parameters()}
     params = model.parameters()
-    zero = zero_optimizer(model, group, stage, make_optimizer(params))  # 3: the shards
+    rule = check_optimizer(params, config, group)
+    zero = zero_optimizer(model, group, stage, rule)                 # 3: the shards
     out = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "groups": len(zero.local_shards())}
     trace.reset()
     for step in range(steps):
@@ -150,15 +162,15 @@ def check_zero(group, stage, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH)
         with trace.span("forward"):
             loss = model.loss(x, y)
         with trace.span("backward"):
-            loss.backward()
+            backward(loss, rule)
         zero.reduce_gradients()
         out["loss"] = max(out["loss"], abs(_global_loss(loss.item(), group)
                                            - ref["loss"][step]))
         for flat, _, grad in zero.local_shards():
             want = _reference_slice(flat, ref["grads"][step], names)
-            out["grad"] = max(out["grad"], max_abs_diff(grad, want))
+            out["grad"] = max(out["grad"], max_abs_diff(unscaled(grad, rule), want))
         if stage == 1:
-            out["grad"] = max(out["grad"], _diff_named(model, lambda p: p.grad,
+            out["grad"] = max(out["grad"], _diff_named(model, lambda p: unscaled(p.grad, rule),
                                                        ref["grads"][step]))
         if step == 1:
             out["memory"] = measure(params, zero)

@@ -14,7 +14,8 @@ grow with M and 1F1B's stop at K - k.
 """
 from minimegatron import comm
 from minimegatron.checks.common import max_abs_diff, serial_reference
-from minimegatron.demo import VERIFY_CONFIG, batch, make_optimizer
+from minimegatron.checks.precision import check_optimizer, loss_scale, unscaled
+from minimegatron.demo import VERIFY_CONFIG, batch
 from minimegatron.nn import GPT
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.stage import ChunkedStage, PipelineStage
@@ -45,15 +46,16 @@ def check_pipeline(group, schedule="1f1b", num_micro_batches=4, checkpoint=False
     ref = serial_reference(config, steps, batch_size)
     stage, engine = build(group, config, schedule, num_micro_batches, checkpoint,
                           chunks=chunks)
-    opt = make_optimizer(stage.parameters())
+    opt = check_optimizer(stage.parameters(), config, group)   # float16: found-inf over pp
     diff = {"loss": 0.0, "grad": 0.0, "weight": 0.0}
     for step in range(steps):
         inputs, targets = batch(config, batch_size, step)
         opt.zero_grad()
+        engine.loss_scale = loss_scale(opt)              # the last stage seeds backward with S
         loss = engine.train_step(inputs, targets)
         diff["loss"] = max(diff["loss"], abs(loss - ref["loss"][step]))
         for name, p in stage.named_parameters():
-            diff["grad"] = max(diff["grad"], max_abs_diff(p.grad, ref["grads"][step][name]))
+            diff["grad"] = max(diff["grad"], max_abs_diff(unscaled(p.grad, opt), ref["grads"][step][name]))
         opt.step()
         for name, p in stage.named_parameters():
             diff["weight"] = max(diff["weight"],

@@ -15,7 +15,8 @@ import numpy as np
 from minimegatron import comm, nn, trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks.common import max_abs_diff, serial_reference
-from minimegatron.demo import batch, make_optimizer
+from minimegatron.checks.precision import backward, check_optimizer, unscaled
+from minimegatron.demo import batch
 from minimegatron.parallel.split import rows_of
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
@@ -121,7 +122,7 @@ def check_gpt(group, config, steps=3, batch_size=4, pad_vocab=True, sequence_par
     """{"loss", "grad", "weight"}: max abs diff of this rank's shards vs the serial GPT."""
     ref = serial_reference(config, steps, batch_size)
     model = ParallelGPT(config, group, pad_vocab=pad_vocab, sequence_parallel=sequence_parallel)
-    opt = make_optimizer(model.parameters())
+    opt = check_optimizer(model.parameters(), config, group)     # float16: found-inf over tp
     diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0}
 
     def worst(key, value):
@@ -130,11 +131,11 @@ def check_gpt(group, config, steps=3, batch_size=4, pad_vocab=True, sequence_par
         x, y = batch(config, batch_size, step)
         loss = model.loss(x, y)
         opt.zero_grad()
-        loss.backward()
+        backward(loss, opt)
         worst("loss", abs(loss.item() - ref["loss"][step]))
         for name, p in model.named_parameters():
             full = ref["grads"][step][name]
-            worst("grad", max_abs_diff(p.grad, shard_of(name, full, group.rank, group.size)))
+            worst("grad", max_abs_diff(unscaled(p.grad, opt), shard_of(name, full, group.rank, group.size)))
         opt.step()
         for name, p in model.named_parameters():
             full = ref["weights"][step][name]

@@ -8,7 +8,8 @@
   Options: any schedule and M (interleaved: ``chunks`` = v), ``zero_stage`` 1 or 2
   (ShardedOptimizer over dp in place of DDP), activation checkpointing, sequence
   parallelism.
-  float64: ~1e-15 .. 1e-13 in practice; tolerance 1e-10 (float32: ~1e-5).
+  float64: ~1e-15 .. 1e-13 in practice; tolerance 1e-10 (float32: ~1e-5). float16:
+  mixed precision (checks/precision.py), found-inf MAX over the whole grid.
 - ``check_all_grids(world_size)``: every factorisation dp x pp x tp of the world,
   one after the other in ONE launch (each a fresh ProcessGrid).
 - ``measured_vs_predicted(grid_dims)``: one traced step of the demo GPT (tutorial 8):
@@ -22,6 +23,7 @@
 """
 from minimegatron import comm, trace
 from minimegatron.checks.common import max_abs_diff, serial_reference
+from minimegatron.checks.precision import check_optimizer, unscaled
 from minimegatron.demo import DEMO_CONFIG, VERIFY_CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid, factorisations
 from minimegatron.parallel.split import flatten
@@ -45,7 +47,8 @@ def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
     grid = ProcessGrid(dp, pp, tp, comm=mpi_comm)
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
                         zero_stage=zero_stage, checkpoint_activations=checkpoint_activations,
-                        chunks=chunks, sequence_parallel=sequence_parallel)
+                        chunks=chunks, sequence_parallel=sequence_parallel,
+                        optimizer_fn=lambda ps: check_optimizer(ps, config, grid.world))
     ref = serial_reference(config, steps, batch_size)
     diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "compared": 0, "losses": []}
 
@@ -63,7 +66,7 @@ def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
             worst("grad", _zero2_grad_diff(trainer, ref["grads"][step], grid))
         else:
             for name, p in trainer.named_parameters():
-                worst("grad", max_abs_diff(p.grad, shard(name, ref["grads"][step][name])))
+                worst("grad", max_abs_diff(unscaled(p.grad, trainer.rule), shard(name, ref["grads"][step][name])))
         trainer.step()
         for name, p in trainer.named_parameters():
             worst("weight", max_abs_diff(p.data, shard(name, ref["weights"][step][name])))

@@ -122,6 +122,14 @@ EXERCISES = [
              "Korthikanti et al. 2022: g-bar is a reduce-scatter in the forward pass and an "
              "all-gather in the backward pass. / Ring all-reduce sends 2(N-1)/N of the "
              "buffer per rank; reduce-scatter and all-gather each (N-1)/N.", group="tp"),
+    Exercise("7.1", "loss scaling: skip and halve on an overflow", "mixed_precision", 4,
+             "set local to 1.0 if any of grads is not finite (all_finite), all-reduce it with "
+             "op max over group; on an overflow halve self.scale (backoff_factor, not below "
+             "min_scale) and reset clean_steps, else count a clean step and grow the scale "
+             "after growth_interval of them",
+             "Mixed-precision training (Megatron, DeepSpeed): 20 bytes per parameter; on an "
+             "inf/nan gradient every rank skips the step and the loss scale is halved.",
+             group="dp"),
 ]
 
 

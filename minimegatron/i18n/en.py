@@ -172,4 +172,16 @@ MESSAGES = {
     "sp.gpt_why": "the block must equal one process: check the reduce-scatter's group and axis",
     "sp.pass": "g-bar: forward reduce-scatter along the sequence, backward all-gather; "
                "GPT vs one process: loss {loss:.1e}, grad {grad:.1e}",
+    # exercise_checks/mixed_precision.py
+    "mp.clean": "DynamicLossScaler(8, growth_interval=2).update(finite grads): [skipped, scale]",
+    "mp.grow": "a second clean step (growth_interval = 2 reached, the scale doubles): "
+               "[skipped, scale]",
+    "mp.overflow": "dp group {ranks}, an inf on its rank 1: {poisoned} (only group [0, 2] has "
+                   "one; the flag is reduced with MAX over THIS group): [skipped, scale]",
+    "mp.zero_skip": "ZeRO-2 in float16, inf on rank 1 at step 1 only: skipped per step (every "
+                    "rank alike)",
+    "mp.changed": "rank {rank}: a skipped step changed the weights (skip means no update)",
+    "mp.scales": "the loss scale per step (2^8, halved after the overflow, doubled after 2 "
+                 "clean steps)",
+    "mp.pass": "every rank skipped the overflow step and halved the scale: {scales}",
 }

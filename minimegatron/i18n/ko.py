@@ -95,6 +95,14 @@ EXERCISES = {
             "note": "Korthikanti 외 2022: g-bar는 순전파에서 리듀스 스캐터, 역전파에서 "
                     "올개더(all-gather)입니다. / 링 올리듀스는 랭크마다 버퍼의 2(N-1)/N을 "
                     "보내고, 리듀스 스캐터와 올개더는 각각 (N-1)/N을 보냅니다."},
+    "7.1": {"title": "손실 스케일링(loss scaling): 오버플로에서 건너뛰고 절반으로",
+            "hint": "grads 중 하나라도 유한하지 않으면(all_finite) local을 1.0으로 두고, group에서 "
+                    "op max로 올리듀스하세요; 오버플로면 self.scale을 절반으로(backoff_factor, "
+                    "min_scale 아래로는 아님) 하고 clean_steps를 0으로, 아니면 깨끗한 스텝을 세고 "
+                    "growth_interval번마다 스케일을 키우세요",
+            "note": "혼합 정밀도(mixed precision) 학습(Megatron, DeepSpeed): 파라미터당 20 바이트; "
+                    "기울기에 inf/nan이 있으면 모든 랭크가 그 스텝을 건너뛰고 손실 스케일을 "
+                    "절반으로 줄입니다."},
 }
 
 MESSAGES = {
@@ -273,4 +281,13 @@ MESSAGES = {
     "sp.gpt_why": "블록은 프로세스 하나와 같아야 합니다: 리듀스 스캐터의 그룹과 축을 확인하세요",
     "sp.pass": "g-bar: 순전파는 시퀀스 축 리듀스 스캐터, 역전파는 올개더; "
                "GPT 대 프로세스 하나: 손실 {loss:.1e}, 기울기 {grad:.1e}",
+    # exercise_checks/mixed_precision.py
+    "mp.clean": "DynamicLossScaler(8, growth_interval=2).update(유한한 기울기): [skipped, scale]",
+    "mp.grow": "두 번째 깨끗한 스텝 (growth_interval = 2 도달, 스케일이 두 배): [skipped, scale]",
+    "mp.overflow": "dp 그룹 {ranks}, 그 그룹의 랭크 1에 inf: {poisoned} (그룹 [0, 2]에만 있음; "
+                   "플래그는 이 그룹에서 MAX로 리듀스): [skipped, scale]",
+    "mp.zero_skip": "float16 ZeRO-2, 스텝 1에서 랭크 1에만 inf: 스텝별 건너뜀 (모든 랭크가 같게)",
+    "mp.changed": "랭크 {rank}: 건너뛴 스텝이 가중치를 바꿨습니다 (건너뜀은 갱신 없음)",
+    "mp.scales": "스텝별 손실 스케일 (2^8, 오버플로 뒤 절반, 깨끗한 2스텝 뒤 두 배)",
+    "mp.pass": "모든 랭크가 오버플로 스텝을 건너뛰고 스케일을 절반으로 줄였습니다: {scales}",
 }

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from minimegatron import functional as F
 from minimegatron.backend import xp
+from minimegatron.mixed_precision.cast import float32_if_half
 from minimegatron.nn.init import gpt_init
 from minimegatron.nn.layers import Dropout, Embedding, LayerNorm, Linear
 from minimegatron.nn.module import Module, ModuleList
@@ -146,7 +147,7 @@ class GPT(Module):
         Every GPT form (serial, tensor parallel, a pipeline's last stage) offers
         embed / blocks / head_loss, so schemes can be stacked.
         """
-        return F.cross_entropy(self.logits(x), targets)
+        return F.cross_entropy(float32_if_half(self.logits(x)), targets)   # fp16: loss in fp32
 
     def forward(self, idx):
         x = self.embed(idx)

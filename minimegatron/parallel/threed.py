@@ -89,6 +89,9 @@ class Trainer3D:
     ``optimizer`` is make_optimizer (AdamW) over this rank's shards (zero_stage
     1-2: a ShardedOptimizer lending its update rule); ``named_parameters()`` yields
     the shards under the full model's names.
+    ``optimizer_fn`` may return a MixedPrecisionOptimizer (float16 config) whose
+    group is the whole grid (``grid.world``): every dp x pp x tp rank then skips a
+    step together; the pipeline starts backward from its loss scale S.
     ``check_finite`` (default on): a NaN/inf loss raises guards.NonFiniteError on
     every rank together (the loss is all-reduced first), a NaN/inf gradient or
     weight on the ranks that hold it (the abort hook then ends the job).
@@ -117,7 +120,9 @@ class Trainer3D:
             self.ddp = None
             self.optimizer = ShardedOptimizer(params, grid.dp, zero_stage, optimizer_fn(params))
         rule = self.optimizer if zero_stage == 0 else self.optimizer.optimizer
-        rule.check_finite = check_finite                    # the optimizer's own guard
+        self.rule = rule
+        if not hasattr(rule, "loss_scale"):      # mixed precision skips a non-finite step
+            rule.check_finite = check_finite                # the optimizer's own guard
 
     def named_parameters(self):
         """(full-model name, local shard) of every parameter this rank holds."""
@@ -154,6 +159,7 @@ class Trainer3D:
         check_targets(targets, self.config.vocab_size)            # first / last: no hang
         self.optimizer.zero_grad()
         x, y = self.local_batch(inputs), self.local_batch(targets)
+        self.engine.loss_scale = getattr(self.rule, "loss_scale", 1.0)   # mixed precision: S
         loss = self.engine.train_step(x, y)                       # every stage: the shapes
         if self.ddp is not None:
             with trace.label("dp.grads"):

@@ -96,16 +96,25 @@ def model_state_bytes(params, dp=1, zero=0, precision=MIXED):
     grads bP, Adam m and v 2bP:  4bP | 2bP + 2bP/N | bP + 3bP/N | 4bP/N.
     Steady state, as in the paper: transient full-size buffers are not counted.
     """
+    b = PRECISIONS[precision]
+    per_param = {"weights": b, "grads": b, "optimizer": 12 if precision == MIXED else 2 * b}
+    return sharded_state_bytes(per_param, params, dp, zero)
+
+
+def sharded_state_bytes(per_param, params, dp=1, zero=0):
+    """{"weights", "grads", "optimizer", "total"} bytes of one rank from bytes PER PARAMETER.
+
+    ``per_param``: unsharded bytes per parameter of each kind, e.g. {2, 2, 12} in mixed
+    precision (a formula's, or measured from a run: tools/memory_measure.per_param_bytes).
+    ZeRO stage s divides the optimizer (s >= 1), the grads (s >= 2), the weights (s = 3) by dp.
+    """
     if zero not in (0, 1, 2, 3):
         raise ValueError(f"ZeRO stage must be 0, 1, 2 or 3, got {zero}")
-    b = PRECISIONS[precision]
-    opt = 12 if precision == MIXED else 2 * b
-
-    def part(nbytes, stage):
-        return params * nbytes / (dp if zero >= stage else 1)
-    weights, grads, optimizer = part(b, 3), part(b, 2), part(opt, 1)
-    return {"weights": weights, "grads": grads, "optimizer": optimizer,
-            "total": weights + grads + optimizer}
+    shard_from = {"weights": 3, "grads": 2, "optimizer": 1}
+    out = {kind: params * per_param[kind] / (dp if zero >= stage else 1)
+           for kind, stage in shard_from.items()}
+    out["total"] = sum(out.values())
+    return out
 
 
 # ---------------------------------------------------------------- activations

@@ -3,6 +3,7 @@
     minimegatron memory --layers 72 --hidden 3072 --heads 32 --dp 64 --tp 8 --zero 1
     minimegatron memory table1 | table2 | zero | scaling [--hardware calib.json]
     minimegatron memory --tp 8 --sequence-parallel
+    minimegatron memory mixed        (bytes per parameter measured vs formula: memory_mixed.py)
 """
 import argparse
 
@@ -15,7 +16,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="minimegatron memory", description=memory.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("view", nargs="?", default="config",
-                    choices=["config", "table1", "zero", "scaling", "table2"])
+                    choices=["config", "table1", "zero", "scaling", "table2", "mixed"])
     for flag, default in [("layers", 72), ("hidden", 3072), ("heads", 32), ("vocab", 51200),
                           ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1),
                           ("micro-batch", 8), ("micro-batches", 1)]:
@@ -48,6 +49,9 @@ def main(argv=None):
               f"{t['dp']:.3g} + pp {t['pp']:.3g}; efficiency {t['efficiency']:.0%}")
     elif a.view == "table2":
         print(memory.table2_text())
+    elif a.view == "mixed":
+        from minimegatron.tools.memory_mixed import mixed_text
+        print(mixed_text())
     else:
         print(scaling.report(hw) if a.view == "scaling"
               else memory.table1_text() if a.view == "table1" else memory.zero_text())

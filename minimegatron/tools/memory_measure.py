@@ -50,11 +50,16 @@ def held_arrays(params, optimizer=None):
             "optimizer": states}
 
 
-def measure(params, optimizer=None):
-    """{"weights", "grads", "optimizer", "total", "peak_gathered"} bytes held by this rank."""
+def measure(params, optimizer=None, buffers=()):
+    """{"weights", "grads", "optimizer", "buffers", "total", "peak_gathered"} bytes held.
+
+    ``buffers``: other arrays kept between steps, e.g. DDP's float32 reduce buffers
+    (``DistributedDataParallel.buffers()``) under mixed precision.
+    """
     held = held_arrays(params, optimizer)
     out = {kind: array_bytes(held[kind]) for kind in KINDS}
-    out["total"] = sum(out[kind] for kind in KINDS)
+    out["buffers"] = array_bytes(buffers)
+    out["total"] = sum(out[kind] for kind in KINDS) + out["buffers"]
     out["peak_gathered"] = int(getattr(optimizer, "peak_gathered_bytes", 0))
     return out
 
@@ -62,6 +67,17 @@ def measure(params, optimizer=None):
 def formula(num_params, dp, zero, dtype="float64"):
     """tools.memory.model_state_bytes in this code's precision (no mixed-precision copies)."""
     return model_state_bytes(num_params, dp, zero, str(dtype))
+
+
+def per_param_bytes(measured, num_params):
+    """{"weights", "grads", "optimizer"}: measured bytes divided by the parameter count.
+
+    An unsharded mixed-precision run gives {2, 2, 12}; tools.memory.sharded_state_bytes
+    turns these into any model's totals (the 7.5B example of docs/mixed_precision.md).
+    "buffers" is added when the run kept some (DDP's float32 reduce buffer: 4).
+    """
+    kinds = KINDS + (("buffers",) if measured.get("buffers") else ())
+    return {kind: measured[kind] / num_params for kind in kinds}
 
 
 def padding_margin(dp, groups, itemsize=8):

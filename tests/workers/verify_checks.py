@@ -34,25 +34,37 @@ class _CommWithoutGradAllReduce:
         return comm.iall_reduce(x, self.alone, op, inplace)
 
 
-def _rows(schemes):
-    return [{k: r[k] for k in ("scheme", "grid", "status", "loss", "grad", "weight", "note")}
-            for r in verify.run_rows(schemes, steps=2)]
+def _rows(schemes, dtype="float64"):
+    return [{k: r[k] for k in ("scheme", "grid", "status", "loss", "grad", "weight", "note",
+                               "vs64")}
+            for r in verify.run_rows(schemes, dtype=dtype, steps=2)]
 
 
-def check_broken(schemes=("ddp", "tp")):
+def check_broken(schemes=("ddp", "tp"), dtype="float64"):
+    """Every case of the module docstring; ``dtype="float16"`` (verify --precision
+    mixed): the two broken collectives only."""
+    out = broken_collectives(schemes, dtype)
+    return out if dtype != "float64" else _more_cases(out)
+
+
+def broken_collectives(schemes, dtype):
     out = {}
     real_comm = ddp.comm
     ddp.comm = _CommWithoutGradAllReduce()
     try:
-        out["ddp_no_grad_all_reduce"] = _rows(schemes)
+        out["ddp_no_grad_all_reduce"] = _rows(schemes, dtype)
     finally:
         ddp.comm = real_comm
     real_forward = mappings.ReduceFromTP.forward
     mappings.ReduceFromTP.forward = staticmethod(lambda ctx, x, group: x)
     try:
-        out["tp_no_g"] = _rows(schemes)
+        out["tp_no_g"] = _rows(schemes, dtype)
     finally:
         mappings.ReduceFromTP.forward = real_forward
+    return out
+
+
+def _more_cases(out):
     real_check = verify.run_check
 
     def raising_check(scheme, *args):
@@ -73,7 +85,7 @@ def check_broken(schemes=("ddp", "tp")):
         out["nan_on_rank_1"] = _rows(["ddp"])
     finally:
         verify.run_check = real_check
-    out["bad_dtype"] = _raises(lambda: verify.run_rows(["ddp"], dtype="float16"))
+    out["bad_dtype"] = _raises(lambda: verify.run_rows(["ddp"], dtype="bfloat16"))
     out["bad_scheme"] = _raises(lambda: verify.run_rows(["nope"]))
     return out
 

@@ -19,7 +19,9 @@ micro-batches), and the gradients, summed into ``.grad`` over the M
 backwards, equal one serial backward on the whole batch. One optimizer step
 then matches one serial step. Gradients are only accumulated: zero them
 before ``train_step`` (as before ``loss.backward()``), and synchronise them
-over data-parallel replicas yourself (DDP / ZeRO) after it.
+over data-parallel replicas yourself (DDP / ZeRO) after it. Mixed precision:
+set ``engine.loss_scale = S`` and the last stage starts backward from S (the
+gradient of S x loss_i / M), so every stage's half gradients are S times larger.
 
 Communication per step, between neighbouring stages of the pp group:
 M activation sends s -> s+1 and M gradient sends s+1 -> s (stage s), each
@@ -88,6 +90,7 @@ class PipelineEngine:
         stage_module.checkpoint_activations = checkpoint_activations
         self.memory_meter, self.stats = memory_meter, {}
         self.device_time = as_device_time(device_time)      # ValueError on a bad value
+        self.loss_scale = 1.0        # mixed precision: the last stage seeds backward with S
 
     def tag(self, micro_batch, to_chunk, is_grad):
         """The message tag: unique per (receiving chunk, activation or gradient, micro-batch).
@@ -173,7 +176,8 @@ class PipelineEngine:
                 with trace.span("backward", label=f"mb{i}", micro_batch=i), \
                         device.lasts("backward", progress):
                     out = outputs.pop(key)
-                    out.backward(None if chunk.is_last else grad)
+                    out.backward(xp.full(out.shape, self.loss_scale, out.dtype)
+                                 if chunk.is_last else grad)           # d(S loss_i/M) = S
             elif op == "send_grad":                       # to chunk c (-1 when it wraps to K-1)
                 with trace.label(f"mb{i}"):
                     to_chunk = c - (stage == 0)

@@ -32,6 +32,7 @@ from minimegatron.backend import xp
 from minimegatron.comm import all_reduce
 from minimegatron.function import Function
 from minimegatron.guards import check_ids, check_targets
+from minimegatron.mixed_precision.cast import float32_if_half
 from minimegatron.nn import (Embedding, LayerNorm, Module, ModuleList, Parameter,
                              causal_attention, gpt_init)
 from minimegatron.ops import embedding, split, where
@@ -278,7 +279,7 @@ class ParallelGPT(Module):
         """ln_f, head split by vocabulary (f, no gather; sequence parallel: g, the all-gather
         of ln_f's tokens), vocab-parallel cross entropy."""
         with _label("head"):
-            logits = self.head(self.ln_f(x))                           # (B, T, Vp/tp)
+            logits = float32_if_half(self.head(self.ln_f(x)))          # (B, T, Vp/tp)
             self.last_logits_shape = tuple(logits.shape)
             return vocab_parallel_cross_entropy(logits, targets, self.tp_group,
                                                 self.vocab_start, self.config.vocab_size)

@@ -1,0 +1,84 @@
+"""Float32 master weights: the optimizer steps float32 copies, the model runs in half.
+
+A half-precision weight cannot take a small update: in float16 1 + 1e-4 == 1
+(eps 2^-10), so lr x grad would vanish. Mixed precision (Micikevicius et al.
+2018) keeps, for every half weight w16, a float32 master w32 and the optimizer
+state in float32, and per step:
+
+    found_inf over the group      -> skip (loss_scaler.py): nothing below runs
+    g32 = float32(g16) / S        unscale (S: the loss scale backward started from)
+    w32, m, v = rule(w32, g32)    the wrapped SGD / AdamW ``update``, unchanged
+    w16 = half(w32)               the model's copy, rounded
+
+Bytes per parameter (ZeRO paper, K = 12): w16 2 + g16 2 + (w32 4 + m 4 + v 4)
+= 16. ``tools/memory_measure.measure`` counts them from these arrays.
+
+``MixedPrecisionOptimizer(AdamW(params, ...), group)`` is an Optimizer
+(optim.py): ``step()`` runs ``check`` (the found-inf all-reduce) then
+``update`` per parameter; ZeRO (data_parallel/zero.py, zero3.py) calls the
+same ``check`` and ``update`` on its flat shards, so the masters and m, v it
+keeps are float32 slices of 1/N. A skipped step does not count: AdamW's t
+counts the steps taken (``steps_taken``), as in Megatron.
+"""
+import numpy
+
+from minimegatron.function import no_grad
+from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
+from minimegatron.optim import Optimizer
+
+
+class MixedPrecisionOptimizer(Optimizer):
+    """Wraps ``optimizer`` (SGD / AdamW over half Parameters): float32 masters, loss scale.
+
+    ``group``: every rank holding a gradient of this model (the found-inf MAX
+    all-reduce runs over it; None: one process). ``scaler``: a DynamicLossScaler.
+    """
+
+    def __init__(self, optimizer, group=None, scaler=None):
+        if not hasattr(optimizer, "update"):
+            raise ValueError("MixedPrecisionOptimizer wraps an Optimizer (SGD, AdamW)")
+        self.inner = optimizer
+        super().__init__(optimizer.params, optimizer.lr, check_finite=False)
+        self.group, self.scaler = group, scaler or DynamicLossScaler()
+        self.steps_taken, self.skipped, self._unscale = 0, False, 1.0
+
+    @property
+    def lr(self):
+        return self.inner.lr
+
+    @lr.setter
+    def lr(self, value):
+        if hasattr(self, "inner"):
+            self.inner.lr = value
+
+    @property
+    def loss_scale(self):
+        """S: start backward from S x loss (``scale_loss``)."""
+        return self.scaler.scale
+
+    def scale_loss(self, loss):
+        """S x loss, in float32 (backward from it; the loss itself stays the reported one)."""
+        return loss * self.scaler.scale
+
+    def check(self, params, grads, step):
+        """The found-inf all-reduce and the scale update; decides whether ``update`` runs."""
+        self._unscale = 1.0 / self.scaler.scale       # the S this backward started from
+        self.skipped = self.scaler.update(grads, self.group)
+        if not self.skipped:
+            self.steps_taken += 1
+
+    def update(self, param, grad, state, step):
+        """Step the float32 master of ``param`` (a half array, changed in place)."""
+        if self.skipped:
+            return
+        if "master" not in state:
+            state["master"] = param.astype(numpy.float32)              # exact copy
+        grad32 = grad.astype(numpy.float32) * self._unscale
+        with no_grad():
+            self.inner.update(state["master"], grad32, state, self.steps_taken)
+        param[...] = state["master"].astype(param.dtype)
+
+    def step(self):
+        """One step (or a skip, on every rank of the group alike); True if it was taken."""
+        super().step()
+        return not self.skipped
