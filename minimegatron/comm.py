@@ -119,7 +119,8 @@ class Handle:
 
     def wait(self):
         if not self.done:
-            wait_all(self.requests)
+            if self.requests:
+                wait_all(self.requests)
             if self.call is not None:
                 self.call()                       # MPI's blocking call: the rank waits here
             self._complete()
@@ -163,9 +164,18 @@ def _back(host, axis, x):
     return _like(np.ascontiguousarray(np.moveaxis(host, 0, axis)), x)
 
 
+def _without(shape, axis):
+    """``shape`` without ``axis``: the shape of one row when ``axis`` is moved to the front."""
+    axis %= len(shape)
+    return shape[:axis] + shape[axis + 1:]
+
+
 def _check_out(out, shape, dtype, x, op):
     """ValueError, before any MPI call, unless ``out`` can hold a ``shape`` ``dtype`` result."""
     numpy_out = isinstance(out, np.ndarray)
+    if numpy_out and out.shape == shape and out.dtype == dtype and out.flags.writeable and (
+            not isinstance(x, np.ndarray) or not np.may_share_memory(out, x)):
+        return                                    # the usual case, checked first (latency)
     if not hasattr(out, "shape") or is_device_array(out) != is_device_array(x):
         why = f"must be an array of x's kind ({type(x).__name__}), got {type(out).__name__}"
     elif tuple(out.shape) != tuple(shape) or out.dtype != dtype:
@@ -185,7 +195,7 @@ def _output(out, front, dtype, x, axis, op):
     layout with ``axis`` in front (see _front). The buffer is ``out`` itself when MPI can
     write it directly; else a fresh one, moved back to x's layout (and copied into out)."""
     axis = axis % max(len(front), 1)
-    shape = front[1:axis + 1] + front[:1] + front[axis + 1:]      # np.moveaxis(buf, 0, axis)
+    shape = front if axis == 0 else front[1:axis + 1] + front[:1] + front[axis + 1:]
     if out is not None:
         _check_out(out, shape, dtype, x, op)
         if axis == 0 and out.flags.c_contiguous and (
@@ -255,7 +265,7 @@ def iall_gather(x, group, axis=0, sizes=None, out=None, block=False):
     """Start cat(x_0, ..., x_{N-1}) along ``axis`` on every rank."""
     N = group.size
     rows = [x.shape[axis]] * N if sizes is None else [int(s) for s in sizes]
-    moved = (sum(rows),) + tuple(np.delete(x.shape, axis % x.ndim))
+    moved = (sum(rows),) + _without(x.shape, axis)
     result, finish = _output(out, moved, x.dtype, x, axis, "all_gather")
     comm_check.check(group, "all_gather", x, axis=axis, sizes=sizes)
     host = _front(x, axis)
@@ -274,7 +284,7 @@ def ireduce_scatter(x, group, axis=0, op="sum", out=None, block=False):
     """Start chunk r (along ``axis``) of x_0 + ... + x_{N-1} on rank r."""
     N = group.size
     rows = chunk_sizes(x.shape[axis], N)
-    moved = (rows[group.rank],) + tuple(np.delete(x.shape, axis % x.ndim))
+    moved = (rows[group.rank],) + _without(x.shape, axis)
     result, finish = _output(out, moved, x.dtype, x, axis, "reduce_scatter")
     comm_check.check(group, "reduce_scatter", x, reduce_op=op, axis=axis)
     mpi_op, host = _op(op, x.dtype), _front(x, axis)
@@ -436,7 +446,7 @@ def gather(x, group, root=0, axis=0, sizes=None, out=None):
     """cat(x_0, ..., x_{N-1}) along ``axis`` on the root, None elsewhere (``out``: root only)."""
     N, is_root = group.size, group.rank == root
     rows = [x.shape[axis]] * N if sizes is None else [int(s) for s in sizes]
-    moved = (sum(rows),) + tuple(np.delete(x.shape, axis % x.ndim))
+    moved = (sum(rows),) + _without(x.shape, axis)
     result, finish = _output(out, moved, x.dtype, x, axis, "gather")
     comm_check.check(group, "gather", x, root=root, axis=axis, sizes=sizes)
     host = _front(x, axis)
