@@ -9,9 +9,10 @@ backward is over, so nothing overlaps. The knee is where alpha stops
 mattering: this prints, per size (float32, ``comm.all_reduce(op="mean",
 out=...)`` as DDP calls it, median over repeats, slowest rank), the time,
 the bus bandwidth 2(N-1)/N * n / t, and its share of the best bandwidth
-measured; then a least-squares fit of alpha and beta, n_half = alpha * beta
-(the size at which latency is half the time), and the recommendation: the
-smallest size whose bandwidth reaches KNEE_SHARE of the best.
+measured; then alpha (the smallest size's time), the size from which half
+the best bandwidth is reached (latency = half the time), and the
+recommendation: the smallest size whose bandwidth reaches KNEE_SHARE of the
+best. Bandwidth can fall again past the caches; the knee ignores that.
 """
 import argparse
 import time
@@ -55,11 +56,10 @@ def main(argv=None):
     comm.print0(f"{'size':>8}{'time (us)':>12}{'bus GB/s':>10}{'of best':>9}")
     for n, t, b in zip(sizes, seconds, bus):
         comm.print0(f"{_label(n):>8}{t * 1e6:>12.1f}{b / 1e9:>10.2f}{b / best:>9.2f}")
-    alpha, inv_beta = np.linalg.lstsq(np.stack([np.ones(len(sizes)), sizes], 1),
-                                      np.array(seconds), rcond=None)[0]
     knee = next(n for n, b in zip(sizes, bus) if b >= KNEE_SHARE * best)
-    comm.print0(f"fit: alpha = {alpha * 1e6:.1f} us, beta = {1 / inv_beta / 1e9:.2f} GB/s, "
-                f"n_half = alpha * beta = {_label(int(max(alpha, 0) / inv_beta))}")
+    half = next(n for n, b in zip(sizes, bus) if b >= best / 2)
+    comm.print0(f"latency alpha ~ t({_label(sizes[0])}) = {seconds[0] * 1e6:.1f} us; best bus "
+                f"bandwidth {best / 1e9:.2f} GB/s; half of it from {_label(half)}")
     comm.print0(f"knee: smallest size with >= {KNEE_SHARE:.0%} of the best bus bandwidth = "
                 f"{_label(knee)} ({knee} bytes)")
 
