@@ -13,9 +13,11 @@ So the mode ``WAIT`` (env ``MINIMEGATRON_WAIT``) is one of
              ``os.sched_yield()`` between polls, then ``SLEEP_S`` sleeps after
              ``YIELD_POLLS`` polls
 
-``OVERSUBSCRIBED`` (ranks on this host > cores, from the launcher's
-environment, see threads.py) is read once at import. comm.py and
-comm_check.py both wait here; measurements: docs/performance.md.
+``OVERSUBSCRIBED`` (ranks on this host > the cores this process may use, from
+the launcher's environment, see threads.py) is read once at import. A rank
+bound to one core (Open MPI binds 2 ranks so) counts as sharing: it yields,
+slower but never stealing. A machine busy with other jobs wants "yield".
+comm.py and comm_check.py both wait here; measurements: docs/performance.md.
 """
 import os
 import time
