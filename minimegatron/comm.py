@@ -238,7 +238,8 @@ def iall_reduce(x, group, op="sum", inplace=False, out=None, block=False):
     """Start x_0 + ... + x_{N-1} on every rank (``inplace`` writes the result into x)."""
     if inplace and out is not None:
         raise ValueError("all_reduce: inplace=True and out= exclude each other")
-    result, finish = _output(out, tuple(x.shape), x.dtype, x, 0, "all_reduce")
+    if not inplace:
+        result, finish = _output(out, tuple(x.shape), x.dtype, x, 0, "all_reduce")
     comm_check.check(group, "all_reduce", x, reduce_op=op)
     mpi_op, (host, copied) = _op(op, x.dtype), _host(x)
     n, N = x.nbytes, group.size
