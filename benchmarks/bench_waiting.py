@@ -5,7 +5,9 @@
 With more ranks than cores, a rank blocked in MPI's own Wait busy-polls and
 takes CPU from the rank doing the work. polling.py waits by polling Test() with
 os.sched_yield() (then short sleeps); ``polling.WAIT = "spin"`` (or the
-environment variable MINIMEGATRON_WAIT=spin) switches back to MPI's Wait.
+environment variable MINIMEGATRON_WAIT=spin) switches back to MPI's Wait;
+"auto" (the default) spins only when every rank has a core of its own, else
+spins SPIN_POLLS polls, then yields.
 
 Measured per mode (best of 3 interleaved repeats; bcast: median of 9):
   compute   rank 0's NumPy work alone would take `alone` seconds; `job` is how
@@ -18,8 +20,9 @@ import numpy as np
 
 from minimegatron import comm, comm_check, polling
 
-MODES = {"spin": ("spin", polling.YIELD_POLLS), "yield": ("yield", polling.YIELD_POLLS),
-         "sleep": ("yield", 0)}
+# mode: (polling.WAIT, SPIN_POLLS, YIELD_POLLS); "auto" is the default, spin-then-yield here
+MODES = {"spin": ("spin", 0, polling.YIELD_POLLS), "yield": ("yield", 0, polling.YIELD_POLLS),
+         "sleep": ("yield", 0, 0), "auto": ("auto", polling.SPIN_POLLS, polling.YIELD_POLLS)}
 
 
 def work(a, steps):
@@ -60,7 +63,7 @@ def late_bcast(g, x):
 
 def calibrate(g, a):
     """Steps of work() that take rank 0 about 0.3 s while the others sleep-wait."""
-    polling.WAIT, polling.YIELD_POLLS = "yield", 0
+    polling.WAIT, polling.SPIN_POLLS, polling.YIELD_POLLS = "yield", 0, 0
     steps, alone = 1, 0.0
     if g.rank == 0:
         while alone < 0.15:
@@ -83,8 +86,8 @@ def main():
     x = np.ones(1 << 17)
     jobs, bcasts = {name: [] for name in MODES}, {name: [] for name in MODES}
     for _ in range(3):  # interleave the modes so drifting machine speed hits all alike
-        for name, (wait, polls) in MODES.items():
-            polling.WAIT, polling.YIELD_POLLS = wait, polls
+        for name, (wait, spins, polls) in MODES.items():
+            polling.WAIT, polling.SPIN_POLLS, polling.YIELD_POLLS = wait, spins, polls
             jobs[name].append(compute_step(g, a, steps))
             bcasts[name] += [late_bcast(g, x) for _ in range(3)]
     for name in MODES:

@@ -20,11 +20,18 @@ the first L mod N ranks one extra row (v-variants: ``Iscatterv``,
 ``Ireduce_scatter``). Gathers assume equal shapes unless ``sizes`` (each
 rank's length along ``axis``) is given, which selects ``Igatherv``/``Iallgatherv``.
 
-Waiting without spinning: every blocking collective is its nonblocking form
-followed by ``Handle.wait()``, which (polling.py) polls ``Test`` and calls
-``os.sched_yield()`` between polls (``MINIMEGATRON_WAIT=spin`` uses MPI's own
-busy-polling ``Wait`` instead). With 8 ranks on 2 cores a busy-waiting rank
-steals the CPU from the rank that is computing; see docs/notes_comm.md.
+Waiting (polling.py): when every rank has a core of its own (``polling.spins()``)
+a blocking form makes MPI's blocking call (``Allreduce``...), the latency path;
+when the ranks outnumber the cores it is the nonblocking form followed by
+``Handle.wait()``, which polls ``Test`` and calls ``os.sched_yield()`` between
+polls, so a waiting rank does not steal the CPU from the rank that computes.
+Either way ``Handle.wait()`` is where a rank waits (faults.py looks there).
+
+Preallocated outputs: ``out=`` (all_reduce, reduce, all_gather, reduce_scatter,
+scatter, gather and their ``i*`` forms) receives the result and is returned.
+MPI writes straight into it when it is a contiguous host array and ``axis`` is
+0; otherwise the result is copied in. A wrong shape, dtype or kind raises
+ValueError before any MPI call. broadcast and recv already fill their argument.
 
 CuPy arrays are staged through pinned host memory unless MPI is CUDA-aware
 (``CUDA_AWARE``). Every call is recorded in ``minimegatron.trace``.
@@ -34,13 +41,14 @@ data moves, each collective's ranks agree on its signature (op, shape, dtype,
 root, reduce op, sizes) with one small ``Iallgather``, so a mismatch raises the
 same ``CollectiveMismatch`` on every rank instead of garbage or a deadlock.
 """
+import functools
 import sys
 
 import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
-from minimegatron import comm_check, trace
+from minimegatron import comm_check, polling, trace
 from minimegatron.backend import asarray, get_backend, is_device_array, sync, to_pinned_host
 from minimegatron.polling import wait_all
 
@@ -77,11 +85,23 @@ def world():
     return _world[0]
 
 
-class Handle:
-    """A started operation: ``.test()`` -> bool, ``.wait()`` -> the result."""
+def _start(block, blocking, nonblocking, *args, **kw):
+    """(requests, call): ``nonblocking(*args)`` started now, or, when ``block`` (the
+    latency path), ``blocking(*args)`` not yet called: ``Handle.wait()`` calls it."""
+    if block:
+        return [], functools.partial(blocking, *args, **kw)
+    return [nonblocking(*args, **kw)], None
 
-    def __init__(self, op, group, requests, finish, nbytes, sent, recv, keep=()):
-        self.op, self.group, self.requests, self.finish = op, group, requests, finish
+
+class Handle:
+    """A started operation: ``.test()`` -> bool, ``.wait()`` -> the result.
+
+    ``started`` is ``_start``'s (requests, call); a blocking call is made in ``wait()``.
+    """
+
+    def __init__(self, op, group, started, finish, nbytes, sent, recv, keep=()):
+        self.op, self.group, self.finish = op, group, finish
+        self.requests, self.call = started
         self.nbytes, self.sent, self.recv = nbytes, sent, recv
         self.keep = keep  # buffers MPI reads or writes until completion
         self.start, self.label = trace.now(), trace.current_label()
@@ -93,18 +113,21 @@ class Handle:
                      self.start, trace.now(), label=self.label)
 
     def test(self):
-        if not self.done and MPI.Request.Testall(self.requests):
-            self._complete()
+        if not self.done and (self.call is not None or MPI.Request.Testall(self.requests)):
+            self.wait()
         return self.done
 
     def wait(self):
         if not self.done:
-            wait_all(self.requests)
+            if self.requests:
+                wait_all(self.requests)
+            if self.call is not None:
+                self.call()                       # MPI's blocking call: the rank waits here
             self._complete()
         return self.result
 
 
-# --- host staging -------------------------------------------------------------------------
+# --- host staging and outputs ---------------------------------------------------------------
 
 def _host(x):
     """(a C-contiguous array MPI can read, True if it is a copy of x)."""
@@ -135,7 +158,58 @@ def _front(x, axis):
 
 
 def _back(host, axis, x):
+    """The inverse of _front: ``axis`` back in place (no copy for axis 0), next to x."""
+    if axis % max(host.ndim, 1) == 0:
+        return _like(host, x)
     return _like(np.ascontiguousarray(np.moveaxis(host, 0, axis)), x)
+
+
+def _without(shape, axis):
+    """``shape`` without ``axis``: the shape of one row when ``axis`` is moved to the front."""
+    axis %= len(shape)
+    return shape[:axis] + shape[axis + 1:]
+
+
+def _check_out(out, shape, dtype, x, op):
+    """ValueError, before any MPI call, unless ``out`` can hold a ``shape`` ``dtype`` result."""
+    numpy_out = isinstance(out, np.ndarray)
+    if numpy_out and out.shape == shape and out.dtype == dtype and out.flags.writeable and (
+            not isinstance(x, np.ndarray) or not np.may_share_memory(out, x)):
+        return                                    # the usual case, checked first (latency)
+    if not hasattr(out, "shape") or is_device_array(out) != is_device_array(x):
+        why = f"must be an array of x's kind ({type(x).__name__}), got {type(out).__name__}"
+    elif tuple(out.shape) != tuple(shape) or out.dtype != dtype:
+        why = (f"has shape {tuple(out.shape)} and dtype {out.dtype}; the result has shape "
+               f"{tuple(shape)} and dtype {np.dtype(dtype)}")
+    elif numpy_out and not out.flags.writeable:
+        why = "is read-only"
+    elif numpy_out and isinstance(x, np.ndarray) and np.may_share_memory(out, x):
+        why = "overlaps x (all_reduce: use inplace=True)"
+    else:
+        return
+    raise ValueError(f"{op}: out= {why}")
+
+
+def _output(out, front, dtype, x, axis, op):
+    """(buffer MPI writes, finish(buffer) -> result) for a result of ``front`` shape in the
+    layout with ``axis`` in front (see _front). The buffer is ``out`` itself when MPI can
+    write it directly; else a fresh one, moved back to x's layout (and copied into out)."""
+    axis = axis % max(len(front), 1)
+    shape = front if axis == 0 else front[1:axis + 1] + front[:1] + front[axis + 1:]
+    if out is not None:
+        _check_out(out, shape, dtype, x, op)
+        if axis == 0 and out.flags.c_contiguous and (
+                CUDA_AWARE or not is_device_array(out)):
+            return out, lambda buf: out
+    buf = _empty(front, dtype, x)
+
+    def finish(buf):
+        result = _back(buf, axis, x)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    return buf, finish
 
 
 def chunk_sizes(length, parts):
@@ -158,212 +232,238 @@ def _op(op, dtype):
 
 
 # --- nonblocking collectives (each one visible mpi4py call) --------------------------------
+# ``block=True`` (the blocking forms, when polling.spins()) makes the blocking call instead.
 
-def iall_reduce(x, group, op="sum", inplace=False):
+def iall_reduce(x, group, op="sum", inplace=False, out=None, block=False):
     """Start x_0 + ... + x_{N-1} on every rank (``inplace`` writes the result into x)."""
+    if inplace and out is not None:
+        raise ValueError("all_reduce: inplace=True and out= exclude each other")
+    if not inplace:
+        result, finish = _output(out, tuple(x.shape), x.dtype, x, 0, "all_reduce")
     comm_check.check(group, "all_reduce", x, reduce_op=op)
     mpi_op, (host, copied) = _op(op, x.dtype), _host(x)
     n, N = x.nbytes, group.size
     if inplace:
-        req = group.comm.Iallreduce(MPI.IN_PLACE, host, op=mpi_op)
-        out = host
+        result = host
+        started = _start(block, group.comm.Allreduce, group.comm.Iallreduce,
+                         MPI.IN_PLACE, host, op=mpi_op)
     else:
-        out = _empty(host.shape, host.dtype, x)
-        req = group.comm.Iallreduce(host, out, op=mpi_op)
+        started = _start(block, group.comm.Allreduce, group.comm.Iallreduce,
+                         host, result, op=mpi_op)
 
-    def finish():
+    def done():
         if op == "mean":
-            out[...] /= N
+            result[...] /= N
         if inplace and copied:
-            x[...] = _like(out, x)
+            x[...] = _like(result, x)
             return x
-        return _like(out, x)
+        return x if inplace else finish(result)
     sent, recv = trace.bytes_moved("all_reduce", n, N)
-    return Handle("all_reduce", group, [req], finish, n, sent, recv, keep=(host, out))
+    return Handle("all_reduce", group, started, done, n, sent, recv, keep=(host, result))
 
 
-def iall_gather(x, group, axis=0, sizes=None):
+def iall_gather(x, group, axis=0, sizes=None, out=None, block=False):
     """Start cat(x_0, ..., x_{N-1}) along ``axis`` on every rank."""
+    N = group.size
+    rows = [x.shape[axis]] * N if sizes is None else [int(s) for s in sizes]
+    moved = (sum(rows),) + _without(x.shape, axis)
+    result, finish = _output(out, moved, x.dtype, x, axis, "all_gather")
     comm_check.check(group, "all_gather", x, axis=axis, sizes=sizes)
-    host, N = _front(x, axis), group.size
-    rows = [host.shape[0]] * N if sizes is None else [int(s) for s in sizes]
-    out = _empty((sum(rows),) + host.shape[1:], host.dtype, x)
+    host = _front(x, axis)
     if sizes is None:
-        req = group.comm.Iallgather(host, out)
+        started = _start(block, group.comm.Allgather, group.comm.Iallgather, host, result)
     else:
         counts, displs = _counts(rows, int(np.prod(host.shape[1:])))
-        req = group.comm.Iallgatherv(host, [out, counts, displs, from_numpy_dtype(out.dtype)])
-    moved = trace.bytes_moved("all_gather", out.nbytes, N, own=host.nbytes)
-    return Handle("all_gather", group, [req], lambda: _back(out, axis, x), x.nbytes, *moved,
-                  keep=(host, out))
+        spec = [result, counts, displs, from_numpy_dtype(result.dtype)]
+        started = _start(block, group.comm.Allgatherv, group.comm.Iallgatherv, host, spec)
+    moved = trace.bytes_moved("all_gather", result.nbytes, N, own=host.nbytes)
+    return Handle("all_gather", group, started, lambda: finish(result), x.nbytes, *moved,
+                  keep=(host, result))
 
 
-def ireduce_scatter(x, group, axis=0, op="sum"):
+def ireduce_scatter(x, group, axis=0, op="sum", out=None, block=False):
     """Start chunk r (along ``axis``) of x_0 + ... + x_{N-1} on rank r."""
+    N = group.size
+    rows = chunk_sizes(x.shape[axis], N)
+    moved = (rows[group.rank],) + _without(x.shape, axis)
+    result, finish = _output(out, moved, x.dtype, x, axis, "reduce_scatter")
     comm_check.check(group, "reduce_scatter", x, reduce_op=op, axis=axis)
-    mpi_op, host, N = _op(op, x.dtype), _front(x, axis), group.size
-    rows = chunk_sizes(host.shape[0], N)
-    out = _empty((rows[group.rank],) + host.shape[1:], host.dtype, x)
+    mpi_op, host = _op(op, x.dtype), _front(x, axis)
     if len(set(rows)) == 1:
-        req = group.comm.Ireduce_scatter_block(host, out, op=mpi_op)
+        started = _start(block, group.comm.Reduce_scatter_block,
+                         group.comm.Ireduce_scatter_block, host, result, op=mpi_op)
     else:
         counts, _ = _counts(rows, int(np.prod(host.shape[1:])))
-        req = group.comm.Ireduce_scatter(host, out, counts, op=mpi_op)
+        started = _start(block, group.comm.Reduce_scatter, group.comm.Ireduce_scatter,
+                         host, result, counts, op=mpi_op)
 
-    def finish():
+    def done():
         if op == "mean":
-            out[...] /= N
-        return _back(out, axis, x)
-    moved = trace.bytes_moved("reduce_scatter", x.nbytes, N, own=out.nbytes)
-    return Handle("reduce_scatter", group, [req], finish, x.nbytes, *moved, keep=(host, out))
+            result[...] /= N
+        return finish(result)
+    moved = trace.bytes_moved("reduce_scatter", x.nbytes, N, own=result.nbytes)
+    return Handle("reduce_scatter", group, started, done, x.nbytes, *moved,
+                  keep=(host, result))
 
 
-def ibroadcast(x, group, root=0):
+def ibroadcast(x, group, root=0, block=False):
     """Start copying the root's x into x on every rank (x is filled in place)."""
     comm_check.check(group, "broadcast", x, root=root)
     host, copied = _host(x)
-    req = group.comm.Ibcast(host, root=root)
+    started = _start(block, group.comm.Bcast, group.comm.Ibcast, host, root=root)
 
     def finish():
         if copied:
             x[...] = _like(host, x)
         return x
     moved = trace.bytes_moved("broadcast", x.nbytes, group.size, is_root=group.rank == root)
-    return Handle("broadcast", group, [req], finish, x.nbytes, *moved, keep=(host,))
+    return Handle("broadcast", group, started, finish, x.nbytes, *moved, keep=(host,))
 
 
-def isend(x, dest, group, tag=0):
+def isend(x, dest, group, tag=0, block=False):
     """Start sending x to group rank ``dest``; ``wait()`` returns None.
 
     Checking mode first sends x's signature on another tag (``comm_check``).
     """
     signature = comm_check.isend_signature(x, dest, group, tag)   # [] or [(request, buffer)]
     host, _ = _host(x)
-    req = group.comm.Isend(host, dest=dest, tag=tag)
-    return Handle("send", group, [r for r, _ in signature] + [req], lambda: None, x.nbytes,
-                  x.nbytes, 0, keep=(host,) + tuple(b for _, b in signature))
+    requests, call = _start(block, group.comm.Send, group.comm.Isend, host, dest=dest, tag=tag)
+    return Handle("send", group, ([r for r, _ in signature] + requests, call), lambda: None,
+                  x.nbytes, x.nbytes, 0, keep=(host,) + tuple(b for _, b in signature))
 
 
-def irecv(buf, source, group, tag=0):
+def irecv(buf, source, group, tag=0, block=False):
     """Start receiving into ``buf`` from group rank ``source``; ``wait()`` returns buf.
 
     Checking mode: ``wait()`` first compares the sender's signature (``comm_check``).
     """
     host, copied = _host(buf)
-    req = group.comm.Irecv(host, source=source, tag=tag)
+    started = _start(block, group.comm.Recv, group.comm.Irecv, host, source=source, tag=tag)
 
     def finish():
         if copied:
             buf[...] = _like(host, buf)
         return buf
-    handle = Handle("recv", group, [req], finish, buf.nbytes, 0, buf.nbytes, keep=(host,))
+    handle = Handle("recv", group, started, finish, buf.nbytes, 0, buf.nbytes, keep=(host,))
     return comm_check.CheckedRecv.wrap(handle, buf, source, group, tag)
 
 
-# --- blocking forms: start, then wait (yielding) --------------------------------------------
+# --- blocking forms: MPI's blocking call on a core of one's own, else start + yielding wait -
 
-def all_reduce(x, group, op="sum", inplace=False):
-    return iall_reduce(x, group, op, inplace).wait()
-
-
-def all_gather(x, group, axis=0, sizes=None):
-    return iall_gather(x, group, axis, sizes).wait()
+def all_reduce(x, group, op="sum", inplace=False, out=None):
+    return iall_reduce(x, group, op, inplace, out, block=polling.spins()).wait()
 
 
-def reduce_scatter(x, group, axis=0, op="sum"):
-    return ireduce_scatter(x, group, axis, op).wait()
+def all_gather(x, group, axis=0, sizes=None, out=None):
+    return iall_gather(x, group, axis, sizes, out, block=polling.spins()).wait()
+
+
+def reduce_scatter(x, group, axis=0, op="sum", out=None):
+    return ireduce_scatter(x, group, axis, op, out, block=polling.spins()).wait()
 
 
 def broadcast(x, group, root=0):
-    return ibroadcast(x, group, root).wait()
+    return ibroadcast(x, group, root, block=polling.spins()).wait()
 
 
 def send(x, dest, group, tag=0):
-    isend(x, dest, group, tag).wait()
+    isend(x, dest, group, tag, block=polling.spins()).wait()
 
 
 def recv(buf, source, group, tag=0):
-    return irecv(buf, source, group, tag).wait()
+    return irecv(buf, source, group, tag, block=polling.spins()).wait()
 
 
 def barrier(group):
     """Every rank of the group arrives before any leaves (``Ibarrier``, yielding wait)."""
     comm_check.check(group, "barrier")
-    Handle("barrier", group, [group.comm.Ibarrier()], lambda: None, 0, 0, 0).wait()
+    started = _start(polling.spins(), group.comm.Barrier, group.comm.Ibarrier)
+    Handle("barrier", group, started, lambda: None, 0, 0, 0).wait()
 
 
-def reduce(x, group, root=0, op="sum"):
-    """x_0 + ... + x_{N-1} on the root, None elsewhere."""
+def reduce(x, group, root=0, op="sum", out=None):
+    """x_0 + ... + x_{N-1} on the root, None elsewhere (``out``: used on the root only)."""
+    result, finish = _output(out, tuple(x.shape), x.dtype, x, 0, "reduce")
     comm_check.check(group, "reduce", x, root=root, reduce_op=op)
     mpi_op, (host, _), N = _op(op, x.dtype), _host(x), group.size
     is_root = group.rank == root
-    out = _empty(host.shape, host.dtype, x) if is_root else None
-    req = group.comm.Ireduce(host, out, op=mpi_op, root=root)
+    result = result if is_root else None
+    started = _start(polling.spins(), group.comm.Reduce, group.comm.Ireduce, host, result,
+                     op=mpi_op, root=root)
 
-    def finish():
+    def done():
         if not is_root:
             return None
         if op == "mean":
-            out[...] /= N
-        return _like(out, x)
+            result[...] /= N
+        return finish(result)
     moved = trace.bytes_moved("reduce", x.nbytes, N, is_root=is_root)
-    return Handle("reduce", group, [req], finish, x.nbytes, *moved, keep=(host, out)).wait()
+    return Handle("reduce", group, started, done, x.nbytes, *moved, keep=(host, result)).wait()
 
 
 MAX_DIMS = 14
 
 
-def scatter(x, group, root=0, axis=0):
+def scatter(x, group, root=0, axis=0, out=None):
     """Chunk r (along ``axis``) of the root's x on rank r; non-root ranks may pass None.
 
     The root first broadcasts a small int64 header [dtype char, ndim, *shape]
-    (``Ibcast``), so the other ranks can size their receive buffers.
+    (``Ibcast``), so the other ranks can size their receive buffers; a bad
+    ``out`` on a non-root rank is found after the header, before the data moves.
     """
     comm_check.check(group, "scatter", x if group.rank == root else None, root=root, axis=axis)
-    is_root, N = group.rank == root, group.size
+    is_root, N, block = group.rank == root, group.size, polling.spins()
     header = np.zeros(MAX_DIMS + 2, np.int64)
     if is_root:
         if x.ndim > MAX_DIMS:
             raise ValueError(f"scatter supports up to {MAX_DIMS} dims, got {x.ndim}")
         header[:x.ndim + 2] = [ord(np.dtype(x.dtype).char), x.ndim, *x.shape]
-    Handle("scatter_header", group, [group.comm.Ibcast(header, root=root)], lambda: None,
-           header.nbytes, 0, 0).wait()
+    Handle("scatter_header", group, _start(block, group.comm.Bcast, group.comm.Ibcast, header,
+                                           root=root), lambda: None, header.nbytes, 0, 0).wait()
     dtype, shape = np.dtype(chr(header[0])), tuple(int(s) for s in header[2:2 + header[1]])
     axis = axis % len(shape)
     moved_shape = (shape[axis],) + shape[:axis] + shape[axis + 1:]
-    host = _front(x, axis) if is_root else None
     rows = chunk_sizes(moved_shape[0], N)
-    out = _empty((rows[group.rank],) + moved_shape[1:], dtype, x)
+    like = x if x is not None else get_backend().empty(0, dtype)
+    result, finish = _output(out, (rows[group.rank],) + moved_shape[1:], dtype, like, axis,
+                             "scatter")
+    host = _front(x, axis) if is_root else None
     if len(set(rows)) == 1:
-        req = group.comm.Iscatter(host, out, root=root)
+        started = _start(block, group.comm.Scatter, group.comm.Iscatter, host, result,
+                         root=root)
     else:
         counts, displs = _counts(rows, int(np.prod(moved_shape[1:])))
         send_spec = [host, counts, displs, from_numpy_dtype(dtype)] if is_root else None
-        req = group.comm.Iscatterv(send_spec, out, root=root)
+        started = _start(block, group.comm.Scatterv, group.comm.Iscatterv, send_spec, result,
+                         root=root)
     full = int(np.prod(shape)) * dtype.itemsize
-    moved = trace.bytes_moved("scatter", full, N, is_root=is_root, own=out.nbytes)
-    nbytes = full if is_root else out.nbytes
-    like = x if x is not None else get_backend().empty(0, dtype)
-    return Handle("scatter", group, [req], lambda: _back(out, axis, like),
-                  nbytes, *moved, keep=(host, out)).wait()
+    moved = trace.bytes_moved("scatter", full, N, is_root=is_root, own=result.nbytes)
+    nbytes = full if is_root else result.nbytes
+    return Handle("scatter", group, started, lambda: finish(result), nbytes, *moved,
+                  keep=(host, result)).wait()
 
 
-def gather(x, group, root=0, axis=0, sizes=None):
-    """cat(x_0, ..., x_{N-1}) along ``axis`` on the root, None elsewhere."""
+def gather(x, group, root=0, axis=0, sizes=None, out=None):
+    """cat(x_0, ..., x_{N-1}) along ``axis`` on the root, None elsewhere (``out``: root only)."""
+    N, is_root = group.size, group.rank == root
+    rows = [x.shape[axis]] * N if sizes is None else [int(s) for s in sizes]
+    moved = (sum(rows),) + _without(x.shape, axis)
+    result, finish = _output(out, moved, x.dtype, x, axis, "gather")
     comm_check.check(group, "gather", x, root=root, axis=axis, sizes=sizes)
-    host, N, is_root = _front(x, axis), group.size, group.rank == root
-    rows = [host.shape[0]] * N if sizes is None else [int(s) for s in sizes]
-    out = _empty((sum(rows),) + host.shape[1:], host.dtype, x) if is_root else None
+    host = _front(x, axis)
+    result = result if is_root else None
     if sizes is None:
-        req = group.comm.Igather(host, out, root=root)
+        started = _start(polling.spins(), group.comm.Gather, group.comm.Igather, host, result,
+                         root=root)
     else:
         counts, displs = _counts(rows, int(np.prod(host.shape[1:])))
-        recv_spec = [out, counts, displs, from_numpy_dtype(host.dtype)] if is_root else None
-        req = group.comm.Igatherv(host, recv_spec, root=root)
+        recv_spec = [result, counts, displs, from_numpy_dtype(host.dtype)] if is_root else None
+        started = _start(polling.spins(), group.comm.Gatherv, group.comm.Igatherv, host,
+                         recv_spec, root=root)
     full = sum(rows) * int(np.prod(host.shape[1:])) * host.dtype.itemsize
     moved = trace.bytes_moved("gather", full, N, is_root=is_root, own=host.nbytes)
-    return Handle("gather", group, [req], lambda: _back(out, axis, x) if is_root else None,
-                  x.nbytes, *moved, keep=(host, out)).wait()
+    return Handle("gather", group, started, lambda: finish(result) if is_root else None,
+                  x.nbytes, *moved, keep=(host, result)).wait()
 
 
 # --- small Python objects (pickle API, metadata only) --------------------------------------

@@ -294,6 +294,8 @@ class CheckedRecv:
             sender = bytes(self.sig[TEXT_AT:]).rstrip(b"\0").decode(errors="replace")
             try:                                    # the data follows its signature: drain it
                 MPI.Request.Waitall(self.handle.requests)
+                if self.handle.call is not None:    # comm.recv's blocking Recv, not yet made
+                    self.handle.call()
             except MPI.Exception:                   # e.g. MPI_ERR_TRUNCATE: explained below
                 pass
             raise CollectiveMismatch(

@@ -1,30 +1,55 @@
-"""Waiting without spinning: poll MPI requests and give the CPU away between polls.
+"""Waiting for MPI: spin when every rank has its own core, yield the CPU when they share.
 
-MPI's own ``Wait`` busy-polls. With 8 ranks on 2 cores a waiting rank then
-steals the CPU from the rank that is computing the result it waits for. So
-``wait_all`` polls ``Testall`` and calls ``os.sched_yield()`` between polls,
-backing off to short sleeps after ``YIELD_POLLS`` polls. ``WAIT = "spin"``
-(or ``MINIMEGATRON_WAIT=spin``) uses MPI's busy-polling ``Waitall`` instead.
-comm.py and comm_check.py both wait here; see docs/notes_comm.md.
+MPI's own waits busy-poll. That is the fastest wait when each rank has a core
+to itself, and the worst when 8 ranks share 2 cores: a waiting rank then
+steals the CPU from the rank that is computing the result it waits for.
+So the mode ``WAIT`` (env ``MINIMEGATRON_WAIT``) is one of
+
+    "auto"   (default) "spin" when this host's ranks fit its cores, else "yield"
+    "spin"   MPI's busy-polling waits; comm.py's blocking forms make MPI's
+             blocking call (``Allreduce``, not ``Iallreduce`` + a wait loop)
+    "yield"  poll ``Testall``: first ``SPIN_POLLS`` polls back to back (a
+             partner already there costs no system call), then
+             ``os.sched_yield()`` between polls, then ``SLEEP_S`` sleeps after
+             ``YIELD_POLLS`` polls
+
+``OVERSUBSCRIBED`` (ranks on this host > the cores this process may use, from
+the launcher's environment, see threads.py) is read once at import. A rank
+bound to one core (Open MPI binds 2 ranks so) counts as sharing: it yields,
+slower but never stealing. A machine busy with other jobs wants "yield".
+comm.py and comm_check.py both wait here; measurements: docs/performance.md.
 """
 import os
 import time
 
 from mpi4py import MPI
 
-WAIT = os.environ.get("MINIMEGATRON_WAIT", "yield")  # "yield" or "spin"
+from minimegatron.threads import cores, local_ranks
+
+WAIT = os.environ.get("MINIMEGATRON_WAIT", "auto")  # "auto", "spin" or "yield"
+OVERSUBSCRIBED = local_ranks() > cores()
+SPIN_POLLS = 50           # polls back to back before the first sched_yield
 YIELD_POLLS = 2000        # polls with sched_yield before backing off to short sleeps
 SLEEP_S = 50e-6
 
 
+def spins():
+    """True when waits may busy-poll: mode "spin", or "auto" with a core per rank."""
+    if WAIT not in ("auto", "spin", "yield"):
+        raise ValueError(f"MINIMEGATRON_WAIT must be auto, spin or yield, got {WAIT!r}")
+    return WAIT == "spin" or (WAIT == "auto" and not OVERSUBSCRIBED)
+
+
 def wait_all(requests):
-    """Wait for MPI requests, yielding the CPU between polls (see module docstring)."""
-    if WAIT == "spin":
+    """Wait for MPI requests: MPI's Waitall when ``spins()``, else poll and yield."""
+    if spins():
         MPI.Request.Waitall(requests)
         return
     polls = 0
     while not MPI.Request.Testall(requests):
         polls += 1
+        if polls < SPIN_POLLS:
+            continue
         if polls < YIELD_POLLS:
             os.sched_yield()
         else:

@@ -99,3 +99,32 @@ def test_summary_and_format():
     assert table == {"all_reduce": {"count": 2, "bytes_sent": 15, "bytes_recv": 15,
                                     "seconds": 1.5}}
     assert "all_reduce" in trace.format_summary(table)
+
+
+@pytest.mark.parametrize("nprocs", [1, 3])
+def test_out_equals_fresh_output_and_is_written_in_place(nprocs):
+    """Every collective's out= result is the fresh result, in out itself; with axis 0
+    comm.py allocates no buffer (MPI writes out), under both ways of waiting."""
+    results = run_mpi(nprocs, "workers/comm_out_checks.py:check_out", timeout=90)
+    for rank, res in enumerate(results):
+        assert len(res) == 2 * 14, sorted(res)
+        assert res == {k: 0.0 for k in res}, (rank, {k: v for k, v in res.items() if v})
+
+
+def test_bad_out_raises_on_every_rank_before_any_collective():
+    results = run_mpi(2, "workers/comm_out_checks.py:check_bad_out", timeout=60)
+    for res in results:
+        assert res == {"shape": 1, "dtype": 1, "readonly": 1, "overlap": 1,
+                       "inplace_and_out": 1, "not_an_array": 1, "gather_shape": 1,
+                       "after": 0.0}
+
+
+def test_waiting_ranks_give_the_cpu_away_when_they_share_cores():
+    """Rank 0 sleeps 0.2 s before a broadcast. Ranks that share cores (auto) wait with
+    little CPU; spinning ones (forced, or auto with a core each) burn what they get (a
+    loaded machine gives them less: the best of 3 rounds is compared)."""
+    results = run_mpi(3, "workers/comm_out_checks.py:check_waiting", timeout=60)
+    assert results[0]["oversubscribed"] == (3 > results[0]["cores"])
+    for res in results[1:]:
+        assert res["auto_shared"] < 0.3, res
+        assert min(res["spin"], res["auto_own_core"]) > 1.5 * res["auto_shared"], res
