@@ -29,7 +29,7 @@ import numpy as np
 
 import minimegatron as mm
 from minimegatron import comm_check, nn, optim, threads
-from minimegatron.backend import to_numpy
+from minimegatron.backend import asarray, to_numpy
 from minimegatron.datasets import repeat_task
 import minimegatron.functional as F
 
@@ -94,7 +94,7 @@ def mlp_pair(torch, device, dtype, width=512, batch=64, layers=4, lr=1e-3):
     x, y = (rng.standard_normal((batch, width)).astype(dtype) for _ in range(2))
     linears = [nn.Linear(width, width, seed=i, dtype=dtype) for i in range(layers)]
     opt = optim.SGD([p for layer in linears for p in layer.parameters()], lr=lr)
-    xt, yt = mm.Tensor(mm.asarray(x)), mm.Tensor(mm.asarray(y))
+    xt, yt = mm.Tensor(asarray(x)), mm.Tensor(asarray(y))
 
     def mm_loss():
         h = xt

@@ -10,7 +10,10 @@ import pytest
 import minimegatron as mm
 import minimegatron.functional as F
 from minimegatron import optim
+from minimegatron.backend import asarray, to_numpy
 from minimegatron.gradcheck import gradcheck
+
+from conftest import cupy_skip_reason
 
 
 def T(*shape, seed=0):
@@ -147,3 +150,28 @@ def test_fused_adamw_equals_the_readable_update(dtype, rtol):
     for a, b in zip(*finals):
         assert a.dtype == np.dtype(dtype)
         np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * 1e-2)
+
+
+@pytest.mark.skipif(cupy_skip_reason() is not None, reason=cupy_skip_reason() or "")
+def test_the_cupy_kernels_match_numpy():
+    """GeLU's and AdamW's CuPy kernels against the NumPy path, in float64 and float32."""
+    rng = np.random.default_rng(3)
+    for dtype, rtol in (("float64", 1e-12), ("float32", 1e-5)):
+        x, g, p = (rng.standard_normal((4, 8)).astype(dtype) for _ in range(3))
+        m, v = rng.standard_normal((4, 8)).astype(dtype), rng.random((4, 8)).astype(dtype)
+        results = {}
+        for backend in ("numpy", "cupy"):
+            mm.use_backend(backend)
+            try:
+                xt = mm.Tensor(asarray(x), requires_grad=True)
+                y = F.gelu(xt)
+                y.backward(asarray(g))
+                state = [asarray(a.copy()) for a in (p, m, v)]
+                optim.adamw_fused(*state[:1], asarray(g), *state[1:], 0.01, 0.1,
+                                  (0.9, 0.999), 1e-8, 3)
+                results[backend] = [to_numpy(a) for a in [y.data, xt.grad] + state]
+            finally:
+                mm.use_backend("numpy")
+        for a, b in zip(results["numpy"], results["cupy"]):
+            assert b.dtype == np.dtype(dtype)
+            np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol)
