@@ -134,25 +134,38 @@ def mlp_pair(torch, device, dtype, width=512, batch=64, layers=4, lr=1e-3):
     return mm_step, torch_step, first
 
 
-def alternate(step_a, step_b, steps, wait):
-    """Median seconds per step of a and of b, timed in turns after 3 warm-up steps each."""
+def alternate(step_a, step_b, steps, wait, warm_up):
+    """Median seconds per step of a and of b, timed in turns after ``warm_up`` steps each."""
     times = ([], [])
-    for i in range(steps + 3):
+    for i in range(steps + warm_up):
         for side, step in enumerate((step_a, step_b)):
             t0 = time.perf_counter()
             step()
             wait()
-            if i >= 3:
+            if i >= warm_up:
                 times[side].append(time.perf_counter() - t0)
     return statistics.median(times[0]), statistics.median(times[1])
 
 
-def report(name, pair, steps, wait):
+def report(name, pair, steps, wait, warm_up=3):
+    """A GPU needs ~10 warm-up steps (kernel compiles, memory pool, clocks): with 3, the
+    first dtype measured in a process looked slower than the second."""
     mm_step, torch_step, (loss_mm, loss_torch) = pair
-    t_mm, t_torch = alternate(mm_step, torch_step, steps, wait)
+    t_mm, t_torch = alternate(mm_step, torch_step, steps, wait, warm_up)
     print(f"  {name:<34} minimegatron {t_mm * 1e3:8.2f} ms  torch {t_torch * 1e3:8.2f} ms  "
           f"ratio {t_mm / t_torch:5.2f}x  |first loss diff| {abs(loss_mm - loss_torch):.1e}",
           flush=True)
+
+
+def gemm_floor(torch, steps, rows=1024, d=512):
+    """NumPy's BLAS against torch's on one GEMM of the GPT's MLP: the ratio no autodiff
+    engine on NumPy can beat by itself."""
+    a, b = (np.random.default_rng(0).standard_normal(s).astype("float32")
+            for s in ((rows, d), (d, 4 * d)))
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    t_np, t_torch = alternate(lambda: a @ b, lambda: ta @ tb, steps, lambda: None, 3)
+    print(f"  {'GEMM (1024, 512) @ (512, 2048)':<34} numpy        {t_np * 1e3:8.2f} ms  "
+          f"torch {t_torch * 1e3:8.2f} ms  ratio {t_np / t_torch:5.2f}x", flush=True)
 
 
 def cpu_name():
@@ -188,6 +201,7 @@ def main():
         print(f"CPU, {args.threads} BLAS thread(s), median of {args.steps} steps:")
         report("MLP 4 x 512, batch 64, float32", mlp_pair(torch, "cpu", "float32"),
                args.steps * 4, lambda: None)
+        gemm_floor(torch, args.steps * 4)
         for d in (int(v) for v in args.d_models.split(",")):
             report(f"GPT d {d}, seq 64, float32", gpt_pair(torch, "cpu", d, 64, "float32"),
                    args.steps, lambda: None)
@@ -207,10 +221,10 @@ def main():
             cupy.cuda.get_current_stream().synchronize()
             torch.cuda.synchronize()
         report("MLP 4 x 512, batch 64, float32", mlp_pair(torch, "cuda", "float32"),
-               args.steps * 4, wait)
+               args.steps * 4, wait, warm_up=10)
         for dtype in ("float32", "float64"):
             report(f"GPT d 512, seq 128, {dtype}", gpt_pair(torch, "cuda", 512, 128, dtype),
-                   args.steps, wait)
+                   args.steps, wait, warm_up=10)
     return 0
 
 

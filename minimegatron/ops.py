@@ -192,6 +192,8 @@ class MatMul(Function):
                 f"matmul: shapes {tuple(x.shape)} and {tuple(a.shape)} do not align "
                 "(the last axis of the first must equal the second-to-last of the second)")
         ctx.save_for_backward(x, a)
+        if a.ndim == 2 and x.ndim > 2:      # a weight: one GEMM over every row of x
+            return (x.reshape(-1, x.shape[-1]) @ a).reshape(x.shape[:-1] + a.shape[-1:])
         return x @ a
 
     @staticmethod

@@ -22,7 +22,7 @@ Backward is reverse-mode autodiff over the recorded Nodes (function.py):
 Gradients accumulate across ``backward`` calls until ``zero_grad``. Saved
 arrays are freed after use, so each graph can be walked once.
 """
-from minimegatron.backend import xp, to_numpy
+from minimegatron.backend import get_backend, xp, to_numpy
 from minimegatron.function import no_grad
 
 
@@ -32,7 +32,9 @@ class Tensor:
     def __init__(self, data, requires_grad=False, dtype=None):
         if isinstance(data, Tensor):
             data = data.data
-        self.data = xp.asarray(data, dtype=dtype)
+        if dtype is not None or type(data) is not get_backend().ndarray:
+            data = xp.asarray(data, dtype=dtype)     # a list, a scalar, or a new dtype
+        self.data = data
         self.grad = None
         self.requires_grad = requires_grad
         self._node = None      # the Node that produced this tensor (None for a leaf)

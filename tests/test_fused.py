@@ -153,25 +153,31 @@ def test_fused_adamw_equals_the_readable_update(dtype, rtol):
 
 
 @pytest.mark.skipif(cupy_skip_reason() is not None, reason=cupy_skip_reason() or "")
-def test_the_cupy_kernels_match_numpy():
-    """GeLU's and AdamW's CuPy kernels against the NumPy path, in float64 and float32."""
+@pytest.mark.parametrize("dtype, rtol", [("float64", 1e-12), ("float32", 2e-5)])
+def test_the_cupy_kernels_match_numpy(dtype, rtol):
+    """Every fused op (forward and gradients) and AdamW's kernel on CuPy against NumPy."""
     rng = np.random.default_rng(3)
-    for dtype, rtol in (("float64", 1e-12), ("float32", 1e-5)):
-        x, g, p = (rng.standard_normal((4, 8)).astype(dtype) for _ in range(3))
-        m, v = rng.standard_normal((4, 8)).astype(dtype), rng.random((4, 8)).astype(dtype)
-        results = {}
-        for backend in ("numpy", "cupy"):
-            mm.use_backend(backend)
-            try:
-                xt = mm.Tensor(asarray(x), requires_grad=True)
-                y = F.gelu(xt)
-                y.backward(asarray(g))
-                state = [asarray(a.copy()) for a in (p, m, v)]
-                optim.adamw_fused(*state[:1], asarray(g), *state[1:], 0.01, 0.1,
-                                  (0.9, 0.999), 1e-8, 3)
-                results[backend] = [to_numpy(a) for a in [y.data, xt.grad] + state]
-            finally:
-                mm.use_backend("numpy")
-        for a, b in zip(results["numpy"], results["cupy"]):
-            assert b.dtype == np.dtype(dtype)
-            np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol)
+    cases = [(fused, [rng.standard_normal(s).astype(dtype) for s in shapes])
+             for _, fused, _, shapes in PAIRS]
+    g, p, m = (rng.standard_normal((4, 8)).astype(dtype) for _ in range(3))
+    v = rng.random((4, 8)).astype(dtype)
+    results = {}
+    for backend in ("numpy", "cupy"):
+        mm.use_backend(backend)
+        try:
+            out = []
+            for fn, arrays in cases:
+                xs = [mm.Tensor(asarray(a), requires_grad=True) for a in arrays]
+                y = fn(*xs)
+                (y * asarray(np.linspace(-1, 1, y.size).reshape(y.shape).astype(dtype))
+                 ).sum().backward()
+                out += [y.data] + [x.grad for x in xs]
+            state = [asarray(a.copy()) for a in (p, m, v)]
+            optim.adamw_fused(state[0], asarray(g), state[1], state[2], 0.01, 0.1,
+                              (0.9, 0.999), 1e-8, 3)
+            results[backend] = [to_numpy(a) for a in out + state]
+        finally:
+            mm.use_backend("numpy")
+    for a, b in zip(results["numpy"], results["cupy"]):
+        assert b.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol)
