@@ -15,11 +15,13 @@ A primitive op is a subclass with two static methods::
 
 ``forward`` sees xp arrays (Tensors are unwrapped) and returns an array or a
 tuple of arrays. ``backward`` gets one gradient per output and returns one per
-positional input (None where an input needs none). A returned gradient must
-be an array the Function does not use again (a fresh result, or a view of
-``grad_out``): the engine may keep it as a leaf's ``.grad`` without a copy. ``Op.apply(...)`` wraps the
+positional input (None where an input needs none). ``Op.apply(...)`` wraps the
 result in Tensors and, when gradients are on, records a ``Node`` that links
 the outputs to the inputs. ``Tensor.backward`` (tensor.py) walks those nodes.
+
+A returned gradient must be an array the Function will not write to again (a
+fresh result, or a view of ``grad_out``; never a buffer reused by the next
+call): the engine may keep it as a leaf's ``.grad`` without a copy.
 """
 import contextlib
 

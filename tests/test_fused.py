@@ -181,3 +181,30 @@ def test_the_cupy_kernels_match_numpy(dtype, rtol):
     for a, b in zip(results["numpy"], results["cupy"]):
         assert b.dtype == np.dtype(dtype)
         np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol)
+
+
+def test_a_float32_gpt_step_makes_no_float64_array(monkeypatch):
+    """A float64 constant or a promotion anywhere in the step would make float32 run at
+    float64's speed: every op output, gradient and optimizer state stays float32."""
+    from minimegatron import function, nn
+    from minimegatron.datasets import repeat_task
+    seen = []
+    apply = function.Function.apply.__func__
+
+    def recording(cls, *args, **kwargs):
+        out = apply(cls, *args, **kwargs)
+        seen.extend((cls.__name__, t.dtype) for t in (out if isinstance(out, tuple) else (out,)))
+        return out
+    monkeypatch.setattr(function.Function, "apply", classmethod(recording))
+    cfg = nn.GPTConfig(vocab_size=16, seq_len=8, n_layer=2, n_head=2, d_model=16, dropout=0.1,
+                       dtype="float32")
+    model = nn.GPT(cfg)
+    opt = optim.AdamW(model.parameters())
+    for step in range(2):
+        loss = model.loss(*repeat_task(2, cfg.seq_len, cfg.vocab_size, step=step))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert {dtype for _, dtype in seen} == {np.dtype("float32")}, set(seen)
+    arrays = [p.grad for p in opt.params] + [a for s in opt.state for a in s.values()]
+    assert {a.dtype for a in arrays} == {np.dtype("float32")}
