@@ -38,7 +38,8 @@ def _load(name):
         import cupy
     except ImportError as err:  # pragma: no cover - depends on the machine
         raise ImportError(
-            "backend 'cupy' needs CuPy and a GPU: pip install 'minimegatron[gpu]'"
+            "backend 'cupy' needs CuPy and a GPU: pip install 'minimegatron[gpu-cuda12]' "
+            "(or [gpu-cuda13], the prebuilt wheel for your CUDA)"
         ) from err
     return cupy
 

@@ -18,6 +18,10 @@ tuple of arrays. ``backward`` gets one gradient per output and returns one per
 positional input (None where an input needs none). ``Op.apply(...)`` wraps the
 result in Tensors and, when gradients are on, records a ``Node`` that links
 the outputs to the inputs. ``Tensor.backward`` (tensor.py) walks those nodes.
+
+A returned gradient must be an array the Function will not write to again (a
+fresh result, or a view of ``grad_out``; never a buffer reused by the next
+call): the engine may keep it as a leaf's ``.grad`` without a copy.
 """
 import contextlib
 
@@ -89,20 +93,15 @@ class Function:
     def apply(cls, *args, **kwargs):
         from minimegatron.tensor import Tensor
 
-        raw = [a.data if isinstance(a, Tensor) else a for a in args]
         ctx = Context()
-        track = is_grad_enabled() and any(
-            isinstance(a, Tensor) and a.requires_grad for a in args
-        )
-        ctx.needs_input_grad = tuple(
-            isinstance(a, Tensor) and a.requires_grad for a in args
-        )
-        out = cls.forward(ctx, *raw, **kwargs)
+        ctx.needs_input_grad = needs = tuple(
+            isinstance(a, Tensor) and a.requires_grad for a in args)
+        out = cls.forward(ctx, *[a.data if isinstance(a, Tensor) else a for a in args],
+                          **kwargs)
         multi = isinstance(out, tuple)
         outs = tuple(Tensor(o) for o in (out if multi else (out,)))
-        if track:
-            inputs = tuple(a if isinstance(a, Tensor) and a.requires_grad else None
-                           for a in args)
+        if _grad_enabled[-1] and True in needs:
+            inputs = tuple(a if need else None for a, need in zip(args, needs))
             node = Node(cls, ctx, inputs, [(o.shape, o.dtype) for o in outs])
             for index, t in enumerate(outs):
                 t.requires_grad = True

@@ -19,7 +19,8 @@ What it adds to a bare ``mpiexec -n N python script.py``:
    (``faults.dump_request``: the collective, its group, the script's line, a
    short stack), then the whole job is killed, with "HANG" and exit code 124;
 6. BLAS threads per rank = max(1, cores // N), set in the environment before
-   NumPy starts in any rank (see ``minimegatron.threads``);
+   NumPy starts in any rank (see ``minimegatron.threads``), unless the user
+   already set OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or MKL_NUM_THREADS;
 7. PYTHONPATH starts with the directory holding this package, so every rank
    imports the same minimegatron.
 
@@ -142,9 +143,10 @@ def package_root(target=None):
 def child_env(nprocs, env=None, root=PACKAGE_ROOT):
     """The environment of every rank: BLAS threads and PYTHONPATH (see module docstring)."""
     env = dict(os.environ if env is None else env)
-    threads = str(threads_per_rank(nprocs))
-    for name in BLAS_ENV:
-        env[name] = threads
+    if not any(name in env for name in BLAS_ENV):     # a thread count the user set wins
+        threads = str(threads_per_rank(nprocs))
+        for name in BLAS_ENV:
+            env[name] = threads
     paths = [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     return env

@@ -11,15 +11,16 @@ from minimegatron.tensor import unwrap
 
 
 def unbroadcast(grad, shape):
-    """Sum ``grad`` down to ``shape``, undoing NumPy broadcasting."""
-    if grad.shape == tuple(shape):
+    """Sum ``grad`` down to ``shape``, undoing NumPy broadcasting (one reduction at most)."""
+    shape = tuple(shape)
+    if grad.shape == shape:                    # nothing was stretched: no work at all
         return grad
     # EXERCISE 1.5 begin
-    while grad.ndim > len(shape):
-        grad = grad.sum(axis=0)
-    for axis, size in enumerate(shape):
-        if size == 1 and grad.shape[axis] != 1:
-            grad = grad.sum(axis=axis, keepdims=True)
+    lead = grad.ndim - len(shape)              # axes broadcasting put in front
+    stretched = tuple(lead + i for i, size in enumerate(shape)
+                      if size == 1 and grad.shape[lead + i] != 1)
+    grad = grad.sum(axis=tuple(range(lead)) + stretched, keepdims=True)
+    grad = grad.reshape(shape)                 # (1, .., 1, *shape) -> shape
     # EXERCISE 1.5 end
     return grad
 
@@ -177,7 +178,13 @@ class Sqrt(Function):
 
 # ---- matrix product -------------------------------------------------------------
 class MatMul(Function):
-    """Z = X @ A    dL/dX = dL/dZ @ A^T, dL/dA = X^T @ dL/dZ  (batched, broadcast)"""
+    """Z = X @ A    dL/dX = dL/dZ @ A^T, dL/dA = X^T @ dL/dZ  (batched, broadcast)
+
+    For a 2-D A (a Linear weight) and X of shape (B, T, k), dL/dA sums the
+    per-row products over all B*T rows, so it is one 2-D GEMM on the rows
+    stacked: X.reshape(-1, k)^T @ dL/dZ.reshape(-1, m). A batched matmul
+    would instead make B products of (k, T)(T, m) and then sum them.
+    """
     @staticmethod
     def forward(ctx, x, a):
         if x.ndim == 0 or a.ndim == 0 or x.shape[-1] != a.shape[-2 if a.ndim > 1 else 0]:
@@ -185,6 +192,8 @@ class MatMul(Function):
                 f"matmul: shapes {tuple(x.shape)} and {tuple(a.shape)} do not align "
                 "(the last axis of the first must equal the second-to-last of the second)")
         ctx.save_for_backward(x, a)
+        if a.ndim == 2 and x.ndim > 2:      # a weight: one GEMM over every row of x
+            return (x.reshape(-1, x.shape[-1]) @ a).reshape(x.shape[:-1] + a.shape[-1:])
         return x @ a
 
     @staticmethod
@@ -199,10 +208,18 @@ class MatMul(Function):
             g = xp.expand_dims(g, -1)
         gx = ga = None
         # EXERCISE 1.1 begin
-        if ctx.needs_input_grad[0]:
-            gx = unbroadcast(g @ xp.swapaxes(a2, -1, -2), x2.shape).reshape(x.shape)
-        if ctx.needs_input_grad[1]:
-            ga = unbroadcast(xp.swapaxes(x2, -1, -2) @ g, a2.shape).reshape(a.shape)
+        if a2.ndim == 2:       # A is a weight: every row of X, in every batch, meets the same A
+            g2 = g.reshape(-1, g.shape[-1])                    # (..., n, m) -> (N, m)
+            if ctx.needs_input_grad[0]:
+                gx = (g2 @ a2.T).reshape(x.shape)              # (N, m)(m, k) -> (N, k)
+            if ctx.needs_input_grad[1]:
+                rows = x2.reshape(-1, x2.shape[-1])            # (..., n, k) -> (N, k)
+                ga = (rows.T @ g2).reshape(a.shape)            # one GEMM (k, N)(N, m)
+        else:                  # batched A: swap the last two axes, sum broadcast batches away
+            if ctx.needs_input_grad[0]:
+                gx = unbroadcast(g @ xp.swapaxes(a2, -1, -2), x2.shape).reshape(x.shape)
+            if ctx.needs_input_grad[1]:
+                ga = unbroadcast(xp.swapaxes(x2, -1, -2) @ g, a2.shape).reshape(a.shape)
         # EXERCISE 1.1 end
         return gx, ga
 

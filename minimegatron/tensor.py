@@ -14,11 +14,15 @@ Backward is reverse-mode autodiff over the recorded Nodes (function.py):
    Parameter) is summed over every path. Once the last path has arrived, it is
    added to ``leaf.grad`` and the leaf's grad hooks fire. DistributedDataParallel
    uses that moment to start a bucket's all-reduce while backward goes on.
+   A leaf's first gradient is taken as it is, without a copy, unless another
+   leaf already holds that memory, the caller passed it in, or it is a
+   read-only or strided view (``_accumulate_leaf``). So a backward must
+   return arrays it does not use again (function.py says so).
 
 Gradients accumulate across ``backward`` calls until ``zero_grad``. Saved
 arrays are freed after use, so each graph can be walked once.
 """
-from minimegatron.backend import xp, to_numpy
+from minimegatron.backend import get_backend, xp, to_numpy
 from minimegatron.function import no_grad
 
 
@@ -28,7 +32,9 @@ class Tensor:
     def __init__(self, data, requires_grad=False, dtype=None):
         if isinstance(data, Tensor):
             data = data.data
-        self.data = xp.asarray(data, dtype=dtype)
+        if dtype is not None or type(data) is not get_backend().ndarray:
+            data = xp.asarray(data, dtype=dtype)     # a list, a scalar, or a new dtype
+        self.data = data
         self.grad = None
         self.requires_grad = requires_grad
         self._node = None      # the Node that produced this tensor (None for a leaf)
@@ -113,8 +119,9 @@ class Tensor:
                     "an explicit gradient: call t.backward(grad) with grad of that shape")
             grad = xp.ones_like(self.data)
         grad = unwrap(grad)
+        given = {id(_owner(grad))}    # memory already held elsewhere: the caller's seed
         if self._node is None:
-            _accumulate_leaf(self, grad)
+            _accumulate_leaf(self, grad, given)
             return
         order, leaf_uses = _topological_order(self._node)
         grads = {self._node: [None] * len(self._node.out_meta)}
@@ -141,7 +148,7 @@ class Tensor:
                     pending[key] = g if key not in pending else pending[key] + g
                     leaf_uses[key][1] -= 1
                     if leaf_uses[key][1] == 0:
-                        _accumulate_leaf(t, pending.pop(key))
+                        _accumulate_leaf(t, pending.pop(key), given)
                 node.ctx, node.inputs = None, ()
 
 
@@ -173,10 +180,30 @@ def _topological_order(root):
     return order, leaf_uses
 
 
-def _accumulate_leaf(leaf, grad):
+def _owner(a):
+    """The array that owns a view's memory (the array itself if it owns it)."""
+    return a if getattr(a, "base", None) is None else a.base
+
+
+def _accumulate_leaf(leaf, grad, given):
+    """leaf.grad += grad, then the hooks. ``given``: ids of memory other leaves hold.
+
+    The first gradient of a leaf is stored as it is, with no copy, when this
+    leaf will be its only holder: its memory (``_owner``) was not handed to
+    another leaf or passed in by the caller, and it is a writable contiguous
+    array (not a broadcast view). Otherwise it is copied, so an in-place
+    change of one ``.grad`` (a clip, an unscale) never reaches another.
+    """
     if grad.shape != leaf.shape:
         raise RuntimeError(f"gradient of shape {grad.shape} for a leaf of shape {leaf.shape}")
-    leaf.grad = grad.copy() if leaf.grad is None else leaf.grad + grad
+    if leaf.grad is not None:
+        leaf.grad = leaf.grad + grad
+    else:
+        owner = _owner(grad)
+        shared = id(owner) in given or not grad.flags.c_contiguous or not getattr(
+            grad.flags, "writeable", True)
+        leaf.grad = grad.copy() if shared else grad
+        given.add(id(owner))
     for hook in leaf._grad_hooks:
         hook(leaf)
 

@@ -34,6 +34,13 @@ MUTANTS = {
         "        if ctx.needs_input_grad[1]:",
         "            ga = (xp.swapaxes(x2, -1, -2) @ g).reshape(a.shape)"],
         r"reshape|shape|broadcast|size"),
+    "1.1 the one-GEMM form for a batched A too": ("1.1", [
+        "        g2 = g.reshape(-1, g.shape[-1])",
+        "        if ctx.needs_input_grad[0]:",
+        "            gx = (g2 @ xp.swapaxes(a2, -1, -2)).reshape(x.shape)",
+        "        if ctx.needs_input_grad[1]:",
+        "            ga = (x2.reshape(-1, x2.shape[-1]).T @ g2).reshape(a.shape)"],
+        r"reshape|shape|broadcast|size"),
     "1.2 forgot the chain rule": ("1.2", ["        return grad_out"],
                                   r"autodiff -?\d.* vs numerical"),
     "1.2 ignores grad_out": ("1.2", ["        return ctx.saved[0]"],

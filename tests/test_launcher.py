@@ -99,6 +99,21 @@ def test_finder_and_environment():
     assert threads.threads_per_rank(8, 2) == 1 and threads.threads_per_rank(2, 16) == 8
 
 
+def test_a_thread_count_the_user_set_wins(tmp_path):
+    """``minimegatron run -n 1`` once replaced the user's OPENBLAS_NUM_THREADS."""
+    for name in threads.BLAS_ENV:
+        env = launcher.child_env(1, {name: "3"})
+        assert env[name] == "3" and not (set(threads.BLAS_ENV) - {name}) & set(env), env
+    assert launcher.child_env(1, {})["OPENBLAS_NUM_THREADS"] == str(threads.cores())
+    script = tmp_path / "show.py"
+    script.write_text("import os\nprint(os.environ['OPENBLAS_NUM_THREADS'])\n")
+    env = {**os.environ, "PYTHONPATH": REPO_ROOT, "OPENBLAS_NUM_THREADS": "3"}
+    code, out, err, _ = launcher.run_job(
+        [sys.executable, "-m", "minimegatron", "run", "-n", "1", str(script)], timeout=60,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert code == 0 and out.split()[-1] == "3", (out, err)     # the last line: the rank's
+
+
 def test_local_and_world_size_from_env(monkeypatch):
     for name in threads.LOCAL_SIZE_ENV + threads.WORLD_SIZE_ENV:
         monkeypatch.delenv(name, raising=False)

@@ -21,7 +21,7 @@ from minimegatron.mixed_precision.cast import float32_if_half
 from minimegatron.nn.init import gpt_init
 from minimegatron.nn.layers import Dropout, Embedding, LayerNorm, Linear
 from minimegatron.nn.module import Module, ModuleList
-from minimegatron.ops import split, where
+from minimegatron.ops import split
 from minimegatron.tensor import unwrap
 
 
@@ -61,9 +61,9 @@ def causal_attention(q, k, v, n_head, dropout=None):
         return t.reshape(batch, steps, n_head, hd).transpose(0, 2, 1, 3)  # (B, H, T, hd)
 
     q, k, v = heads(q), heads(k), heads(v)
-    scores = (q @ k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(hd))      # (B, H, T, T)
-    causal = xp.tril(xp.ones((steps, steps), dtype=bool))
-    att = F.softmax(where(causal, scores, -math.inf), axis=-1)
+    scores = q @ k.transpose(0, 1, 3, 2)                                 # (B, H, T, T)
+    # softmax(where(causal, scores / sqrt(hd), -inf)) as one fused node (F.softmax)
+    att = F.softmax(scores, axis=-1, scale=1.0 / math.sqrt(hd), causal=True)
     if dropout is not None:
         att = dropout(att)
     y = att @ v                                                          # (B, H, T, hd)
