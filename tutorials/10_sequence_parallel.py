@@ -103,8 +103,8 @@ def main():
         want = memory.activation_bytes_per_layer(shape, b, t_, "float64", sequence_parallel=flag)
         comm.print0(f"  {name:<18}{got:>10,d} / {int(want):>10,d}  "
                     f"{'equal' if got == want else 'DIFFERENT'}")
-    comm.print0(f"  (one process: b[sbh(43 + 3as/h) + sb(2 + a)] + s^2; sequence parallel "
-                f"divides all but the s^2 causal mask by t)\n\n"
+    comm.print0(f"  (one process: b[sbh(21 + as/h) + 2sb]; sequence parallel "
+                f"divides all of it by t)\n\n"
                 f"   the paper's Table 2 for this shape (16-bit): "
                 f"tp {memory.activation_bytes_per_layer(shape, b, t):,.0f} B, tp+sp "
                 f"{memory.activation_bytes_per_layer(shape, b, t, sequence_parallel=True):,.0f}"

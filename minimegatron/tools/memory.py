@@ -135,13 +135,16 @@ def activation_bytes_per_layer(cfg, micro_batch, tp=1, precision=MIXED, sequence
     The 10sbh a tensor-parallel layer keeps whole on every rank (LayerNorm inputs
     4sbh, dropout inputs 4sbh and masks 2sbh) is what sequence parallelism splits.
     float32/float64, this code's blocks with dropout 0, b bytes a value: EXACTLY
-    the arrays its autograd keeps (tools/activation_memory.py measures the same;
-    the composite GeLU keeps 7 arrays of 4sbh), plus the causal mask, s^2 bools:
-        replicated  7sbh + 2sb     (2 LayerNorms: centred input, normalized output
-                                    and 1/std; the qkv and fc1 inputs; the output)
-        split by t  36sbh + 3as^2b + asb  (qkv, attention, softmax, GeLU, fc2 input)
-    so tp: b[sbh(7 + 36/t + 3as/(ht)) + sb(2 + a/t)] + s^2, tp + sequence parallel:
-    b[sbh(43 + 3as/h) + sb(2 + a)]/t + s^2, and full recompute b*sbh (/t with sp).
+    the arrays its autograd keeps with the fused ops of fused.py (LayerNorm, GeLU
+    and the causal softmax are one node each; tools/activation_memory.py measures
+    the same):
+        replicated  5sbh + 2sb     (2 LayerNorms: normalized input xhat and 1/std;
+                                    the qkv and fc1 inputs; the block's output)
+        split by t  16sbh + as^2b  (qkv output 3sbh, which q, k, v view; the proj
+                                    input; GeLU's input, tanh and output 12sbh;
+                                    the softmax output, which att @ v reuses)
+    so tp: b[sbh(5 + 16/t + as/(ht)) + 2sb], tp + sequence parallel:
+    b[sbh(21 + as/h) + 2sb]/t, and full recompute b*sbh (/t with sp).
     """
     g = GPTShape.of(cfg)
     s, h, a, t, b = g.seq_len, g.d_model, g.n_head, tp, micro_batch
@@ -158,9 +161,9 @@ def activation_bytes_per_layer(cfg, micro_batch, tp=1, precision=MIXED, sequence
         raise ValueError("this code has no selective recomputation (only full: recompute.py)")
     if recompute == "full":
         return PRECISIONS[precision] * sbh / split
-    replicated = 7 * sbh + 2 * s * b
-    sharded = 36 * sbh + 3 * a * s * s * b + a * s * b
-    return PRECISIONS[precision] * (replicated / split + sharded / t) + s * s
+    replicated = 5 * sbh + 2 * s * b
+    sharded = 16 * sbh + a * s * s * b
+    return PRECISIONS[precision] * (replicated / split + sharded / t)
 
 
 def in_flight(pp, micro_batches, stage, schedule="1f1b"):
