@@ -50,6 +50,7 @@ from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
+from minimegatron.parallel.pipeline_parallel.generate import pipeline_generate
 from minimegatron.parallel.pipeline_parallel.schedules import get_schedule
 from minimegatron.parallel.pipeline_parallel.stage import PipelineStage, stage_layers
 from minimegatron.parallel.split import rows_of
@@ -156,3 +157,9 @@ class Trainer3D:
         loss = self.forward_backward(inputs, targets)
         self.step()
         return loss
+
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, seed=0):
+        """Sample on the grid: (B, T + n) ids on every rank, the serial model's tokens.
+        Each dp replica samples the same text (pipeline_parallel/generate.py)."""
+        return pipeline_generate(self.stage, self.grid.pp, idx, max_new_tokens, temperature,
+                                 top_k, seed)
