@@ -59,7 +59,7 @@ def test_the_demo_ends_with_words(runs):
     got = samples(stdout)
     assert sorted(got) == ["after 300 steps", "before training"]
     hit, total, text = got["after 300 steps"]
-    assert text.startswith("In ") and len(text) == 3 + 160 and total >= 15
+    assert text.startswith("In ") and len(text) > 150 and total >= 15
     assert hit / total >= 0.35                                       # trained: words
     hit0, total0, _ = got["before training"]
     assert hit0 / total0 <= 0.15                                     # random weights: letters

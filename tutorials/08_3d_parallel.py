@@ -19,9 +19,9 @@ batches; each step prints the 3D loss next to that serial loss. At the end:
 4. the loss table (3D vs serial, max difference),
 5. a timeline PNG of the last step (forward/backward boxes per rank, tp, pp and
    dp traffic in three colours): --out/3d_timeline.png,
-6. the text the GPT writes, sampled on the grid (Trainer3D.generate), before and
-   after training, with the share of its words that are corpus words; the model
-   is saved (--out/3d_gpt.npz) for ``python -m minimegatron sample``.
+6. the text the GPT writes before training (the serial model, on rank 0) and after
+   (sampled on the grid, Trainer3D.generate), with the share of its words that are
+   corpus words; the model is saved (--out/3d_gpt.npz) for ``minimegatron sample``.
 
 The data is the character corpus shipped in the package (datasets.tiny_corpus):
 random windows of 32 characters; the GPT learns to predict the next one.
@@ -79,8 +79,9 @@ def write(generate):
 
 def text_report(before, after, serial_after, steps, checkpoint):
     """The samples before and after training, their share of corpus words, the checkpoint."""
-    lines = [f"\nwhat the GPT writes, sampled on the grid (prompt {PROMPT!r}, {CHARS} "
-             f"characters, temperature {TEMPERATURE}, seed 0):"]
+    lines = [f"\nwhat the GPT writes (prompt {PROMPT!r}, {CHARS} characters, temperature "
+             f"{TEMPERATURE}, seed 0); before training: the serial model, whose weights the "
+             f"grid starts from; after: sampled on the grid (every rank takes part)"]
     for when, text in (("before training", before), (f"after {steps} steps", after)):
         found, total = known_words(text, TEXT)
         lines.append(f"{when}: {found} of {total} words are corpus words "
@@ -198,7 +199,6 @@ def main(argv=None):
                 f"{args.tp}; {args.schedule}, {trainer.micro_batches} micro-batches of "
                 f"{args.batch // (args.dp * trainer.micro_batches)} per replica, global "
                 f"batch {args.batch}, {args.steps} AdamW steps")
-    before = write(trainer.generate)                     # every rank: a collective loop
     start = time.perf_counter()
     serial, serial_model = serial_losses(args.steps, args.batch) if world.rank == 0 \
         else (None, None)
@@ -237,6 +237,7 @@ def main(argv=None):
                  f"+ dp*{args.tp} + tp); strips: traffic inside F/B")
         path = save_timeline(every, os.path.join(args.out, "3d_timeline.png"), title)
         print(f"timeline of the last step: {path}")
+        before = write(GPT(CONFIG).generate)             # the untrained weights, on one rank
         print(text_report(before, after, write(serial_model.generate), args.steps, checkpoint))
     return 0
 
