@@ -8,6 +8,7 @@
     minimegatron timeline ...                               pipeline schedule -> Gantt PNG + text
     minimegatron exercises make DIR                         student copy with blanks
     minimegatron grade [EXERCISE] [--path DIR]              check a student copy
+    minimegatron sample --checkpoint FILE [--prompt TEXT]   a trained GPT writes text
 
 Each module has ``main(argv) -> int``; the import happens only for the chosen
 command, so ``minimegatron memory`` never starts MPI.
@@ -23,6 +24,7 @@ COMMANDS = {
     "timeline": ("minimegatron.tools.timeline", "draw a pipeline schedule or a traced run"),
     "exercises": ("minimegatron.exercises", "make a student copy of the package"),
     "grade": ("minimegatron.grader", "grade a student copy"),
+    "sample": ("minimegatron.sample", "load a checkpoint and let the GPT write text"),
 }
 
 

@@ -11,6 +11,7 @@ head, then Linear ``proj`` (D -> D). The head is not tied to the embedding,
 so the first pipeline stage owns the embedding and the last owns the head.
 
 Every parameter starts from ``gpt_init(name, shape, config)`` (nn/init.py).
+``generate`` writes text: sampling, temperature, top-k, why no KV cache (nn/generate.py).
 """
 import math
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from minimegatron import functional as F
 from minimegatron.backend import xp
 from minimegatron.mixed_precision.cast import float32_if_half
+from minimegatron.nn.generate import generate
 from minimegatron.nn.init import gpt_init
 from minimegatron.nn.layers import Dropout, Embedding, LayerNorm, Linear
 from minimegatron.nn.module import Module, ModuleList
@@ -141,6 +143,10 @@ class GPT(Module):
         """Final LayerNorm and head: (B, T, D) -> (B, T, V)."""
         return self.head(self.ln_f(x))
 
+    def last_logits(self, x):
+        """Logits of the last position only, a plain array: (B, T, D) -> (B, V)."""
+        return self.logits(x[:, -1]).data
+
     def head_loss(self, x, targets):
         """Mean next-token cross entropy from the last hidden state (B, T, D).
 
@@ -161,3 +167,7 @@ class GPT(Module):
         for block in self.blocks:
             x = block(x)
         return self.head_loss(x, targets)
+
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, seed=0):
+        """``max_new_tokens`` sampled after ``idx`` (B, T): (B, T + n) ids (nn/generate.py)."""
+        return generate(self, idx, max_new_tokens, temperature, top_k, seed)

@@ -57,6 +57,7 @@ from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
+from minimegatron.parallel.pipeline_parallel.generate import pipeline_generate
 from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
 from minimegatron.parallel.pipeline_parallel.stage import (ChunkedStage, PipelineStage,
                                                            stage_layers)
@@ -182,3 +183,18 @@ class Trainer3D:
         loss = self.forward_backward(inputs, targets)
         self.step()
         return loss
+
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, seed=0):
+        """Sample on the grid: (B, T + n) ids on every rank, the serial model's tokens.
+        Each dp replica samples the same text (pipeline_parallel/generate.py).
+
+        Not with the interleaved schedule or sequence parallelism (a chunked stage
+        and a split sequence need their own sampling loop): the same ValueError on
+        every rank, before any message; ``minimegatron sample`` reads the checkpoint.
+        """
+        if isinstance(self.stage, ChunkedStage) or self.sequence_parallel:
+            raise ValueError("Trainer3D.generate runs plain pipeline stages without sequence "
+                             "parallelism; save a checkpoint (save_checkpoint) and write "
+                             "text with: minimegatron sample --checkpoint FILE")
+        return pipeline_generate(self.stage, self.grid.pp, idx, max_new_tokens, temperature,
+                                 top_k, seed)

@@ -16,6 +16,9 @@ vocab-parallel cross entropy needs exactly 3 all-reduces of b*s values (the max,
 the target logit, the sum of exp); no rank ever holds (B, T, V). The vocabulary
 is padded to a multiple of tp with zero rows/columns whose logits are -inf.
 
+Sampling (``generate``) all-gathers only the last position's logits, (B, V/tp) ->
+(B, V) on every rank, and every rank draws the same token (nn/generate.py).
+
 Per training step with L blocks: forward 2L + 1 (embedding) + 3 (loss)
 all-reduces, backward 2L + 1 (the head's f). Collectives are labelled with the
 block's name ("blocks.3", backward "blocks.3.backward") for counting.
@@ -29,12 +32,13 @@ Tutorial: ``minimegatron run -n 8 tutorials/04_megatron_gpt.py``.
 from minimegatron import functional as F
 from minimegatron import trace
 from minimegatron.backend import xp
-from minimegatron.comm import all_reduce
+from minimegatron.comm import all_gather, all_reduce
 from minimegatron.function import Function
 from minimegatron.guards import check_ids, check_targets
 from minimegatron.mixed_precision.cast import float32_if_half
 from minimegatron.nn import (Embedding, LayerNorm, Module, ModuleList, Parameter,
                              causal_attention, gpt_init)
+from minimegatron.nn.generate import generate
 from minimegatron.ops import embedding, split, where
 from minimegatron.parallel.split import pad as pad_to_tp, padded, row_slice
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
@@ -289,6 +293,26 @@ class ParallelGPT(Module):
         for block in self.blocks:
             x = block(x)
         return self.head_loss(x, targets)
+
+    def last_logits(self, x):
+        """The last position's logits over the WHOLE vocabulary, on every tp rank: (B, T, D) ->
+        (B, V). Sampling needs every token's logit (the loss never does): one all-gather
+        of B * Vp values over tp, then the padding columns are dropped."""
+        with _label("head"):
+            local = self.head(self.ln_f(x[:, -1])).data                # (B, Vp/tp)
+            full = all_gather(local, self.tp_group, axis=-1)           # (B, Vp)
+        return full[:, :self.config.vocab_size]                        # (B, V)
+
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, seed=0):
+        """nn.GPT.generate on tp ranks: every rank gets the same (B, T + n) ids, the serial
+        model's. Each rank draws the same u from the same seed (nn/generate.py).
+        Not with sequence parallelism (a growing context does not split over tp):
+        the same ValueError on every rank, before any collective."""
+        if self.sequence_parallel:
+            raise ValueError("ParallelGPT.generate: build the model without sequence "
+                             "parallelism to sample (the same weights work), or use "
+                             "minimegatron sample --checkpoint FILE")
+        return generate(self, idx, max_new_tokens, temperature, top_k, seed)
 
 
 def pad_vocab_rows(config, tp):
