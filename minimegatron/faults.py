@@ -8,7 +8,8 @@ minimegatron`` under mpirun, and ``minimegatron run`` before the script):
 2. **The end is an exit barrier.** A rank that ends (returns, or
    ``sys.exit(code)``) sends a "finished" notice to every other rank, then
    waits in an ``Ibarrier`` for all of them (both on a private copy of
-   COMM_WORLD, made by ``Idup`` at install, so no user message can match them):
+   COMM_WORLD, made by a blocking ``Dup`` at install, so no user message can
+   match them; not ``Idup``: see ``install``):
    - a rank still waiting in a collective whose group holds a finished rank
      (or in a recv from it), ``STUCK_S`` after the notice, can never finish: it
      prints ``[rank s] waits in all_reduce ... but rank r finished`` and aborts;
@@ -62,19 +63,27 @@ _state = {}
 # --- on every rank --------------------------------------------------------------------------
 
 def install():
-    """Abort on an uncaught exception, an exit barrier at the end, and the watchdog thread."""
+    """Abort on an uncaught exception, an exit barrier at the end, and the watchdog thread.
+
+    The private communicator comes from a blocking ``Dup``: Open MPI (4.1) runs an
+    ``Idup``'s context-id rounds as internal nonblocking collectives on COMM_WORLD,
+    started from its progress engine, so a rank-dependent interleaving with the
+    next ``Iallgather`` on COMM_WORLD mismatches them (MPI_ERR_TRUNCATE, garbage
+    rows: a false ``CollectiveMismatch``; open-mpi/ompi#2025). The rule kept here:
+    no collective on a communicator while an ``Idup`` of it is pending.
+    """
     sys.excepthook = _on_exception
     if _state:
         return
     from mpi4py import MPI
     world = MPI.COMM_WORLD
     _check_world_size(MPI)
-    dup, idup = world.Idup()
-    _state.update(MPI=MPI, rank=world.Get_rank(), size=world.Get_size(), dup=dup, idup=idup,
+    dup = world.Dup()
+    _state.update(MPI=MPI, rank=world.Get_rank(), size=world.Get_size(), dup=dup,
                   job_dir=os.environ.get(JOB_DIR_ENV), grace=_exit_grace(world.Get_rank()),
                   exit_code=None, finished={}, stop=threading.Event(), answered=None,
                   main=threading.main_thread().ident, wait_key=None, wait_since=0.0,
-                  dup_ready=False, probe=_thread_may_call_mpi(MPI))
+                  probe=_thread_may_call_mpi(MPI))
     _write(f"rank{_state['rank']}.pid", str(os.getpid()))
     atexit.register(_at_exit)
     keyval = MPI.COMM_SELF.Create_keyval(delete_fn=_before_finalize)   # MPI_Finalize calls it
@@ -181,14 +190,13 @@ def _at_exit():
     s["stop"].set()
     s["watchdog"].join(timeout=1.0)
     _record(f"exit: {ended(code)}, waiting for the other ranks")
-    deadline, sends, barrier, polls = time.monotonic() + grace, [], None, 0
+    deadline, polls = time.monotonic() + grace, 0
     notice = array("i", [-1 if code is None else code])
+    sends = [s["dup"].Isend(notice, dest=r, tag=NOTICE_TAG)
+             for r in range(s["size"]) if r != s["rank"]]
+    barrier = s["dup"].Ibarrier()
     while time.monotonic() < deadline:
-        if barrier is None and s["idup"].Test():
-            sends = [s["dup"].Isend(notice, dest=r, tag=NOTICE_TAG)
-                     for r in range(s["size"]) if r != s["rank"]]
-            barrier = s["dup"].Ibarrier()
-        if barrier is not None and barrier.Test():
+        if barrier.Test():
             MPI.Request.Waitall(sends)
             _record(f"done: {ended(code)}")
             return
@@ -219,14 +227,11 @@ def ended(code):
 
 
 def _before_finalize(*_):
-    """No MPI call from the watchdog after MPI_Finalize, and the Idup completed (else MPICH
-    warns of a pending reference). Also called by MPI.Finalize() in a script, through a
-    COMM_SELF attribute (mpi4py's own Finalize at exit runs after Python, without it)."""
+    """No MPI call from the watchdog after MPI_Finalize. Also called by MPI.Finalize() in a
+    script, through a COMM_SELF attribute (mpi4py's own Finalize at exit runs after Python,
+    without it)."""
     _state["stop"].set()
     _state["watchdog"].join(timeout=1.0)
-    deadline = time.monotonic() + 1.0
-    while not _state["idup"].Test() and time.monotonic() < deadline:
-        os.sched_yield()
 
 
 def _receive_notices():
@@ -240,15 +245,13 @@ def _receive_notices():
 
 def _watch():
     s = _state
-    while not s["stop"].wait(TICK_S if s["dup_ready"] or not s["probe"] else 0.01):
+    while not s["stop"].wait(TICK_S):
         frame = sys._current_frames().get(s["main"])
         wait = where_waits(frame) if frame is not None and _in_wait(frame) else None
         key = wait and (wait["op"], wait["group"], wait["key"])
         if key != s["wait_key"]:
             s["wait_key"], s["wait_since"] = key, time.monotonic()
-        if s["probe"] and not s["dup_ready"]:
-            s["dup_ready"] = s["idup"].Test()     # completes the Idup early (see _at_exit)
-        if wait and s["dup_ready"]:
+        if wait and s["probe"]:
             _receive_notices()
             _abort_if_stuck(wait)
         if s["job_dir"]:
