@@ -15,6 +15,9 @@ def unbroadcast(grad, shape):
     shape = tuple(shape)
     if grad.shape == shape:                    # nothing was stretched: no work at all
         return grad
+    half = grad.dtype == xp.float16            # float16: sum in float32 and round once at the
+    if half:                                   # end, as mixed precision keeps reductions wide
+        grad = grad.astype(xp.float32)
     # EXERCISE 1.5 begin
     lead = grad.ndim - len(shape)              # axes broadcasting put in front
     stretched = tuple(lead + i for i, size in enumerate(shape)
@@ -22,7 +25,7 @@ def unbroadcast(grad, shape):
     grad = grad.sum(axis=tuple(range(lead)) + stretched, keepdims=True)
     grad = grad.reshape(shape)                 # (1, .., 1, *shape) -> shape
     # EXERCISE 1.5 end
-    return grad
+    return grad.astype(xp.float16) if half else grad
 
 
 def _shape(a):
