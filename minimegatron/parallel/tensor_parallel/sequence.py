@@ -108,12 +108,8 @@ class ScatterToSequence(Function):
         ctx.group, ctx.label = group, trace.current_label()
         return x if group.size == 1 else seq_chunk(x, group)              # (B, T/t, D)
 
-    @staticmethod
-    def backward(ctx, grad_out):
-        if ctx.group.size == 1:
-            return grad_out, None
-        with _labelled(ctx):
-            return all_gather(grad_out, ctx.group, axis=SEQ), None           # (B, T, D)
+    # the same all-gather along the sequence as g-bar's backward: (B, T/t, D) -> (B, T, D)
+    backward = staticmethod(ReduceScatterToSequence.backward)
 
 
 class GatherMatmul(Function):
