@@ -1,11 +1,14 @@
-"""`minimegatron calibrate`: the alpha-beta fit, the JSON scaling.Hardware reads, a real run."""
+"""`minimegatron calibrate`: the alpha-beta fit, the JSON scaling.Hardware reads, a real run;
+tools/step_model: its sum by hand, and its counts of real steps (serial and dp=2 x tp=2)."""
 import json
 import math
 
 import pytest
 
 from minimegatron.tools import calibrate, step_model
+from minimegatron.tools.memory import comm_bytes, training_flops
 from minimegatron.tools.scaling import Hardware, all_reduce_time
+from mpi_harness import run_mpi
 
 
 def test_fit_recovers_the_ring_model():
@@ -50,7 +53,8 @@ def test_collectives_measured_on_two_ranks(tmp_path, capsys):
 
 
 CALIB = {"gemm_flops_small": 4e9, "blas_threads": 2, "cores": 4, "op_overhead_s": 50e-6,
-         "elementwise_bytes_per_s": 1e9, "tanh_per_s": 1e8, "latency_s": 20e-6, "bandwidth_bytes_per_s": 2e9}
+         "elementwise_bytes_per_s": 1e9, "tanh_per_s": 1e8, "latency_s": 20e-6,
+         "bandwidth_bytes_per_s": 2e9}
 COUNTS = {"ops": 1000, "gemm_flops": 2e9, "elementwise_bytes": 3e7, "transcendentals": 2e6,
           "ring_steps": 40, "bytes_sent": 4e6}
 
@@ -109,3 +113,31 @@ def test_calibration_json_has_the_step_model_keys(tmp_path):
     assert data["gemm_flops_small"] > 0 and data["tanh_per_s"] > 0
     t = step_model.step_time(COUNTS, data)                   # what the JSON feeds
     assert t["total"] > t["gemm"] > 0 and t["comm"] == 0.0   # no MPI: latency 0, bw inf
+
+
+def test_counts_of_a_serial_step_are_training_flops():
+    """The counted GEMM FLOPs of one serial step are memory.training_flops exactly."""
+    from workers.step_model_checks import BATCH, CONFIG, MICRO_BATCHES
+    from minimegatron.demo import batch
+    from minimegatron.parallel.grid import ProcessGrid
+    from minimegatron.parallel.threed import Trainer3D
+    trainer = Trainer3D(CONFIG, ProcessGrid(1, 1, 1), micro_batches=MICRO_BATCHES)
+    x, y = batch(CONFIG, BATCH, 0)
+    counts = step_model.count_step(lambda: trainer.train_step(x, y),
+                                   trainer.stage.parameters(), {})
+    assert counts["gemm_flops"] == training_flops(CONFIG, BATCH)
+    assert counts["ring_steps"] == counts["bytes_sent"] == 0      # groups of one rank
+
+
+def test_counts_on_a_dp2_tp2_grid():
+    """4 ranks: each does a quarter of the GEMMs; every collective is a 2-rank ring."""
+    from workers.step_model_checks import BATCH, CONFIG, MICRO_BATCHES
+    results = run_mpi(4, "workers/step_model_checks.py:count_dp2_tp2", timeout=300)
+    for counts in results:
+        assert counts["gemm_flops"] == training_flops(CONFIG, BATCH) / 4
+        assert counts["messages"] > 0 and counts["bytes_sent"] > 0
+        assert counts["ring_steps"] == 2 * counts["two_rank_messages"] > 0   # all-reduces
+    model = comm_bytes(CONFIG, BATCH // 2 // MICRO_BATCHES, MICRO_BATCHES, dp=2, tp=2,
+                       precision="float64")["total"]
+    # memory.comm_bytes' model traffic, plus one float64 scalar all-reduced (2(N-1)/N * 8 B)
+    assert {c["bytes_sent"] for c in results} == {model + 8}

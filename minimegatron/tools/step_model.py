@@ -37,7 +37,7 @@ import contextlib
 import math
 
 from minimegatron import trace
-from minimegatron.function import Function, _grad_enabled
+from minimegatron.function import Function, is_grad_enabled
 
 VIEWS = ("Reshape", "Transpose")
 TRANSCENDENTAL = ("GeLU", "Softmax", "CrossEntropy", "Tanh", "Exp", "Log")
@@ -64,7 +64,7 @@ def counting():
 
     def counted(cls, *args, **kwargs):
         out = apply.__func__(cls, *args, **kwargs)
-        passes = 3 if _grad_enabled[-1] else 1      # forward, + backward about twice
+        passes = 3 if is_grad_enabled() else 1      # forward, + backward about twice
         arrays = [getattr(a, "data", a) for a in args]
         outs = out if isinstance(out, tuple) else (out,)
         counts["ops"] += 1
