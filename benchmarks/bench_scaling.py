@@ -1,36 +1,53 @@
-"""Predicted vs measured step time: the scaling model, calibrated here, against real runs.
+"""Predicted vs measured step time: the calibrated step model against real runs.
 
-    python benchmarks/bench_scaling.py [--hardware hw.json] [--steps 3] [--schemes dp tp]
+    python benchmarks/bench_scaling.py [--hardware hw.json] [--steps 3] [--schemes dp tp pp 3d]
 
 1. Calibration: ``--hardware`` (from ``minimegatron calibrate``), or measured now
-   (tools/calibrate.py: GEMM rate here, all-reduce alpha/beta on 2 ranks).
-2. For n = 1, 2, 4, 8 ranks and each scheme (dp: Trainer3D dp=n, the batch split;
-   tp: tp=n, every layer split) a real run under mpiexec: the median step time
-   (slowest rank) of a GPT with L=2, h=128, s=32, V=64, batch 16, float64.
-3. The model: tools/scaling.step_time with the calibrated figures, each of the n
-   ranks getting machine_flops / n (they share this host's cores), ring all-reduces
-   with the measured alpha and bandwidth, 8 bytes per value, no recomputation.
+   (tools/calibrate.py: GEMM rate, per-op overhead, elementwise bandwidth here,
+   all-reduce alpha/beta on 2 ranks).
+2. For n = 1, 2, 4, 8 ranks and each scheme (grid below) a real run under mpiexec:
+   Trainer3D on a GPT with L=8, h=64, s=32, V=64, batch 32 in 4 micro-batches,
+   float64; the median step time of the slowest rank.
+3. Inside the run, the warm-up step is counted (tools/step_model.count_step: engine
+   ops, GEMM FLOPs, elementwise bytes, collective ring steps and bytes per rank) and
+   step_model.step_time turns the counts and the calibration into a prediction;
+   the slowest rank's prediction is printed beside the measured step with the
+   ratio measured / predicted (goal: within 2x). A ratio benchmark, not a timed test.
 
-Printed side by side with the ratio measured / predicted. What the model leaves
-out shows up in that ratio: Python and autograd overhead per op (large for a
-model this small), the optimizer, the embedding/loss collectives, and ranks
-waiting for a core when there are more ranks than cores. A ratio benchmark,
-not a timed test.
+Grids (dp, pp, tp): dp = (n, 1, 1), tp = (1, 1, n), pp = (1, n, 1), 3d = tp 2 first,
+then pp 2, then dp (8 ranks: 2 x 2 x 2).
+
+One BLAS thread per rank (set here before NumPy loads, for the calibration too):
+on a shared machine OpenBLAS's threads spin-wait for each other and a 1-rank step
+swung 3-17 s; the model gives each rank min(1, cores / ranks) of a thread's rate.
 """
-import argparse
-import json
 import os
-import statistics
-import subprocess
-import sys
-import tempfile
-import time
 
-from minimegatron import comm_check
-from minimegatron.nn import GPTConfig
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
 
-CONFIG = GPTConfig(vocab_size=64, seq_len=32, n_layer=2, n_head=8, d_model=128, seed=0)
-BATCH, WARMUP, RANKS = 16, 1, (1, 2, 4, 8)
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+from minimegatron import comm_check  # noqa: E402
+from minimegatron.nn import GPTConfig  # noqa: E402
+
+CONFIG = GPTConfig(vocab_size=64, seq_len=32, n_layer=8, n_head=4, d_model=64, seed=0)
+BATCH, MICRO_BATCHES, WARMUP, RANKS = 32, 4, 1, (1, 2, 4, 8)
+
+
+def grid_of(scheme, n):
+    """(dp, pp, tp) of a scheme on n ranks (module docstring)."""
+    if scheme == "3d":
+        tp = min(2, n)
+        pp = min(2, n // tp)
+        return n // (tp * pp), pp, tp
+    return {"dp": (n, 1, 1), "pp": (1, n, 1), "tp": (1, 1, n)}[scheme]
 
 
 def busy_seconds(spans):
@@ -44,18 +61,26 @@ def busy_seconds(spans):
 
 
 def child(args):
-    """Inside each rank: train, time every step (max over ranks), rank 0 writes JSON."""
+    """Inside each rank: count the warm-up step, time the others; rank 0 writes JSON."""
     from minimegatron import comm, trace
     from minimegatron.backend import xp
     from minimegatron.demo import batch
     from minimegatron.parallel.grid import ProcessGrid
     from minimegatron.parallel.threed import Trainer3D
+    from minimegatron.tools.step_model import count_step, step_time
+    with open(args.hardware) as f:
+        calib = json.load(f)
     world = comm.world()
-    dp, tp = (world.size, 1) if args.scheme == "dp" else (1, world.size)
-    trainer = Trainer3D(CONFIG, ProcessGrid(dp, 1, tp), micro_batches=1)
+    dp, pp, tp = grid_of(args.scheme, world.size)
+    trainer = Trainer3D(CONFIG, ProcessGrid(dp, pp, tp), micro_batches=MICRO_BATCHES)
+    x, y = batch(CONFIG, BATCH, 0)
+    counts = count_step(lambda: trainer.train_step(x, y), trainer.stage.parameters(),
+                        {"dp": dp, "pp": pp, "tp": tp})
+    from minimegatron.tools.calibrate import blas_threads
+    predicted = step_time(counts, calib, world.size, pp, MICRO_BATCHES, blas_threads())
     times, comm_share = [], []
-    for step in range(WARMUP + args.steps):
-        x, y = batch(CONFIG, BATCH, step)
+    for step in range(args.steps):
+        x, y = batch(CONFIG, BATCH, WARMUP + step)
         comm.barrier(world)
         trace.reset()                                    # then the clock
         start = time.perf_counter()
@@ -63,22 +88,25 @@ def child(args):
         seconds = time.perf_counter() - start
         in_comm = busy_seconds(s for s in trace.spans() if s["kind"] == "comm")
         slowest = comm.all_reduce(xp.asarray([seconds]), world, op="max")
-        if step >= WARMUP:
-            times.append(float(slowest[0]))
-            comm_share.append(in_comm / seconds)
+        times.append(float(slowest[0]))
+        comm_share.append(in_comm / seconds)
+    every = comm.gather_object((predicted, counts), world)   # small metadata: pickle
     if world.rank == 0:
+        predicted, counts = max(every, key=lambda pc: pc[0]["total"])
         with open(args.out, "w") as f:
-            json.dump({"seconds": statistics.median(times),
-                       "comm_share": statistics.median(comm_share)}, f)
+            json.dump({"seconds": statistics.median(times), "grid": [dp, pp, tp],
+                       "comm_share": statistics.median(comm_share),
+                       "predicted": predicted, "counts": counts}, f)
 
 
-def measure_run(scheme, ranks, steps):
-    """{"seconds", "comm_share"} of a real run on ``ranks`` ranks (None if it failed)."""
+def measure_run(scheme, ranks, steps, hardware):
+    """The child's JSON of a real run on ``ranks`` ranks (None if it failed)."""
     from minimegatron.launcher import build_command, child_env, run_job
     with tempfile.TemporaryDirectory(prefix="mm_scaling_") as tmp:
         out = os.path.join(tmp, "run.json")
         cmd = build_command(ranks, os.path.abspath(__file__),
-                            ["--child", "--scheme", scheme, "--steps", str(steps), "--out", out])
+                            ["--child", "--scheme", scheme, "--steps", str(steps), "--out", out,
+                             "--hardware", hardware])
         code, _, err, _ = run_job(cmd, timeout=300, env=child_env(ranks),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if code != 0 or not os.path.exists(out):
@@ -86,20 +114,6 @@ def measure_run(scheme, ranks, steps):
             return None
         with open(out) as f:
             return json.load(f)
-
-
-def predict(hw_json, scheme, ranks):
-    """scaling.step_time for this scheme on ``ranks`` ranks of this host."""
-    from minimegatron.tools.calibrate import per_rank_flops
-    from minimegatron.tools.scaling import Hardware, step_time
-    hw = Hardware(name=hw_json["name"], gpus_per_node=int(hw_json["ranks_per_node"]),
-                  peak_flops=per_rank_flops(hw_json, ranks), efficiency=1.0,
-                  intra_bw=hw_json["bandwidth_bytes_per_s"], inter_bw=hw_json[
-                      "bandwidth_bytes_per_s"], intra_latency=hw_json["latency_s"],
-                  inter_latency=hw_json["latency_s"])
-    dp, tp = (ranks, 1) if scheme == "dp" else (1, ranks)
-    return step_time(CONFIG, hw, dp=dp, tp=tp, pp=1, micro_batch=BATCH // dp,
-                     micro_batches=1, recompute=False, bytes_per_value=8)
 
 
 def calibration(path):
@@ -116,7 +130,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hardware", help="JSON from `minimegatron calibrate` (else measured now)")
     ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--schemes", nargs="+", choices=["dp", "tp"], default=["dp", "tp"])
+    ap.add_argument("--schemes", nargs="+", choices=["dp", "tp", "pp", "3d"],
+                    default=["dp", "tp", "pp", "3d"])
     ap.add_argument("--ranks", nargs="+", type=int, default=list(RANKS))
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--scheme", default="dp", help=argparse.SUPPRESS)
@@ -125,23 +140,45 @@ def main(argv=None):
     if args.child:
         return child(args)
     hw = calibration(args.hardware)
-    print(f"hardware: {hw['machine_flops'] / 1e9:.2f} GFLOP/s float64 on {hw['cores']} cores "
-          f"(shared by the ranks), all-reduce latency {hw['latency_s'] * 1e6:.0f} us, "
-          f"bandwidth {hw['bandwidth_bytes_per_s'] / 1e9:.2f} GB/s")
+    with tempfile.TemporaryDirectory(prefix="mm_calib_") as tmp:
+        path = os.path.join(tmp, "hw.json")
+        with open(path, "w") as f:
+            json.dump(hw, f)
+        return table(hw, path, args)
+
+
+def table(hw, path, args):
+    """Run every scheme and rank count; print measured, predicted, parts and ratio."""
+    print(f"hardware: {hw['gemm_flops_small'] / 1e9:.2f} GFLOP/s (64x64 float64 GEMM, "
+          f"{hw['blas_threads']} BLAS threads), {hw['cores']} cores, "
+          f"{hw['op_overhead_s'] * 1e6:.0f} us per op, elementwise "
+          f"{hw['elementwise_bytes_per_s'] / 1e9:.1f} GB/s, tanh {hw['tanh_per_s'] / 1e6:.0f}"
+          f" M/s, all-reduce latency "
+          f"{hw['latency_s'] * 1e6:.0f} us, bandwidth "
+          f"{hw['bandwidth_bytes_per_s'] / 1e9:.2f} GB/s")
     print(f"GPT L={CONFIG.n_layer} h={CONFIG.d_model} s={CONFIG.seq_len} V={CONFIG.vocab_size}"
-          f", batch {BATCH}, float64; median of {args.steps} steps (slowest rank)")
-    print(f"{'scheme':>6} {'ranks':>5} {'measured ms':>12} {'comm %':>7} {'predicted ms':>13}"
-          f" {'compute':>8} {'comm':>8} {'ratio':>6}")
+          f", batch {BATCH} in {MICRO_BATCHES} micro-batches, float64; median of "
+          f"{args.steps} steps (slowest rank); predicted ms = gemm + ops + elem + tanh"
+          " + bubble + comm")
+    print(f"{'scheme':>6} {'ranks':>5} {'dp,pp,tp':>8} {'ops':>5} {'measured':>9} "
+          f"{'predicted':>9} {'gemm':>6} {'ops':>6} {'elem':>6} {'tanh':>6} {'bubble':>6} "
+          f"{'comm':>6} "
+          f"{'ratio':>6}")
     for scheme in args.schemes:
         for ranks in args.ranks:
-            got = measure_run(scheme, ranks, args.steps)
+            dp, pp, tp = grid_of(scheme, ranks)
+            if CONFIG.n_head % tp or CONFIG.n_layer % pp or BATCH % (dp * MICRO_BATCHES):
+                print(f"{scheme:>6} {ranks:>5} {dp},{pp},{tp}: does not divide the GPT "
+                      f"(heads {CONFIG.n_head}, layers {CONFIG.n_layer}), skipped")
+                continue
+            got = measure_run(scheme, ranks, args.steps, path)
             if got is None:
                 continue
-            t = predict(hw, scheme, ranks)
-            comm_ms = 1e3 * (t["tp"] + t["dp"] + t["pp"])
-            print(f"{scheme:>6} {ranks:>5} {1e3 * got['seconds']:>12.1f} "
-                  f"{100 * got['comm_share']:>7.0f} {1e3 * t['total']:>13.1f} "
-                  f"{1e3 * t['compute']:>8.1f} {comm_ms:>8.1f} "
+            t, grid = got["predicted"], ",".join(map(str, got["grid"]))
+            parts = " ".join(f"{1e3 * t[k]:6.1f}"
+                             for k in ("gemm", "ops", "elementwise", "tanh", "bubble", "comm"))
+            print(f"{scheme:>6} {ranks:>5} {grid:>8} {got['counts']['ops']:>5} "
+                  f"{1e3 * got['seconds']:>9.1f} {1e3 * t['total']:>9.1f} {parts} "
                   f"{got['seconds'] / t['total']:>6.2f}", flush=True)
     return 0
 

@@ -1,11 +1,14 @@
-"""`minimegatron calibrate`: the alpha-beta fit, the JSON scaling.Hardware reads, a real run."""
+"""`minimegatron calibrate`: the alpha-beta fit, the JSON scaling.Hardware reads, a real run;
+tools/step_model: its sum by hand, and its counts of real steps (serial and dp=2 x tp=2)."""
 import json
 import math
 
 import pytest
 
-from minimegatron.tools import calibrate
+from minimegatron.tools import calibrate, step_model
+from minimegatron.tools.memory import comm_bytes, training_flops
 from minimegatron.tools.scaling import Hardware, all_reduce_time
+from mpi_harness import run_mpi
 
 
 def test_fit_recovers_the_ring_model():
@@ -47,3 +50,94 @@ def test_collectives_measured_on_two_ranks(tmp_path, capsys):
     hw = Hardware.from_json(str(path))
     assert 0 < hw.intra_bw < 1e12 and 0 <= hw.intra_latency < 0.1
     assert hw.gpus_per_node >= 8            # one host: no group crosses a "node"
+
+
+CALIB = {"gemm_flops_small": 4e9, "blas_threads": 2, "cores": 4, "op_overhead_s": 50e-6,
+         "elementwise_bytes_per_s": 1e9, "tanh_per_s": 1e8, "latency_s": 20e-6,
+         "bandwidth_bytes_per_s": 2e9}
+COUNTS = {"ops": 1000, "gemm_flops": 2e9, "elementwise_bytes": 3e7, "transcendentals": 2e6,
+          "ring_steps": 40, "bytes_sent": 4e6}
+
+
+def test_step_model_adds_its_parts_by_hand():
+    """2 ranks on 4 cores, 1 thread each: rate 4e9 / 2 * min(1, 2) = 2e9 FLOP/s."""
+    t = step_model.step_time(COUNTS, CALIB, ranks=2, pp=2, micro_batches=4)
+    assert t["gemm"] == pytest.approx(1.0)                  # 2e9 / 2e9
+    assert t["ops"] == pytest.approx(0.05)                  # 1000 x 50 us
+    assert t["elementwise"] == pytest.approx(0.03)          # 3e7 / 1e9
+    assert t["tanh"] == pytest.approx(0.02)                 # 2e6 / 1e8
+    assert t["bubble"] == pytest.approx(1.1 * 1 / 4)        # compute x (K - 1) / M
+    assert t["comm"] == pytest.approx(40 * 20e-6 + 4e6 / 2e9)
+    assert t["total"] == pytest.approx(1.1 * 5 / 4 + 0.0028)
+
+
+def test_step_model_shares_cores_when_oversubscribed():
+    """8 ranks on 4 cores: half a thread's rate each, ops and bytes take twice as long."""
+    t = step_model.step_time(COUNTS, CALIB, ranks=8, threads=1)
+    assert t["gemm"] == pytest.approx(2e9 / (2e9 * 0.5))
+    assert t["ops"] == pytest.approx(2 * 0.05)
+    assert t["elementwise"] == pytest.approx(2 * 0.03)
+    assert t["tanh"] == pytest.approx(2 * 0.02)
+    assert t["bubble"] == 0.0
+
+
+def test_ring_steps():
+    assert step_model.ring_steps("all_reduce", 4) == 6
+    assert step_model.ring_steps("iall_reduce", 4) == 6
+    assert step_model.ring_steps("all_gather", 4) == 3
+    assert step_model.ring_steps("send", 2) == 1
+    assert step_model.ring_steps("all_reduce", 1) == 0
+
+
+def test_counting_a_linear_step():
+    """x (8, 16) @ w (16, 4) then sum: GEMM 3 x 2*8*16*4 FLOPs, one elementwise op."""
+    import minimegatron as mm
+    x = mm.Tensor(mm.xp.ones((8, 16)))
+    w = mm.Tensor(mm.xp.ones((16, 4)), requires_grad=True)
+    counts = step_model.count_step(lambda: (x @ w).sum().backward(), [w], {})
+    assert counts["ops"] == 2 + 1                            # matmul, sum; + AdamW on w
+    assert counts["gemm_flops"] == 3 * 2 * 8 * 16 * 4
+    assert counts["elementwise_bytes"] == 3 * (8 * 4 * 8 + 8) + 7 * 16 * 4 * 8
+    assert counts["messages"] == counts["ring_steps"] == counts["bytes_sent"] == 0
+    assert counts["transcendentals"] == 0
+    with step_model.counting() as counts:
+        mm.functional.gelu(x)                                # one tanh per output value
+    assert counts["transcendentals"] == 8 * 16 and counts["ops"] == 1
+
+
+def test_calibration_json_has_the_step_model_keys(tmp_path):
+    path = tmp_path / "hw.json"
+    assert calibrate.main(["--no-mpi", "--out", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert data["op_overhead_s"] > 0 and data["elementwise_bytes_per_s"] > 0
+    assert data["gemm_flops_small"] > 0 and data["tanh_per_s"] > 0
+    t = step_model.step_time(COUNTS, data)                   # what the JSON feeds
+    assert t["total"] > t["gemm"] > 0 and t["comm"] == 0.0   # no MPI: latency 0, bw inf
+
+
+def test_counts_of_a_serial_step_are_training_flops():
+    """The counted GEMM FLOPs of one serial step are memory.training_flops exactly."""
+    from workers.step_model_checks import BATCH, CONFIG, MICRO_BATCHES
+    from minimegatron.demo import batch
+    from minimegatron.parallel.grid import ProcessGrid
+    from minimegatron.parallel.threed import Trainer3D
+    trainer = Trainer3D(CONFIG, ProcessGrid(1, 1, 1), micro_batches=MICRO_BATCHES)
+    x, y = batch(CONFIG, BATCH, 0)
+    counts = step_model.count_step(lambda: trainer.train_step(x, y),
+                                   trainer.stage.parameters(), {})
+    assert counts["gemm_flops"] == training_flops(CONFIG, BATCH)
+    assert counts["ring_steps"] == counts["bytes_sent"] == 0      # groups of one rank
+
+
+def test_counts_on_a_dp2_tp2_grid():
+    """4 ranks: each does a quarter of the GEMMs; every collective is a 2-rank ring."""
+    from workers.step_model_checks import BATCH, CONFIG, MICRO_BATCHES
+    results = run_mpi(4, "workers/step_model_checks.py:count_dp2_tp2", timeout=300)
+    for counts in results:
+        assert counts["gemm_flops"] == training_flops(CONFIG, BATCH) / 4
+        assert counts["messages"] > 0 and counts["bytes_sent"] > 0
+        assert counts["ring_steps"] == 2 * counts["two_rank_messages"] > 0   # all-reduces
+    model = comm_bytes(CONFIG, BATCH // 2 // MICRO_BATCHES, MICRO_BATCHES, dp=2, tp=2,
+                       precision="float64")["total"]
+    # memory.comm_bytes' model traffic, plus one float64 scalar all-reduced (2(N-1)/N * 8 B)
+    assert {c["bytes_sent"] for c in results} == {model + 8}
