@@ -17,7 +17,9 @@ Backward is reverse-mode autodiff over the recorded Nodes (function.py):
    A leaf's first gradient is taken as it is, without a copy, unless another
    leaf already holds that memory, the caller passed it in, or it is a
    read-only or strided view (``_accumulate_leaf``). So a backward must
-   return arrays it does not use again (function.py says so).
+   return arrays it does not use again (function.py says so). A leaf with a
+   ``grad_view`` (a slice of a flat gradient buffer, data_parallel/flat.py)
+   has its gradient written or added into that view instead.
 
 Gradients accumulate across ``backward`` calls until ``zero_grad``. Saved
 arrays are freed after use, so each graph can be walked once.
@@ -40,6 +42,7 @@ class Tensor:
         self._node = None      # the Node that produced this tensor (None for a leaf)
         self._index = 0        # which output of that Node
         self._grad_hooks = []
+        self.grad_view = None  # an array gradients are written into (data_parallel/flat.py)
 
     # ---- array-like basics -------------------------------------------------
     shape = property(lambda self: self.data.shape)
@@ -193,10 +196,19 @@ def _accumulate_leaf(leaf, grad, given):
     another leaf or passed in by the caller, and it is a writable contiguous
     array (not a broadcast view). Otherwise it is copied, so an in-place
     change of one ``.grad`` (a clip, an unscale) never reaches another.
+    With ``leaf.grad_view`` set, the sum is written into that view and
+    ``leaf.grad`` is the view (no array is allocated for it).
     """
     if grad.shape != leaf.shape:
         raise RuntimeError(f"gradient of shape {grad.shape} for a leaf of shape {leaf.shape}")
-    if leaf.grad is not None:
+    view = leaf.grad_view
+    if view is not None:
+        if leaf.grad is view:
+            view += grad                                     # accumulate in place
+        else:
+            view[...] = grad if leaf.grad is None else leaf.grad + grad
+        leaf.grad = view
+    elif leaf.grad is not None:
         leaf.grad = leaf.grad + grad
     else:
         owner = _owner(grad)

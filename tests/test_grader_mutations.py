@@ -136,12 +136,15 @@ MUTANTS = {
         "        y = reduce_from_tp(partial, world())"], r"expected|error"),
     # 4.1 DDP and 5.x ZeRO, on the dp groups [0, 2] [1, 3]
     "4.1 all-reduce over the world": ("4.1", [
-        "            bucket.handle = comm.iall_reduce(flatten(grads, grads[0].dtype),",
-        "                                             comm.world(), op=\"mean\")"],
+        "            bucket.handle = comm.iall_reduce(bucket.reduce, comm.world(), op=\"mean\",",
+        "                                             inplace=True)"],
         r"mean over THIS group|differs by up to"),
     "4.1 sum instead of mean": ("4.1", [
-        "            bucket.handle = comm.iall_reduce(flatten(grads, grads[0].dtype), self.group,",
-        "                                             op=\"sum\")"],
+        "            bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op=\"sum\",",
+        "                                             inplace=True)"],
+        r"mean over THIS group|differs by up to"),
+    "4.1 not in place (the result lands in a new array)": ("4.1", [
+        "            bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op=\"mean\")"],
         r"mean over THIS group|differs by up to"),
     "5.1 sum instead of mean": ("5.1", [
         "                self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",

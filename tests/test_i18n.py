@@ -138,9 +138,9 @@ def test_korean_check_messages(monkeypatch):
                         "        cols = slice(tp_group.rank, None, tp_group.size)\n"]),
         "3.4": ("3.4", ["        height = in_features // tp_group.size\n",
                         "        rows = slice(tp_group.rank, None, tp_group.size)\n"]),
-        "4.1": ("4.1", ["            bucket.handle = comm.iall_reduce(flatten(grads, "
-                        "grads[0].dtype), self.group,\n",
-                        "                                             op=\"sum\")\n"])})
+        "4.1": ("4.1", ["            bucket.handle = comm.iall_reduce(bucket.reduce, "
+                        "self.group, op=\"sum\",\n",
+                        "                                             inplace=True)\n"])})
     assert not any(passed for passed, _ in verdicts.values()), verdicts
     text = {key: "\n".join(lines) for key, (_, lines) in verdicts.items()}
     assert "(numerical = 기댓값(수치 미분), autodiff = 여러분의 역전파(backward))" in text["1.3"]

@@ -94,8 +94,9 @@ EXERCISES = [
              "Row-wise split of A (X is scattered by columns; partial outputs are summed "
              "with all-reduce) ... Y1 + Y2 = Y", group="tp"),
     Exercise("4.1", "DDP: all-reduce the gradients", "data_parallel", 4,
-             "start ONE nonblocking all-reduce (op mean) of the bucket's gradients, "
-             "flattened into one buffer, and keep its handle in bucket.handle",
+             "start ONE nonblocking all-reduce (op mean) of the bucket's slice of the "
+             "flat gradient buffer (bucket.reduce), in place, and keep its handle in "
+             "bucket.handle",
              "DistributedDataParallel: one process per worker. forward -> backward -> "
              "(all-reduce grads) -> update. No rank is special.", group="dp"),
     Exercise("5.1", "ZeRO stage 2: reduce-scatter the gradients", "data_parallel", 4,

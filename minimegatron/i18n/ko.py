@@ -67,8 +67,9 @@ EXERCISES = {
                     "y = g(partial): reduce_from_tp(partial, self.tp_group)",
             "note": ROW_SPLIT + " ... Y1 + Y2 = Y"},
     "4.1": {"title": "DDP: 기울기 올리듀스(all-reduce)",
-            "hint": "버킷(bucket)의 기울기들을 버퍼 하나로 펼쳐 논블로킹 올리듀스(op mean)를 "
-                    "하나만 시작하고, 그 핸들을 bucket.handle에 두세요",
+            "hint": "평탄한 기울기 버퍼에서 버킷(bucket)의 조각(bucket.reduce)에 대한 논블로킹 "
+                    "올리듀스(op mean)를 제자리에서(in place) 하나만 시작하고, 그 핸들을 "
+                    "bucket.handle에 두세요",
             "note": "분산 데이터 병렬(DistributedDataParallel): 워커마다 프로세스 하나. 순전파 -> "
                     "역전파 -> (기울기 올리듀스) -> 업데이트. 특별한 랭크는 없습니다."},
     "5.1": {"title": "ZeRO 2단계: 기울기 리듀스 스캐터(reduce-scatter)",

@@ -12,15 +12,17 @@ memory and moves the same bytes.
 
 Buckets and overlap (as in PyTorch): the parameters, in REVERSE registration
 order (their gradients become ready roughly in that order during backward),
-are packed into buckets of about ``bucket_bytes``. A grad hook on every
-parameter (``Tensor.register_grad_hook``, fired once its gradient for this
-backward is complete) counts the bucket's ready gradients; with
+are grouped into buckets of about ``bucket_bytes``. Their gradients live in
+one flat buffer in that order (flat.py, as Megatron's DDP keeps them): every
+``p.grad`` is a view into it, so a bucket is one contiguous slice. A grad hook
+on every parameter (``Tensor.register_grad_hook``, fired once its gradient
+for this backward is complete) counts the bucket's ready gradients; with
 ``overlap=True`` the last one starts the bucket's nonblocking all-reduce
-(``comm.iall_reduce`` of one flat buffer) while backward goes on through the
-earlier layers. ``finish()`` waits for every bucket and writes the averaged
-gradients back into ``p.grad``. ``no_sync()`` skips the all-reduce so
-gradients accumulate locally (gradient accumulation); the next synced
-backward all-reduces the accumulated sum.
+(``comm.iall_reduce`` of its slice, in place: no pack, no unpack) while
+backward goes on through the earlier layers. ``finish()`` waits for every
+bucket; the averaged gradients are then already in ``p.grad``. ``no_sync()``
+skips the all-reduce so gradients accumulate locally (gradient
+accumulation); the next synced backward all-reduces the accumulated sum.
 
 Communication per step: one all-reduce per bucket, in all G = P*b bytes of
 gradients; the ring model sends and receives 2(N-1)/N * G per rank.
@@ -30,11 +32,11 @@ that checks every rank built the same buckets (``comm_check.agree``: different
 one broadcast of the weights from rank 0 (P*b bytes).
 
 Mixed precision (``reduce_dtype``). A float16 model's gradients are
-all-reduced in float32 by default: each bucket's float16 gradients are cast up
-into a float32 flat buffer, averaged there, and cast back down into ``p.grad``
-(one rounding, of the mean). A float16 sum of N scaled gradients can overflow
-(65504) or lose the small terms even where the mean is fine. The float32
-buffer of the last reduce is kept (``buffers()``): 4 bytes per parameter on top
+all-reduced in float32 by default: each bucket's float16 slice is cast up
+into the same slice of a second, float32 flat buffer, averaged there, and cast
+back down into the float16 slice (one rounding, of the mean). A float16 sum of
+N scaled gradients can overflow (65504) or lose the small terms even where the
+mean is fine. The float32 buffer is kept (``buffers()``): 4 bytes per parameter on top
 of the 16 of mixed-precision model state, 20 in all (docs/mixed_precision.md),
 and the all-reduce moves 4 bytes per parameter, not 2. ``reduce_dtype="float16"``
 reduces in half (half the traffic, no buffer; the sums round in float16). Other
@@ -50,6 +52,7 @@ import contextlib
 
 from minimegatron import comm, comm_check, trace
 from minimegatron.backend import to_numpy, xp
+from minimegatron.parallel.data_parallel.flat import FlatBuffer
 from minimegatron.parallel.split import flatten, unflatten
 
 DEFAULT_BUCKET_BYTES = 2 ** 20
@@ -89,13 +92,22 @@ def check_same_parameters(named_params, group):
 
 
 class Bucket:
-    """Parameters whose gradients travel in one flat all-reduce."""
+    """Parameters whose gradients travel in one all-reduce of a flat buffer's slice."""
 
     def __init__(self, index, params):
         self.index, self.params = index, params
-        self.shapes = [p.shape for p in params]
         self.nbytes = sum(p.data.nbytes for p in params)
-        self.ready, self.handle, self.buffer = 0, None, None
+        self.ready, self.handle = 0, None
+        self.views = self.grads = self.reduce = None   # set by DistributedDataParallel
+
+    def place(self, grads, reduce, first):
+        """Bind to params first.. of the flat buffers: ``grads`` (p.grad's dtype), ``reduce``
+        (the reduce dtype; the same buffer unless float16 is reduced in float32)."""
+        last = first + len(self.params)
+        self.views = grads.views[first:last]               # each p.grad, a view
+        self.grads = grads.slice(first, last)              # (bucket values,)
+        self.reduce = self.grads if reduce is grads else reduce.slice(first, last)
+        return last
 
 
 def _reduce_dtype(name, own):
@@ -139,6 +151,10 @@ class DistributedDataParallel:
         if not named:
             raise ValueError("DistributedDataParallel: the module has no trainable parameters")
         self.params = [p for _, p in named]
+        if len({str(p.dtype) for p in self.params}) > 1:
+            raise ValueError("DistributedDataParallel: the parameters have different dtypes "
+                             f"{sorted({str(p.dtype) for p in self.params})}; one flat "
+                             "gradient buffer holds one dtype")
         self.reduce_dtype = _reduce_dtype(reduce_dtype, self.params[0].dtype)
         if check_consistency and group.size > 1:
             check_same_parameters(named, group)
@@ -152,6 +168,14 @@ class DistributedDataParallel:
             comm.broadcast(flat, group, root)                 # every replica = rank 0's
         for p, value in zip(self.params, unflatten(flat, [p.shape for p in self.params])):
             p.data[...] = value
+        order = [p for b in self.buckets for p in b.params]     # reverse registration order
+        self.grad_buffer = FlatBuffer(order, self.params[0].dtype)
+        self.reduce_buffer = (self.grad_buffer if self.reduce_dtype == self.params[0].dtype
+                              else FlatBuffer(order, self.reduce_dtype))
+        first = 0
+        for bucket in self.buckets:
+            first = bucket.place(self.grad_buffer, self.reduce_buffer, first)
+        self.grad_buffer.attach()                               # p.grad_view = its view
         self._bucket_of = {}
         for bucket in self.buckets:
             for p in bucket.params:
@@ -189,35 +213,34 @@ class DistributedDataParallel:
                 other.handle.test()
 
     def _launch(self, bucket):
-        grads = [p.grad if p.grad is not None else xp.zeros(p.shape, p.dtype)
-                 for p in bucket.params]
-        if grads[0].dtype != self.reduce_dtype:           # float16 grads, reduced in float32
-            grads = [g.astype(self.reduce_dtype) for g in grads]
+        for p, view in zip(bucket.params, bucket.views):
+            if p.grad is None:
+                view[...] = 0                         # no gradient this step: it adds 0
+            elif p.grad is not view:                  # replaced by the caller: moved in
+                view[...], p.grad = p.grad, view
+        if bucket.reduce is not bucket.grads:
+            bucket.reduce[...] = bucket.grads         # float16 -> float32, into the slice
         with trace.label(f"ddp.bucket{bucket.index}"):
             # EXERCISE 4.1 begin
-            bucket.handle = comm.iall_reduce(flatten(grads, grads[0].dtype), self.group,
-                                             op="mean")
+            bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="mean", inplace=True)
             # EXERCISE 4.1 end
 
     def finish(self):
-        """Start any bucket not started yet, wait for all, write averaged grads to p.grad."""
+        """Start any bucket not started yet and wait for all: p.grad (views) hold the mean."""
         if not self._sync:
             return
         for bucket in self.buckets:
             if bucket.handle is None:
                 self._launch(bucket)
         for bucket in self.buckets:
-            averaged = bucket.handle.wait()                   # (sum of bucket sizes,)
-            cast = averaged.dtype != bucket.params[0].dtype
-            bucket.buffer = averaged if cast else None        # the float32 buffer, kept
-            for p, g in zip(bucket.params, unflatten(averaged, bucket.shapes)):
-                if p.grad is not None:
-                    p.grad = g.astype(p.dtype) if cast else g  # cast down: one rounding
+            bucket.handle.wait()                              # bucket.reduce: the mean
+            if bucket.reduce is not bucket.grads:
+                bucket.grads[...] = bucket.reduce             # cast down: one rounding
             bucket.handle, bucket.ready = None, 0
 
     def buffers(self):
-        """The float32 reduce buffers kept since the last ``finish()`` (mixed precision)."""
-        return [b.buffer for b in self.buckets if b.buffer is not None]
+        """The float32 reduce buffer when float16 gradients are reduced in float32, else []."""
+        return [] if self.reduce_buffer is self.grad_buffer else [self.reduce_buffer.data]
 
     def backward(self, loss):
         """loss.backward() (traced as "backward"), then finish()."""
