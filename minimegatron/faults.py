@@ -149,10 +149,15 @@ def _on_exception(kind, value, tb):
     rank = _state.get("rank", "?")
     text = "".join(traceback.format_exception(kind, value, tb))
     _record(f"fail: raised {kind.__name__}: {value}".splitlines()[0])
-    _abort(f"[rank {rank}] uncaught exception, aborting all ranks:\n{text}", 1)
+    abort_job(f"[rank {rank}] uncaught exception, aborting all ranks:\n{text}", 1)
 
 
-def _abort(message, code):
+def abort_job(message, code):
+    """Write ``message`` to stderr, give mpiexec ABORT_GRACE_S to forward it, then MPI_Abort.
+
+    The pause matters: MPICH's mpiexec tears the job down as soon as one rank
+    aborts, and the last lines still in a pipe would be lost with it.
+    """
     sys.stderr.write(message if message.endswith("\n") else message + "\n")
     sys.stderr.flush()
     sys.stdout.flush()
@@ -206,7 +211,7 @@ def _at_exit():
     running = [r for r in range(s["size"]) if r != s["rank"] and r not in s["finished"]]
     _record(f"fail: {ended(code)} while ranks {running} still ran")
     why = "" if code else f" ({EXIT_GRACE_ENV})"
-    _abort(f"[rank {s['rank']}] {ended(code)} while ranks {running} still run after "
+    abort_job(f"[rank {s['rank']}] {ended(code)} while ranks {running} still run after "
            f"{grace:g} s{why}; aborting all ranks", code or 1)
 
 
@@ -278,7 +283,7 @@ def _abort_if_stuck(wait):
             text = (f"waits in {describe(wait)} but rank {rank} {ended(code)} "
                     f"{now - since:.1f} s ago")
             _record(f"fail: {text}")
-            _abort(f"[rank {_state['rank']}] {text}; aborting all ranks", code if code > 0 else 1)
+            abort_job(f"[rank {_state['rank']}] {text}; aborting all ranks", code if code > 0 else 1)
 
 
 def where_waits(frame):

@@ -81,7 +81,7 @@ import traceback
 
 import numpy as np
 
-from minimegatron import comm, comm_check
+from minimegatron import comm, comm_check, faults
 from minimegatron.argtypes import positive_int
 from minimegatron.backend import use_backend
 from minimegatron.checks.common import float64_gap, serial_sensitivity
@@ -233,11 +233,9 @@ def _agree_on_failure(error, world):
         start = time.time()
         while not handle.test():
             if time.time() - start > ABORT_AFTER_S:
-                sys.stderr.write(f"[rank {world.rank}] verify: {error}[rank {world.rank}] "
+                faults.abort_job(f"[rank {world.rank}] verify: {error}[rank {world.rank}] "
                                  f"the other ranks did not report within {ABORT_AFTER_S:.0f}"
-                                 " s (stuck in a collective?); aborting the job\n")
-                sys.stderr.flush()
-                comm.world().comm.Abort(1)
+                                 " s (stuck in a collective?); aborting the job", 1)
             time.sleep(0.01)
     return bool(handle.wait()[0] > 0)
 
