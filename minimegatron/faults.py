@@ -283,7 +283,8 @@ def _abort_if_stuck(wait):
             text = (f"waits in {describe(wait)} but rank {rank} {ended(code)} "
                     f"{now - since:.1f} s ago")
             _record(f"fail: {text}")
-            abort_job(f"[rank {_state['rank']}] {text}; aborting all ranks", code if code > 0 else 1)
+            abort_job(f"[rank {_state['rank']}] {text}; aborting all ranks",
+                      code if code > 0 else 1)
 
 
 def where_waits(frame):

@@ -55,7 +55,8 @@ def check_pipeline(group, schedule="1f1b", num_micro_batches=4, checkpoint=False
         loss = engine.train_step(inputs, targets)
         diff["loss"] = max(diff["loss"], abs(loss - ref["loss"][step]))
         for name, p in stage.named_parameters():
-            diff["grad"] = max(diff["grad"], max_abs_diff(unscaled(p.grad, opt), ref["grads"][step][name]))
+            got = max_abs_diff(unscaled(p.grad, opt), ref["grads"][step][name])
+            diff["grad"] = max(diff["grad"], got)
         opt.step()
         for name, p in stage.named_parameters():
             diff["weight"] = max(diff["weight"],
