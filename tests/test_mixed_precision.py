@@ -62,10 +62,20 @@ def test_the_scaler_skips_halves_and_grows():
     assert [scaler.update(bad, None), scaler.scale] == [True, 8.0]
     assert [scaler.update(fine, None), scaler.scale] == [False, 8.0]   # count restarted
     assert [scaler.update(bad, None), scaler.update(bad, None), scaler.scale] == [True, True, 4.0]
+    assert list(scaler.history) == [(8.0, False), (8.0, False), (16.0, True), (8.0, False),
+                                    (8.0, True), (4.0, True)]
     assert DynamicLossScaler().scale == 2.0 ** 16 and DynamicLossScaler().growth_interval == 1000
     for bad_args in ({"init_scale": 0.5}, {"growth_interval": 0}, {"backoff_factor": 1.0}):
         with pytest.raises(ValueError):
             DynamicLossScaler(**bad_args)
+
+
+def test_the_scaler_keeps_only_the_last_history_len_updates(monkeypatch):
+    monkeypatch.setattr(DynamicLossScaler, "HISTORY_LEN", 3)
+    scaler = DynamicLossScaler(8.0, growth_interval=100)
+    for grads in ([np.ones(1)], [np.array([np.inf])], [np.ones(1)], [np.ones(1)]):
+        scaler.update(grads, None)
+    assert list(scaler.history) == [(8.0, True), (4.0, False), (4.0, False)]
 
 
 def test_one_process_skips_a_forced_overflow_and_keeps_training():

@@ -22,6 +22,8 @@ would leave the replicas (or the shards of one model) out of sync forever.
     (loss * scaler.scale).backward()
     skipped = scaler.update(grads, group)                # the rule above
 """
+import collections
+
 from minimegatron import comm, trace
 from minimegatron.backend import xp
 from minimegatron.guards import all_finite
@@ -36,6 +38,8 @@ def _check_scale(name, value, low):
 class DynamicLossScaler:
     """S starts at ``init_scale``; halves on an overflow, doubles after ``growth_interval``."""
 
+    HISTORY_LEN = 10_000
+
     def __init__(self, init_scale=2.0 ** 16, growth_interval=1000, backoff_factor=0.5,
                  growth_factor=2.0, min_scale=1.0):
         self.scale = float(_check_scale("init_scale", init_scale, min_scale))
@@ -47,7 +51,9 @@ class DynamicLossScaler:
         self.growth_factor = _check_scale("growth_factor", growth_factor, 1.0)
         self.min_scale = _check_scale("min_scale", min_scale, 0.0)
         self.clean_steps = 0          # steps since the last overflow or growth
-        self.history = []             # (scale used, skipped) per update, for plots
+        # (scale used, skipped) per update, for plots: the last HISTORY_LEN only, so a
+        # run of a million steps does not keep a million tuples.
+        self.history = collections.deque(maxlen=self.HISTORY_LEN)
 
     def update(self, grads, group):
         """True if this step must be skipped (an inf/NaN on ANY rank of ``group``).
