@@ -124,10 +124,17 @@ def host_rng(seed, name=""):
 
 
 def scatter_add(target, index, values):
-    """target[index] += values, summing repeated indices (NumPy's add.at)."""
+    """target[index] += values, summing repeated indices (NumPy's add.at).
+
+    CuPy 13 and later have the same ``cupy.add.at`` (and deprecate the older
+    ``cupyx.scatter_add``, which is kept only for CuPy releases without it).
+    """
     if _active["name"] == "cupy":
-        import cupyx
-        cupyx.scatter_add(target, index, values)
+        add_at = getattr(_active["module"].add, "at", None)
+        if add_at is None:
+            import cupyx
+            add_at = cupyx.scatter_add
+        add_at(target, index, values)
     else:
         numpy.add.at(target, index, values)
     return target

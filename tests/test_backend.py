@@ -34,3 +34,12 @@ def test_host_rng_is_keyed_by_seed_and_name():
     a = backend.host_rng(1, "w").random(3)
     np.testing.assert_array_equal(a, backend.host_rng(1, "w").random(3))
     assert not np.allclose(a, backend.host_rng(1, "v").random(3))
+
+
+def test_scatter_add_sums_repeated_indices_on_the_add_at_path(monkeypatch):
+    """The CuPy branch calls the module's ``add.at``: run it with NumPy standing in for CuPy."""
+    monkeypatch.setitem(backend._active, "name", "cupy")
+    monkeypatch.setitem(backend._active, "module", np)
+    target = np.zeros((4, 2))
+    backend.scatter_add(target, np.array([1, 0, 1]), np.ones((3, 2)))
+    assert target.tolist() == [[1, 1], [2, 2], [0, 0], [0, 0]]
