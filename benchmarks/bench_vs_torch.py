@@ -34,6 +34,43 @@ from minimegatron.datasets import repeat_task
 import minimegatron.functional as F
 
 
+def torch_weights(torch, model, device):
+    """{minimegatron parameter name: a torch leaf tensor holding a copy of its values}."""
+    return {name: torch.tensor(to_numpy(p.data), device=device, requires_grad=True)
+            for name, p in model.named_parameters()}
+
+
+def causal_mask(torch, seq, device):
+    """(seq, seq) bool, True on and below the diagonal (where attention may look); seq must
+    be the batch's sequence length."""
+    return torch.ones(seq, seq, dtype=torch.bool, device=device).tril()
+
+
+def torch_gpt_loss(torch, w, cfg, idx, targets, mask):
+    """nn.GPT's mean cross entropy, written in torch ops on the weights ``w`` (a mapping
+    from minimegatron's parameter names to torch tensors; idx, targets: (batch, seq))."""
+    tf = torch.nn.functional
+    d_model, heads = cfg.d_model, cfg.n_head
+    hd = d_model // heads
+    batch, steps = idx.shape
+    x = w["wte.weight"][idx] + w["wpe.weight"][:steps]
+    for i in range(cfg.n_layer):
+        def p(n):
+            return w[f"blocks.{i}.{n}"]
+        h = tf.layer_norm(x, (d_model,), p("ln1.weight"), p("ln1.bias"))
+        q, k, v = (h @ p("attn.qkv.weight") + p("attn.qkv.bias")).split(d_model, dim=-1)
+        q, k, v = (t.view(batch, steps, heads, hd).transpose(1, 2) for t in (q, k, v))
+        att = ((q @ k.transpose(-2, -1)) * hd ** -0.5).masked_fill(~mask, float("-inf"))
+        y = (att.softmax(dim=-1) @ v).transpose(1, 2).reshape(batch, steps, d_model)
+        x = x + y @ p("attn.proj.weight") + p("attn.proj.bias")
+        h = tf.layer_norm(x, (d_model,), p("ln2.weight"), p("ln2.bias"))
+        h = tf.gelu(h @ p("mlp.fc1.weight") + p("mlp.fc1.bias"), approximate="tanh")
+        x = x + h @ p("mlp.fc2.weight") + p("mlp.fc2.bias")
+    x = tf.layer_norm(x, (d_model,), w["ln_f.weight"], w["ln_f.bias"])
+    logits = x @ w["head.weight"]
+    return tf.cross_entropy(logits.view(-1, cfg.vocab_size), targets.view(-1))
+
+
 def gpt_pair(torch, device, d_model, seq, dtype):
     """(minimegatron step, torch step, (loss mm, loss torch)) for one GPT configuration."""
     cfg = nn.GPTConfig(vocab_size=256, seq_len=seq, n_layer=4, n_head=max(1, d_model // 64),
@@ -49,33 +86,13 @@ def gpt_pair(torch, device, d_model, seq, dtype):
         opt.step()
         return loss
 
-    weights = {name: torch.tensor(to_numpy(p.data), device=device, requires_grad=True)
-               for name, p in model.named_parameters()}
+    weights = torch_weights(torch, model, device)
     t_idx, t_targets = (torch.tensor(to_numpy(a), device=device) for a in (idx, targets))
     t_opt = torch.optim.AdamW(weights.values(), lr=1e-3, weight_decay=0.01)
-    tf = torch.nn.functional
-    heads, hd = cfg.n_head, d_model // cfg.n_head
-    mask = torch.ones(seq, seq, dtype=torch.bool, device=device).tril()
+    mask = causal_mask(torch, seq, device)
 
     def torch_loss():
-        w = weights
-        batch, steps = t_idx.shape
-        x = w["wte.weight"][t_idx] + w["wpe.weight"][:steps]
-        for i in range(cfg.n_layer):
-            def p(n):
-                return w[f"blocks.{i}.{n}"]
-            h = tf.layer_norm(x, (d_model,), p("ln1.weight"), p("ln1.bias"))
-            q, k, v = (h @ p("attn.qkv.weight") + p("attn.qkv.bias")).split(d_model, dim=-1)
-            q, k, v = (t.view(batch, steps, heads, hd).transpose(1, 2) for t in (q, k, v))
-            att = ((q @ k.transpose(-2, -1)) * hd ** -0.5).masked_fill(~mask, float("-inf"))
-            y = (att.softmax(dim=-1) @ v).transpose(1, 2).reshape(batch, steps, d_model)
-            x = x + y @ p("attn.proj.weight") + p("attn.proj.bias")
-            h = tf.layer_norm(x, (d_model,), p("ln2.weight"), p("ln2.bias"))
-            h = tf.gelu(h @ p("mlp.fc1.weight") + p("mlp.fc1.bias"), approximate="tanh")
-            x = x + h @ p("mlp.fc2.weight") + p("mlp.fc2.bias")
-        x = tf.layer_norm(x, (d_model,), w["ln_f.weight"], w["ln_f.bias"])
-        logits = x @ w["head.weight"]
-        return tf.cross_entropy(logits.view(-1, cfg.vocab_size), t_targets.view(-1))
+        return torch_gpt_loss(torch, weights, cfg, t_idx, t_targets, mask)
 
     def torch_step():
         loss = torch_loss()
