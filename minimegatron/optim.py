@@ -50,6 +50,7 @@ from minimegatron.guards import check_finite
 
 
 FLAT = False        # the default of SGD(flat=) and AdamW(flat=): see docs/performance.md
+CHUNK_BYTES = 2 ** 18   # the piece of a flat buffer NumPy updates at a time (_update_flat)
 
 
 def _check(name, value, low, high=math.inf, low_open=False, high_open=True):
@@ -134,10 +135,26 @@ class Optimizer:
                    self.step_count)
         with no_grad():
             for group in whole:                           # every parameter of this dtype at once
-                self.update(group.weights.data, group.grads.data, group.state, self.step_count)
+                self._update_flat(group)
                 group.scatter()
             for p, state in single:                       # the reference, parameter by parameter
                 self.update(p.data, p.grad, state, self.step_count)
+
+    def _update_flat(self, group):
+        """``update`` on a group's whole buffers (the rule is elementwise, so any split works).
+
+        CuPy: one call, one kernel. NumPy: one call per CHUNK_BYTES piece. The
+        rule makes about ten passes over its arrays; over a buffer larger than
+        the cache each pass would stream from memory, and a piece keeps them
+        in cache: 2x faster on a 13 MB buffer (docs/performance.md).
+        """
+        data = group.weights.data
+        size = data.size if backend_name() == "cupy" else max(1, CHUNK_BYTES // data.itemsize)
+        for start in range(0, data.size, size):
+            piece = slice(start, start + size)
+            self.update(data[piece], group.grads.data[piece],
+                        {name: flat[piece] for name, flat in group.state.items()},
+                        self.step_count)
 
     def zero_grad(self):
         for p in self.params:
