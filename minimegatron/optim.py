@@ -30,12 +30,14 @@ test per buffer. It waits for the first step, not the constructor, because
 ZeRO and MixedPrecisionOptimizer only borrow an optimizer's ``update`` (a
 buffer would be wasted memory) and DDP may be built after the optimizer.
 Cases, each checked by tests/test_flat_params.py:
-- every parameter's gradient and weight are its views: one update per dtype;
+- every parameter's gradient and weight are its views: one update per dtype
+  (NumPy: in cache-sized pieces, ``_update_flat``);
 - a gradient that is not its view (set by hand, or in DDP's own buffer) is
   copied into it first; a ``p.data`` someone reassigned (same shape and dtype)
   is copied in and the result copied back, so it stays the array they set;
-- DDP built first: its gradient buffer is used as the layout (no copy); DDP
-  built after a step: the optimizer lays the buffers out again on DDP's;
+- DDP built before the first step (before or after the optimizer): its
+  gradient buffer is the layout, no gradient is copied; DDP built after a
+  step: the next step lays the buffers out again on DDP's;
 - a parameter without a gradient this step: the whole dtype group takes the
   per-parameter path (the reference), so that parameter stays untouched,
   weight decay included;
@@ -49,7 +51,7 @@ from minimegatron.function import no_grad
 from minimegatron.guards import check_finite
 
 
-FLAT = False        # the default of SGD(flat=) and AdamW(flat=): see docs/performance.md
+FLAT = True         # the default of SGD(flat=) and AdamW(flat=): see docs/performance.md
 CHUNK_BYTES = 2 ** 18   # the piece of a flat buffer NumPy updates at a time (_update_flat)
 
 
