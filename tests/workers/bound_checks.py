@@ -102,22 +102,37 @@ def _start_twice(bound_all_reduce):
     return caught
 
 
-def faults_sees_the_wait(g):
-    """What faults.where_waits reports from inside the bound wait (both ways of waiting)."""
-    seen, real = {}, polling.wait_all
+class SpyRequest:
+    """MPI's persistent request, plus: what faults.where_waits says when it is waited on."""
 
-    def spy(requests, *test):
-        frame = sys._getframe()
+    def __init__(self, real, seen):
+        self.real, self.seen = real, seen
+
+    def look(self):
+        frame = sys._getframe(1)
         wait = faults.where_waits(frame)
-        seen.update(op=wait["op"], group=wait["group"], ranks=wait["ranks"],
-                    in_wait=faults._in_wait(frame))
-        real(requests, *test)
-    x = np.ones(4)
-    polling.wait_all = spy
-    try:
-        bound.bind_all_reduce(x, g, inplace=True)()
-    finally:
-        polling.wait_all = real
+        self.seen.update(op=wait["op"], group=wait["group"], ranks=wait["ranks"],
+                         in_wait=faults._in_wait(frame))
+
+    def Start(self):
+        self.real.Start()
+
+    def Wait(self):                      # spin: bound.wait calls MPI_Wait itself
+        self.look()
+        self.real.Wait()
+
+    def Test(self):                      # yield: polling.wait_all polls it
+        self.look()
+        return self.real.Test()
+
+
+def faults_sees_the_wait(g):
+    """What faults.where_waits reports from inside the bound wait (the current wait mode)."""
+    seen, x = {}, np.ones(4)
+    bound_ar = bound.bind_all_reduce(x, g, inplace=True)
+    bound_ar.requests[0] = SpyRequest(bound_ar.requests[0], seen)
+    bound_ar()
+    bound_ar.requests[0] = bound_ar.requests[0].real
     return seen
 
 
