@@ -44,9 +44,10 @@ Each call keeps what comm.py guarantees, at a cost of well under a microsecond:
 - checking mode (comm_check): when on, ``start()`` first runs the same
   ``comm_check.check`` as comm.py (one small ``Iallgather``), so two ranks that
   start different bound collectives raise CollectiveMismatch, not garbage;
-- waiting: ``polling.wait_all``, so ranks that share cores yield the CPU, and
-  faults.py sees this rank wait in ``BoundAllReduce.wait`` (op "all_reduce",
-  the group) exactly as in ``comm.Handle.wait``.
+- waiting: ``request.Wait()`` (MPI_Wait) when each rank has a core
+  (``polling.spins()``), else ``polling.wait_all``, which polls ``Test`` and
+  yields the CPU between polls; either way faults.py sees this rank wait in
+  ``BoundAllReduce.wait`` (op "all_reduce", the group) as in ``comm.Handle.wait``.
 
 "mean" is MPI.SUM followed by ``/= N`` on the host buffer, as comm.py does, so
 the bound result is bitwise the result of ``comm.all_reduce``.
@@ -73,7 +74,7 @@ def _problem(x, op, inplace, out):
         return f"op='mean' needs a floating dtype, got {np.dtype(x.dtype)}"
     if not x.flags.c_contiguous:
         return "x must be C-contiguous (MPI binds its memory once)"
-    if inplace and not x.flags.writeable:
+    if inplace and not getattr(x.flags, "writeable", True):     # CuPy's flags lack it
         return "x is read-only (inplace=True writes the result into it)"
     if out is not None:
         if is_device_array(out) != is_device_array(x) or not hasattr(out, "shape"):
@@ -81,7 +82,7 @@ def _problem(x, op, inplace, out):
         if tuple(out.shape) != tuple(x.shape) or out.dtype != x.dtype:
             return (f"out= has shape {tuple(out.shape)} and dtype {out.dtype}; the result has "
                     f"shape {tuple(x.shape)} and dtype {x.dtype}")
-        if not out.flags.c_contiguous or not out.flags.writeable:
+        if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
             return "out= must be C-contiguous and writable"
         if isinstance(x, np.ndarray) and np.may_share_memory(out, x):
             return "out= overlaps x (use inplace=True)"
