@@ -140,8 +140,8 @@ class BoundAllReduce:
                      else to_pinned_host(out) if staged else out)
         self.staged, self.device = staged, is_device_array(x)
         self.divide_by = group.size if op == "mean" else None
-        self.nbytes = x.nbytes
-        self.sent, self.received = trace.bytes_moved("all_reduce", x.nbytes, group.size)
+        moved = trace.bytes_moved("all_reduce", x.nbytes, group.size)
+        self.span = trace.template("all_reduce", group.name, x.nbytes, *moved)  # per call: copied
         args = ((MPI.IN_PLACE, self.recv) if out is None else (self.send, self.recv))
         args += (comm.OPS[op],)
         try:
@@ -196,8 +196,7 @@ class BoundAllReduce:
         if not self.persistent:
             self.requests = []
         self.active = False
-        trace.record("all_reduce", self.group.name, self.nbytes, self.sent, self.received,
-                     self.start_time, trace.now(), label=self.label)
+        trace.record_from(self.span, self.start_time, trace.now(), self.label)
         return self.result
 
     def __call__(self):
