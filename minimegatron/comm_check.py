@@ -210,7 +210,7 @@ def describe(op, x, root=-1, reduce_op=None, axis=0, sizes=None):
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
-_INTERNAL = {os.path.join(_PACKAGE, name) for name in ("comm.py", "comm_check.py")}
+_INTERNAL = {os.path.join(_PACKAGE, name) for name in ("comm.py", "comm_check.py", "bound.py")}
 
 
 def call_site():

@@ -54,8 +54,9 @@ NOTICE_TAG = 7
 STACK_FRAMES = 8
 YIELD_POLLS = 2000        # at exit: sched_yield between polls, then 1 ms sleeps
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-WAIT_FRAMES = {("polling.py", "wait_all"), ("comm.py", "wait"), ("comm_check.py", "wait")}
-COMM_FILES = ("comm.py", "comm_check.py", "polling.py")   # frames inside a collective
+WAIT_FRAMES = {("polling.py", "wait_all"), ("comm.py", "wait"), ("comm_check.py", "wait"),
+               ("bound.py", "wait")}
+COMM_FILES = ("comm.py", "comm_check.py", "polling.py", "bound.py")   # inside a collective
 
 _state = {}
 

@@ -40,13 +40,14 @@ def spins():
     return WAIT == "spin" or (WAIT == "auto" and not OVERSUBSCRIBED)
 
 
-def wait_all(requests):
-    """Wait for MPI requests: MPI's Waitall when ``spins()``, else poll and yield."""
+def wait_all(requests, test=MPI.Request.Testall):
+    """Wait for MPI requests: MPI's Waitall when ``spins()``, else poll ``test(requests)``
+    and yield (bound.py passes its own ``test``: see ``bound._test_one``)."""
     if spins():
         MPI.Request.Waitall(requests)
         return
     polls = 0
-    while not MPI.Request.Testall(requests):
+    while not test(requests):
         polls += 1
         if polls < SPIN_POLLS:
             continue

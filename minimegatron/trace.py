@@ -139,10 +139,7 @@ def record(op, group, nbytes, bytes_sent, bytes_recv, start, end, kind="comm", l
     """Append one span (``start``/``end`` are already relative to t0)."""
     if not _state["enabled"]:
         return
-    ring = _state["spans"]
-    if len(ring) == ring.maxlen:
-        _state["dropped"] += 1
-    ring.append({
+    _append({
         "kind": kind, "op": op, "group": group, "nbytes": int(nbytes),
         "bytes_sent": int(bytes_sent), "bytes_recv": int(bytes_recv),
         "start": start, "end": end,
@@ -230,3 +227,27 @@ def format_summary(table):
         lines.append(f"{op:<16}{row['count']:>7}{row['bytes_sent']:>14}"
                      f"{row['bytes_recv']:>14}{row['seconds']:>10.4f}")
     return "\n".join(lines)
+
+
+def template(op, group, nbytes, bytes_sent, bytes_recv):
+    """A comm span with all but start, end and label filled in, for ``record_from``."""
+    return {"kind": "comm", "op": op, "group": group, "nbytes": int(nbytes),
+            "bytes_sent": int(bytes_sent), "bytes_recv": int(bytes_recv),
+            "start": 0.0, "end": 0.0, "label": None, "micro_batch": None}
+
+
+def record_from(span, start, end, label):
+    """``record`` of a ``template`` built once (bound.py, every step): one dict copy,
+    about 0.2 us against record's 1 us."""
+    if not _state["enabled"]:
+        return
+    span = span.copy()
+    span["start"], span["end"], span["label"] = start, end, label
+    _append(span)
+
+
+def _append(span):
+    ring = _state["spans"]
+    if len(ring) == ring.maxlen:
+        _state["dropped"] += 1
+    ring.append(span)

@@ -31,23 +31,26 @@ def buffer_facts(group, config, bucket_bytes):
     """One backward of GPT(config) under DDP (overlap off: every bucket starts in finish)."""
     model = GPT(config)
     ddp = DistributedDataParallel(model, group, bucket_bytes=bucket_bytes, overlap=False)
-    calls, original = [], comm.iall_reduce
+    calls = []
 
-    def spy(x, grp, op="sum", inplace=False, out=None, block=False):
-        handle = original(x, grp, op, inplace, out, block)
-        calls.append((x, inplace, handle))
-        return handle
+    def spy(bound):                       # a bucket's all-reduce, bound once (bound.py)
+        start = bound.start
+
+        def started():
+            calls.append((bound.x, bound.result is bound.x, start()))
+            return calls[-1][2]
+        return started
+    for bucket in ddp.buckets:
+        bucket.all_reduce.start = spy(bucket.all_reduce)
     x, y = batch(config, 8, 0)
     loss = model.loss(shard_batch(x, group), shard_batch(y, group))
     loss.backward()
-    comm.iall_reduce = spy
     tracemalloc.start()
     try:
         ddp.finish()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-        comm.iall_reduce = original
     reduce = ddp.buffers()[0] if ddp.buffers() else ddp.grad_buffer.data
     views = ddp.grad_buffer.views
     order = [p for b in ddp.buckets for p in b.params]

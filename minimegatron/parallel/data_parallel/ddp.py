@@ -18,7 +18,8 @@ one flat buffer in that order (flat.py, as Megatron's DDP keeps them): every
 on every parameter (``Tensor.register_grad_hook``, fired once its gradient
 for this backward is complete) counts the bucket's ready gradients; with
 ``overlap=True`` the last one starts the bucket's nonblocking all-reduce
-(``comm.iall_reduce`` of its slice, in place: no pack, no unpack) while
+(of its slice, in place: no pack, no unpack; bound once at construction,
+``bound.bind_all_reduce``, so each step's call costs almost no Python) while
 backward goes on through the earlier layers. ``finish()`` waits for every
 bucket; the averaged gradients are then already in ``p.grad``. ``no_sync()``
 skips the all-reduce so gradients accumulate locally (gradient
@@ -26,7 +27,8 @@ accumulation); the next synced backward all-reduces the accumulated sum.
 
 Communication per step: one all-reduce per bucket, in all G = P*b bytes of
 gradients; the ring model sends and receives 2(N-1)/N * G per rank.
-At construction: a checksum all-reduce (optional), one 8-byte-per-rank exchange
+At construction: a checksum all-reduce (optional), one small exchange per bucket
+that binds its all-reduce (bound.py), one 8-byte-per-rank exchange
 that checks every rank built the same buckets (``comm_check.agree``: different
 ``bucket_bytes`` or ``overlap`` per rank would pair unequal all-reduces) and
 one broadcast of the weights from rank 0 (P*b bytes).
@@ -52,6 +54,7 @@ import contextlib
 
 from minimegatron import comm, comm_check, trace
 from minimegatron.backend import to_numpy, xp
+from minimegatron.bound import bind_all_reduce
 from minimegatron.parallel.data_parallel.flat import FlatBuffer
 from minimegatron.parallel.split import flatten, unflatten
 
@@ -99,6 +102,7 @@ class Bucket:
         self.nbytes = sum(p.data.nbytes for p in params)
         self.ready, self.handle = 0, None
         self.views = self.grads = self.reduce = None   # set by DistributedDataParallel
+        self.all_reduce = None                         # bound to self.reduce, ditto
 
     def place(self, grads, reduce, first):
         """Bind to params first.. of the flat buffers: ``grads`` (p.grad's dtype), ``reduce``
@@ -175,6 +179,7 @@ class DistributedDataParallel:
         first = 0
         for bucket in self.buckets:
             first = bucket.place(self.grad_buffer, self.reduce_buffer, first)
+            bucket.all_reduce = bind_all_reduce(bucket.reduce, group, op="mean", inplace=True)
         self.grad_buffer.attach()                               # p.grad_view = its view
         self._bucket_of = {}
         for bucket in self.buckets:
@@ -222,7 +227,8 @@ class DistributedDataParallel:
             bucket.reduce[...] = bucket.grads         # float16 -> float32, into the slice
         with trace.label(f"ddp.bucket{bucket.index}"):
             # EXERCISE 4.1 begin
-            bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="mean", inplace=True)
+            # = comm.iall_reduce(bucket.reduce, self.group, op="mean", inplace=True), bound once
+            bucket.handle = bucket.all_reduce.start()
             # EXERCISE 4.1 end
 
     def finish(self):
