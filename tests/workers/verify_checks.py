@@ -21,11 +21,12 @@ from minimegatron.parallel.tensor_parallel import mappings
 
 
 class _CommWithoutGradAllReduce:
-    """The comm module, except that iall_reduce (DDP's bucket all-reduce) runs over a
-    group of ONE rank (MPI.COMM_SELF): still traced, but nothing is summed."""
+    """The comm module, except that iall_reduce (the exercise-4.1 form of DDP's bucket
+    all-reduce) runs over a group of ONE rank (MPI.COMM_SELF): still traced, but nothing
+    is summed."""
 
-    def __init__(self):
-        self.alone = comm.Group(MPI.COMM_SELF, "self")
+    def __init__(self, alone):
+        self.alone = alone
 
     def __getattr__(self, name):
         return getattr(comm, name)
@@ -49,12 +50,16 @@ def check_broken(schemes=("ddp", "tp"), dtype="float64"):
 
 def broken_collectives(schemes, dtype):
     out = {}
-    real_comm = ddp.comm
-    ddp.comm = _CommWithoutGradAllReduce()
+    # DDP binds each bucket's all-reduce once (bound.py); bind it over ONE rank instead, and
+    # the comm.iall_reduce form too, so the planted bug is there whichever DDP calls.
+    alone = comm.Group(MPI.COMM_SELF, "self")
+    real_comm, real_bind = ddp.comm, ddp.bind_all_reduce
+    ddp.comm = _CommWithoutGradAllReduce(alone)
+    ddp.bind_all_reduce = lambda x, group, **kw: real_bind(x, alone, **kw)
     try:
         out["ddp_no_grad_all_reduce"] = _rows(schemes, dtype)
     finally:
-        ddp.comm = real_comm
+        ddp.comm, ddp.bind_all_reduce = real_comm, real_bind
     real_forward = mappings.ReduceFromTP.forward
     mappings.ReduceFromTP.forward = staticmethod(lambda ctx, x, group: x)
     try:
