@@ -3,13 +3,14 @@
     python benchmarks/bench_scaling.py [--hardware hw.json] [--steps 3] [--schemes dp tp pp 3d]
 
 1. Calibration: ``--hardware`` (from ``minimegatron calibrate``), or measured now
-   (tools/calibrate.py: GEMM rate, per-op overhead, elementwise bandwidth here,
-   all-reduce alpha/beta on 2 ranks).
+   (tools/calibrate.py: the engine's MatMul rates, per-op overhead, elementwise and
+   row-sum rates, tanh and exp here; all-reduce alpha/beta on 2 ranks).
 2. For n = 1, 2, 4, 8 ranks and each scheme (grid below) a real run under mpiexec:
    Trainer3D on a GPT with L=8, h=64, s=32, V=64, batch 32 in 4 micro-batches,
    float64; the median step time of the slowest rank.
 3. Inside the run, the warm-up step is counted (tools/step_model.count_step: engine
-   ops, GEMM FLOPs, elementwise bytes, collective ring steps and bytes per rank) and
+   ops, GEMM FLOPs per shape class, elementwise bytes, reduced and tanh/exp values,
+   collective ring steps and bytes per rank) and
    step_model.step_time turns the counts and the calibration into a prediction;
    the slowest rank's prediction is printed beside the measured step with the
    ratio measured / predicted (goal: within 2x). A ratio benchmark, not a timed test.
@@ -39,6 +40,8 @@ from minimegatron.nn import GPTConfig  # noqa: E402
 
 CONFIG = GPTConfig(vocab_size=64, seq_len=32, n_layer=8, n_head=4, d_model=64, seed=0)
 BATCH, MICRO_BATCHES, WARMUP, RANKS = 32, 4, 1, (1, 2, 4, 8)
+PARTS = ("gemm", "batched", "ops", "elementwise", "reduce", "transcendental", "bubble", "comm")
+HEAD = ("gemm", "bgemm", "ops", "elem", "reduce", "tanh", "bubble", "comm")
 
 
 def grid_of(scheme, n):
@@ -149,21 +152,19 @@ def main(argv=None):
 
 def table(hw, path, args):
     """Run every scheme and rank count; print measured, predicted, parts and ratio."""
-    print(f"hardware: {hw['gemm_flops_small'] / 1e9:.2f} GFLOP/s (64x64 float64 GEMM, "
-          f"{hw['blas_threads']} BLAS threads), {hw['cores']} cores, "
-          f"{hw['op_overhead_s'] * 1e6:.0f} us per op, elementwise "
-          f"{hw['elementwise_bytes_per_s'] / 1e9:.1f} GB/s, tanh {hw['tanh_per_s'] / 1e6:.0f}"
-          f" M/s, all-reduce latency "
-          f"{hw['latency_s'] * 1e6:.0f} us, bandwidth "
-          f"{hw['bandwidth_bytes_per_s'] / 1e9:.2f} GB/s")
+    print(f"hardware: engine MatMul {hw['gemm_flops_linear'] / 1e9:.2f} GFLOP/s (Linear), "
+          f"{hw['gemm_flops_batched'] / 1e9:.2f} (attention), {hw['blas_threads']} BLAS "
+          f"threads, {hw['cores']} cores, {hw['op_overhead_s'] * 1e6:.0f} us per op, "
+          f"elementwise {hw['elementwise_bytes_per_s'] / 1e9:.1f} GB/s, row sums "
+          f"{hw['reduced_per_s'] / 1e6:.0f} M/s, tanh {hw['tanh_per_s'] / 1e6:.0f} M/s, exp "
+          f"{hw['exp_per_s'] / 1e6:.0f} M/s, all-reduce latency {hw['latency_s'] * 1e6:.0f} us,"
+          f" bandwidth {hw['bandwidth_bytes_per_s'] / 1e9:.2f} GB/s")
     print(f"GPT L={CONFIG.n_layer} h={CONFIG.d_model} s={CONFIG.seq_len} V={CONFIG.vocab_size}"
           f", batch {BATCH} in {MICRO_BATCHES} micro-batches, float64; median of "
-          f"{args.steps} steps (slowest rank); predicted ms = gemm + ops + elem + tanh"
-          " + bubble + comm")
+          f"{args.steps} steps (slowest rank); predicted ms = gemm + bgemm (attention) + ops"
+          " + elem + reduce + tanh/exp + bubble + comm")
     print(f"{'scheme':>6} {'ranks':>5} {'dp,pp,tp':>8} {'ops':>5} {'measured':>9} "
-          f"{'predicted':>9} {'gemm':>6} {'ops':>6} {'elem':>6} {'tanh':>6} {'bubble':>6} "
-          f"{'comm':>6} "
-          f"{'ratio':>6}")
+          f"{'predicted':>9} " + " ".join(f"{c:>6}" for c in HEAD) + f" {'ratio':>6}")
     for scheme in args.schemes:
         for ranks in args.ranks:
             dp, pp, tp = grid_of(scheme, ranks)
@@ -175,8 +176,7 @@ def table(hw, path, args):
             if got is None:
                 continue
             t, grid = got["predicted"], ",".join(map(str, got["grid"]))
-            parts = " ".join(f"{1e3 * t[k]:6.1f}"
-                             for k in ("gemm", "ops", "elementwise", "tanh", "bubble", "comm"))
+            parts = " ".join(f"{1e3 * t[k]:6.1f}" for k in PARTS)
             print(f"{scheme:>6} {ranks:>5} {grid:>8} {got['counts']['ops']:>5} "
                   f"{1e3 * got['seconds']:>9.1f} {1e3 * t['total']:>9.1f} {parts} "
                   f"{got['seconds'] / t['total']:>6.2f}", flush=True)

@@ -6,10 +6,15 @@ figures are a DGX-2H; here we measure our own:
 
     per-op cost  a chain of tiny engine ops, forward + backward, / ops (op_overhead)
     elementwise  c = a * b on 8 MB float64 arrays: 3 arrays moved / time
-    tanh         values/s of tanh on 1M standard-normal values (tanh_rate)
+    row sums     values/s of x.sum(axis=-1) on 1M values in rows of 64 (reduce_rate)
+    tanh, exp    values/s of tanh and exp on 1M standard-normal values (ufunc_rate)
     GEMM rate    C = A B with A, B of shape (n, n): 2 n^3 FLOPs, timed with the
-                 backend (xp.matmul, after a warm-up), float64 and float32; and
-                 float64 at n = 64 (gemm_flops_small, for tools/step_model.py).
+                 backend (xp.matmul, after a warm-up), float64 and float32.
+    GEMM classes the engine's MatMul, forward + backward (6mkn FLOPs), at the teaching
+                 GPT's shapes (matmul_rate, for tools/step_model.py): a Linear's
+                 (8, 32, 64) @ (64, 256), and attention's batched (8, 4, 32, 16) @
+                 (8, 4, 16, 32) on strided views of one (8, 32, 192) array, as
+                 nn/gpt.causal_attention makes them.
     all-reduce   t(n_bytes) on N ranks, ring model (as scaling.all_reduce_time):
                  t = 2(N-1) * (alpha + n_bytes / N / bw), so y = t / (2(N-1)) is a
                  line in x = n_bytes / N: alpha from the small messages, bw from the
@@ -48,7 +53,7 @@ from minimegatron.argtypes import output_path, positive_int
 SIZES = [2 ** k for k in range(3, 23, 2)]        # bytes: 8 B .. 4 MiB (x 4 each)
 REPEATS = 5
 GEMM_N = 384
-GEMM_SMALL_N = 64      # the size of the teaching GPTs' products: what step_model uses
+MICRO, SEQ, WIDTH, HEADS = 8, 32, 64, 4      # the teaching GPT's micro-batch (step_model)
 GEMM_REPEATS = 10
 ONE_HOST = 64    # ranks_per_node: every rank runs on this one host, so no group crosses a node
 
@@ -68,6 +73,35 @@ def gemm_rate(dtype="float64", n=GEMM_N, repeats=GEMM_REPEATS):
         sync()
         best = min(best, time.perf_counter() - start)
     return 2.0 * n ** 3 / best
+
+
+def matmul_rate(batched, repeats=GEMM_REPEATS):
+    """FLOP/s of ops.MatMul forward + backward on a teaching GPT's Linear or attention
+    product (module docstring): 3 x 2mkn FLOPs over the best time of ``repeats``."""
+    from minimegatron import ops
+    from minimegatron.backend import sync, xp
+    from minimegatron.function import Context
+    rng = xp.random.default_rng(0) if hasattr(xp.random, "default_rng") else xp.random
+    if batched:                                   # q, k^T: (B, H, T, hd), (B, H, hd, T)
+        qkv = rng.standard_normal((MICRO, SEQ, 3 * WIDTH))
+        q, k = (qkv[..., i * WIDTH:(i + 1) * WIDTH].reshape(MICRO, SEQ, HEADS, -1)
+                .transpose(0, 2, 1, 3) for i in (0, 1))   # (B, T, 3D) -> (B, H, T, hd)
+        x, a = q, k.transpose(0, 1, 3, 2)
+    else:
+        x, a = rng.standard_normal((MICRO, SEQ, WIDTH)), rng.standard_normal((WIDTH, 4 * WIDTH))
+
+    def forward_backward():
+        ctx = Context()
+        ctx.needs_input_grad = (True, True)
+        ops.MatMul.backward(ctx, ops.MatMul.forward(ctx, x, a))
+        sync()
+    forward_backward()                               # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        forward_backward()
+        best = min(best, time.perf_counter() - start)
+    return 3 * 2.0 * x.size * a.shape[-1] / best     # x (..., m, k) @ a (..., k, n)
 
 
 def op_overhead(n_ops=400, repeats=REPEATS):
@@ -113,17 +147,35 @@ def elementwise_bandwidth(n=1 << 20, repeats=GEMM_REPEATS):
     return 3 * 8 * n / best
 
 
-def tanh_rate(n=1 << 20, repeats=GEMM_REPEATS):
-    """Values/s of tanh on n standard-normal float64 values (GeLU's costly part)."""
+def ufunc_rate(name, n=1 << 20, repeats=GEMM_REPEATS):
+    """Values/s of xp.<name> ("tanh": GeLU's costly part, "exp": softmax's) on n
+    standard-normal float64 values."""
     from minimegatron.backend import sync, xp
     rng = xp.random.default_rng(0) if hasattr(xp.random, "default_rng") else xp.random
     x, y = rng.standard_normal(n), xp.empty(n)
-    xp.tanh(x, out=y)
+    ufunc = getattr(xp, name)
+    ufunc(x, out=y)
     sync()
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        xp.tanh(x, out=y)
+        ufunc(x, out=y)
+        sync()
+        best = min(best, time.perf_counter() - start)
+    return n / best
+
+
+def reduce_rate(n=1 << 20, row=WIDTH, repeats=GEMM_REPEATS):
+    """Values/s of a row sum, x.sum(axis=-1) on n float64 values in rows of ``row``
+    (LayerNorm's and softmax's statistics; a bias gradient's sum runs at about the same)."""
+    from minimegatron.backend import sync, xp
+    x = xp.ones((n // row, row))
+    x.sum(axis=-1, keepdims=True)
+    sync()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        x.sum(axis=-1, keepdims=True)
         sync()
         best = min(best, time.perf_counter() - start)
     return n / best
@@ -212,10 +264,13 @@ def measure(group=None, launch_ranks=2, use_mpi=True):
     if on_rank0:
         result["gemm_flops_float64"] = gemm_rate("float64")
         result["gemm_flops_float32"] = gemm_rate("float32")
-        result["gemm_flops_small"] = gemm_rate("float64", n=GEMM_SMALL_N, repeats=50)
+        result["gemm_flops_linear"] = matmul_rate(batched=False, repeats=30)
+        result["gemm_flops_batched"] = matmul_rate(batched=True, repeats=30)
         result["op_overhead_s"] = op_overhead()
         result["elementwise_bytes_per_s"] = elementwise_bandwidth()
-        result["tanh_per_s"] = tanh_rate()
+        result["reduced_per_s"] = reduce_rate()
+        result["tanh_per_s"] = ufunc_rate("tanh")
+        result["exp_per_s"] = ufunc_rate("exp")
     if group is not None and group.size > 1:
         from minimegatron import comm
         comm.barrier(group)
@@ -239,11 +294,12 @@ def summary(m):
     lines = [f"GEMM ({GEMM_N}x{GEMM_N}): float64 {m['gemm_flops_float64'] / 1e9:.2f} GFLOP/s, "
              f"float32 {m['gemm_flops_float32'] / 1e9:.2f} GFLOP/s (one rank, "
              f"{m['blas_threads']} BLAS threads, {m['cores']} cores here)",
-             f"GEMM ({GEMM_SMALL_N}x{GEMM_SMALL_N}) float64 "
-             f"{m['gemm_flops_small'] / 1e9:.2f} GFLOP/s; "
-             f"engine: {m['op_overhead_s'] * 1e6:.1f} us per op (forward + backward); "
-             f"elementwise {m['elementwise_bytes_per_s'] / 1e9:.2f} GB/s, "
-             f"tanh {m['tanh_per_s'] / 1e6:.0f} M values/s"]
+             f"engine MatMul forward + backward: Linear {m['gemm_flops_linear'] / 1e9:.2f}, "
+             f"attention (batched) {m['gemm_flops_batched'] / 1e9:.2f} GFLOP/s; "
+             f"{m['op_overhead_s'] * 1e6:.1f} us per op (forward + backward)",
+             f"elementwise {m['elementwise_bytes_per_s'] / 1e9:.2f} GB/s, row sums "
+             f"{m['reduced_per_s'] / 1e6:.0f} M values/s, tanh {m['tanh_per_s'] / 1e6:.0f}, "
+             f"exp {m['exp_per_s'] / 1e6:.0f} M values/s"]
     if "note" in m:
         lines.append(m["note"])
     else:
