@@ -125,7 +125,7 @@ def test_counting_fused_ops_bias_and_fan_out():
         z = y * y                                            # y used twice
     assert counts["tanh_values"] == 8 * 16 and counts["ops"] == 3
     assert counts["reduced_values"] == 8 * 16                # b's gradient: sum over rows
-    assert counts["elementwise_bytes"] == (3 * 8 * (2 * 128 + 16)        # Add, x 3
+    assert counts["elementwise_bytes"] == (3 * 8 * 3 * 128               # Add, b per row
                                            + (19 + 28) * 128 * 8         # GeLU.COST
                                            + 3 * 8 * 3 * 128             # Mul, x 3
                                            + 3 * 128 * 8)                # y's 2nd use

@@ -10,11 +10,10 @@ figures are a DGX-2H; here we measure our own:
     tanh, exp    values/s of tanh and exp on 1M standard-normal values (ufunc_rate)
     GEMM rate    C = A B with A, B of shape (n, n): 2 n^3 FLOPs, timed with the
                  backend (xp.matmul, after a warm-up), float64 and float32.
-    GEMM classes the engine's MatMul, forward + backward (6mkn FLOPs), at the teaching
-                 GPT's shapes (matmul_rate, for tools/step_model.py): a Linear's
-                 (8, 32, 64) @ (64, 256), and attention's batched (8, 4, 32, 16) @
-                 (8, 4, 16, 32) on strided views of one (8, 32, 192) array, as
-                 nn/gpt.causal_attention makes them.
+    GEMM classes the engine's MatMul, forward + backward (6mkn FLOPs a product), on
+                 the teaching GPT's products (matmul_rate, for tools/step_model.py):
+                 a block's four Linears, and attention's two batched products on
+                 strided head views, as nn/gpt.causal_attention makes them.
     all-reduce   t(n_bytes) on N ranks, ring model (as scaling.all_reduce_time):
                  t = 2(N-1) * (alpha + n_bytes / N / bw), so y = t / (2(N-1)) is a
                  line in x = n_bytes / N: alpha from the small messages, bw from the
@@ -58,50 +57,65 @@ GEMM_REPEATS = 10
 ONE_HOST = 64    # ranks_per_node: every rank runs on this one host, so no group crosses a node
 
 
-def gemm_rate(dtype="float64", n=GEMM_N, repeats=GEMM_REPEATS):
-    """Achieved FLOP/s of an (n, n) @ (n, n) matmul: 2 n^3 / best time of ``repeats``."""
-    from minimegatron.backend import sync, xp
-    rng = xp.random.default_rng(0) if hasattr(xp.random, "default_rng") else xp.random
-    a = rng.standard_normal((n, n)).astype(dtype)
-    b = rng.standard_normal((n, n)).astype(dtype)
-    xp.matmul(a, b)                                  # warm-up (BLAS threads, GPU kernels)
+def best_seconds(run, repeats):
+    """Best wall time of ``run()`` over ``repeats`` calls, after one warm-up call (BLAS
+    threads, pages touched, GPU kernels); the backend is synchronised around each."""
+    from minimegatron.backend import sync
+    run()
     sync()
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        xp.matmul(a, b)
+        run()
         sync()
         best = min(best, time.perf_counter() - start)
-    return 2.0 * n ** 3 / best
+    return best
+
+
+def _normal(*shape):
+    from minimegatron.backend import xp
+    rng = xp.random.default_rng(0) if hasattr(xp.random, "default_rng") else xp.random
+    return rng.standard_normal(shape)
+
+
+def gemm_rate(dtype="float64", n=GEMM_N, repeats=GEMM_REPEATS):
+    """Achieved FLOP/s of an (n, n) @ (n, n) matmul: 2 n^3 / best time of ``repeats``."""
+    from minimegatron.backend import xp
+    a, b = _normal(n, n).astype(dtype), _normal(n, n).astype(dtype)
+    return 2.0 * n ** 3 / best_seconds(lambda: xp.matmul(a, b), repeats)
+
+
+def _forward_backward(pairs, grads):
+    """ops.MatMul forward then backward on each (x, a) pair; grads[i] (or the output)
+    is the gradient of product i, as the engine would hand it over."""
+    from minimegatron import ops
+    from minimegatron.function import Context
+    for (x, a), grad in zip(pairs, grads):
+        ctx = Context()
+        ctx.needs_input_grad = (True, True)
+        out = ops.MatMul.forward(ctx, x, a)
+        ops.MatMul.backward(ctx, out if grad is None else grad)
 
 
 def matmul_rate(batched, repeats=GEMM_REPEATS):
-    """FLOP/s of ops.MatMul forward + backward on a teaching GPT's Linear or attention
-    product (module docstring): 3 x 2mkn FLOPs over the best time of ``repeats``."""
-    from minimegatron import ops
-    from minimegatron.backend import sync, xp
-    from minimegatron.function import Context
-    rng = xp.random.default_rng(0) if hasattr(xp.random, "default_rng") else xp.random
-    if batched:                                   # q, k^T: (B, H, T, hd), (B, H, hd, T)
-        qkv = rng.standard_normal((MICRO, SEQ, 3 * WIDTH))
-        q, k = (qkv[..., i * WIDTH:(i + 1) * WIDTH].reshape(MICRO, SEQ, HEADS, -1)
-                .transpose(0, 2, 1, 3) for i in (0, 1))   # (B, T, 3D) -> (B, H, T, hd)
-        x, a = q, k.transpose(0, 1, 3, 2)
+    """FLOP/s of ops.MatMul forward + backward (3 x 2mkn FLOPs a product) on the teaching
+    GPT's products, the best time of ``repeats``. Not batched: a block's four Linears,
+    (8, 32, k) @ (k, n). Batched: attention's Q K^T and P V on strided head views of one
+    (B, T, 3D) array, P V's gradient the transposed view the engine hands back."""
+    d, hd = WIDTH, WIDTH // HEADS
+    if batched:
+        qkv = _normal(MICRO, SEQ, 3 * d)
+        q, k, v = (qkv[..., i * d:(i + 1) * d].reshape(MICRO, SEQ, HEADS, hd)
+                   .transpose(0, 2, 1, 3) for i in range(3))   # (B, T, 3D) -> (B, H, T, hd)
+        att = _normal(MICRO, HEADS, SEQ, SEQ)
+        grad_y = _normal(MICRO, SEQ, HEADS, hd).transpose(0, 2, 1, 3)     # (B, H, T, hd)
+        pairs, grads = [(q, k.transpose(0, 1, 3, 2)), (att, v)], [None, grad_y]
     else:
-        x, a = rng.standard_normal((MICRO, SEQ, WIDTH)), rng.standard_normal((WIDTH, 4 * WIDTH))
-
-    def forward_backward():
-        ctx = Context()
-        ctx.needs_input_grad = (True, True)
-        ops.MatMul.backward(ctx, ops.MatMul.forward(ctx, x, a))
-        sync()
-    forward_backward()                               # warm-up
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        forward_backward()
-        best = min(best, time.perf_counter() - start)
-    return 3 * 2.0 * x.size * a.shape[-1] / best     # x (..., m, k) @ a (..., k, n)
+        pairs = [(_normal(MICRO, SEQ, k), _normal(k, n))
+                 for k, n in ((d, 3 * d), (d, d), (d, 4 * d), (4 * d, d))]
+        grads = [None] * len(pairs)
+    flops = sum(3 * 2.0 * x.size * a.shape[-1] for x, a in pairs)   # x (..., m, k) @ (k, n)
+    return flops / best_seconds(lambda: _forward_backward(pairs, grads), repeats)
 
 
 def op_overhead(n_ops=400, repeats=REPEATS):
@@ -124,61 +138,32 @@ def op_overhead(n_ops=400, repeats=REPEATS):
         w.grad = None
     with counting() as counts:
         chain()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        chain()
-        best = min(best, time.perf_counter() - start)
-    return best / counts["ops"]
+    return best_seconds(chain, repeats) / counts["ops"]
 
 
 def elementwise_bandwidth(n=1 << 20, repeats=GEMM_REPEATS):
-    """Bytes/s of c = a * b on n float64 values: 3 * 8n bytes over the best time."""
-    from minimegatron.backend import sync, xp
+    """Bytes/s of c = a * b on n float64 values: 3 * 8n bytes over the best time. 8 MB
+    arrays, from memory: a step's arrays (every layer's, kept for backward) outgrow the
+    caches, so its ops find their inputs in memory too."""
+    from minimegatron.backend import xp
     a, b, c = xp.ones(n), xp.ones(n), xp.empty(n)
-    xp.multiply(a, b, out=c)                           # warm-up: pages touched
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        xp.multiply(a, b, out=c)
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return 3 * 8 * n / best
+    return 3 * 8 * n / best_seconds(lambda: xp.multiply(a, b, out=c), repeats)
 
 
 def ufunc_rate(name, n=1 << 20, repeats=GEMM_REPEATS):
     """Values/s of xp.<name> ("tanh": GeLU's costly part, "exp": softmax's) on n
     standard-normal float64 values."""
-    from minimegatron.backend import sync, xp
-    rng = xp.random.default_rng(0) if hasattr(xp.random, "default_rng") else xp.random
-    x, y = rng.standard_normal(n), xp.empty(n)
-    ufunc = getattr(xp, name)
-    ufunc(x, out=y)
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        ufunc(x, out=y)
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return n / best
+    from minimegatron.backend import xp
+    x, y, ufunc = _normal(n), xp.empty(n), getattr(xp, name)
+    return n / best_seconds(lambda: ufunc(x, out=y), repeats)
 
 
 def reduce_rate(n=1 << 20, row=WIDTH, repeats=GEMM_REPEATS):
     """Values/s of a row sum, x.sum(axis=-1) on n float64 values in rows of ``row``
     (LayerNorm's and softmax's statistics; a bias gradient's sum runs at about the same)."""
-    from minimegatron.backend import sync, xp
+    from minimegatron.backend import xp
     x = xp.ones((n // row, row))
-    x.sum(axis=-1, keepdims=True)
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        x.sum(axis=-1, keepdims=True)
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return n / best
+    return n / best_seconds(lambda: x.sum(axis=-1, keepdims=True), repeats)
 
 
 def fit_alpha_beta(sizes, seconds, ranks):

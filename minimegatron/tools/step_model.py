@@ -19,8 +19,8 @@ n_ops  Function calls of the step (each with its backward), plus one per paramet
 c    per-op overhead, s (calibrate: a chain of tiny ops, forward + backward, / ops)
 E    elementwise bytes. A fused op (fused.py) declares its passes per value of its
      input (``COST``, checked by tracing its ufunc calls); any other op reads its
-     inputs and writes its output forward, about twice that backward; a reshape of a
-     strided array copies it. Backward adds a tensor's gradients once per extra use
+     inputs (a broadcast one once per output value) and writes its outputs forward,
+     about twice that backward; a reshape of a strided array copies it. Backward adds a tensor's gradients once per extra use
      (3 x its bytes each: fan-out, micro-batches summed into .grad); the optimizer
      makes OPTIMIZER_PASSES over every parameter. Views move nothing.
 V    values reduced along an axis: the fused ops' declared ``reduced``, and backward's
@@ -85,9 +85,11 @@ def _count_op(counts, cls, args, outs, backward):
     elif cls.__name__ in VIEWS:
         if cls.__name__ == "Reshape" and not x.flags.c_contiguous:
             counts["elementwise_bytes"] += 2 * x.nbytes  # a strided array is copied
-    else:
-        counts["elementwise_bytes"] += passes * (_nbytes(arrays) + _nbytes(outs))
-        size = max(int(o.size) for o in outs)
+    else:                                                # a broadcast input: read per output
+        size, widest = max(int(o.size) for o in outs), max(int(o.nbytes) for o in outs)
+        read = sum(max(a.nbytes, widest) if a.ndim else 0
+                   for a in arrays if hasattr(a, "nbytes"))
+        counts["elementwise_bytes"] += passes * (read + _nbytes(outs))
         if backward:                                     # unbroadcast / scatter-add: a sum
             counts["reduced_values"] += size * sum(
                 getattr(a, "requires_grad", False) and a.data.size < size for a in args)
@@ -177,13 +179,14 @@ class _Traced(numpy.ndarray):
             kwargs["out"] = tuple(o.view(numpy.ndarray) if isinstance(o, _Traced) else o
                                   for o in out)
         result = getattr(ufunc, method)(*plain, **kwargs)
-        moved = [a.size / _Traced.unit for a in plain + list(kwargs.get("out", (result,)))
-                 if isinstance(a, numpy.ndarray) and a.size >= _Traced.unit]
-        name = ufunc.__name__
-        key = ("reduced" if method == "reduce" else "tanh" if name == "tanh"
-               else "exp" if name in ("exp", "log") else "passes")
-        if moved:                       # a reduction or a transcendental: its input's values
-            _Traced.tally[key] += sum(moved) if key == "passes" else moved[0]
+        outs = [o for o in kwargs.get("out", (result,)) if isinstance(o, numpy.ndarray)]
+        name, unit = ufunc.__name__, _Traced.unit
+        if method == "reduce" and plain[0].size >= unit:
+            _Traced.tally["reduced"] += plain[0].size / unit
+        elif method != "reduce" and outs and outs[0].size >= unit:
+            key = "tanh" if name == "tanh" else "exp" if name in ("exp", "log") else "passes"
+            arrays = len(outs) + sum(getattr(a, "ndim", 0) > 0 for a in plain)
+            _Traced.tally[key] += (arrays if key == "passes" else 1) * outs[0].size / unit
         if out is not None:
             return out[0] if len(out) == 1 else out
         return result.view(_Traced) if isinstance(result, numpy.ndarray) else result
