@@ -152,13 +152,14 @@ def main(argv=None):
 
 def table(hw, path, args):
     """Run every scheme and rank count; print measured, predicted, parts and ratio."""
-    print(f"hardware: engine MatMul {hw['gemm_flops_linear'] / 1e9:.2f} GFLOP/s (Linear), "
-          f"{hw['gemm_flops_batched'] / 1e9:.2f} (attention), {hw['blas_threads']} BLAS "
-          f"threads, {hw['cores']} cores, {hw['op_overhead_s'] * 1e6:.0f} us per op, "
-          f"elementwise {hw['elementwise_bytes_per_s'] / 1e9:.1f} GB/s, row sums "
-          f"{hw['reduced_per_s'] / 1e6:.0f} M/s, tanh {hw['tanh_per_s'] / 1e6:.0f} M/s, exp "
-          f"{hw['exp_per_s'] / 1e6:.0f} M/s, all-reduce latency {hw['latency_s'] * 1e6:.0f} us,"
-          f" bandwidth {hw['bandwidth_bytes_per_s'] / 1e9:.2f} GB/s")
+    from minimegatron.tools.calibrate import rates_line
+    print(f"hardware: {hw['cores']} cores, {hw['blas_threads']} BLAS threads; alone: "
+          f"{rates_line(hw)}")
+    if hw.get("busy"):
+        print(f"{hw['ranks_measured']} ranks busy (used for runs of 2+ ranks): "
+              f"{rates_line(hw['busy'])}")
+    print(f"all-reduce latency {hw['latency_s'] * 1e6:.0f} us, bandwidth "
+          f"{hw['bandwidth_bytes_per_s'] / 1e9:.2f} GB/s")
     print(f"GPT L={CONFIG.n_layer} h={CONFIG.d_model} s={CONFIG.seq_len} V={CONFIG.vocab_size}"
           f", batch {BATCH} in {MICRO_BATCHES} micro-batches, float64; median of "
           f"{args.steps} steps (slowest rank); predicted ms = gemm + bgemm (attention) + ops"

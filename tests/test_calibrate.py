@@ -51,6 +51,10 @@ def test_collectives_measured_on_two_ranks(tmp_path, capsys):
     hw = Hardware.from_json(str(path))
     assert 0 < hw.intra_bw < 1e12 and 0 <= hw.intra_latency < 0.1
     assert hw.gpus_per_node >= 8            # one host: no group crosses a "node"
+    busy = data["busy"]                     # the step model's rates, both ranks at once
+    assert set(busy) == set(CALIB) - {"blas_threads", "cores", "latency_s",
+                                      "bandwidth_bytes_per_s"}
+    assert all(busy[k] > 0 and data[k] > 0 for k in busy)
 
 
 CALIB = {"gemm_flops_linear": 4e9, "gemm_flops_batched": 1e9, "blas_threads": 2, "cores": 4,
@@ -86,6 +90,16 @@ def test_step_model_shares_cores_when_oversubscribed():
     assert t["reduce"] == pytest.approx(2 * 0.02)
     assert t["transcendental"] == pytest.approx(2 * 0.03)
     assert t["bubble"] == 0.0
+
+
+def test_step_model_uses_the_busy_rates_from_two_ranks():
+    """calib["busy"]: rates measured with every rank busy, for runs of 2+ ranks only."""
+    calib = dict(CALIB, busy=dict(elementwise_bytes_per_s=0.5e9, gemm_flops_linear=2e9))
+    alone, two = (step_model.step_time(COUNTS, calib, ranks=n) for n in (1, 2))
+    assert alone["elementwise"] == pytest.approx(0.03) and alone["gemm"] == pytest.approx(1.0)
+    assert two["elementwise"] == pytest.approx(0.06)        # 3e7 / 0.5e9
+    assert two["gemm"] == pytest.approx(2.0)                # 2e9 / (2e9 / 2 threads)
+    assert two["ops"] == alone["ops"]                       # not in busy: the alone figure
 
 
 def test_ring_steps():

@@ -14,6 +14,7 @@ figures are a DGX-2H; here we measure our own:
                  the teaching GPT's products (matmul_rate, for tools/step_model.py):
                  a block's four Linears, and attention's two batched products on
                  strided head views, as nn/gpt.causal_attention makes them.
+                 The step model's rates are medians of their repeats (median_seconds).
     all-reduce   t(n_bytes) on N ranks, ring model (as scaling.all_reduce_time):
                  t = 2(N-1) * (alpha + n_bytes / N / bw), so y = t / (2(N-1)) is a
                  line in x = n_bytes / N: alpha from the small messages, bw from the
@@ -42,6 +43,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,19 +59,21 @@ GEMM_REPEATS = 10
 ONE_HOST = 64    # ranks_per_node: every rank runs on this one host, so no group crosses a node
 
 
-def best_seconds(run, repeats):
-    """Best wall time of ``run()`` over ``repeats`` calls, after one warm-up call (BLAS
-    threads, pages touched, GPU kernels); the backend is synchronised around each."""
+def median_seconds(run, repeats):
+    """Median wall time of ``run()`` over ``repeats`` calls, after one warm-up call (BLAS
+    threads, pages touched, GPU kernels). The median, as bench_scaling times a step: on a
+    machine shared with other jobs, the best of many calls would be the rate of a moment
+    when the CPU was free, which a whole step never sees."""
     from minimegatron.backend import sync
     run()
     sync()
-    best = float("inf")
+    times = []
     for _ in range(repeats):
         start = time.perf_counter()
         run()
         sync()
-        best = min(best, time.perf_counter() - start)
-    return best
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def _normal(*shape):
@@ -80,9 +84,17 @@ def _normal(*shape):
 
 def gemm_rate(dtype="float64", n=GEMM_N, repeats=GEMM_REPEATS):
     """Achieved FLOP/s of an (n, n) @ (n, n) matmul: 2 n^3 / best time of ``repeats``."""
-    from minimegatron.backend import xp
+    from minimegatron.backend import sync, xp
     a, b = _normal(n, n).astype(dtype), _normal(n, n).astype(dtype)
-    return 2.0 * n ** 3 / best_seconds(lambda: xp.matmul(a, b), repeats)
+    xp.matmul(a, b)                                  # warm-up (BLAS threads, GPU kernels)
+    sync()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        xp.matmul(a, b)
+        sync()
+        best = min(best, time.perf_counter() - start)
+    return 2.0 * n ** 3 / best
 
 
 def _forward_backward(pairs, grads):
@@ -99,7 +111,7 @@ def _forward_backward(pairs, grads):
 
 def matmul_rate(batched, repeats=GEMM_REPEATS):
     """FLOP/s of ops.MatMul forward + backward (3 x 2mkn FLOPs a product) on the teaching
-    GPT's products, the best time of ``repeats``. Not batched: a block's four Linears,
+    GPT's products, the median time of ``repeats``. Not batched: a block's four Linears,
     (8, 32, k) @ (k, n). Batched: attention's Q K^T and P V on strided head views of one
     (B, T, 3D) array, P V's gradient the transposed view the engine hands back."""
     d, hd = WIDTH, WIDTH // HEADS
@@ -115,7 +127,7 @@ def matmul_rate(batched, repeats=GEMM_REPEATS):
                  for k, n in ((d, 3 * d), (d, d), (d, 4 * d), (4 * d, d))]
         grads = [None] * len(pairs)
     flops = sum(3 * 2.0 * x.size * a.shape[-1] for x, a in pairs)   # x (..., m, k) @ (k, n)
-    return flops / best_seconds(lambda: _forward_backward(pairs, grads), repeats)
+    return flops / median_seconds(lambda: _forward_backward(pairs, grads), repeats)
 
 
 def op_overhead(n_ops=400, repeats=REPEATS):
@@ -138,16 +150,16 @@ def op_overhead(n_ops=400, repeats=REPEATS):
         w.grad = None
     with counting() as counts:
         chain()
-    return best_seconds(chain, repeats) / counts["ops"]
+    return median_seconds(chain, repeats) / counts["ops"]
 
 
 def elementwise_bandwidth(n=1 << 20, repeats=GEMM_REPEATS):
-    """Bytes/s of c = a * b on n float64 values: 3 * 8n bytes over the best time. 8 MB
+    """Bytes/s of c = a * b on n float64 values: 3 * 8n bytes over the median time. 8 MB
     arrays, from memory: a step's arrays (every layer's, kept for backward) outgrow the
     caches, so its ops find their inputs in memory too."""
     from minimegatron.backend import xp
     a, b, c = xp.ones(n), xp.ones(n), xp.empty(n)
-    return 3 * 8 * n / best_seconds(lambda: xp.multiply(a, b, out=c), repeats)
+    return 3 * 8 * n / median_seconds(lambda: xp.multiply(a, b, out=c), repeats)
 
 
 def ufunc_rate(name, n=1 << 20, repeats=GEMM_REPEATS):
@@ -155,7 +167,7 @@ def ufunc_rate(name, n=1 << 20, repeats=GEMM_REPEATS):
     standard-normal float64 values."""
     from minimegatron.backend import xp
     x, y, ufunc = _normal(n), xp.empty(n), getattr(xp, name)
-    return n / best_seconds(lambda: ufunc(x, out=y), repeats)
+    return n / median_seconds(lambda: ufunc(x, out=y), repeats)
 
 
 def reduce_rate(n=1 << 20, row=WIDTH, repeats=GEMM_REPEATS):
@@ -163,7 +175,7 @@ def reduce_rate(n=1 << 20, row=WIDTH, repeats=GEMM_REPEATS):
     (LayerNorm's and softmax's statistics; a bias gradient's sum runs at about the same)."""
     from minimegatron.backend import xp
     x = xp.ones((n // row, row))
-    return n / best_seconds(lambda: x.sum(axis=-1, keepdims=True), repeats)
+    return n / median_seconds(lambda: x.sum(axis=-1, keepdims=True), repeats)
 
 
 def fit_alpha_beta(sizes, seconds, ranks):
@@ -202,12 +214,33 @@ def all_reduce_times(group, sizes=SIZES, repeats=REPEATS):
     return times
 
 
+def step_rates():
+    """The step model's rates (tools/step_model.py), measured in this process."""
+    return {"gemm_flops_linear": matmul_rate(batched=False, repeats=30),
+            "gemm_flops_batched": matmul_rate(batched=True, repeats=30),
+            "op_overhead_s": op_overhead(), "elementwise_bytes_per_s": elementwise_bandwidth(),
+            "reduced_per_s": reduce_rate(), "tanh_per_s": ufunc_rate("tanh"),
+            "exp_per_s": ufunc_rate("exp")}
+
+
+def busy_rates(group):
+    """step_rates on every rank of ``group`` at once, as the ranks of a run share the
+    cores' caches and the memory bandwidth: the slowest rank's figure of each."""
+    from minimegatron import comm
+    comm.barrier(group)
+    every = comm.gather_object(step_rates(), group)           # small metadata: pickle
+    if group.rank != 0:
+        return None
+    return {k: (max if k.endswith("_s") else min)(r[k] for r in every) for k in every[0]}
+
+
 def collectives(group):
-    """The collective part of the calibration, run on every rank of ``group``."""
+    """The part of the calibration that needs every rank of ``group``: the all-reduce
+    fit, and the step model's rates with every rank busy (``busy``)."""
     times = all_reduce_times(group)
     alpha, bandwidth = fit_alpha_beta(list(times), list(times.values()), group.size)
     return {"ranks_measured": group.size, "latency_s": alpha,
-            "bandwidth_bytes_per_s": bandwidth,
+            "bandwidth_bytes_per_s": bandwidth, "busy": busy_rates(group),
             "all_reduce_seconds": {str(k): v for k, v in times.items()}}
 
 
@@ -249,13 +282,7 @@ def measure(group=None, launch_ranks=2, use_mpi=True):
     if on_rank0:
         result["gemm_flops_float64"] = gemm_rate("float64")
         result["gemm_flops_float32"] = gemm_rate("float32")
-        result["gemm_flops_linear"] = matmul_rate(batched=False, repeats=30)
-        result["gemm_flops_batched"] = matmul_rate(batched=True, repeats=30)
-        result["op_overhead_s"] = op_overhead()
-        result["elementwise_bytes_per_s"] = elementwise_bandwidth()
-        result["reduced_per_s"] = reduce_rate()
-        result["tanh_per_s"] = ufunc_rate("tanh")
-        result["exp_per_s"] = ufunc_rate("exp")
+        result.update(step_rates())
     if group is not None and group.size > 1:
         from minimegatron import comm
         comm.barrier(group)
@@ -274,17 +301,24 @@ def measure(group=None, launch_ranks=2, use_mpi=True):
     return result
 
 
+def rates_line(r):
+    """The step model's rates in one line."""
+    return (f"engine MatMul (forward + backward) {r['gemm_flops_linear'] / 1e9:.1f} GFLOP/s "
+            f"Linear, {r['gemm_flops_batched'] / 1e9:.1f} attention; "
+            f"{r['op_overhead_s'] * 1e6:.0f} us per op; elementwise "
+            f"{r['elementwise_bytes_per_s'] / 1e9:.1f} GB/s; row sums "
+            f"{r['reduced_per_s'] / 1e6:.0f}, tanh {r['tanh_per_s'] / 1e6:.0f}, exp "
+            f"{r['exp_per_s'] / 1e6:.0f} M values/s")
+
+
 def summary(m):
     """A few human lines about the measured figures."""
     lines = [f"GEMM ({GEMM_N}x{GEMM_N}): float64 {m['gemm_flops_float64'] / 1e9:.2f} GFLOP/s, "
              f"float32 {m['gemm_flops_float32'] / 1e9:.2f} GFLOP/s (one rank, "
              f"{m['blas_threads']} BLAS threads, {m['cores']} cores here)",
-             f"engine MatMul forward + backward: Linear {m['gemm_flops_linear'] / 1e9:.2f}, "
-             f"attention (batched) {m['gemm_flops_batched'] / 1e9:.2f} GFLOP/s; "
-             f"{m['op_overhead_s'] * 1e6:.1f} us per op (forward + backward)",
-             f"elementwise {m['elementwise_bytes_per_s'] / 1e9:.2f} GB/s, row sums "
-             f"{m['reduced_per_s'] / 1e6:.0f} M values/s, tanh {m['tanh_per_s'] / 1e6:.0f}, "
-             f"exp {m['exp_per_s'] / 1e6:.0f} M values/s"]
+             "step model, alone: " + rates_line(m)]
+    if m.get("busy"):
+        lines.append(f"step model, {m['ranks_measured']} ranks busy: " + rates_line(m["busy"]))
     if "note" in m:
         lines.append(m["note"])
     else:

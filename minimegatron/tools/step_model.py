@@ -28,6 +28,8 @@ V    values reduced along an axis: the fused ops' declared ``reduced``, and back
 W, Rv  elementwise bandwidth (c = a * b on 8 MB arrays, 3 arrays), values/s of a row sum
 Xt, Xe  tanh and exp/log values (declared by fused ops; Tanh, Exp, Log ops' outputs)
 Qt, Qe  their rates, values/s (calibrate: tanh, exp of 1M values)
+     With ranks > 1, every rate as measured with calibrate's ranks all busy at once
+     (``busy``): ranks share the caches, the memory bandwidth, and here other jobs' cores
 share  max(1, ranks / cores): ranks beyond the cores wait for one (time-sliced)
 M, K micro-batches, pipeline stages: a stage is idle (K - 1) of M + K - 1 slots
 steps  ring steps of each collective (ring_steps: 2(N-1) for an all-reduce, N-1 for
@@ -149,10 +151,11 @@ def step_time(counts, calib, ranks=1, pp=1, micro_batches=1, threads=1):
 
     calib keys (``minimegatron calibrate``'s JSON): gemm_flops_linear, gemm_flops_batched,
     blas_threads, cores, op_overhead_s, elementwise_bytes_per_s, reduced_per_s,
-    tanh_per_s, exp_per_s, latency_s, bandwidth_bytes_per_s.
+    tanh_per_s, exp_per_s, latency_s, bandwidth_bytes_per_s; with ranks > 1 the compute
+    rates of ``busy`` (measured with every rank of calibrate's MPI run busy) if present.
     """
-    cores = calib["cores"]
-    share = max(1.0, ranks / cores)
+    cores, rates = calib["cores"], calib.get("busy") if ranks > 1 else None
+    share, calib = max(1.0, ranks / cores), dict(calib, **(rates or {}))
     per_thread = min(threads, cores / ranks) / calib["blas_threads"]
     t = {"gemm": counts["gemm_flops"] / (calib["gemm_flops_linear"] * per_thread),
          "batched": counts["batched_gemm_flops"] / (calib["gemm_flops_batched"] * per_thread),
