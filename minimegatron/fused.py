@@ -23,8 +23,9 @@ LayerNorm's three (forward) and five (backward) kernels instead of about a dozen
 its code (forward, then backward): ``passes``, arrays read or written by each ufunc
 call whose output is as large as x (a broadcast weight or row statistic is read once
 per output value; a scalar is free); ``reduced``, values summed or maxed along an
-axis; ``tanh``, ``exp`` (exp and log) values. tools/step_model.py turns it into seconds; tests/test_calibrate.py traces the
-ufunc calls (step_model.traced_cost) and checks every declaration against them.
+axis; ``tanh``, ``exp`` (exp and log) values. tools/step_model.py turns it into
+seconds; tests/test_calibrate.py traces the ufunc calls (step_model.traced_cost) and
+checks every declaration against them. A changed op body changes its COST there too.
 """
 import math
 

@@ -20,9 +20,10 @@ c    per-op overhead, s (calibrate: a chain of tiny ops, forward + backward, / o
 E    elementwise bytes. A fused op (fused.py) declares its passes per value of its
      input (``COST``, checked by tracing its ufunc calls); any other op reads its
      inputs (a broadcast one once per output value) and writes its outputs forward,
-     about twice that backward; a reshape of a strided array copies it. Backward adds a tensor's gradients once per extra use
-     (3 x its bytes each: fan-out, micro-batches summed into .grad); the optimizer
-     makes OPTIMIZER_PASSES over every parameter. Views move nothing.
+     about twice that backward; a reshape of a strided array copies it, other views
+     move nothing. Backward adds a tensor's gradients once per extra use (3 x its
+     bytes each: fan-out, micro-batches summed into .grad); the optimizer makes
+     OPTIMIZER_PASSES over every parameter.
 V    values reduced along an axis: the fused ops' declared ``reduced``, and backward's
      sum over the broadcast rows of an input smaller than its op's output (a bias)
 W, Rv  elementwise bandwidth (c = a * b on 8 MB arrays, 3 arrays), values/s of a row sum
