@@ -18,6 +18,12 @@
 Grids (dp, pp, tp): dp = (n, 1, 1), tp = (1, 1, n), pp = (1, n, 1), 3d = tp 2 first,
 then pp 2, then dp (8 ranks: 2 x 2 x 2).
 
+``--rates-in-run``: each run measures the step model's rates itself (calibrate.step_rates
+on every rank at once, the slowest rank's figures) just before its timed steps, so that on
+a machine shared with other jobs the rates and the steps see the same load; runs with more
+ranks than cores keep the calibration's rates (measured there, they would include the
+time-slicing that the model's share counts).
+
 One BLAS thread per rank (set here before NumPy loads, for the calibration too):
 on a shared machine OpenBLAS's threads spin-wait for each other and a 1-rank step
 swung 3-17 s; the model gives each rank min(1, cores / ranks) of a thread's rate.
@@ -79,8 +85,10 @@ def child(args):
     x, y = batch(CONFIG, BATCH, 0)
     counts = count_step(lambda: trainer.train_step(x, y), trainer.stage.parameters(),
                         {"dp": dp, "pp": pp, "tp": tp})
-    from minimegatron.tools.calibrate import blas_threads
-    predicted = step_time(counts, calib, world.size, pp, MICRO_BATCHES, blas_threads())
+    from minimegatron.tools import calibrate
+    if args.rates_in_run and world.size <= calib["cores"]:    # all ranks at once, now
+        rates = calibrate.busy_rates(world) if world.size > 1 else calibrate.step_rates()
+        calib = dict(calib, busy=rates) if world.size > 1 else dict(calib, **rates)
     times, comm_share = [], []
     for step in range(args.steps):
         x, y = batch(CONFIG, BATCH, WARMUP + step)
@@ -93,23 +101,25 @@ def child(args):
         slowest = comm.all_reduce(xp.asarray([seconds]), world, op="max")
         times.append(float(slowest[0]))
         comm_share.append(in_comm / seconds)
-    every = comm.gather_object((predicted, counts), world)   # small metadata: pickle
-    if world.rank == 0:
-        predicted, counts = max(every, key=lambda pc: pc[0]["total"])
+    every = comm.gather_object(counts, world)                # small metadata: pickle
+    if world.rank == 0:                    # rank 0 alone holds busy_rates' figures
+        predicted, counts = max(((step_time(c, calib, world.size, pp, MICRO_BATCHES,
+                                            calibrate.blas_threads()), c) for c in every),
+                                key=lambda pc: pc[0]["total"])
         with open(args.out, "w") as f:
             json.dump({"seconds": statistics.median(times), "grid": [dp, pp, tp],
                        "comm_share": statistics.median(comm_share),
                        "predicted": predicted, "counts": counts}, f)
 
 
-def measure_run(scheme, ranks, steps, hardware):
+def measure_run(scheme, ranks, steps, hardware, rates_in_run=False):
     """The child's JSON of a real run on ``ranks`` ranks (None if it failed)."""
     from minimegatron.launcher import build_command, child_env, run_job
     with tempfile.TemporaryDirectory(prefix="mm_scaling_") as tmp:
         out = os.path.join(tmp, "run.json")
         cmd = build_command(ranks, os.path.abspath(__file__),
                             ["--child", "--scheme", scheme, "--steps", str(steps), "--out", out,
-                             "--hardware", hardware])
+                             "--hardware", hardware] + ["--rates-in-run"] * rates_in_run)
         code, _, err, _ = run_job(cmd, timeout=300, env=child_env(ranks),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if code != 0 or not os.path.exists(out):
@@ -136,6 +146,9 @@ def main(argv=None):
     ap.add_argument("--schemes", nargs="+", choices=["dp", "tp", "pp", "3d"],
                     default=["dp", "tp", "pp", "3d"])
     ap.add_argument("--ranks", nargs="+", type=int, default=list(RANKS))
+    ap.add_argument("--rates-in-run", action="store_true",
+                    help="each run measures the step model's rates itself, all its ranks at "
+                    "once, just before its steps (a machine shared with other jobs)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--scheme", default="dp", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -160,6 +173,8 @@ def table(hw, path, args):
               f"{rates_line(hw['busy'])}")
     print(f"all-reduce latency {hw['latency_s'] * 1e6:.0f} us, bandwidth "
           f"{hw['bandwidth_bytes_per_s'] / 1e9:.2f} GB/s")
+    if args.rates_in_run:
+        print("--rates-in-run: the compute rates of each run with ranks <= cores are its own")
     print(f"GPT L={CONFIG.n_layer} h={CONFIG.d_model} s={CONFIG.seq_len} V={CONFIG.vocab_size}"
           f", batch {BATCH} in {MICRO_BATCHES} micro-batches, float64; median of "
           f"{args.steps} steps (slowest rank); predicted ms = gemm + bgemm (attention) + ops"
@@ -173,7 +188,7 @@ def table(hw, path, args):
                 print(f"{scheme:>6} {ranks:>5} {dp},{pp},{tp}: does not divide the GPT "
                       f"(heads {CONFIG.n_head}, layers {CONFIG.n_layer}), skipped")
                 continue
-            got = measure_run(scheme, ranks, args.steps, path)
+            got = measure_run(scheme, ranks, args.steps, path, args.rates_in_run)
             if got is None:
                 continue
             t, grid = got["predicted"], ",".join(map(str, got["grid"]))
