@@ -3,7 +3,7 @@
     python benchmarks/bench_scaling.py [--hardware hw.json] [--steps 3] [--schemes dp tp pp 3d]
 
 1. Calibration: ``--hardware`` (from ``minimegatron calibrate``), or measured now
-   (tools/calibrate.py: the engine's MatMul rates, per-op overhead, elementwise and
+   (tools/calibrate.py and rates.py: the engine's MatMul rates, per-op overhead, elementwise and
    row-sum rates, tanh and exp here; all-reduce alpha/beta on 2 ranks).
 2. For n = 1, 2, 4, 8 ranks and each scheme (grid below) a real run under mpiexec:
    Trainer3D on a GPT with L=8, h=64, s=32, V=64, batch 32 in 4 micro-batches,
@@ -18,7 +18,7 @@
 Grids (dp, pp, tp): dp = (n, 1, 1), tp = (1, 1, n), pp = (1, n, 1), 3d = tp 2 first,
 then pp 2, then dp (8 ranks: 2 x 2 x 2).
 
-``--rates-in-run``: each run measures the step model's rates itself (calibrate.step_rates
+``--rates-in-run``: each run measures the step model's rates itself (tools/rates.measure
 on every rank at once, the slowest rank's figures) just before its timed steps, so that on
 a machine shared with other jobs the rates and the steps see the same load; runs with more
 ranks than cores keep the calibration's rates (measured there, they would include the
@@ -85,10 +85,10 @@ def child(args):
     x, y = batch(CONFIG, BATCH, 0)
     counts = count_step(lambda: trainer.train_step(x, y), trainer.stage.parameters(),
                         {"dp": dp, "pp": pp, "tp": tp})
-    from minimegatron.tools import calibrate
+    from minimegatron.tools import calibrate, rates
     if args.rates_in_run and world.size <= calib["cores"]:    # all ranks at once, now
-        rates = calibrate.busy_rates(world) if world.size > 1 else calibrate.step_rates()
-        calib = dict(calib, busy=rates) if world.size > 1 else dict(calib, **rates)
+        now = rates.busy(world) if world.size > 1 else rates.measure()
+        calib = dict(calib, busy=now) if world.size > 1 else dict(calib, **now)
     times, comm_share = [], []
     for step in range(args.steps):
         x, y = batch(CONFIG, BATCH, WARMUP + step)
@@ -165,12 +165,12 @@ def main(argv=None):
 
 def table(hw, path, args):
     """Run every scheme and rank count; print measured, predicted, parts and ratio."""
-    from minimegatron.tools.calibrate import rates_line
+    from minimegatron.tools import rates
     print(f"hardware: {hw['cores']} cores, {hw['blas_threads']} BLAS threads; alone: "
-          f"{rates_line(hw)}")
+          f"{rates.line(hw)}")
     if hw.get("busy"):
         print(f"{hw['ranks_measured']} ranks busy (used for runs of 2+ ranks): "
-              f"{rates_line(hw['busy'])}")
+              f"{rates.line(hw['busy'])}")
     print(f"all-reduce latency {hw['latency_s'] * 1e6:.0f} us, bandwidth "
           f"{hw['bandwidth_bytes_per_s'] / 1e9:.2f} GB/s")
     if args.rates_in_run:

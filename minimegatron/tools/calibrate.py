@@ -4,17 +4,11 @@ The scaling model (tools/scaling.py) predicts a step as compute / FLOP rate plus
 ring collectives, each ring step costing alpha + bytes / bandwidth. Its default
 figures are a DGX-2H; here we measure our own:
 
-    per-op cost  a chain of tiny engine ops, forward + backward, / ops (op_overhead)
-    elementwise  c = a * b on 8 MB float64 arrays: 3 arrays moved / time
-    row sums     values/s of x.sum(axis=-1) on 1M values in rows of 64 (reduce_rate)
-    tanh, exp    values/s of tanh and exp on 1M standard-normal values (ufunc_rate)
     GEMM rate    C = A B with A, B of shape (n, n): 2 n^3 FLOPs, timed with the
                  backend (xp.matmul, after a warm-up), float64 and float32.
-    GEMM classes the engine's MatMul, forward + backward (6mkn FLOPs a product), on
-                 the teaching GPT's products (matmul_rate, for tools/step_model.py):
-                 a block's four Linears, and attention's two batched products on
-                 strided head views, as nn/gpt.causal_attention makes them.
-                 The step model's rates are medians of their repeats (median_seconds).
+    step model   tools/rates.py: the engine's MatMul on the GPT's products, per-op
+                 cost, elementwise, row sums, tanh, exp (tools/step_model.py's rates);
+                 again with every rank of the MPI run busy at once (``busy``)
     all-reduce   t(n_bytes) on N ranks, ring model (as scaling.all_reduce_time):
                  t = 2(N-1) * (alpha + n_bytes / N / bw), so y = t / (2(N-1)) is a
                  line in x = n_bytes / N: alpha from the small messages, bw from the
@@ -43,49 +37,26 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 from minimegatron.argtypes import output_path, positive_int
+from minimegatron.tools import rates
 
 SIZES = [2 ** k for k in range(3, 23, 2)]        # bytes: 8 B .. 4 MiB (x 4 each)
 REPEATS = 5
 GEMM_N = 384
-MICRO, SEQ, WIDTH, HEADS = 8, 32, 64, 4      # the teaching GPT's micro-batch (step_model)
 GEMM_REPEATS = 10
 ONE_HOST = 64    # ranks_per_node: every rank runs on this one host, so no group crosses a node
-
-
-def median_seconds(run, repeats):
-    """Median wall time of ``run()`` over ``repeats`` calls, after one warm-up call (BLAS
-    threads, pages touched, GPU kernels). The median, as bench_scaling times a step: on a
-    machine shared with other jobs, the best of many calls would be the rate of a moment
-    when the CPU was free, which a whole step never sees."""
-    from minimegatron.backend import sync
-    run()
-    sync()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def _normal(*shape):
-    from minimegatron.backend import xp
-    rng = xp.random.default_rng(0) if hasattr(xp.random, "default_rng") else xp.random
-    return rng.standard_normal(shape)
 
 
 def gemm_rate(dtype="float64", n=GEMM_N, repeats=GEMM_REPEATS):
     """Achieved FLOP/s of an (n, n) @ (n, n) matmul: 2 n^3 / best time of ``repeats``."""
     from minimegatron.backend import sync, xp
-    a, b = _normal(n, n).astype(dtype), _normal(n, n).astype(dtype)
+    from minimegatron.tools.rates import normal
+    a, b = normal(n, n).astype(dtype), normal(n, n).astype(dtype)
     xp.matmul(a, b)                                  # warm-up (BLAS threads, GPU kernels)
     sync()
     best = float("inf")
@@ -95,87 +66,6 @@ def gemm_rate(dtype="float64", n=GEMM_N, repeats=GEMM_REPEATS):
         sync()
         best = min(best, time.perf_counter() - start)
     return 2.0 * n ** 3 / best
-
-
-def _forward_backward(pairs, grads):
-    """ops.MatMul forward then backward on each (x, a) pair; grads[i] (or the output)
-    is the gradient of product i, as the engine would hand it over."""
-    from minimegatron import ops
-    from minimegatron.function import Context
-    for (x, a), grad in zip(pairs, grads):
-        ctx = Context()
-        ctx.needs_input_grad = (True, True)
-        out = ops.MatMul.forward(ctx, x, a)
-        ops.MatMul.backward(ctx, out if grad is None else grad)
-
-
-def matmul_rate(batched, repeats=GEMM_REPEATS):
-    """FLOP/s of ops.MatMul forward + backward (3 x 2mkn FLOPs a product) on the teaching
-    GPT's products, the median time of ``repeats``. Not batched: a block's four Linears,
-    (8, 32, k) @ (k, n). Batched: attention's Q K^T and P V on strided head views of one
-    (B, T, 3D) array, P V's gradient the transposed view the engine hands back."""
-    d, hd = WIDTH, WIDTH // HEADS
-    if batched:
-        qkv = _normal(MICRO, SEQ, 3 * d)
-        q, k, v = (qkv[..., i * d:(i + 1) * d].reshape(MICRO, SEQ, HEADS, hd)
-                   .transpose(0, 2, 1, 3) for i in range(3))   # (B, T, 3D) -> (B, H, T, hd)
-        att = _normal(MICRO, HEADS, SEQ, SEQ)
-        grad_y = _normal(MICRO, SEQ, HEADS, hd).transpose(0, 2, 1, 3)     # (B, H, T, hd)
-        pairs, grads = [(q, k.transpose(0, 1, 3, 2)), (att, v)], [None, grad_y]
-    else:
-        pairs = [(_normal(MICRO, SEQ, k), _normal(k, n))
-                 for k, n in ((d, 3 * d), (d, d), (d, 4 * d), (4 * d, d))]
-        grads = [None] * len(pairs)
-    flops = sum(3 * 2.0 * x.size * a.shape[-1] for x, a in pairs)   # x (..., m, k) @ (k, n)
-    return flops / median_seconds(lambda: _forward_backward(pairs, grads), repeats)
-
-
-def op_overhead(n_ops=400, repeats=REPEATS):
-    """Seconds per engine op (forward + backward): a chain of ops on 4 values / its ops.
-
-    The arrays are so small that the time is the engine's (Python, graph, gradient
-    bookkeeping), not arithmetic; step_model.counting() counts the ops it ran.
-    """
-    from minimegatron.backend import sync, xp
-    from minimegatron.tensor import Tensor
-    from minimegatron.tools.step_model import counting
-    w = Tensor(xp.ones(4), requires_grad=True)
-
-    def chain():
-        y = w
-        for _ in range(n_ops // 2):
-            y = y * 0.5 + w                           # 2 ops (a Mul and an Add)
-        y.sum().backward()
-        sync()
-        w.grad = None
-    with counting() as counts:
-        chain()
-    return median_seconds(chain, repeats) / counts["ops"]
-
-
-def elementwise_bandwidth(n=1 << 20, repeats=GEMM_REPEATS):
-    """Bytes/s of c = a * b on n float64 values: 3 * 8n bytes over the median time. 8 MB
-    arrays, from memory: a step's arrays (every layer's, kept for backward) outgrow the
-    caches, so its ops find their inputs in memory too."""
-    from minimegatron.backend import xp
-    a, b, c = xp.ones(n), xp.ones(n), xp.empty(n)
-    return 3 * 8 * n / median_seconds(lambda: xp.multiply(a, b, out=c), repeats)
-
-
-def ufunc_rate(name, n=1 << 20, repeats=GEMM_REPEATS):
-    """Values/s of xp.<name> ("tanh": GeLU's costly part, "exp": softmax's) on n
-    standard-normal float64 values."""
-    from minimegatron.backend import xp
-    x, y, ufunc = _normal(n), xp.empty(n), getattr(xp, name)
-    return n / median_seconds(lambda: ufunc(x, out=y), repeats)
-
-
-def reduce_rate(n=1 << 20, row=WIDTH, repeats=GEMM_REPEATS):
-    """Values/s of a row sum, x.sum(axis=-1) on n float64 values in rows of ``row``
-    (LayerNorm's and softmax's statistics; a bias gradient's sum runs at about the same)."""
-    from minimegatron.backend import xp
-    x = xp.ones((n // row, row))
-    return n / median_seconds(lambda: x.sum(axis=-1, keepdims=True), repeats)
 
 
 def fit_alpha_beta(sizes, seconds, ranks):
@@ -214,33 +104,13 @@ def all_reduce_times(group, sizes=SIZES, repeats=REPEATS):
     return times
 
 
-def step_rates():
-    """The step model's rates (tools/step_model.py), measured in this process."""
-    return {"gemm_flops_linear": matmul_rate(batched=False, repeats=30),
-            "gemm_flops_batched": matmul_rate(batched=True, repeats=30),
-            "op_overhead_s": op_overhead(), "elementwise_bytes_per_s": elementwise_bandwidth(),
-            "reduced_per_s": reduce_rate(), "tanh_per_s": ufunc_rate("tanh"),
-            "exp_per_s": ufunc_rate("exp")}
-
-
-def busy_rates(group):
-    """step_rates on every rank of ``group`` at once, as the ranks of a run share the
-    cores' caches and the memory bandwidth: the slowest rank's figure of each."""
-    from minimegatron import comm
-    comm.barrier(group)
-    every = comm.gather_object(step_rates(), group)           # small metadata: pickle
-    if group.rank != 0:
-        return None
-    return {k: (max if k.endswith("_s") else min)(r[k] for r in every) for k in every[0]}
-
-
 def collectives(group):
     """The part of the calibration that needs every rank of ``group``: the all-reduce
     fit, and the step model's rates with every rank busy (``busy``)."""
     times = all_reduce_times(group)
     alpha, bandwidth = fit_alpha_beta(list(times), list(times.values()), group.size)
     return {"ranks_measured": group.size, "latency_s": alpha,
-            "bandwidth_bytes_per_s": bandwidth, "busy": busy_rates(group),
+            "bandwidth_bytes_per_s": bandwidth, "busy": rates.busy(group),
             "all_reduce_seconds": {str(k): v for k, v in times.items()}}
 
 
@@ -282,7 +152,7 @@ def measure(group=None, launch_ranks=2, use_mpi=True):
     if on_rank0:
         result["gemm_flops_float64"] = gemm_rate("float64")
         result["gemm_flops_float32"] = gemm_rate("float32")
-        result.update(step_rates())
+        result.update(rates.measure())
     if group is not None and group.size > 1:
         from minimegatron import comm
         comm.barrier(group)
@@ -301,24 +171,14 @@ def measure(group=None, launch_ranks=2, use_mpi=True):
     return result
 
 
-def rates_line(r):
-    """The step model's rates in one line."""
-    return (f"engine MatMul (forward + backward) {r['gemm_flops_linear'] / 1e9:.1f} GFLOP/s "
-            f"Linear, {r['gemm_flops_batched'] / 1e9:.1f} attention; "
-            f"{r['op_overhead_s'] * 1e6:.0f} us per op; elementwise "
-            f"{r['elementwise_bytes_per_s'] / 1e9:.1f} GB/s; row sums "
-            f"{r['reduced_per_s'] / 1e6:.0f}, tanh {r['tanh_per_s'] / 1e6:.0f}, exp "
-            f"{r['exp_per_s'] / 1e6:.0f} M values/s")
-
-
 def summary(m):
     """A few human lines about the measured figures."""
     lines = [f"GEMM ({GEMM_N}x{GEMM_N}): float64 {m['gemm_flops_float64'] / 1e9:.2f} GFLOP/s, "
              f"float32 {m['gemm_flops_float32'] / 1e9:.2f} GFLOP/s (one rank, "
              f"{m['blas_threads']} BLAS threads, {m['cores']} cores here)",
-             "step model, alone: " + rates_line(m)]
+             "step model, alone: " + rates.line(m)]
     if m.get("busy"):
-        lines.append(f"step model, {m['ranks_measured']} ranks busy: " + rates_line(m["busy"]))
+        lines.append(f"step model, {m['ranks_measured']} ranks busy: " + rates.line(m["busy"]))
     if "note" in m:
         lines.append(m["note"])
     else:
