@@ -136,12 +136,14 @@ def measure():
 
 def busy(group):
     """measure() on every rank of ``group`` at once, as the ranks of a run share the
-    cores' caches and the memory bandwidth: the slowest rank's figure of each."""
+    cores' caches and the memory bandwidth: the slowest rank's figure of each, on the
+    group's rank 0 (None on the others)."""
     from minimegatron import comm
     comm.barrier(group)
     every = comm.gather_object(measure(), group)           # small metadata: pickle
     if group.rank != 0:
         return None
+    # seconds (op_overhead_s): the longest; rates: the lowest
     return {k: (max if k.endswith("_s") else min)(r[k] for r in every) for k in every[0]}
 
 
