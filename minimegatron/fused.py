@@ -18,6 +18,14 @@ checked by gradcheck and against its composite in float64 (tests/test_fused.py).
 
 On CuPy, GeLU's forward and backward are one elementwise kernel each, and
 LayerNorm's three (forward) and five (backward) kernels instead of about a dozen.
+
+``COST``: what each op's NumPy path does, per value of its first input x, counted from
+its code (forward, then backward): ``passes``, arrays read or written by each ufunc
+call whose output is as large as x (a broadcast weight or row statistic is read once
+per output value; a scalar is free); ``reduced``, values summed or maxed along an
+axis; ``tanh``, ``exp`` (exp and log) values. tools/step_model.py turns it into
+seconds; tests/test_calibrate.py traces the ufunc calls (step_model.traced_cost) and
+checks every declaration against them. A changed op body changes its COST there too.
 """
 import math
 
@@ -50,6 +58,8 @@ def _rows_sum(a):
 
 class ReLU(Function):
     """y = max(x, 0)    dy/dx = 1 where y > 0, else 0"""
+    COST = {"forward": {"passes": 2}, "backward": {"passes": 5}}
+
     @staticmethod
     def forward(ctx, x):
         out = xp.maximum(x, 0)
@@ -63,6 +73,8 @@ class ReLU(Function):
 
 class GeLU(Function):
     """GPT-2's tanh GeLU as one node (the formulas are in the module docstring)."""
+    COST = {"forward": {"passes": 19, "tanh": 1}, "backward": {"passes": 28}}
+
     @staticmethod
     def forward(ctx, x):
         if backend_name() == "cupy":
@@ -102,6 +114,9 @@ class GeLU(Function):
 
 class LayerNorm(Function):
     """Normalise over the last axis, then scale and shift (module docstring)."""
+    COST = {"forward": {"passes": 15, "reduced": 2},
+            "backward": {"passes": 21, "reduced": 4}}
+
     @staticmethod
     def forward(ctx, x, weight, bias, eps=1e-5):
         mean = x.mean(axis=-1, keepdims=True)
@@ -166,6 +181,9 @@ def _layer_norm_backward_cupy(ctx, grad_out):
 class Softmax(Function):
     """p = softmax(scale x) over ``axis``; ``causal``: the last two axes are (query, key)
     and a query sees no later key (its score becomes -inf before the softmax)."""
+    COST = {"forward": {"passes": 11, "reduced": 2, "exp": 1},    # scale != 1, causal
+            "backward": {"passes": 11, "reduced": 1}}
+
     @staticmethod
     def forward(ctx, x, axis=-1, scale=1.0, causal=False):
         e = x * scale if scale != 1.0 else x.copy()    # worked on in place from here
@@ -191,6 +209,8 @@ class Softmax(Function):
 
 class CrossEntropy(Function):
     """mean over the N rows of -log softmax(logits)[target]; logits (..., V), targets (...)"""
+    COST = {"forward": {"passes": 6, "reduced": 2, "exp": 1}, "backward": {"passes": 2}}
+
     @staticmethod
     def forward(ctx, logits, targets):
         z = logits.reshape(-1, logits.shape[-1])        # (..., V) -> (N, V)

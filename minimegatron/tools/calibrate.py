@@ -4,12 +4,11 @@ The scaling model (tools/scaling.py) predicts a step as compute / FLOP rate plus
 ring collectives, each ring step costing alpha + bytes / bandwidth. Its default
 figures are a DGX-2H; here we measure our own:
 
-    per-op cost  a chain of tiny engine ops, forward + backward, / ops (op_overhead)
-    elementwise  c = a * b on 8 MB float64 arrays: 3 arrays moved / time
-    tanh         values/s of tanh on 1M standard-normal values (tanh_rate)
     GEMM rate    C = A B with A, B of shape (n, n): 2 n^3 FLOPs, timed with the
-                 backend (xp.matmul, after a warm-up), float64 and float32; and
-                 float64 at n = 64 (gemm_flops_small, for tools/step_model.py).
+                 backend (xp.matmul, after a warm-up), float64 and float32.
+    step model   tools/rates.py: the engine's MatMul on the GPT's products, per-op
+                 cost, elementwise, row sums, tanh, exp (tools/step_model.py's rates);
+                 again with every rank of the MPI run busy at once (``busy``)
     all-reduce   t(n_bytes) on N ranks, ring model (as scaling.all_reduce_time):
                  t = 2(N-1) * (alpha + n_bytes / N / bw), so y = t / (2(N-1)) is a
                  line in x = n_bytes / N: alpha from the small messages, bw from the
@@ -44,11 +43,11 @@ import tempfile
 import time
 
 from minimegatron.argtypes import output_path, positive_int
+from minimegatron.tools import rates
 
 SIZES = [2 ** k for k in range(3, 23, 2)]        # bytes: 8 B .. 4 MiB (x 4 each)
 REPEATS = 5
 GEMM_N = 384
-GEMM_SMALL_N = 64      # the size of the teaching GPTs' products: what step_model uses
 GEMM_REPEATS = 10
 ONE_HOST = 64    # ranks_per_node: every rank runs on this one host, so no group crosses a node
 
@@ -56,9 +55,8 @@ ONE_HOST = 64    # ranks_per_node: every rank runs on this one host, so no group
 def gemm_rate(dtype="float64", n=GEMM_N, repeats=GEMM_REPEATS):
     """Achieved FLOP/s of an (n, n) @ (n, n) matmul: 2 n^3 / best time of ``repeats``."""
     from minimegatron.backend import sync, xp
-    rng = xp.random.default_rng(0) if hasattr(xp.random, "default_rng") else xp.random
-    a = rng.standard_normal((n, n)).astype(dtype)
-    b = rng.standard_normal((n, n)).astype(dtype)
+    from minimegatron.tools.rates import normal
+    a, b = normal(n, n).astype(dtype), normal(n, n).astype(dtype)
     xp.matmul(a, b)                                  # warm-up (BLAS threads, GPU kernels)
     sync()
     best = float("inf")
@@ -68,65 +66,6 @@ def gemm_rate(dtype="float64", n=GEMM_N, repeats=GEMM_REPEATS):
         sync()
         best = min(best, time.perf_counter() - start)
     return 2.0 * n ** 3 / best
-
-
-def op_overhead(n_ops=400, repeats=REPEATS):
-    """Seconds per engine op (forward + backward): a chain of ops on 4 values / its ops.
-
-    The arrays are so small that the time is the engine's (Python, graph, gradient
-    bookkeeping), not arithmetic; step_model.counting() counts the ops it ran.
-    """
-    from minimegatron.backend import sync, xp
-    from minimegatron.tensor import Tensor
-    from minimegatron.tools.step_model import counting
-    w = Tensor(xp.ones(4), requires_grad=True)
-
-    def chain():
-        y = w
-        for _ in range(n_ops // 2):
-            y = y * 0.5 + w                           # 2 ops (a Mul and an Add)
-        y.sum().backward()
-        sync()
-        w.grad = None
-    with counting() as counts:
-        chain()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        chain()
-        best = min(best, time.perf_counter() - start)
-    return best / counts["ops"]
-
-
-def elementwise_bandwidth(n=1 << 20, repeats=GEMM_REPEATS):
-    """Bytes/s of c = a * b on n float64 values: 3 * 8n bytes over the best time."""
-    from minimegatron.backend import sync, xp
-    a, b, c = xp.ones(n), xp.ones(n), xp.empty(n)
-    xp.multiply(a, b, out=c)                           # warm-up: pages touched
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        xp.multiply(a, b, out=c)
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return 3 * 8 * n / best
-
-
-def tanh_rate(n=1 << 20, repeats=GEMM_REPEATS):
-    """Values/s of tanh on n standard-normal float64 values (GeLU's costly part)."""
-    from minimegatron.backend import sync, xp
-    rng = xp.random.default_rng(0) if hasattr(xp.random, "default_rng") else xp.random
-    x, y = rng.standard_normal(n), xp.empty(n)
-    xp.tanh(x, out=y)
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        xp.tanh(x, out=y)
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return n / best
 
 
 def fit_alpha_beta(sizes, seconds, ranks):
@@ -166,11 +105,12 @@ def all_reduce_times(group, sizes=SIZES, repeats=REPEATS):
 
 
 def collectives(group):
-    """The collective part of the calibration, run on every rank of ``group``."""
+    """The part of the calibration that needs every rank of ``group``: the all-reduce
+    fit, and the step model's rates with every rank busy (``busy``)."""
     times = all_reduce_times(group)
     alpha, bandwidth = fit_alpha_beta(list(times), list(times.values()), group.size)
     return {"ranks_measured": group.size, "latency_s": alpha,
-            "bandwidth_bytes_per_s": bandwidth,
+            "bandwidth_bytes_per_s": bandwidth, "busy": rates.busy(group),
             "all_reduce_seconds": {str(k): v for k, v in times.items()}}
 
 
@@ -212,10 +152,7 @@ def measure(group=None, launch_ranks=2, use_mpi=True):
     if on_rank0:
         result["gemm_flops_float64"] = gemm_rate("float64")
         result["gemm_flops_float32"] = gemm_rate("float32")
-        result["gemm_flops_small"] = gemm_rate("float64", n=GEMM_SMALL_N, repeats=50)
-        result["op_overhead_s"] = op_overhead()
-        result["elementwise_bytes_per_s"] = elementwise_bandwidth()
-        result["tanh_per_s"] = tanh_rate()
+        result.update(rates.measure())
     if group is not None and group.size > 1:
         from minimegatron import comm
         comm.barrier(group)
@@ -239,11 +176,9 @@ def summary(m):
     lines = [f"GEMM ({GEMM_N}x{GEMM_N}): float64 {m['gemm_flops_float64'] / 1e9:.2f} GFLOP/s, "
              f"float32 {m['gemm_flops_float32'] / 1e9:.2f} GFLOP/s (one rank, "
              f"{m['blas_threads']} BLAS threads, {m['cores']} cores here)",
-             f"GEMM ({GEMM_SMALL_N}x{GEMM_SMALL_N}) float64 "
-             f"{m['gemm_flops_small'] / 1e9:.2f} GFLOP/s; "
-             f"engine: {m['op_overhead_s'] * 1e6:.1f} us per op (forward + backward); "
-             f"elementwise {m['elementwise_bytes_per_s'] / 1e9:.2f} GB/s, "
-             f"tanh {m['tanh_per_s'] / 1e6:.0f} M values/s"]
+             "step model, alone: " + rates.line(m)]
+    if m.get("busy"):
+        lines.append(f"step model, {m['ranks_measured']} ranks busy: " + rates.line(m["busy"]))
     if "note" in m:
         lines.append(m["note"])
     else:
