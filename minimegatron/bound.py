@@ -60,7 +60,7 @@ from mpi4py import MPI
 
 from minimegatron import comm, comm_check, polling, trace
 from minimegatron.backend import is_device_array, sync, to_pinned_host
-from minimegatron.comm import CUDA_AWARE
+from minimegatron.staging import CUDA_AWARE
 
 
 def _problem(x, op, inplace, out):

@@ -1,4 +1,6 @@
-"""Process groups and array collectives: the only module that talks to MPI.
+"""Process groups and array collectives: the module that talks to MPI.
+
+(bound.py is its one sibling: an all-reduce whose buffer is bound once, for DDP.)
 
 A ``Group`` wraps an mpi4py communicator. Every array collective below is one
 visible mpi4py BUFFER-API call (``Iallreduce``, ``Iallgather``, ``Ibcast``...)
@@ -27,6 +29,7 @@ when the ranks outnumber the cores it is the nonblocking form followed by
 polls, so a waiting rank does not steal the CPU from the rank that computes.
 Either way ``Handle.wait()`` is where a rank waits (faults.py looks there).
 
+Host staging and ``out=`` placement live in staging.py (no MPI call there).
 Preallocated outputs: ``out=`` (all_reduce, reduce, all_gather, reduce_scatter,
 scatter, gather and their ``i*`` forms) receives the result and is returned.
 MPI writes straight into it when it is a contiguous host array and ``axis`` is
@@ -34,7 +37,7 @@ MPI writes straight into it when it is a contiguous host array and ``axis`` is
 ValueError before any MPI call. broadcast and recv already fill their argument.
 
 CuPy arrays are staged through pinned host memory unless MPI is CUDA-aware
-(``CUDA_AWARE``). Every call is recorded in ``minimegatron.trace``.
+(``staging.CUDA_AWARE``). Every call is recorded in ``minimegatron.trace``.
 
 Checking mode (``comm_check``, on unless ``MINIMEGATRON_CHECK=0``): before any
 data moves, each collective's ranks agree on its signature (op, shape, dtype,
@@ -48,11 +51,10 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
-from minimegatron import comm_check, polling, trace
-from minimegatron.backend import asarray, get_backend, is_device_array, sync, to_pinned_host
+from minimegatron import comm_check, polling, staging, trace
+from minimegatron.backend import get_backend
 from minimegatron.polling import wait_all
 
-CUDA_AWARE = bool(getattr(MPI, "Query_CUDA_Support", lambda: False)())
 ABORT_GRACE_S = 0.5
 OPS = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
 
@@ -127,91 +129,6 @@ class Handle:
         return self.result
 
 
-# --- host staging and outputs ---------------------------------------------------------------
-
-def _host(x):
-    """(a C-contiguous array MPI can read, True if it is a copy of x)."""
-    sync()
-    if is_device_array(x) and not CUDA_AWARE:
-        return to_pinned_host(get_backend().ascontiguousarray(x)), True
-    if x.flags.c_contiguous:
-        return x, False
-    module = get_backend() if is_device_array(x) else np
-    return module.ascontiguousarray(x), True
-
-
-def _like(host, x):
-    """``host`` moved back next to ``x`` (onto the GPU if x lives there)."""
-    return asarray(host) if is_device_array(x) and not CUDA_AWARE else host
-
-
-def _empty(shape, dtype, x=None):
-    if x is not None and is_device_array(x) and CUDA_AWARE:
-        return get_backend().empty(shape, dtype)
-    return np.empty(shape, dtype)
-
-
-def _front(x, axis):
-    """x with ``axis`` moved to the front, contiguous, on the host: the layout MPI splits."""
-    return _host(np.moveaxis(x, axis, 0) if not is_device_array(x)
-                 else get_backend().moveaxis(x, axis, 0))[0]
-
-
-def _back(host, axis, x):
-    """The inverse of _front: ``axis`` back in place (no copy for axis 0), next to x."""
-    if axis % max(host.ndim, 1) == 0:
-        return _like(host, x)
-    return _like(np.ascontiguousarray(np.moveaxis(host, 0, axis)), x)
-
-
-def _without(shape, axis):
-    """``shape`` without ``axis``: the shape of one row when ``axis`` is moved to the front."""
-    axis %= len(shape)
-    return shape[:axis] + shape[axis + 1:]
-
-
-def _check_out(out, shape, dtype, x, op):
-    """ValueError, before any MPI call, unless ``out`` can hold a ``shape`` ``dtype`` result."""
-    numpy_out = isinstance(out, np.ndarray)
-    if numpy_out and out.shape == shape and out.dtype == dtype and out.flags.writeable and (
-            not isinstance(x, np.ndarray) or not np.may_share_memory(out, x)):
-        return                                    # the usual case, checked first (latency)
-    if not hasattr(out, "shape") or is_device_array(out) != is_device_array(x):
-        why = f"must be an array of x's kind ({type(x).__name__}), got {type(out).__name__}"
-    elif tuple(out.shape) != tuple(shape) or out.dtype != dtype:
-        why = (f"has shape {tuple(out.shape)} and dtype {out.dtype}; the result has shape "
-               f"{tuple(shape)} and dtype {np.dtype(dtype)}")
-    elif numpy_out and not out.flags.writeable:
-        why = "is read-only"
-    elif numpy_out and isinstance(x, np.ndarray) and np.may_share_memory(out, x):
-        why = "overlaps x (all_reduce: use inplace=True)"
-    else:
-        return
-    raise ValueError(f"{op}: out= {why}")
-
-
-def _output(out, front, dtype, x, axis, op):
-    """(buffer MPI writes, finish(buffer) -> result) for a result of ``front`` shape in the
-    layout with ``axis`` in front (see _front). The buffer is ``out`` itself when MPI can
-    write it directly; else a fresh one, moved back to x's layout (and copied into out)."""
-    axis = axis % max(len(front), 1)
-    shape = front if axis == 0 else front[1:axis + 1] + front[:1] + front[axis + 1:]
-    if out is not None:
-        _check_out(out, shape, dtype, x, op)
-        if axis == 0 and out.flags.c_contiguous and (
-                CUDA_AWARE or not is_device_array(out)):
-            return out, lambda buf: out
-    buf = _empty(front, dtype, x)
-
-    def finish(buf):
-        result = _back(buf, axis, x)
-        if out is None:
-            return result
-        out[...] = result
-        return out
-    return buf, finish
-
-
 def chunk_sizes(length, parts):
     """Rows per rank when ``length`` rows are split over ``parts`` ranks (array_split)."""
     base, extra = divmod(int(length), parts)
@@ -239,9 +156,9 @@ def iall_reduce(x, group, op="sum", inplace=False, out=None, block=False):
     if inplace and out is not None:
         raise ValueError("all_reduce: inplace=True and out= exclude each other")
     if not inplace:
-        result, finish = _output(out, tuple(x.shape), x.dtype, x, 0, "all_reduce")
+        result, finish = staging.output(out, tuple(x.shape), x.dtype, x, 0, "all_reduce")
     comm_check.check(group, "all_reduce", x, reduce_op=op)
-    mpi_op, (host, copied) = _op(op, x.dtype), _host(x)
+    mpi_op, (host, copied) = _op(op, x.dtype), staging.host(x)
     n, N = x.nbytes, group.size
     if inplace:
         result = host
@@ -255,7 +172,7 @@ def iall_reduce(x, group, op="sum", inplace=False, out=None, block=False):
         if op == "mean":
             result[...] /= N
         if inplace and copied:
-            x[...] = _like(result, x)
+            x[...] = staging.like(result, x)
             return x
         return x if inplace else finish(result)
     sent, recv = trace.bytes_moved("all_reduce", n, N)
@@ -266,10 +183,10 @@ def iall_gather(x, group, axis=0, sizes=None, out=None, block=False):
     """Start cat(x_0, ..., x_{N-1}) along ``axis`` on every rank."""
     N = group.size
     rows = [x.shape[axis]] * N if sizes is None else [int(s) for s in sizes]
-    moved = (sum(rows),) + _without(x.shape, axis)
-    result, finish = _output(out, moved, x.dtype, x, axis, "all_gather")
+    moved = (sum(rows),) + staging.without(x.shape, axis)
+    result, finish = staging.output(out, moved, x.dtype, x, axis, "all_gather")
     comm_check.check(group, "all_gather", x, axis=axis, sizes=sizes)
-    host = _front(x, axis)
+    host = staging.front(x, axis)
     if sizes is None:
         started = _start(block, group.comm.Allgather, group.comm.Iallgather, host, result)
     else:
@@ -285,10 +202,10 @@ def ireduce_scatter(x, group, axis=0, op="sum", out=None, block=False):
     """Start chunk r (along ``axis``) of x_0 + ... + x_{N-1} on rank r."""
     N = group.size
     rows = chunk_sizes(x.shape[axis], N)
-    moved = (rows[group.rank],) + _without(x.shape, axis)
-    result, finish = _output(out, moved, x.dtype, x, axis, "reduce_scatter")
+    moved = (rows[group.rank],) + staging.without(x.shape, axis)
+    result, finish = staging.output(out, moved, x.dtype, x, axis, "reduce_scatter")
     comm_check.check(group, "reduce_scatter", x, reduce_op=op, axis=axis)
-    mpi_op, host = _op(op, x.dtype), _front(x, axis)
+    mpi_op, host = _op(op, x.dtype), staging.front(x, axis)
     if len(set(rows)) == 1:
         started = _start(block, group.comm.Reduce_scatter_block,
                          group.comm.Ireduce_scatter_block, host, result, op=mpi_op)
@@ -309,12 +226,12 @@ def ireduce_scatter(x, group, axis=0, op="sum", out=None, block=False):
 def ibroadcast(x, group, root=0, block=False):
     """Start copying the root's x into x on every rank (x is filled in place)."""
     comm_check.check(group, "broadcast", x, root=root)
-    host, copied = _host(x)
+    host, copied = staging.host(x)
     started = _start(block, group.comm.Bcast, group.comm.Ibcast, host, root=root)
 
     def finish():
         if copied:
-            x[...] = _like(host, x)
+            x[...] = staging.like(host, x)
         return x
     moved = trace.bytes_moved("broadcast", x.nbytes, group.size, is_root=group.rank == root)
     return Handle("broadcast", group, started, finish, x.nbytes, *moved, keep=(host,))
@@ -326,7 +243,7 @@ def isend(x, dest, group, tag=0, block=False):
     Checking mode first sends x's signature on another tag (``comm_check``).
     """
     signature = comm_check.isend_signature(x, dest, group, tag)   # [] or [(request, buffer)]
-    host, _ = _host(x)
+    host, _ = staging.host(x)
     requests, call = _start(block, group.comm.Send, group.comm.Isend, host, dest=dest, tag=tag)
     return Handle("send", group, ([r for r, _ in signature] + requests, call), lambda: None,
                   x.nbytes, x.nbytes, 0, keep=(host,) + tuple(b for _, b in signature))
@@ -337,12 +254,12 @@ def irecv(buf, source, group, tag=0, block=False):
 
     Checking mode: ``wait()`` first compares the sender's signature (``comm_check``).
     """
-    host, copied = _host(buf)
+    host, copied = staging.host(buf)
     started = _start(block, group.comm.Recv, group.comm.Irecv, host, source=source, tag=tag)
 
     def finish():
         if copied:
-            buf[...] = _like(host, buf)
+            buf[...] = staging.like(host, buf)
         return buf
     handle = Handle("recv", group, started, finish, buf.nbytes, 0, buf.nbytes, keep=(host,))
     return comm_check.CheckedRecv.wrap(handle, buf, source, group, tag)
@@ -383,9 +300,9 @@ def barrier(group):
 
 def reduce(x, group, root=0, op="sum", out=None):
     """x_0 + ... + x_{N-1} on the root, None elsewhere (``out``: used on the root only)."""
-    result, finish = _output(out, tuple(x.shape), x.dtype, x, 0, "reduce")
+    result, finish = staging.output(out, tuple(x.shape), x.dtype, x, 0, "reduce")
     comm_check.check(group, "reduce", x, root=root, reduce_op=op)
-    mpi_op, (host, _), N = _op(op, x.dtype), _host(x), group.size
+    mpi_op, (host, _), N = _op(op, x.dtype), staging.host(x), group.size
     is_root = group.rank == root
     result = result if is_root else None
     started = _start(polling.spins(), group.comm.Reduce, group.comm.Ireduce, host, result,
@@ -425,9 +342,9 @@ def scatter(x, group, root=0, axis=0, out=None):
     moved_shape = (shape[axis],) + shape[:axis] + shape[axis + 1:]
     rows = chunk_sizes(moved_shape[0], N)
     like = x if x is not None else get_backend().empty(0, dtype)
-    result, finish = _output(out, (rows[group.rank],) + moved_shape[1:], dtype, like, axis,
-                             "scatter")
-    host = _front(x, axis) if is_root else None
+    result, finish = staging.output(out, (rows[group.rank],) + moved_shape[1:], dtype, like,
+                                    axis, "scatter")
+    host = staging.front(x, axis) if is_root else None
     if len(set(rows)) == 1:
         started = _start(block, group.comm.Scatter, group.comm.Iscatter, host, result,
                          root=root)
@@ -447,10 +364,10 @@ def gather(x, group, root=0, axis=0, sizes=None, out=None):
     """cat(x_0, ..., x_{N-1}) along ``axis`` on the root, None elsewhere (``out``: root only)."""
     N, is_root = group.size, group.rank == root
     rows = [x.shape[axis]] * N if sizes is None else [int(s) for s in sizes]
-    moved = (sum(rows),) + _without(x.shape, axis)
-    result, finish = _output(out, moved, x.dtype, x, axis, "gather")
+    moved = (sum(rows),) + staging.without(x.shape, axis)
+    result, finish = staging.output(out, moved, x.dtype, x, axis, "gather")
     comm_check.check(group, "gather", x, root=root, axis=axis, sizes=sizes)
-    host = _front(x, axis)
+    host = staging.front(x, axis)
     result = result if is_root else None
     if sizes is None:
         started = _start(polling.spins(), group.comm.Gather, group.comm.Igather, host, result,

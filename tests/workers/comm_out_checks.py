@@ -11,19 +11,19 @@ import time
 
 import numpy as np
 
-from minimegatron import comm, polling
+from minimegatron import comm, polling, staging
 
 from comm_checks import data, err
 
 
 def _counting_empty():
-    """Wrap comm._empty so that every fresh output buffer is counted."""
-    counter, real = [0], comm._empty
+    """Wrap staging.empty (comm's fresh output buffers) so that every one is counted."""
+    counter, real = [0], staging.empty
 
     def empty(*args, **kw):
         counter[0] += 1
         return real(*args, **kw)
-    comm._empty = empty
+    staging.empty = empty
     return counter
 
 
