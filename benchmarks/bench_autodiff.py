@@ -4,7 +4,8 @@
 
 MLP: 4 Linear layers of width 512 with ReLU between them, batch 64, float32,
 mean squared error, plain SGD. The NumPy version writes its backward by hand.
-Prints the median step time of each and the ratio (target: at most 1.3x), then
+Prints the median step time of each (the two take turns, step by step) and the ratio
+(target: at most 1.3x), then
 the time per step of one GPT block (d_model 256, 4 heads, seq 64, batch 8).
 """
 import argparse
@@ -29,6 +30,21 @@ def median_time(step, steps):
         step()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def paired_median_times(steps_by_name, steps):
+    """Median step time of each side, the sides taking turns step by step, so that a load
+    that comes and goes on a shared machine slows both alike."""
+    for step in steps_by_name.values():
+        for _ in range(5):
+            step()
+    times = {name: [] for name in steps_by_name}
+    for _ in range(steps):
+        for name, step in steps_by_name.items():
+            t0 = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def numpy_step_fn(weights, biases, x, y):
@@ -95,8 +111,9 @@ def main():
     mm_step, layers = minimegatron_step_fn(x, y)
     weights = [layer.weight.data.copy() for layer in layers]
     biases = [layer.bias.data.copy() for layer in layers]
-    t_np = median_time(numpy_step_fn(weights, biases, x, y), args.steps)
-    t_mm = median_time(mm_step, args.steps)
+    medians = paired_median_times({"numpy": numpy_step_fn(weights, biases, x, y),
+                                   "minimegatron": mm_step}, args.steps)
+    t_np, t_mm = medians["numpy"], medians["minimegatron"]
     print(f"MLP step (4 x {WIDTH}, batch {BATCH}, float32), median of {args.steps}:")
     print(f"  plain NumPy   {t_np * 1e3:8.3f} ms")
     print(f"  minimegatron  {t_mm * 1e3:8.3f} ms")
