@@ -1,15 +1,23 @@
 """Step time of DataParallel vs DDP, and DDP with and without overlap, on N ranks.
 
-    mpirun -n 8 python benchmarks/bench_data_parallel.py [--steps 10]
+    mpirun -n 8 python benchmarks/bench_data_parallel.py [--steps 10] [--vocab-size 16]
 
-Trains a 4-layer GPT (d_model 64) on a batch of 32 with each scheme and prints
+Trains a 4-layer GPT (d_model 64, vocab 16 unless --vocab-size) on a batch of 32
+with each scheme and prints
 the median step time (max over ranks) and the exposed communication share:
 the time rank 0 had a collective in flight while no compute span (forward,
 backward, loss, optimizer) was running, over the step time (from the trace).
 A ratio benchmark, not a timed test: on a laptop the ranks share a few cores,
 so overlap can only hide communication when cores are free.
+
+The vocabulary decides how much the master style pays: its root gathers every
+rank's (B/N, T, V) logits, computes the loss of the whole batch alone and
+scatters dL/dy back, while DDP's ranks each take the loss of their own rows.
+With V = 16 those are a few percent of the step; with V in the thousands they
+are most of it.
 """
 import argparse
+import dataclasses
 import statistics
 import time
 
@@ -45,9 +53,9 @@ def exposed_comm(spans):
     return total
 
 
-def run(scheme, group, steps):
+def run(scheme, group, steps, config):
     """(median step seconds, max over ranks; median exposed comm share on this rank)."""
-    model = nn.GPT(CONFIG)
+    model = nn.GPT(config)
     opt = optim.AdamW(model.parameters(), lr=1e-3)
     if scheme == "DataParallel":
         dp = DataParallel(model, group)
@@ -56,7 +64,7 @@ def run(scheme, group, steps):
                                       overlap=scheme == "DDP overlap")
     times, comm_share = [], []
     for step in range(steps + 2):                           # 2 warm-up steps
-        x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, step=step)
+        x, y = repeat_task(BATCH, config.seq_len, config.vocab_size, step=step)
         comm.barrier(group)
         trace.reset()
         start = time.perf_counter()
@@ -76,12 +84,13 @@ def run(scheme, group, steps):
     return float(slowest), statistics.median(comm_share)
 
 
-def main(steps):
+def main(steps, vocab_size):
     comm_check.disable()      # benchmarks time the collectives alone (docs/notes_comm.md)
     group = comm.world()
-    comm.print0(f"{group.size} ranks, GPT {nn.GPT(CONFIG).num_parameters():,} parameters, "
-                f"batch {BATCH}, median of {steps} steps")
-    results = {s: run(s, group, steps) for s in ("DataParallel", "DDP no overlap",
+    config = dataclasses.replace(CONFIG, vocab_size=vocab_size)
+    comm.print0(f"{group.size} ranks, GPT {nn.GPT(config).num_parameters():,} parameters, "
+                f"vocab {vocab_size}, batch {BATCH}, median of {steps} steps")
+    results = {s: run(s, group, steps, config) for s in ("DataParallel", "DDP no overlap",
                                                   "DDP overlap")}
     comm.print0(f"{'scheme':<16}{'step (ms)':>10}{'exposed comm (rank 0)':>23}")
     for scheme, (seconds, share) in results.items():
@@ -94,4 +103,6 @@ def main(steps):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10)
-    main(parser.parse_args().steps)
+    parser.add_argument("--vocab-size", type=int, default=CONFIG.vocab_size)
+    args = parser.parse_args()
+    main(args.steps, args.vocab_size)
