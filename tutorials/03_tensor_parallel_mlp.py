@@ -10,6 +10,7 @@ products in forward; one all-reduce (f) sums dL/dX in backward (a backward
 collective is labelled with its forward's label plus ".backward"). The script
 prints every rank's shards and partial product, checks Y and dL/dX against the
 serial nn.MLP with the same full weights, and counts the all-reduces in the trace.
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
 import sys
@@ -22,6 +23,7 @@ import numpy as np
 from minimegatron import comm, nn, trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.entry import run
+from minimegatron.i18n import language, text
 from minimegatron.parallel.tensor_parallel.gpt import ParallelMLP
 from minimegatron.tensor import Tensor
 
@@ -37,6 +39,7 @@ def serial_mlp(config):
 
 
 def main():
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     d, tp = CONFIG.d_model, group.size
     rng = np.random.default_rng(0)
@@ -54,13 +57,13 @@ def main():
               for phase, label in (("forward", "mlp"), ("backward", "mlp.backward"))}
     nbytes = [s["nbytes"] for s in trace.spans() if s["op"] == "all_reduce"]
 
-    comm.print0(f"Megatron MLP, D={d}, ffn={4 * d}, on {tp} ranks; X (2, 4, {d})\n")
+    comm.print0(text("t03.heading", d=d, ffn=4 * d, tp=tp))
     a_i, b_i = to_numpy(mlp.fc1.weight.data), to_numpy(mlp.fc2.weight.data)
-    comm.print_ranks(f"A_{group.rank} = columns {group.rank * a_i.shape[1]}.."
-                     f"{(group.rank + 1) * a_i.shape[1] - 1} of A: shape {a_i.shape}; "
-                     f"B_{group.rank} = rows of B: shape {b_i.shape}\n"
-                     f"  partial GeLU(X A_i) B_i [0, 0, :3] = "
-                     f"{np.round(to_numpy(mlp.fc2.last_partial)[0, 0, :3], 5)}", group)
+    comm.print_ranks(text("t03.shards", rank=group.rank, first=group.rank * a_i.shape[1],
+                          last=(group.rank + 1) * a_i.shape[1] - 1, a_shape=a_i.shape,
+                          b_shape=b_i.shape,
+                          partial=np.round(to_numpy(mlp.fc2.last_partial)[0, 0, :3], 5)),
+                     group)
 
     serial = serial_mlp(CONFIG)
     xs = Tensor(asarray(x_host), requires_grad=True)
@@ -69,14 +72,12 @@ def main():
     y_err = float(np.abs(to_numpy(y.data) - to_numpy(ys.data)).max())
     dx_err = float(np.abs(to_numpy(x.grad) - to_numpy(xs.grad)).max())
     comm.print_ranks(f"|Y - Y_serial| = {y_err:.1e}   |dL/dX - serial| = {dx_err:.1e}", group)
-    each = (f"each {nbytes[0]} bytes = 2*4*{d} float64 values" if nbytes else
-            f"tp=1: one rank has nothing to sum; with tp > 1 each moves 2*4*{d} float64 values")
-    comm.print0(f"\nall-reduces: forward {counts['forward']}, backward {counts['backward']} "
-                f"({each})")
+    each = (text("t03.each", nbytes=nbytes[0], d=d) if nbytes else text("t03.each_tp1", d=d))
+    comm.print0(text("t03.all_reduces", forward=counts["forward"], backward=counts["backward"],
+                     each=each))
     params = sum(p.size for p in mlp.parameters())
-    comm.print0(f"\n{'':<22}{'serial':>10}{f'per rank (tp={tp})':>20}\n"
-                f"{'parameters':<22}{serial.num_parameters():>10}{params:>20}\n"
-                f"{'all-reduces / step':<22}{0:>10}{len(nbytes):>20}")
+    comm.print0(text("t03.table", per_rank=text("t03.per_rank", tp=tp),
+                     serial=serial.num_parameters(), params=params, count=len(nbytes)))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ the serial GPT (same full initial weights, same batches, same AdamW) and the
 two losses are printed side by side: they agree to float64 rounding. The
 trace counts the all-reduces: per step 2L + 4 forward (2 per block, 1 for the
 embedding, 3 for the vocab-parallel loss) and 2L + 1 backward.
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
 import sys
@@ -22,6 +23,7 @@ import time
 from minimegatron import comm, nn, trace
 from minimegatron.demo import batch, make_optimizer
 from minimegatron.entry import run
+from minimegatron.i18n import language, text
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 
 
@@ -31,6 +33,7 @@ def main():
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--batch", type=int, default=8)
     opts = parser.parse_args()
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     config = nn.GPTConfig(vocab_size=24, seq_len=8, n_layer=opts.layers, n_head=8, d_model=32)
     model = ParallelGPT(config, group)                 # ValueError on every rank if tp misfits
@@ -39,11 +42,10 @@ def main():
     serial_opt = make_optimizer(serial.parameters()) if serial else None
 
     local = sum(p.size for p in model.parameters())
-    comm.print0(f"GPT {config.n_layer} layers, d_model {config.d_model}, {config.n_head} heads, "
-                f"vocab {config.vocab_size}: tp={group.size}, {local:,} parameters per rank"
-                + (f" (serial {serial.num_parameters():,})" if serial else ""))
-    comm.print0(f"{'step':>4} {'loss tp=' + str(group.size):>14} {'loss serial':>14} "
-                f"{'|diff|':>9} {'all-reduces':>12}")
+    comm.print0(text("t04.heading", layers=config.n_layer, d_model=config.d_model,
+                     heads=config.n_head, vocab=config.vocab_size, tp=group.size, local=local)
+                + (text("t04.of_serial", n=serial.num_parameters()) if serial else ""))
+    comm.print0(text("t04.columns", loss_tp=text("t04.loss_tp", tp=group.size)))
     worst, start = 0.0, time.perf_counter()
     for step in range(opts.steps):
         x, y = batch(config, opts.batch, step)
@@ -62,14 +64,11 @@ def main():
             comm.print0(f"{step:>4} {loss.item():>14.10f} {ref.item():>14.10f} "
                         f"{abs(loss.item() - ref.item()):>9.1e} {reduces:>12}")
     elapsed = time.perf_counter() - start
-    formula = f"forward 2*{config.n_layer}+4, backward 2*{config.n_layer}+1"
-    why = (f" = {formula}" if group.size > 1 else
-           f" (tp=1: nothing to sum; with tp > 1 it is {formula})")
-    comm.print0(f"\nsummary over {opts.steps} steps ({elapsed:.1f} s):\n"
-                f"  max |loss tp={group.size} - loss serial| = {worst:.2e}\n"
-                f"  all-reduces per step: {reduces}{why}\n"
-                f"  parameters per rank {local:,}"
-                + (f" of {serial.num_parameters():,}" if serial else ""))
+    formula = text("t04.formula", n=config.n_layer)
+    why = f" = {formula}" if group.size > 1 else text("t04.why_tp1", formula=formula)
+    comm.print0(text("t04.summary", steps=opts.steps, elapsed=elapsed, tp=group.size,
+                     worst=worst, reduces=reduces, why=why, local=local)
+                + (text("t04.of", n=serial.num_parameters()) if serial else ""))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ then alternates, then drains (minimegatron/parallel/pipeline_parallel/schedules.
 3. trains the 8-layer GPT of ``minimegatron verify`` for 2 AdamW steps with
    the interleaved engine and compares its loss, gradients and weights with
    one process (checks/pipeline.py).
+
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import argparse
 import os
@@ -29,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from minimegatron import comm, entry
 from minimegatron.checks.pipeline import TOLERANCE, check_pipeline
+from minimegatron.i18n import language, text
 from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved, interleaved,
                                                                one_f_one_b, peak_in_flight,
                                                                simulate)
@@ -43,22 +46,19 @@ def schedule_report(K, M, v):
     """The grid, the bubble against both formulas, the messages and the activations held."""
     sim = simulate("interleaved", K, M, Fraction(1), Fraction(1), v)
     plain = simulate("1f1b", K, M, Fraction(1), Fraction(1))
-    print(f"interleaved 1F1B, K={K} ranks, v={v} chunks, M={M} micro-batches "
-          f"(one column = one chunk step, 1/{v} of a stage's forward):")
+    print(text("t09.heading", K=K, v=v, M=M))
     print(text_grid(sim))
-    print(f"\nbubble (idle / busy)   simulated {sim.bubble_ratio}   "
-          f"formula (1/v)(K-1)/M = {Fraction(K - 1, v * M)}   plain 1F1B {plain.bubble_ratio}"
-          f" = (K-1)/M")
-    print(f"bubble (idle / total)  simulated {sim.bubble_fraction} = "
-          f"{float(sim.bubble_fraction):.1%}   plain 1F1B {plain.bubble_fraction} = "
-          f"{float(plain.bubble_fraction):.1%}")
+    print(text("t09.bubble", sim=sim.bubble_ratio, formula=Fraction(K - 1, v * M),
+               plain=plain.bubble_ratio))
+    print(text("t09.fraction", sim=sim.bubble_fraction, sim_pct=float(sim.bubble_fraction),
+               plain=plain.bubble_fraction, plain_pct=float(plain.bubble_fraction)))
     chunked = [interleaved(K, M, k, v) for k in range(K)]
-    print(f"messages per step      {sends(chunked)} = 2M(Kv-1)   plain 1F1B "
-          f"{sends([one_f_one_b(K, M, k) for k in range(K)])} = 2M(K-1)")
+    print(text("t09.messages", chunked=sends(chunked),
+               plain=sends([one_f_one_b(K, M, k) for k in range(K)])))
     held = [Fraction(peak_in_flight(actions), v) for actions in chunked]
     plain_held = [peak_in_flight(one_f_one_b(K, M, k)) for k in range(K)]
-    print(f"activations held, in whole stages per rank: {' '.join(map(str, held))}"
-          f"   plain 1F1B {' '.join(map(str, plain_held))}")
+    print(text("t09.held", held=" ".join(map(str, held)),
+               plain=" ".join(map(str, plain_held))))
 
 
 def main():
@@ -67,6 +67,7 @@ def main():
     parser.add_argument("--micro-batches", type=int, default=None,
                         help="M, a multiple of the ranks (default 2 x ranks)")
     args = parser.parse_args()
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     M = args.micro_batches or 2 * group.size
     try:
@@ -81,9 +82,9 @@ def main():
     if group.rank == 0:
         worst = {key: max(d[key] for d in worst) for key in diffs}
         ok = all(value < TOLERANCE for value in worst.values())
-        print(f"\nagainst one process (8-layer GPT, 2 AdamW steps, every rank): "
-              + ", ".join(f"max|{key} diff| {value:.1e}" for key, value in worst.items())
-              + f"   {'PASS' if ok else 'FAIL'} (< {TOLERANCE:g})")
+        print(text("t09.check", tol=TOLERANCE, verdict=text("t09.pass" if ok else "t09.fail"),
+                   diffs=", ".join(f"max|{key} diff| {value:.1e}"
+                                   for key, value in worst.items())))
 
 
 if __name__ == "__main__":

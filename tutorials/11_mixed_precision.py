@@ -11,6 +11,7 @@ clean steps S doubles. Then the bytes per parameter each kind takes, measured
 from the real arrays of one process, and the same function turning them into
 the ZeRO paper's 7.5B-parameter example (N = 64).
 Code: minimegatron/mixed_precision/.
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
 import sys
@@ -25,6 +26,7 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.checks.mixed import run_mixed
 from minimegatron.entry import run
+from minimegatron.i18n import language, text
 from minimegatron.tools.memory import sharded_state_bytes
 from minimegatron.tools.memory_measure import per_param_bytes
 
@@ -32,29 +34,28 @@ OVERFLOW_STEP, GROWTH_INTERVAL = 2, 3
 
 
 def main(steps):
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     world = comm.world()
     zero2 = run_mixed(world, "zero2", steps, overflow=(OVERFLOW_STEP, min(1, world.size - 1)),
                       growth_interval=GROWTH_INTERVAL)
     flags = np.array([float(r["skipped"]) for r in zero2["records"]])
     skipped = comm.all_gather(flags, world)                     # (ranks * steps,)
-    comm.print0(f"ZeRO-2 in float16 on {world.size} ranks; inf planted on rank "
-                f"{min(1, world.size - 1)} at step {OVERFLOW_STEP}; growth interval "
-                f"{GROWTH_INTERVAL}")
-    comm.print0(f"{'step':>4} {'loss scale':>10} {'loss':>8}  skipped on ranks")
+    comm.print0(text("t11.heading", n=world.size, rank=min(1, world.size - 1),
+                     step=OVERFLOW_STEP, interval=GROWTH_INTERVAL))
+    comm.print0(text("t11.columns"))
     for step, record in enumerate(zero2["records"]):
         ranks = [r for r in range(world.size) if skipped[r * steps + step]]
         comm.print0(f"{step:4d} {record['scale']:10.0f} {record['loss']:8.4f}  "
                     f"{ranks if ranks else '-'}"
-                    + ("   <- overflow: every rank skipped, scale halved" if ranks else ""))
+                    + (text("t11.overflow") if ranks else ""))
     serial = run_mixed(None, "serial", 2)
     params = serial["model"].num_parameters()
     per_param = per_param_bytes(serial["memory"], params)
-    comm.print0(f"\nbytes per parameter, measured on one process ({params:,} parameters): "
-                + ", ".join(f"{k} {v:g}" for k, v in per_param.items())
-                + f" = {sum(per_param.values()):g}")
+    comm.print0(text("t11.bytes", params=params, total=sum(per_param.values()),
+                     kinds=", ".join(f"{k} {v:g}" for k, v in per_param.items())))
     totals = [sharded_state_bytes(per_param, 7.5e9, 64, z)["total"] / 1e9 for z in range(4)]
-    comm.print0("the same bytes per parameter for 7.5B parameters, N = 64 (GB = 1e9 bytes): "
-                + ", ".join(f"ZeRO-{z} {t:.1f}" for z, t in enumerate(totals)))
+    comm.print0(text("t11.zero", totals=", ".join(f"ZeRO-{z} {t:.1f}"
+                                                  for z, t in enumerate(totals))))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
     MINIMEGATRON_LANG=ko minimegatron grade 3.2 --path DIR      (unset or "en": English)
 
 A message is a ``str.format`` template in a plain dict, one module per
-language (``en.py``, ``ko.py``), with the same keys and the same {fields}
+language (``en.py``, ``ko.py``; tutorials 03-11 in ``en_tutorials.py``,
+``ko_tutorials.py``), with the same keys and the same {fields}
 (tests/test_i18n.py checks both). Numbers, code names and commands are fields
 or stay in the template as they are; the Korean uses the terms of
 docs/glossary.md. The exercises' titles, hints and source notes are English
@@ -14,10 +15,11 @@ by exercise id when the grader shows them.
 import os
 import re
 
-from minimegatron.i18n import en, ko
+from minimegatron.i18n import en, en_tutorials, ko, ko_tutorials
 
 ENV = "MINIMEGATRON_LANG"
-CATALOGS = {"en": en.MESSAGES, "ko": ko.MESSAGES}
+CATALOGS = {"en": {**en.MESSAGES, **en_tutorials.MESSAGES},      # tutorials 03-11: *_tutorials
+            "ko": {**ko.MESSAGES, **ko_tutorials.MESSAGES}}
 
 
 def language():

@@ -1,0 +1,52 @@
+"""English messages of tutorials 03-11 (the catalogue in en.py holds 00-02): key -> template."""
+
+MESSAGES = {
+    # tutorials/03_tensor_parallel_mlp.py
+    "t03.heading": "Megatron MLP, D={d}, ffn={ffn}, on {tp} ranks; X (2, 4, {d})\n",
+    "t03.shards": "A_{rank} = columns {first}..{last} of A: shape {a_shape}; "
+                  "B_{rank} = rows of B: shape {b_shape}\n"
+                  "  partial GeLU(X A_i) B_i [0, 0, :3] = {partial}",
+    "t03.each": "each {nbytes} bytes = 2*4*{d} float64 values",
+    "t03.each_tp1": "tp=1: one rank has nothing to sum; with tp > 1 each moves 2*4*{d} float64 "
+                    "values",
+    "t03.all_reduces": "\nall-reduces: forward {forward}, backward {backward} ({each})",
+    "t03.per_rank": "per rank (tp={tp})",
+    "t03.table": "\n                          serial{per_rank:>20}\n"
+                 "parameters            {serial:>10}{params:>20}\n"
+                 "all-reduces / step             0{count:>20}",
+    # tutorials/09_interleaved_1f1b.py
+    "t09.heading": "interleaved 1F1B, K={K} ranks, v={v} chunks, M={M} micro-batches "
+                   "(one column = one chunk step, 1/{v} of a stage's forward):",
+    "t09.bubble": "\nbubble (idle / busy)   simulated {sim}   formula (1/v)(K-1)/M = {formula}   "
+                  "plain 1F1B {plain} = (K-1)/M",
+    "t09.fraction": "bubble (idle / total)  simulated {sim} = {sim_pct:.1%}   plain 1F1B "
+                    "{plain} = {plain_pct:.1%}",
+    "t09.messages": "messages per step      {chunked} = 2M(Kv-1)   plain 1F1B {plain} = 2M(K-1)",
+    "t09.held": "activations held, in whole stages per rank: {held}   plain 1F1B {plain}",
+    "t09.check": "\nagainst one process (8-layer GPT, 2 AdamW steps, every rank): {diffs}   "
+                 "{verdict} (< {tol:g})",
+    "t09.pass": "PASS",
+    "t09.fail": "FAIL",
+    # tutorials/11_mixed_precision.py
+    "t11.heading": "ZeRO-2 in float16 on {n} ranks; inf planted on rank {rank} at step {step}; "
+                   "growth interval {interval}",
+    "t11.columns": "step loss scale     loss  skipped on ranks",
+    "t11.overflow": "   <- overflow: every rank skipped, scale halved",
+    "t11.bytes": "\nbytes per parameter, measured on one process ({params:,} parameters): "
+                 "{kinds} = {total:g}",
+    "t11.zero": "the same bytes per parameter for 7.5B parameters, N = 64 (GB = 1e9 bytes): "
+                "{totals}",
+    # tutorials/04_megatron_gpt.py
+    "t04.heading": "GPT {layers} layers, d_model {d_model}, {heads} heads, vocab {vocab}: "
+                   "tp={tp}, {local:,} parameters per rank",
+    "t04.of_serial": " (serial {n:,})",
+    "t04.loss_tp": "loss tp={tp}",
+    "t04.columns": "step {loss_tp:>14}    loss serial    |diff|  all-reduces",
+    "t04.formula": "forward 2*{n}+4, backward 2*{n}+1",
+    "t04.why_tp1": " (tp=1: nothing to sum; with tp > 1 it is {formula})",
+    "t04.summary": "\nsummary over {steps} steps ({elapsed:.1f} s):\n"
+                   "  max |loss tp={tp} - loss serial| = {worst:.2e}\n"
+                   "  all-reduces per step: {reduces}{why}\n"
+                   "  parameters per rank {local:,}",
+    "t04.of": " of {n:,}",
+}

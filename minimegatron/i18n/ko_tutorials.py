@@ -1,0 +1,53 @@
+"""Korean messages of tutorials 03-11 (ko.py holds 00-02), the terms of docs/glossary.md."""
+
+MESSAGES = {
+    # tutorials/03_tensor_parallel_mlp.py
+    "t03.heading": "Megatron MLP, D={d}, ffn={ffn}, 랭크(rank) {tp}개; X (2, 4, {d})\n",
+    "t03.shards": "A_{rank} = A의 열 {first}..{last}: 모양(shape) {a_shape}; "
+                  "B_{rank} = B의 행: 모양 {b_shape}\n"
+                  "  부분 곱(partial product) GeLU(X A_i) B_i [0, 0, :3] = {partial}",
+    "t03.each": "각각 {nbytes} 바이트 = float64 값 2*4*{d}개",
+    "t03.each_tp1": "tp=1: 랭크 하나로는 더할 것이 없습니다; tp > 1이면 각각 float64 값 "
+                    "2*4*{d}개를 옮깁니다",
+    "t03.all_reduces": "\n올리듀스(all-reduce): 순전파(forward) {forward}번, "
+                       "역전파(backward) {backward}번 ({each})",
+    "t03.per_rank": "랭크당 (tp={tp})",
+    "t03.table": "\n                       직렬 계산{per_rank:>17}\n"
+                 "파라미터 수           {serial:>10}{params:>20}\n"
+                 "단계당 올리듀스 수             0{count:>20}",
+    # tutorials/09_interleaved_1f1b.py
+    "t09.heading": "인터리브드 1F1B (interleaved 1F1B), K={K} 랭크, v={v} 모델 청크(model chunk), "
+                   "M={M} 마이크로 배치(micro-batch) (한 열 = 청크 한 단계, 스테이지 순전파의 "
+                   "1/{v}):",
+    "t09.bubble": "\n버블(bubble) (유휴 / 작업)   시뮬레이션 {sim}   공식 (1/v)(K-1)/M = {formula}"
+                  "   일반 1F1B {plain} = (K-1)/M",
+    "t09.fraction": "버블 (유휴 / 전체)          시뮬레이션 {sim} = {sim_pct:.1%}   일반 1F1B "
+                    "{plain} = {plain_pct:.1%}",
+    "t09.messages": "단계당 메시지 수            {chunked} = 2M(Kv-1)   일반 1F1B {plain} = 2M(K-1)",
+    "t09.held": "보관하는 활성값(activation), 랭크당 스테이지 단위: {held}   일반 1F1B {plain}",
+    "t09.check": "\n프로세스 하나와 비교 (8층 GPT, AdamW 2단계, 모든 랭크): {diffs}   "
+                 "{verdict} (< {tol:g})",
+    "t09.pass": "통과(PASS)",
+    "t09.fail": "실패(FAIL)",
+    # tutorials/11_mixed_precision.py
+    "t11.heading": "float16 ZeRO-2, 랭크 {n}개; 단계 {step}에서 랭크 {rank}에 inf를 심음; "
+                   "증가 간격(growth interval) {interval}",
+    "t11.columns": "단계 손실스케일     손실  건너뛴 랭크",
+    "t11.overflow": "   <- 오버플로(overflow): 모든 랭크가 건너뛰고 스케일을 절반으로",
+    "t11.bytes": "\n파라미터당 바이트, 프로세스 하나에서 측정 (파라미터 {params:,}개): "
+                 "{kinds} = {total:g}",
+    "t11.zero": "같은 파라미터당 바이트로 7.5B 파라미터, N = 64 (GB = 1e9 바이트): {totals}",
+    # tutorials/04_megatron_gpt.py
+    "t04.heading": "GPT {layers}층, d_model {d_model}, 헤드(head) {heads}개, 어휘(vocab) {vocab}: "
+                   "tp={tp}, 랭크당 파라미터(parameter) {local:,}개",
+    "t04.of_serial": " (직렬 계산 {n:,}개)",
+    "t04.loss_tp": "손실 tp={tp}",
+    "t04.columns": "단계 {loss_tp:>12}      직렬 손실    |diff|     올리듀스",
+    "t04.formula": "순전파 2*{n}+4, 역전파 2*{n}+1",
+    "t04.why_tp1": " (tp=1: 더할 것이 없습니다; tp > 1이면 {formula})",
+    "t04.summary": "\n{steps}단계 요약 ({elapsed:.1f} 초):\n"
+                   "  max |loss tp={tp} - loss serial| = {worst:.2e}\n"
+                   "  단계당 올리듀스(all-reduce): {reduces}{why}\n"
+                   "  랭크당 파라미터 {local:,}개",
+    "t04.of": " (전체 {n:,}개 중)",
+}

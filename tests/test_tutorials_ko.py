@@ -1,0 +1,90 @@
+"""MINIMEGATRON_LANG=ko: the tutorials' headings in Korean, every key in both catalogues.
+
+Every ``text("tNN.key", field=...)`` call in tutorials/*.py names a message of
+both languages whose {fields} are exactly the keywords passed (read from the
+source with ``ast``); three cheap tutorials then run in Korean and must print
+the Korean headings and none of the English ones (the English output itself is
+asserted by test_tutorials.py and the schemes' own tests).
+"""
+import ast
+import glob
+import os
+
+import pytest
+
+from minimegatron import i18n
+from mpi_harness import REPO_ROOT, run_script
+from test_i18n import HANGUL, fields
+
+TRANSLATED = ["00", "01", "02", "03", "04", "09", "11"]      # the others still print English
+
+
+def _text_calls(path):
+    """(key, keyword names) of every text("key", ...) call in the file; a conditional key
+    ("a" if ok else "b") gives both, an f-string key none."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "text":
+            first = node.args[0]
+            keys = [first] if isinstance(first, ast.Constant) else (
+                [first.body, first.orelse] if isinstance(first, ast.IfExp) else [])
+            for key in keys:
+                yield key.value, sorted({k.arg for k in node.keywords})
+
+
+def test_every_tutorial_key_in_both_languages_with_the_fields_passed():
+    en, ko = i18n.CATALOGS["en"], i18n.CATALOGS["ko"]
+    assert sorted(en) == sorted(ko)
+    assert not set(i18n.en_tutorials.MESSAGES) & set(i18n.en.MESSAGES)   # no key overridden
+    seen = set()
+    for path in sorted(glob.glob(os.path.join(REPO_ROOT, "tutorials", "*.py"))):
+        calls = list(_text_calls(path))
+        number = os.path.basename(path)[:2]
+        assert bool(calls) == (number in TRANSLATED), path
+        for key, keywords in calls:
+            assert key.startswith(f"t{number}."), (path, key)
+            assert key in en and key in ko, (path, key)
+            assert sorted(set(fields(en[key]))) == keywords, (path, key)
+            assert sorted(set(fields(ko[key]))) == keywords, (path, key)
+            seen.add(key)
+    for key in i18n.en_tutorials.MESSAGES:
+        assert key in seen, f"{key} is in the catalogue but no tutorial prints it"
+        assert HANGUL.search(ko[key]) or key in ("t09.pass", "t09.fail"), key
+
+
+KOREAN_RUNS = [   # (ranks, tutorial, args, Korean lines, English phrases that must be gone)
+    (2, "03_tensor_parallel_mlp.py", [],
+     ["Megatron MLP, D=8, ffn=32, 랭크(rank) 2개; X (2, 4, 8)",
+      "[rank 1] A_1 = A의 열 16..31: 모양(shape) (8, 16); B_1 = B의 행: 모양 (16, 8)",
+      "올리듀스(all-reduce): 순전파(forward) 1번, 역전파(backward) 1번 (각각 512 바이트"],
+     ["columns", "shape (8", "all-reduces:", "parameters", "per rank"]),
+    (4, "09_interleaved_1f1b.py", [],
+     ["버블(bubble) (유휴 / 작업)   시뮬레이션 3/16   공식 (1/v)(K-1)/M = 3/16   일반 1F1B 3/8",
+      "단계당 메시지 수            112 = 2M(Kv-1)   일반 1F1B 48 = 2M(K-1)"],
+     ["simulated", "messages per step", "activations held", "against one process", "PASS ("]),
+    (4, "11_mixed_precision.py", ["--steps", "4"],
+     ["float16 ZeRO-2, 랭크 4개; 단계 2에서 랭크 1에 inf를 심음; 증가 간격(growth interval) 3",
+      "2.7946  [0, 1, 2, 3]   <- 오버플로(overflow): 모든 랭크가 건너뛰고 스케일을 절반으로",
+      "ZeRO-0 120.0, ZeRO-1 31.4, ZeRO-2 16.6, ZeRO-3 1.9"],
+     ["skipped", "overflow:", "bytes per parameter", "measured on one process"]),
+]
+
+
+@pytest.mark.parametrize("ranks,name,args,korean,english", KOREAN_RUNS,
+                         ids=[run[1][:2] for run in KOREAN_RUNS])
+def test_tutorial_in_korean(ranks, name, args, korean, english):
+    code, out, err = run_script(ranks, f"tutorials/{name}", args, timeout=120,
+                                env={"MINIMEGATRON_LANG": "ko"})
+    assert code == 0, err
+    for line in korean:
+        assert line in out, (line, out)
+    for phrase in english:
+        assert phrase not in out, (phrase, out)
+
+
+def test_unknown_language_is_one_line_before_any_collective():
+    code, out, err = run_script(2, "tutorials/11_mixed_precision.py", ["--steps", "2"],
+                                timeout=60, env={"MINIMEGATRON_LANG": "xx"})
+    assert code == 2 and "Traceback" not in err, err
+    assert err.strip().startswith("error: MINIMEGATRON_LANG='xx' is not a language"), err
