@@ -20,6 +20,7 @@ the real code:
 ``--out DIR`` also writes rank 0's block-0 collectives of both runs to
 DIR/sp_trace.json (docs/make_figures.py draws docs/img/sequence_parallel_trace.png
 from it).
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
 import sys
@@ -37,6 +38,7 @@ from minimegatron import comm, nn
 from minimegatron.checks.sequence import layer_activation_bytes, tp_collectives
 from minimegatron.checks.tensor import check_gpt
 from minimegatron.entry import run
+from minimegatron.i18n import language, text
 from minimegatron.tools import memory
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
@@ -55,7 +57,7 @@ def block_traffic(spans, block="blocks.0"):
 
 
 def traffic_text(plain, sp, tp):
-    lines = [f"1. one block's tp collectives per rank (tp={tp}), count and bytes sent",
+    lines = [text("t10.part1", tp=tp),
              f"{'':<24}{'all-reduce':>18}{'all-gather':>18}{'reduce-scatter':>18}"]
 
     def row(name, cell):
@@ -65,7 +67,7 @@ def traffic_text(plain, sp, tp):
         lines.append(row(f"{phase}, tp+sp", sp[(phase, "act")]))
         same = sum(v[1] for v in plain[(phase, "act")].values()) == \
             sum(v[1] for v in sp[(phase, "act")].values())
-        lines.append(f"  {phase}: same bytes per rank: {'yes' if same else 'NO'}")
+        lines.append(text("t10.same", phase=phase, verdict=text("t10.yes" if same else "t10.no")))
     lines.append(row("backward, re-gather", sp[("backward", "regather")]))
     lines.append(row("backward, LN/bias grads", sp[("backward", "params")]))
     return "\n".join(lines)
@@ -77,11 +79,11 @@ def main():
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--out", help="write this rank 0's block-0 spans to OUT/sp_trace.json")
     opts = parser.parse_args()
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     config = nn.GPTConfig(vocab_size=24, seq_len=8, n_layer=2, n_head=8, d_model=32)
     b, s, h, a, t = opts.batch, config.seq_len, config.d_model, config.n_head, group.size
-    comm.print0(f"GPT {config.n_layer} layers, d_model {h}, {a} heads, seq_len {s}, "
-                f"batch {b}: tp={t}\n")
+    comm.print0(text("t10.heading", layers=config.n_layer, h=h, a=a, s=s, b=b, t=t))
 
     spans = {flag: tp_collectives(group, config, flag, b) for flag in (False, True)}
     plain, sp = block_traffic(spans[False]), block_traffic(spans[True])
@@ -95,27 +97,21 @@ def main():
                                                     (x[2] or "")]}}, f)
 
     shape = memory.GPTShape(config.vocab_size, s, 1, h, a)
-    comm.print0(f"\n2. activation bytes one block keeps on a rank (float64, dropout 0): "
-                f"measured / formula")
+    comm.print0(text("t10.part2"))
     for name, t_, flag in (("one process", 1, False), (f"tp={t}", t, False),
                            (f"tp={t} + sequence", t, True)):
         got = layer_activation_bytes(None if t_ == 1 else group, config, flag, b)
         want = memory.activation_bytes_per_layer(shape, b, t_, "float64", sequence_parallel=flag)
         comm.print0(f"  {name:<18}{got:>10,d} / {int(want):>10,d}  "
-                    f"{'equal' if got == want else 'DIFFERENT'}")
-    comm.print0(f"  (one process: b[sbh(21 + as/h) + 2sb]; sequence parallel "
-                f"divides all of it by t)\n\n"
-                f"   the paper's Table 2 for this shape (16-bit): "
-                f"tp {memory.activation_bytes_per_layer(shape, b, t):,.0f} B, tp+sp "
-                f"{memory.activation_bytes_per_layer(shape, b, t, sequence_parallel=True):,.0f}"
-                f" B  (minimegatron memory table2)")
+                    + text("t10.equal" if got == want else "t10.different"))
+    comm.print0(text("t10.note", tp=memory.activation_bytes_per_layer(shape, b, t),
+                     sp=memory.activation_bytes_per_layer(shape, b, t, sequence_parallel=True)))
 
     diffs = check_gpt(group, config, steps=opts.steps, batch_size=b * 2, sequence_parallel=True)
     worst = {k: comm.all_reduce(np.array([diffs[k]]), group, op="max")[0]
              for k in ("loss", "grad", "weight")}
-    comm.print0(f"\n3. tp={t} + sequence parallel vs one process, {opts.steps} AdamW steps: "
-                f"max |loss diff| {worst['loss']:.1e}, |grad diff| {worst['grad']:.1e}, "
-                f"|weight diff| {worst['weight']:.1e}")
+    comm.print0(text("t10.part3", t=t, steps=opts.steps, loss=worst["loss"],
+                     grad=worst["grad"], weight=worst["weight"]))
 
 
 if __name__ == "__main__":

@@ -49,4 +49,19 @@ MESSAGES = {
                    "  all-reduces per step: {reduces}{why}\n"
                    "  parameters per rank {local:,}",
     "t04.of": " of {n:,}",
+    # tutorials/10_sequence_parallel.py
+    "t10.heading": "GPT {layers} layers, d_model {h}, {a} heads, seq_len {s}, batch {b}: tp={t}\n",
+    "t10.part1": "1. one block's tp collectives per rank (tp={tp}), count and bytes sent",
+    "t10.same": "  {phase}: same bytes per rank: {verdict}",
+    "t10.yes": "yes",
+    "t10.no": "NO",
+    "t10.part2": "\n2. activation bytes one block keeps on a rank (float64, dropout 0): "
+                 "measured / formula",
+    "t10.equal": "equal",
+    "t10.different": "DIFFERENT",
+    "t10.note": "  (one process: b[sbh(21 + as/h) + 2sb]; sequence parallel divides all of it by "
+                "t)\n\n   the paper's Table 2 for this shape (16-bit): tp {tp:,.0f} B, tp+sp "
+                "{sp:,.0f} B  (minimegatron memory table2)",
+    "t10.part3": "\n3. tp={t} + sequence parallel vs one process, {steps} AdamW steps: "
+                 "max |loss diff| {loss:.1e}, |grad diff| {grad:.1e}, |weight diff| {weight:.1e}",
 }

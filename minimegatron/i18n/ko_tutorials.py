@@ -50,4 +50,20 @@ MESSAGES = {
                    "  단계당 올리듀스(all-reduce): {reduces}{why}\n"
                    "  랭크당 파라미터 {local:,}개",
     "t04.of": " (전체 {n:,}개 중)",
+    # tutorials/10_sequence_parallel.py
+    "t10.heading": "GPT {layers}층, d_model {h}, 헤드(head) {a}개, seq_len {s}, 배치(batch) {b}: "
+                   "tp={t}\n",
+    "t10.part1": "1. 블록 하나의 랭크당 tp 집합 통신(collective) (tp={tp}), 횟수와 보낸 바이트",
+    "t10.same": "  {phase}: 랭크당 바이트가 같은가: {verdict}",
+    "t10.yes": "예",
+    "t10.no": "아니요(NO)",
+    "t10.part2": "\n2. 블록 하나가 한 랭크에 보관하는 활성값(activation) 바이트 (float64, "
+                 "dropout 0): 측정값 / 공식",
+    "t10.equal": "같음",
+    "t10.different": "다름(DIFFERENT)",
+    "t10.note": "  (프로세스 하나: b[sbh(21 + as/h) + 2sb]; 시퀀스 병렬화(sequence parallel)는 이 "
+                "전부를 t로 나눕니다)\n\n   이 모양(shape)에 대한 논문의 표 2 (16비트): "
+                "tp {tp:,.0f} B, tp+sp {sp:,.0f} B  (minimegatron memory table2)",
+    "t10.part3": "\n3. tp={t} + 시퀀스 병렬화와 프로세스 하나 비교, AdamW {steps}단계: "
+                 "max |loss diff| {loss:.1e}, |grad diff| {grad:.1e}, |weight diff| {weight:.1e}",
 }
