@@ -13,6 +13,7 @@ trace, the bytes each rank sent and received per step: the master moves N-1
 times what any other rank does; under DDP every rank moves 2(N-1)/N of the
 gradient bytes. Code: minimegatron/parallel/data_parallel/master.py and
 minimegatron/parallel/data_parallel/ddp.py.
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
 import sys
@@ -26,6 +27,7 @@ from minimegatron import comm, functional as F, nn, optim, trace
 from minimegatron.backend import xp
 from minimegatron.datasets import repeat_task
 from minimegatron.entry import run
+from minimegatron.i18n import language, text
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.master import DataParallel
 from minimegatron.parallel.split import shard_batch
@@ -46,10 +48,11 @@ def bytes_by(prefix):
 
 
 def main(steps):
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     N, rank = group.size, group.rank
-    comm.print0(f"{N} ranks, batch {BATCH}: {BATCH // N} rows per rank, "
-                f"{nn.GPT(CONFIG).num_parameters():,} parameters")
+    comm.print0(text("t05.heading", n=N, batch=BATCH, rows=BATCH // N,
+                     params=nn.GPT(CONFIG).num_parameters()))
     serial, dp_model, ddp_model = nn.GPT(CONFIG), nn.GPT(CONFIG), nn.GPT(CONFIG)
     serial_opt = adamw(serial)
     dp = DataParallel(dp_model, group, root=0)
@@ -77,16 +80,15 @@ def main(steps):
             ddp_loss = comm.all_reduce(xp.asarray([local.item()]), group, op="mean")[0]
         comm.print0(f"{step:4d} {loss.item():10.6f} {dp_loss or 0.0:13.6f} {ddp_loss:10.6f}")
 
-    comm.print_ranks(f"rows {rank * BATCH // N}..{(rank + 1) * BATCH // N - 1} of each batch;"
-                     f" last local DDP loss {local.item():.6f}", group)
+    comm.print_ranks(text("t05.rows", first=rank * BATCH // N,
+                          last=(rank + 1) * BATCH // N - 1, loss=local.item()), group)
     dp_sent, dp_recv = bytes_by("dp.")
     ddp_sent, ddp_recv = bytes_by("ddp.")
     held = measure(dp_model.parameters(), dp_opt)
     row = [rank, dp_sent / steps, dp_recv / steps, ddp_sent / steps, ddp_recv / steps,
            held["grads"] + held["optimizer"]]
     rows = comm.gather_object(row, group)
-    comm.print0("\nbytes per step per rank (trace; kB = 1000 B), and what DataParallel's"
-                " ranks hold\nbesides the weights (gradients + AdamW state):")
+    comm.print0(text("t05.bytes"))
     comm.print0(f"{'rank':>4} {'DP sent':>10} {'DP recv':>10} {'DDP sent':>10} "
                 f"{'DDP recv':>10} {'DP grads+optim':>15}")
     for r, *values in rows or []:
@@ -94,9 +96,8 @@ def main(steps):
                     + f" {values[4] / 1e3:14.1f}k")
     if rows and N > 1:
         ratio = sum(rows[0][1:3]) / sum(rows[1][1:3])
-        comm.print0(f"DataParallel: the master moves {ratio:.1f}x (= N-1) the bytes of rank 1;"
-                    f" DDP: every rank the same {rows[0][3] / 1e3:.1f}k = 2(N-1)/N x "
-                    f"{8 * ddp_model.num_parameters() / 1e3:.1f}k of gradients")
+        comm.print0(text("t05.summary", ratio=ratio, ddp=rows[0][3] / 1e3,
+                         grads=8 * ddp_model.num_parameters() / 1e3))
 
 
 if __name__ == "__main__":

@@ -64,4 +64,11 @@ MESSAGES = {
                 "{sp:,.0f} B  (minimegatron memory table2)",
     "t10.part3": "\n3. tp={t} + sequence parallel vs one process, {steps} AdamW steps: "
                  "max |loss diff| {loss:.1e}, |grad diff| {grad:.1e}, |weight diff| {weight:.1e}",
+    # tutorials/05_data_parallel.py
+    "t05.heading": "{n} ranks, batch {batch}: {rows} rows per rank, {params:,} parameters",
+    "t05.rows": "rows {first}..{last} of each batch; last local DDP loss {loss:.6f}",
+    "t05.bytes": "\nbytes per step per rank (trace; kB = 1000 B), and what DataParallel's ranks "
+                 "hold\nbesides the weights (gradients + AdamW state):",
+    "t05.summary": "DataParallel: the master moves {ratio:.1f}x (= N-1) the bytes of rank 1; DDP: "
+                   "every rank the same {ddp:.1f}k = 2(N-1)/N x {grads:.1f}k of gradients",
 }

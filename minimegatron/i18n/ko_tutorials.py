@@ -66,4 +66,13 @@ MESSAGES = {
                 "tp {tp:,.0f} B, tp+sp {sp:,.0f} B  (minimegatron memory table2)",
     "t10.part3": "\n3. tp={t} + 시퀀스 병렬화와 프로세스 하나 비교, AdamW {steps}단계: "
                  "max |loss diff| {loss:.1e}, |grad diff| {grad:.1e}, |weight diff| {weight:.1e}",
+    # tutorials/05_data_parallel.py
+    "t05.heading": "랭크(rank) {n}개, 배치(batch) {batch}: 랭크당 {rows}행, "
+                   "파라미터(parameter) {params:,}개",
+    "t05.rows": "각 배치의 행 {first}..{last}; 마지막 로컬 DDP 손실(loss) {loss:.6f}",
+    "t05.bytes": "\n랭크당 단계별 바이트 (trace; kB = 1000 B), 그리고 DataParallel의 랭크가 "
+                 "가중치(weight) 외에\n보관하는 것 (기울기(gradient) + AdamW 옵티마이저 "
+                 "상태(optimizer state)):",
+    "t05.summary": "DataParallel: 마스터(master)가 랭크 1의 {ratio:.1f}배 (= N-1) 바이트를 "
+                   "옮깁니다; DDP: 모든 랭크가 같은 {ddp:.1f}k = 2(N-1)/N x 기울기 {grads:.1f}k",
 }
