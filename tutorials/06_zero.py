@@ -11,6 +11,7 @@ compares each rank's bytes, measured from the real arrays
 (tools/memory_measure.py), with model_state_bytes (tools/memory.py), and the
 bytes each rank sent per step (trace) with the ring model.
 Code: minimegatron/parallel/data_parallel/zero.py.
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
 import sys
@@ -24,6 +25,7 @@ from minimegatron import comm, nn, optim, trace
 from minimegatron.backend import xp
 from minimegatron.datasets import repeat_task
 from minimegatron.entry import run
+from minimegatron.i18n import language, text
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
 from minimegatron.parallel.split import shard_batch
@@ -69,17 +71,18 @@ def train(stage, group, steps):
 
 
 def main(steps):
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     N = group.size
     P = nn.GPT(CONFIG).num_parameters()
     runs = {stage: train(stage, group, steps) for stage in range(4)}
-    comm.print0(f"{N} ranks, P = {P:,} parameters, float64 (b = 8), AdamW\n")
+    comm.print0(text("t06.heading", n=N, params=P))
     comm.print0(f"{'step':>4}" + "".join(f"{f'ZeRO-{s}':>12}" for s in range(4)))
     for step in range(steps):
         comm.print0(f"{step:4d}" + "".join(f"{runs[s][0][step]:12.8f}" for s in range(4)))
     comm.print_ranks(" ".join(f"stage{s} {runs[s][1]['total']:,d} B" for s in range(4)), group)
 
-    comm.print0("\nper rank, bytes (measured from the arrays / model_state_bytes formula):")
+    comm.print0(text("t06.bytes"))
     comm.print0(f"{'stage':<6}{'weights':>20}{'grads':>20}{'optimizer':>20}{'total':>20}"
                 f"{'peak gathered':>14}{'sent/step':>11}  model")
     G = 8 * P
@@ -90,10 +93,8 @@ def main(steps):
         comm.print0(f"{stage:<6}{cells}{held['peak_gathered']:>14,d}{sent:>11,.0f}  "
                     f"{COMM_MODEL[stage]} = {eval_model(stage, N, G):,.0f}")
         if stage and abs(held["total"] - want["total"]) > padding_margin(N, groups):
-            comm.print0("  ^ outside the padding margin!")
-    comm.print0(f"margin: padding to a multiple of N, at most 4 * 8 * N * groups bytes "
-                f"({padding_margin(N, 1)} B for one flat group); G = 8P = {G:,d} B; a sent/step"
-                " above the model is padding (stage 3 pads every layer).")
+            comm.print0(text("t06.outside"))
+    comm.print0(text("t06.margin", margin=padding_margin(N, 1), g=G))
 
 
 def eval_model(stage, N, G):

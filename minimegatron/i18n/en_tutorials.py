@@ -71,4 +71,11 @@ MESSAGES = {
                  "hold\nbesides the weights (gradients + AdamW state):",
     "t05.summary": "DataParallel: the master moves {ratio:.1f}x (= N-1) the bytes of rank 1; DDP: "
                    "every rank the same {ddp:.1f}k = 2(N-1)/N x {grads:.1f}k of gradients",
+    # tutorials/06_zero.py
+    "t06.heading": "{n} ranks, P = {params:,} parameters, float64 (b = 8), AdamW\n",
+    "t06.bytes": "\nper rank, bytes (measured from the arrays / model_state_bytes formula):",
+    "t06.outside": "  ^ outside the padding margin!",
+    "t06.margin": "margin: padding to a multiple of N, at most 4 * 8 * N * groups bytes ({margin} B "
+                  "for one flat group); G = 8P = {g:,d} B; a sent/step above the model is padding "
+                  "(stage 3 pads every layer).",
 }

@@ -75,4 +75,12 @@ MESSAGES = {
                  "상태(optimizer state)):",
     "t05.summary": "DataParallel: 마스터(master)가 랭크 1의 {ratio:.1f}배 (= N-1) 바이트를 "
                    "옮깁니다; DDP: 모든 랭크가 같은 {ddp:.1f}k = 2(N-1)/N x 기울기 {grads:.1f}k",
+    # tutorials/06_zero.py
+    "t06.heading": "랭크(rank) {n}개, P = 파라미터(parameter) {params:,}개, float64 (b = 8), "
+                   "AdamW\n",
+    "t06.bytes": "\n랭크당 바이트 (실제 배열에서 측정한 값 / model_state_bytes 공식(formula)):",
+    "t06.outside": "  ^ 패딩 여유(padding margin)를 벗어났습니다!",
+    "t06.margin": "여유(margin): N의 배수로 패딩(padding), 최대 4 * 8 * N * groups 바이트 (평탄한 "
+                  "그룹(flat group) 하나면 {margin} B); G = 8P = {g:,d} B; sent/step이 model보다 "
+                  "크면 그 차이는 패딩입니다 (ZeRO 스테이지(stage) 3은 층마다 패딩합니다).",
 }
