@@ -23,6 +23,7 @@ stage's schedule (minimegatron/parallel/pipeline_parallel/schedules.py) with the
    and <schedule>_M<M>_plain.png);
 3. the peak activations each stage held (micro-batches in flight, bytes kept
    by their autograd graphs): GPipe holds M, 1F1B min(M, K - k).
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import argparse
 import os
@@ -34,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from minimegatron import comm, entry, trace
 from minimegatron.datasets import repeat_task
+from minimegatron.i18n import language, text
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
@@ -47,11 +49,6 @@ from minimegatron.tools.trace_gather import gather_timeline
 CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=64, seed=0)
 BATCH = 16
 RUNS = [("naive", 1)] + [(s, m) for s in ("gpipe", "1f1b") for m in (4, 8, 16)]
-WHY = ("Plain, each step lasts its real compute plus Python's overhead between steps, which "
-       "the formula\ndoes not count (and on a laptop, where the ranks share the cores, a "
-       "stage also computes slower while\nits neighbours compute and waits for a core after "
-       "its message arrives); emulated, every step lasts\na fixed device time slept without "
-       "a core, as a GPU stage waits, so the timeline follows the formula.")
 
 
 def traced_steps(engine, inputs, targets, device_time, repeats):
@@ -115,23 +112,18 @@ def report(results, serial, args):
         print(f"{schedule:<8}{r['M']:>4}  {r['loss']:>18.15f}{serial:>18.15f}"
               f"{abs(r['loss'] - serial):>9.1e}  {r['formula']:>15.1%}"
               f"{r['emulated']['bubble']:>10.1%}{r['plain']['bubble']:>8.1%}  {held:<21}{kib}")
-    print(f"\n{WHY}\n(this machine: {cores()} cores for {len(results[0]['memory'])} ranks)")
+    print(text("t07.why", cores=cores(), ranks=len(results[0]["memory"])))
     slowest = {op: max(r["emulated"]["slowest"][op] for r in results if r["M"] > 1)
                for op in ("forward", "backward")}
     emulated = dict(zip(slowest, args.device_time))
-    print("Real compute of a micro-batch inside the emulated steps, at most: " + ", ".join(
-        f"{op} {1e3 * slowest[op]:.1f} ms of {1e3 * emulated[op]:g}" for op in slowest)
-          + (" (longer steps are not shortened: raise --t-forward/--t-backward)"
-             if any(slowest[op] > emulated[op] for op in slowest) else "."))
+    print(text("t07.compute", times=", ".join(
+        text("t07.op", op=op, ms=1e3 * slowest[op], budget=1e3 * emulated[op]) for op in slowest),
+               end=(text("t07.too_long") if any(slowest[op] > emulated[op] for op in slowest)
+                    else ".")))
     late, sleeps = (sum(r["emulated"]["late"][i] for r in results) for i in (0, 1))
-    print(f"The OS woke the sleeping ranks {1e3 * late / max(sleeps, 1):.2f} ms late on average"
-          " (each delay on the critical path adds to the bubble: other programs keep the "
-          "cores busy).")
-    print("\nAt a fixed batch GPipe keeps the whole batch's activations whatever M is (M in "
-          "flight, each 1/M of the batch);\n1F1B keeps min(M, K - k) of M micro-batches, "
-          "with the same bubble: the deeper the pipeline, the less the later stages hold.")
-    print(f"\ntimelines: <schedule>_M<M>.png (emulated) and <schedule>_M<M>_plain.png, "
-          f"{2 * len(results)} files in {args.out}/")
+    print(text("t07.late", ms=1e3 * late / max(sleeps, 1)))
+    print(text("t07.memory"))
+    print(text("t07.timelines", files=2 * len(results), out=args.out))
 
 
 def main():
@@ -151,11 +143,12 @@ def main():
         parser.error(str(error))
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     if group.rank == 0:
         os.makedirs(args.out, exist_ok=True)
-    comm.print0(f"{CONFIG.n_layer}-layer GPT, batch {BATCH}, {group.size} stages"
-                + (", activation checkpointing" if args.checkpoint else ""))
+    comm.print0(text("t07.heading", layers=CONFIG.n_layer, batch=BATCH, stages=group.size)
+                + (text("t07.checkpointing") if args.checkpoint else ""))
     comm.print_ranks(repr(PipelineStage(GPT(CONFIG), group.rank, group.size)))
 
     inputs, targets = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=0)

@@ -75,7 +75,28 @@ MESSAGES = {
     "t06.heading": "{n} ranks, P = {params:,} parameters, float64 (b = 8), AdamW\n",
     "t06.bytes": "\nper rank, bytes (measured from the arrays / model_state_bytes formula):",
     "t06.outside": "  ^ outside the padding margin!",
-    "t06.margin": "margin: padding to a multiple of N, at most 4 * 8 * N * groups bytes ({margin} B "
-                  "for one flat group); G = 8P = {g:,d} B; a sent/step above the model is padding "
-                  "(stage 3 pads every layer).",
+    "t06.margin": "margin: padding to a multiple of N, at most 4 * 8 * N * groups bytes "
+                  "({margin} B for one flat group); G = 8P = {g:,d} B; a sent/step above the "
+                  "model is padding (stage 3 pads every layer).",
+    # tutorials/07_pipeline.py
+    "t07.heading": "{layers}-layer GPT, batch {batch}, {stages} stages",
+    "t07.checkpointing": ", activation checkpointing",
+    "t07.why": "\nPlain, each step lasts its real compute plus Python's overhead between steps, "
+               "which the formula\ndoes not count (and on a laptop, where the ranks share the "
+               "cores, a stage also computes slower while\nits neighbours compute and waits for "
+               "a core after its message arrives); emulated, every step lasts\na fixed device "
+               "time slept without a core, as a GPU stage waits, so the timeline follows the "
+               "formula.\n(this machine: {cores} cores for {ranks} ranks)",
+    "t07.compute": "Real compute of a micro-batch inside the emulated steps, at most: "
+                   "{times}{end}",
+    "t07.op": "{op} {ms:.1f} ms of {budget:g}",
+    "t07.too_long": " (longer steps are not shortened: raise --t-forward/--t-backward)",
+    "t07.late": "The OS woke the sleeping ranks {ms:.2f} ms late on average (each delay on the "
+                "critical path adds to the bubble: other programs keep the cores busy).",
+    "t07.memory": "\nAt a fixed batch GPipe keeps the whole batch's activations whatever M is (M "
+                  "in flight, each 1/M of the batch);\n1F1B keeps min(M, K - k) of M "
+                  "micro-batches, with the same bubble: the deeper the pipeline, the less the "
+                  "later stages hold.",
+    "t07.timelines": "\ntimelines: <schedule>_M<M>.png (emulated) and <schedule>_M<M>_plain.png, "
+                     "{files} files in {out}/",
 }

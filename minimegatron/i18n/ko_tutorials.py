@@ -83,4 +83,26 @@ MESSAGES = {
     "t06.margin": "여유(margin): N의 배수로 패딩(padding), 최대 4 * 8 * N * groups 바이트 (평탄한 "
                   "그룹(flat group) 하나면 {margin} B); G = 8P = {g:,d} B; sent/step이 model보다 "
                   "크면 그 차이는 패딩입니다 (ZeRO 스테이지(stage) 3은 층마다 패딩합니다).",
+    # tutorials/07_pipeline.py
+    "t07.heading": "{layers}층 GPT, 배치(batch) {batch}, 스테이지(stage) {stages}개",
+    "t07.checkpointing": ", 활성값 체크포인팅(activation checkpointing)",
+    "t07.why": "\nplain에서는 각 단계가 실제 계산 시간에 단계 사이 Python 오버헤드(overhead)까지 "
+               "걸리는데,\n공식은 이것을 세지 않습니다 (노트북처럼 랭크(rank)들이 코어(core)를 "
+               "나눠 쓰면, 스테이지는 이웃이 계산하는 동안\n더 느리게 계산하고 메시지가 도착한 뒤에도 "
+               "코어를 기다립니다); emulated에서는 모든 단계가\n코어 없이 잠든 고정된 장치 "
+               "시간(device time)만큼 걸려 GPU 스테이지처럼 기다리므로, 타임라인(timeline)이 "
+               "공식을 따릅니다.\n(이 컴퓨터: 랭크 {ranks}개에 코어 {cores}개)",
+    "t07.compute": "emulated 단계 안에서 마이크로 배치(micro-batch) 하나의 실제 계산 시간, 최대: "
+                   "{times}{end}",
+    "t07.op": "{op} {ms:.1f} ms (정해진 시간 {budget:g} ms)",
+    "t07.too_long": " (더 긴 단계는 줄어들지 않습니다: --t-forward/--t-backward를 늘리세요)",
+    "t07.late": "운영체제(OS)가 잠든 랭크를 평균 {ms:.2f} ms 늦게 깨웠습니다 (임계 경로(critical "
+                "path)의 지연은 모두 버블(bubble)에 더해집니다: 다른 프로그램이 코어를 쓰고 "
+                "있습니다).",
+    "t07.memory": "\n배치가 고정되면 GPipe는 M과 상관없이 배치 전체의 활성값(activation)을 "
+                  "보관합니다 (M개가 진행 중, 각각 배치의 1/M);\n1F1B는 M개 마이크로 배치 중 "
+                  "min(M, K - k)개를 보관하고 버블은 같습니다: 파이프라인이 깊을수록 뒤쪽 "
+                  "스테이지가 덜 보관합니다.",
+    "t07.timelines": "\n타임라인: <schedule>_M<M>.png (emulated)와 <schedule>_M<M>_plain.png, "
+                     "{out}/에 파일 {files}개",
 }
