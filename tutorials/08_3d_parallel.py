@@ -25,6 +25,7 @@ batches; each step prints the 3D loss next to that serial loss. At the end:
 
 The data is the character corpus shipped in the package (datasets.tiny_corpus):
 random windows of 32 characters; the GPT learns to predict the next one.
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import argparse
 import os
@@ -39,6 +40,7 @@ from minimegatron import comm, trace
 from minimegatron.datasets import CharTokenizer, known_words, text_batches, tiny_corpus
 from minimegatron.demo import DEMO_CONFIG
 from minimegatron.entry import run, usage_error
+from minimegatron.i18n import language, text
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW
 from minimegatron.parallel.grid import ProcessGrid, grid_coordinates
@@ -79,18 +81,15 @@ def write(generate):
 
 def text_report(before, after, serial_after, steps, checkpoint):
     """The samples before and after training, their share of corpus words, the checkpoint."""
-    lines = [f"\nwhat the GPT writes (prompt {PROMPT!r}, {CHARS} characters, temperature "
-             f"{TEMPERATURE}, seed 0); before training: the serial model, whose weights the "
-             f"grid starts from; after: sampled on the grid (every rank takes part)"]
-    for when, text in (("before training", before), (f"after {steps} steps", after)):
-        found, total = known_words(text, TEXT)
-        lines.append(f"{when}: {found} of {total} words are corpus words "
-                     f"({100 * found / max(total, 1):.0f}%)")
-        lines += ["  | " + line for line in text.splitlines()]
-    same = "yes" if serial_after == after else "NO"
-    lines.append(f"the serial model writes the same text: {same}")
-    lines.append(f"saved {checkpoint}: more with python -m minimegatron sample --checkpoint "
-                 f"{checkpoint} --prompt 'In pipeline'")
+    lines = [text("t08.writes", prompt=PROMPT, chars=CHARS, temperature=TEMPERATURE)]
+    for when, sample in ((text("t08.before"), before), (text("t08.after", steps=steps), after)):
+        found, total = known_words(sample, TEXT)
+        lines.append(text("t08.words", when=when, found=found, total=total,
+                          percent=100 * found / max(total, 1)))
+        lines += ["  | " + line for line in sample.splitlines()]
+    same = text("t08.yes" if serial_after == after else "t08.no")
+    lines.append(text("t08.same", same=same))
+    lines.append(text("t08.saved", checkpoint=checkpoint))
     return "\n".join(lines)
 
 
@@ -150,21 +149,18 @@ def predicted_row(grid, args, micro_batches, stage):
 
 def bytes_table(rows, grid, args, micro_batches):
     """Measured rows (one per rank), then the predicted row of each stage."""
-    lines = ["model state held and bytes sent in the last step, per rank (measured: "
-             "tools/memory_measure.py, the trace)",
+    lines = [text("t08.bytes"),
              f"{'rank (dp,pp,tp)':<16}" + "".join(f"{h:>{w}}" for h, w in zip(HEADERS, WIDTHS))]
     for rank, row in enumerate(rows):
         d, p, t = grid_coordinates(rank, grid.dp_size, grid.tp_size)
         lines.append(table_line(f"rank {rank} ({d},{p},{t})", row))
     if CONFIG.n_layer % grid.pp_size:
-        lines.append(f"(no prediction: the calculator needs n_layer={CONFIG.n_layer} "
-                     f"divisible by pp={grid.pp_size})")
+        lines.append(text("t08.no_prediction", n_layer=CONFIG.n_layer, pp=grid.pp_size))
         return "\n".join(lines)
-    lines.append("predicted by tools/memory.rank_report (float64, ZeRO 0), per stage:")
+    lines.append(text("t08.predicted"))
     lines += [table_line(f"stage {stage}", predicted_row(grid, args, micro_batches, stage))
               for stage in range(grid.pp_size)]
-    lines.append("(the traffic differs by the 8-byte loss: all-reduced over dp, broadcast "
-                 "from the last stage over pp)")
+    lines.append(text("t08.traffic"))
     return "\n".join(lines)
 
 
@@ -186,6 +182,7 @@ def save_timeline(spans_by_rank, path, title):
 
 def main(argv=None):
     args = parse(argv)
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     world = comm.world()
     if args.dp * args.pp * args.tp != world.size:       # every rank, before any collective
         usage_error(f"--dp {args.dp} x --pp {args.pp} x --tp {args.tp} = "
@@ -195,15 +192,14 @@ def main(argv=None):
     trainer = Trainer3D(CONFIG, grid, schedule=args.schedule, micro_batches=args.micro_batches,
                         optimizer_fn=make_optimizer)
     trainer.check_batch(args.batch)
-    comm.print0(f"3D parallel GPT: {world.size} ranks = dp {args.dp} x pp {args.pp} x tp "
-                f"{args.tp}; {args.schedule}, {trainer.micro_batches} micro-batches of "
-                f"{args.batch // (args.dp * trainer.micro_batches)} per replica, global "
-                f"batch {args.batch}, {args.steps} AdamW steps")
+    comm.print0(text("t08.heading", n=world.size, dp=args.dp, pp=args.pp, tp=args.tp,
+                     schedule=args.schedule, m=trainer.micro_batches,
+                     size=args.batch // (args.dp * trainer.micro_batches), batch=args.batch,
+                     steps=args.steps))
     start = time.perf_counter()
     serial, serial_model = serial_losses(args.steps, args.batch) if world.rank == 0 \
         else (None, None)
-    comm.print0(f"serial reference: {args.steps} steps on rank 0 alone in "
-                f"{time.perf_counter() - start:.2f} s")
+    comm.print0(text("t08.serial", steps=args.steps, seconds=time.perf_counter() - start))
     losses, times = [], []
     for step in range(args.steps):
         x, y = batch(args.batch, step)
@@ -230,13 +226,13 @@ def main(argv=None):
         print(f"\n{'step':>4} {'3D loss':>12} {'serial loss':>12} {'|diff|':>9}")
         for step in sorted(set(range(0, args.steps, 10)) | {args.steps - 1}):  # every 10th
             print(f"{step:>4} {losses[step]:>12.8f} {serial[step]:>12.8f} {diffs[step]:>9.1e}")
-        print(f"max |3D - serial| over {args.steps} steps: {max(diffs):.2e}; median step "
-              f"{1e3 * sorted(times)[len(times) // 2]:.1f} ms")
+        print(text("t08.max", steps=args.steps, worst=max(diffs),
+                   ms=1e3 * sorted(times)[len(times) // 2]))
         title = (f"3D parallel, last step: dp {args.dp} x pp {args.pp} x tp {args.tp}, "
                  f"{args.schedule}, M={trainer.micro_batches} (rank = pp*{args.dp * args.tp} "
                  f"+ dp*{args.tp} + tp); strips: traffic inside F/B")
         path = save_timeline(every, os.path.join(args.out, "3d_timeline.png"), title)
-        print(f"timeline of the last step: {path}")
+        print(text("t08.timeline", path=path))
         before = write(GPT(CONFIG).generate)             # the untrained weights, on one rank
         print(text_report(before, after, write(serial_model.generate), args.steps, checkpoint))
     return 0

@@ -99,4 +99,29 @@ MESSAGES = {
                   "later stages hold.",
     "t07.timelines": "\ntimelines: <schedule>_M<M>.png (emulated) and <schedule>_M<M>_plain.png, "
                      "{files} files in {out}/",
+    # tutorials/08_3d_parallel.py
+    "t08.heading": "3D parallel GPT: {n} ranks = dp {dp} x pp {pp} x tp {tp}; {schedule}, {m} "
+                   "micro-batches of {size} per replica, global batch {batch}, {steps} AdamW "
+                   "steps",
+    "t08.serial": "serial reference: {steps} steps on rank 0 alone in {seconds:.2f} s",
+    "t08.bytes": "model state held and bytes sent in the last step, per rank (measured: "
+                 "tools/memory_measure.py, the trace)",
+    "t08.no_prediction": "(no prediction: the calculator needs n_layer={n_layer} divisible by "
+                         "pp={pp})",
+    "t08.predicted": "predicted by tools/memory.rank_report (float64, ZeRO 0), per stage:",
+    "t08.traffic": "(the traffic differs by the 8-byte loss: all-reduced over dp, broadcast from "
+                   "the last stage over pp)",
+    "t08.max": "max |3D - serial| over {steps} steps: {worst:.2e}; median step {ms:.1f} ms",
+    "t08.timeline": "timeline of the last step: {path}",
+    "t08.writes": "\nwhat the GPT writes (prompt {prompt!r}, {chars} characters, temperature "
+                  "{temperature}, seed 0); before training: the serial model, whose weights the "
+                  "grid starts from; after: sampled on the grid (every rank takes part)",
+    "t08.before": "before training",
+    "t08.after": "after {steps} steps",
+    "t08.words": "{when}: {found} of {total} words are corpus words ({percent:.0f}%)",
+    "t08.same": "the serial model writes the same text: {same}",
+    "t08.yes": "yes",
+    "t08.no": "NO",
+    "t08.saved": "saved {checkpoint}: more with python -m minimegatron sample --checkpoint "
+                 "{checkpoint} --prompt 'In pipeline'",
 }

@@ -105,4 +105,29 @@ MESSAGES = {
                   "스테이지가 덜 보관합니다.",
     "t07.timelines": "\n타임라인: <schedule>_M<M>.png (emulated)와 <schedule>_M<M>_plain.png, "
                      "{out}/에 파일 {files}개",
+    # tutorials/08_3d_parallel.py
+    "t08.heading": "3D 병렬화(3D parallelism) GPT: 랭크(rank) {n}개 = dp {dp} x pp {pp} x tp {tp}; "
+                   "{schedule}, 복제본(replica)마다 크기 {size}인 마이크로 배치(micro-batch) {m}개, "
+                   "전역 배치(global batch) {batch}, AdamW {steps}단계",
+    "t08.serial": "직렬 기준(serial reference): 랭크 0 혼자 {steps}단계, {seconds:.2f} 초",
+    "t08.bytes": "랭크별로 보관한 모델 상태(model state)와 마지막 단계에서 보낸 바이트 (측정: "
+                 "tools/memory_measure.py, trace)",
+    "t08.no_prediction": "(예측 없음: 계산기는 n_layer={n_layer}이(가) pp={pp}로 나누어떨어져야 "
+                         "합니다)",
+    "t08.predicted": "tools/memory.rank_report의 예측 (float64, ZeRO 0), 스테이지(stage)별:",
+    "t08.traffic": "(통신량은 8바이트 손실(loss)만큼 다릅니다: dp로는 올리듀스(all-reduce), pp로는 "
+                   "마지막 스테이지에서 브로드캐스트(broadcast))",
+    "t08.max": "max |3D - serial|, {steps}단계: {worst:.2e}; 단계 시간 중앙값 {ms:.1f} ms",
+    "t08.timeline": "마지막 단계의 타임라인(timeline): {path}",
+    "t08.writes": "\nGPT가 쓰는 글 (프롬프트(prompt) {prompt!r}, {chars}자, 온도(temperature) "
+                  "{temperature}, seed 0); 학습 전: 그리드(grid)가 가중치를 물려받는 직렬 모델; "
+                  "학습 후: 그리드에서 샘플링 (모든 랭크가 참여)",
+    "t08.before": "학습 전",
+    "t08.after": "{steps}단계 학습 후",
+    "t08.words": "{when}: 단어 {total}개 중 {found}개가 말뭉치(corpus) 단어 ({percent:.0f}%)",
+    "t08.same": "직렬 모델이 같은 글을 쓰는가: {same}",
+    "t08.yes": "예",
+    "t08.no": "아니요(NO)",
+    "t08.saved": "{checkpoint}에 저장함: 더 보려면 python -m minimegatron sample --checkpoint "
+                 "{checkpoint} --prompt 'In pipeline'",
 }
