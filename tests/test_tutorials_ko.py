@@ -2,7 +2,7 @@
 
 Every ``text("tNN.key", field=...)`` call in tutorials/*.py names a message of
 both languages whose {fields} are exactly the keywords passed (read from the
-source with ``ast``); three cheap tutorials then run in Korean and must print
+source with ``ast``); four cheap tutorials then run in Korean and must print
 the Korean headings and none of the English ones (the English output itself is
 asserted by test_tutorials.py and the schemes' own tests).
 """
@@ -68,6 +68,12 @@ KOREAN_RUNS = [   # (ranks, tutorial, args, Korean lines, English phrases that m
       "2.7946  [0, 1, 2, 3]   <- 오버플로(overflow): 모든 랭크가 건너뛰고 스케일을 절반으로",
       "ZeRO-0 120.0, ZeRO-1 31.4, ZeRO-2 16.6, ZeRO-3 1.9"],
      ["skipped", "overflow:", "bytes per parameter", "measured on one process"]),
+    (2, "05_data_parallel.py", ["--steps", "2"],
+     ["랭크(rank) 2개, 배치(batch) 16: 랭크당 8행, 파라미터(parameter) 26,624개",
+      "[rank 1] 각 배치의 행 8..15; 마지막 로컬 DDP 손실(loss) ",
+      "DataParallel: 마스터(master)가 랭크 1의 1.0배 (= N-1) 바이트를 옮깁니다; DDP: 모든 "
+      "랭크가 같은 213.0k = 2(N-1)/N x 기울기 213.0k"],
+     ["rows per rank", "of each batch", "bytes per step per rank", "the master moves"]),
 ]
 
 
