@@ -116,10 +116,10 @@ def report(results, serial, args):
     slowest = {op: max(r["emulated"]["slowest"][op] for r in results if r["M"] > 1)
                for op in ("forward", "backward")}
     emulated = dict(zip(slowest, args.device_time))
-    print(text("t07.compute", times=", ".join(
-        text("t07.op", op=op, ms=1e3 * slowest[op], budget=1e3 * emulated[op]) for op in slowest),
-               end=(text("t07.too_long") if any(slowest[op] > emulated[op] for op in slowest)
-                    else ".")))
+    times = ", ".join(text("t07.op", op=op, ms=1e3 * slowest[op], budget=1e3 * emulated[op])
+                      for op in slowest)
+    too_long = any(slowest[op] > emulated[op] for op in slowest)
+    print(text("t07.compute", times=times, end=text("t07.too_long") if too_long else "."))
     late, sleeps = (sum(r["emulated"]["late"][i] for r in results) for i in (0, 1))
     print(text("t07.late", ms=1e3 * late / max(sleeps, 1)))
     print(text("t07.memory"))
