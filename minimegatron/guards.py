@@ -41,6 +41,8 @@ def all_finite(arrays):
     if not arrays:
         return True
     if backend_name() == "cupy":
+        if len(arrays) == 1:                 # one flat buffer (optim.py's flat mode): no copy
+            return bool(xp.isfinite(arrays[0]).all())
         return bool(xp.isfinite(xp.concatenate([a.ravel() for a in arrays])).all())
     return all(bool(xp.isfinite(a).all()) for a in arrays)
 

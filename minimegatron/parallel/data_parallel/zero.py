@@ -105,7 +105,8 @@ class ShardedOptimizer:
         flat = self.flat
         with trace.label(f"zero{self.stage}.grads"):
             if self.stage == 1:
-                averaged = comm.all_reduce(flat.flat_grads(), self.group, op="mean")  # (P_pad,)
+                averaged = comm.all_reduce(flat.flat_grads(), self.group, op="mean",
+                                           inplace=True)    # (P_pad,), a fresh flat copy
                 for p, g in zip(flat.params, unflatten(averaged, flat.shapes)):
                     p.grad = g
                 self.grad_shard = flat.own(averaged)
