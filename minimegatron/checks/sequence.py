@@ -16,9 +16,8 @@ with ``sequence_parallel=True``, and ``threed.check_3d(..., sequence_parallel=Tr
 """
 import numpy as np
 
-from minimegatron import comm, trace
 from minimegatron.backend import asarray
-from minimegatron.demo import batch
+from minimegatron.checks.tensor import traced_step
 from minimegatron.nn import GPT
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 from minimegatron.tensor import Tensor
@@ -28,15 +27,8 @@ from minimegatron.tools.activation_memory import activation_bytes
 def tp_collectives(group, config, sequence_parallel, batch_size=2):
     """[(phase, op, label, nbytes, bytes_sent)] of one training step over the tp group."""
     model = ParallelGPT(config, group, sequence_parallel=sequence_parallel)
-    x, y = batch(config, batch_size, 0)
-    comm.barrier(group)
-    trace.reset()
-    loss = model.loss(x, y)
-    forward_spans = len(trace.spans())
-    loss.backward()
-    return [("forward" if i < forward_spans else "backward", s["op"], s["label"], s["nbytes"],
-             s["bytes_sent"]) for i, s in enumerate(trace.spans())
-            if s["kind"] == "comm" and s["group"] == group.name]
+    return [(phase, s["op"], s["label"], s["nbytes"], s["bytes_sent"])
+            for phase, s in traced_step(model, group, config, batch_size)]
 
 
 def layer_activation_bytes(group, config, sequence_parallel, batch_size=2):

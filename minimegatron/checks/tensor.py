@@ -144,6 +144,20 @@ def check_gpt(group, config, steps=3, batch_size=4, pad_vocab=True, sequence_par
     return diffs
 
 
+def traced_step(model, group, config, batch_size=2):
+    """[("forward" or "backward", span)] of the collectives over ``group`` in one training
+    step of ``model`` (a loss, then backward), in the order they ran."""
+    x, y = batch(config, batch_size, 0)
+    comm.barrier(group)
+    trace.reset()
+    loss = model.loss(x, y)
+    forward_spans = len(trace.spans())
+    loss.backward()
+    return [("forward" if i < forward_spans else "backward", s)
+            for i, s in enumerate(trace.spans())
+            if s["kind"] == "comm" and s["group"] == group.name]
+
+
 def count_all_reduces(group, config, batch_size=2):
     """One training step's tp all-reduces: {"forward"/"backward": n, "labels": {label: [nbytes]}}.
 
@@ -151,18 +165,11 @@ def count_all_reduces(group, config, batch_size=2):
     collectives carry "<forward label>.backward". Also the logits shape seen by the loss.
     """
     model = ParallelGPT(config, group)
-    x, y = batch(config, batch_size, 0)
-    comm.barrier(group)
-    trace.reset()
-    loss = model.loss(x, y)
-    forward_spans = len(trace.spans())
-    loss.backward()
-    spans = list(trace.spans())
+    spans = traced_step(model, group, config, batch_size)
     out = {"forward": 0, "backward": 0, "labels": {},
            "logits_shape": list(model.last_logits_shape)}
-    for i, s in enumerate(spans):
-        if s["op"] != "all_reduce" or s["group"] != group.name:
-            continue
-        out["forward" if i < forward_spans else "backward"] += 1
-        out["labels"].setdefault(s["label"], []).append(s["nbytes"])
+    for phase, s in spans:
+        if s["op"] == "all_reduce":
+            out[phase] += 1
+            out["labels"].setdefault(s["label"], []).append(s["nbytes"])
     return out
