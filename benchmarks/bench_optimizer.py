@@ -21,6 +21,8 @@ import minimegatron as mm
 from minimegatron import comm_check, nn, optim, threads
 from minimegatron.datasets import repeat_task
 
+from bench_vs_torch import training_step
+
 RULES = {"AdamW": lambda params, flat: optim.AdamW(params, lr=1e-3, flat=flat),
          "SGD momentum": lambda params, flat: optim.SGD(params, lr=1e-2, momentum=0.9,
                                                         weight_decay=0.01, flat=flat)}
@@ -76,12 +78,7 @@ def main():
         pairs, (idx, targets) = sides(d, "AdamW")
 
         def gpt_step(model, opt):
-            def step():
-                loss = model.loss(idx, targets)
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-            return step
+            return training_step(lambda: model.loss(idx, targets), opt)
         line(f"GPT step AdamW, d {d}", *alternate(gpt_step(*pairs[0]), gpt_step(*pairs[1]),
                                                   args.steps))
     return 0

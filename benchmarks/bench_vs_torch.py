@@ -34,6 +34,18 @@ from minimegatron.datasets import repeat_task
 import minimegatron.functional as F
 
 
+def training_step(loss_fn, opt):
+    """A closure for one step: loss, zero the gradients, backward, update; returns the loss.
+    minimegatron's and torch's optimizers and tensors share these names, so it serves both."""
+    def step():
+        loss = loss_fn()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def torch_weights(torch, model, device):
     """{minimegatron parameter name: a torch leaf tensor holding a copy of its values}."""
     return {name: torch.tensor(to_numpy(p.data), device=device, requires_grad=True)
@@ -79,13 +91,7 @@ def gpt_pair(torch, device, d_model, seq, dtype):
     opt = optim.AdamW(model.parameters(), lr=1e-3)
     idx, targets = repeat_task(16, seq, cfg.vocab_size)
 
-    def mm_step():
-        loss = model.loss(idx, targets)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-
+    mm_step = training_step(lambda: model.loss(idx, targets), opt)
     weights = torch_weights(torch, model, device)
     t_idx, t_targets = (torch.tensor(to_numpy(a), device=device) for a in (idx, targets))
     t_opt = torch.optim.AdamW(weights.values(), lr=1e-3, weight_decay=0.01)
@@ -94,12 +100,7 @@ def gpt_pair(torch, device, d_model, seq, dtype):
     def torch_loss():
         return torch_gpt_loss(torch, weights, cfg, t_idx, t_targets, mask)
 
-    def torch_step():
-        loss = torch_loss()
-        t_opt.zero_grad()
-        loss.backward()
-        t_opt.step()
-        return loss
+    torch_step = training_step(torch_loss, t_opt)
 
     with torch.no_grad():
         first = (float(model.loss(idx, targets).item()), float(torch_loss().item()))
@@ -120,12 +121,7 @@ def mlp_pair(torch, device, dtype, width=512, batch=64, layers=4, lr=1e-3):
             h = F.relu(h) if i < layers - 1 else h
         return ((h - yt) * (h - yt)).mean()
 
-    def mm_step():
-        loss = mm_loss()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
+    mm_step = training_step(mm_loss, opt)
 
     params = [torch.tensor(to_numpy(p.data), device=device, requires_grad=True)
               for layer in linears for p in layer.parameters()]
@@ -139,12 +135,7 @@ def mlp_pair(torch, device, dtype, width=512, batch=64, layers=4, lr=1e-3):
             h = h.relu() if i < layers - 1 else h
         return ((h - ty) ** 2).mean()
 
-    def torch_step():
-        loss = torch_loss()
-        t_opt.zero_grad()
-        loss.backward()
-        t_opt.step()
-        return loss
+    torch_step = training_step(torch_loss, t_opt)
 
     with torch.no_grad():
         first = (float(mm_loss().item()), float(torch_loss().item()))
