@@ -58,7 +58,7 @@ import weakref
 import numpy as np
 from mpi4py import MPI
 
-from minimegatron import comm, comm_check, polling, trace
+from minimegatron import comm, comm_check, polling, staging, trace
 from minimegatron.backend import is_device_array, sync, to_pinned_host
 from minimegatron.staging import CUDA_AWARE
 
@@ -69,24 +69,18 @@ def _problem(x, op, inplace, out):
         return f"x must be an array, got {type(x).__name__}"
     if inplace == (out is not None):
         return "give exactly one of inplace=True or out= (a bound call needs a fixed output)"
-    if op not in comm.OPS:
-        return f"unknown reduction op {op!r}; choose one of {sorted(comm.OPS)}"
-    if op == "mean" and not np.issubdtype(np.dtype(x.dtype), np.floating):
-        return f"op='mean' needs a floating dtype, got {np.dtype(x.dtype)}"
     if not x.flags.c_contiguous:
         return "x must be C-contiguous (MPI binds its memory once)"
     if inplace and not getattr(x.flags, "writeable", True):     # CuPy's flags lack it
         return "x is read-only (inplace=True writes the result into it)"
-    if out is not None:
-        if is_device_array(out) != is_device_array(x) or not hasattr(out, "shape"):
-            return f"out= must be an array of x's kind ({type(x).__name__})"
-        if tuple(out.shape) != tuple(x.shape) or out.dtype != x.dtype:
-            return (f"out= has shape {tuple(out.shape)} and dtype {out.dtype}; the result has "
-                    f"shape {tuple(x.shape)} and dtype {x.dtype}")
-        if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
-            return "out= must be C-contiguous and writable"
-        if isinstance(x, np.ndarray) and np.may_share_memory(out, x):
-            return "out= overlaps x (use inplace=True)"
+    try:                                 # the op and ``out=`` as comm.py checks them
+        comm._op(op, x.dtype)
+        if out is not None:
+            staging.check_out(out, tuple(x.shape), x.dtype, x, "bind_all_reduce")
+    except ValueError as err:
+        return str(err)
+    if out is not None and not out.flags.c_contiguous:
+        return "out= must be C-contiguous (MPI binds its memory once)"
     return ""
 
 
