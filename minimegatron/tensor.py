@@ -18,7 +18,7 @@ Backward is reverse-mode autodiff over the recorded Nodes (function.py):
    leaf already holds that memory, the caller passed it in, or it is a
    read-only or strided view (``_accumulate_leaf``). So a backward must
    return arrays it does not use again (function.py says so). A leaf with a
-   ``grad_view`` (a slice of a flat gradient buffer, data_parallel/flat.py)
+   ``grad_view`` (a slice of a flat gradient buffer, minimegatron/flat.py)
    has its gradient written or added into that view instead.
 
 Gradients accumulate across ``backward`` calls until ``zero_grad``. Saved
@@ -42,7 +42,7 @@ class Tensor:
         self._node = None      # the Node that produced this tensor (None for a leaf)
         self._index = 0        # which output of that Node
         self._grad_hooks = []
-        self.grad_view = None  # an array gradients are written into (data_parallel/flat.py)
+        self.grad_view = None  # an array gradients are written into (minimegatron/flat.py)
 
     # ---- array-like basics -------------------------------------------------
     shape = property(lambda self: self.data.shape)

@@ -13,8 +13,8 @@ memory and moves the same bytes.
 Buckets and overlap (as in PyTorch): the parameters, in REVERSE registration
 order (their gradients become ready roughly in that order during backward),
 are grouped into buckets of about ``bucket_bytes``. Their gradients live in
-one flat buffer in that order (flat.py, as Megatron's DDP keeps them): every
-``p.grad`` is a view into it, so a bucket is one contiguous slice. A grad hook
+one flat buffer in that order (minimegatron/flat.py, as Megatron's DDP keeps
+them): every ``p.grad`` is a view into it, so a bucket is one contiguous slice. A grad hook
 on every parameter (``Tensor.register_grad_hook``, fired once its gradient
 for this backward is complete) counts the bucket's ready gradients; with
 ``overlap=True`` the last one starts the bucket's nonblocking all-reduce
@@ -55,7 +55,7 @@ import contextlib
 from minimegatron import comm, comm_check, trace
 from minimegatron.backend import to_numpy, xp
 from minimegatron.bound import bind_all_reduce
-from minimegatron.parallel.data_parallel.flat import FlatBuffer
+from minimegatron.flat import FlatBuffer
 from minimegatron.parallel.split import flatten, unflatten
 
 DEFAULT_BUCKET_BYTES = 2 ** 20
