@@ -144,6 +144,63 @@ def leaked_lines(student_text, reference_text, path="<text>"):
     return sorted(line for line in solution & student if not line.startswith("#"))
 
 
+def without_bodies(text, path="<text>"):
+    """text with every block's body removed (the markers stay): what must equal the handout."""
+    return replace_bodies(text, path, {b.id: [] for b in parse_blocks(text, path)})
+
+
+def _files(root, top_only=False):
+    """Relative paths of the files under root (IGNORE's patterns left out)."""
+    found = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [] if top_only else [d for d in dirs if d not in ("__pycache__",)
+                                       and not d.endswith(".egg-info")]
+        found += [os.path.relpath(os.path.join(here, f), root) for f in files
+                  if not f.endswith(".pyc")]
+    return sorted(found)
+
+
+def _same(copy_file, reference_file, rel):
+    """True if the two files agree outside the exercise blocks."""
+    with open(copy_file, "rb") as f:
+        mine = f.read()
+    with open(reference_file, "rb") as f:
+        theirs = f.read()
+    if not rel.endswith(".py") or mine == theirs:
+        return mine == theirs
+    try:
+        return without_bodies(mine.decode("utf-8"), rel) == without_bodies(
+            theirs.decode("utf-8"), rel)
+    except (UnicodeDecodeError, ValueError):           # broken markers differ too
+        return False
+
+
+def changed_outside(copy_root, source_pkg=PACKAGE_DIR, source_root=REPO_ROOT):
+    """Paths of the copy at copy_root that differ from the handout outside the blocks.
+
+    Every file of the package must equal the reference's once the block bodies
+    are taken out; a file the handout does not have (a new module, a
+    ``sitecustomize.py``, ``conftest.py`` or ``.pth`` at the top) counts too, as do
+    ``setup.cfg`` and ``pyproject.toml``. The grader shows these paths and never
+    gives such a copy a PASS: it grades the blocks alone, inside the reference.
+    """
+    changed = []
+    copy_pkg = os.path.join(copy_root, "minimegatron")
+    reference = set(_files(source_pkg))
+    for rel in sorted(reference | set(_files(copy_pkg))):
+        mine, theirs = os.path.join(copy_pkg, rel), os.path.join(source_pkg, rel)
+        if rel not in reference or not os.path.isfile(mine) or not _same(mine, theirs, rel):
+            changed.append(os.path.join("minimegatron", rel))
+    for rel in _files(copy_root, top_only=True):
+        theirs = os.path.join(source_root, rel)
+        if rel in ("setup.cfg", "pyproject.toml") and os.path.isfile(theirs):
+            if not _same(os.path.join(copy_root, rel), theirs, rel):
+                changed.append(rel)
+        elif rel.endswith((".py", ".pth")):
+            changed.append(rel)
+    return changed
+
+
 def _blank_package(dest_pkg):
     """Blank every marked block under dest_pkg; refuse if a solution line survives."""
     for root, _, files in os.walk(dest_pkg):

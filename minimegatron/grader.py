@@ -1,30 +1,45 @@
-"""``minimegatron grade [EXERCISE] [--path DIR]``: check a student copy, exercise by exercise.
+"""``minimegatron grade [EXERCISE] [--path DIR | --class DIR]``: check copies, exercise by
+exercise, against what each exercise teaches.
 
-EXERCISE is an id (``3.2``), a group (``3``) or ``all`` (the default); DIR
-holds the copy's ``minimegatron/`` (default: the current directory). For each
-exercise it prints PASS or FAIL; a failure says what to fix (rank, value,
-expected against got), or "not done yet: Exercise 3.2: <hint>" while the
-block still raises, and quotes the line of the source notes it is about.
-The exit status is 0 only if every graded exercise passes. With
-``MINIMEGATRON_LANG=ko`` every message is Korean (``minimegatron.i18n``; the
-checks' own messages too: the runner inherits the environment).
+EXERCISE is an id (``3.2``), a group (``3``), a list (``1.1,3``) or ``all`` (the
+default); DIR holds the copy's ``minimegatron/`` (default: the current
+directory). Each exercise gets PASS, FAIL (which point of the lesson was
+missed, in plain words, with a hint), TODO (not done yet), HANG, ERROR or
+CHANGED (``exercise_checks/judge.py``), and a failure quotes the line of the
+source notes it is about. The exit status is 0 only if every graded exercise
+passes. ``--class DIR`` grades every copy under DIR into a gradebook
+(``gradebook.py``). With ``MINIMEGATRON_LANG=ko`` every message is Korean.
 
-How one exercise is graded, in isolation. Exercise X's check runs against
-the student's copy in which every OTHER exercise block has been put back to
-this (the reference) package's solution, so X passes or fails on X alone:
-a DDP check does not stop at an unfinished MatMul backward; the checks
-(``exercise_checks/``, ``gradcheck.py``) are this package's too. The copies live
-in a temporary directory; the checks run in a fresh subprocess with that copy
-first on sys.path (never mixed with this package), multi-rank checks under
-``mpiexec -n N`` (``launcher.find_mpiexec``). All exercises of one kind run in
-one process or one mpiexec launch; a check that makes no progress for
-``--timeout`` seconds (a rank waiting for a collective nobody joins) is
-killed, reported, and the remaining ones are run again without it.
+How one exercise is graded (teacher mode: this package holds every answer).
+
+1. The copy it runs is THIS package with one block, the exercise's own, taken
+   from the student. No other file or block of the student's copy runs, so a
+   DDP check does not stop at an unfinished MatMul backward, and an edited
+   check, ``__init__`` or backend changes nothing.
+2. The student side (``exercise_checks/runner.py``) runs in a fresh process with
+   that copy first on sys.path, multi-rank checks under ``mpiexec -n 4``; it
+   calls the lesson's ``collect`` on a problem drawn from a random seed and
+   writes every rank's evidence as JSON data. It decides nothing.
+3. The judge is this process, which runs no student code: it reads the
+   evidence back (``evidence.py``: data, never pickles) and judges each point
+   of the lesson (``lesson.py``). A second report for one check (student code
+   writing lines) is a FAIL.
+4. Every file of the copy outside the exercise blocks is compared with the
+   handout (``exercises.changed_outside``): any difference makes every cell
+   CHANGED, with the paths, never PASS.
+
+All exercises of one rank count run in one process or one mpiexec launch; a
+check that makes no progress for ``--timeout`` seconds (a rank waiting for a
+collective nobody joins) is killed, reported as HANG with where each rank
+waits, and the remaining ones run again without it.
+
+Self-check mode (this package is itself a student copy, so it has no answers):
+the copy runs as it is, with this package's checks; an exercise that needs an
+unfinished earlier one says so.
 """
 import argparse
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -33,12 +48,13 @@ import sys
 import tempfile
 import time
 
-from minimegatron import faults, i18n
+from minimegatron import faults, gradebook, i18n
 from minimegatron.argtypes import finite_positive_float
 from minimegatron.entry import banner
 from minimegatron.exercise_checks import EXERCISES, by_id
-from minimegatron.exercises import (IGNORE, PACKAGE_DIR, find_blocks, is_blank,
-                                    replace_bodies, select)
+from minimegatron.exercise_checks.judge import Verdict, judge
+from minimegatron.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
+                                    is_blank, replace_bodies, select)
 from minimegatron.launcher import child_env, find_mpiexec, kill_group, mpiexec_flags
 
 RUNNER = "minimegatron.exercise_checks.runner"
@@ -47,18 +63,15 @@ POLL_S = 0.1
 DUMP_WAIT_S = 3.0   # how long the ranks get to say where they wait before the kill
 SKEW_S = 10.0       # some ranks finished a check, the others still inside it after this: HANG
 MAX_OUTPUT = 64 * 2 ** 20         # bytes of output a check may print before it is killed
-RANK_PREFIX = re.compile(r"^(rank|랭크) \d+: ")    # a check's own "rank 1: " (en or ko)
+SEED = 20261125     # the problem seed of the mutation tests (a real grade draws one)
 
 
-def _overlay(student_pkg, dest, own_id, reference, student):
-    """Copy student_pkg to dest/minimegatron with every block but own_id back to reference.
-
-    The checks themselves (GRADER_FILES) always come from this package, so an
-    old or edited copy is graded by the current checks.
-    """
+def _overlay(source_pkg, dest, bodies, grader_files=False):
+    """Copy source_pkg to dest/minimegatron with the blocks in ``bodies`` ({id: lines})
+    replaced; with ``grader_files`` the checks (GRADER_FILES) come from this package."""
     target = os.path.join(dest, "minimegatron")
-    shutil.copytree(student_pkg, target, ignore=IGNORE)
-    for rel in GRADER_FILES:
+    shutil.copytree(source_pkg, target, ignore=IGNORE)
+    for rel in GRADER_FILES if grader_files else ():
         source, copy = os.path.join(PACKAGE_DIR, rel), os.path.join(target, rel)
         if os.path.isdir(source):
             shutil.rmtree(copy, ignore_errors=True)
@@ -66,76 +79,85 @@ def _overlay(student_pkg, dest, own_id, reference, student):
         else:
             shutil.copyfile(source, copy)
     by_file = {}
-    for ex_id, block in reference.items():
-        if ex_id != own_id and ex_id in student and not is_blank(block):
-            by_file.setdefault(student[ex_id].path, {})[ex_id] = block.body
-    for rel, bodies in by_file.items():
+    for ex_id, body in bodies.items():
+        by_file.setdefault(_block_path(ex_id), {})[ex_id] = body
+    for rel, replaced in by_file.items():
         path = os.path.join(target, rel)
         with open(path, encoding="utf-8") as f:
             text = f.read()
         with open(path, "w", encoding="utf-8") as f:
-            f.write(replace_bodies(text, rel, bodies))
+            f.write(replace_bodies(text, rel, replaced))
     return dest
 
 
+def _block_path(ex_id):
+    return find_blocks(PACKAGE_DIR)[ex_id].path
+
+
 def plan(student_pkg, ids, workdir, reference, student):
-    """[{"id", "path"}]: the copy each exercise is checked against (shared when identical)."""
+    """[{"id", "path"}]: the copy each exercise is checked against (shared when identical).
+
+    Teacher mode (this package holds every answer): the copy is THIS package with
+    one block, the exercise's own, taken from the student; every other file and
+    block is the reference's, so nothing else of the student's copy runs.
+    Self-check mode (this package is itself a student copy): the student's own
+    package as it is, with this package's checks.
+    """
+    teacher = not any(is_blank(block) for block in reference.values())
     shared, jobs = None, []
     for ex_id in ids:
         same = ex_id in reference and student[ex_id].body == reference[ex_id].body
-        if same:
+        if teacher and same or not teacher:
             if shared is None:
-                shared = _overlay(student_pkg, os.path.join(workdir, "reference"), None,
-                                  reference, student)
+                shared = (_overlay(PACKAGE_DIR, os.path.join(workdir, "reference"), {})
+                          if teacher else
+                          _overlay(student_pkg, os.path.join(workdir, "self"), {},
+                                   grader_files=True))
             path = shared
         else:
-            path = _overlay(student_pkg, os.path.join(workdir, f"ex{ex_id}"), ex_id,
-                            reference, student)
+            path = _overlay(PACKAGE_DIR, os.path.join(workdir, f"ex{ex_id}"),
+                            {ex_id: student[ex_id].body})
         jobs.append({"id": ex_id, "path": path})
     return jobs
 
 
 def _launch(jobs, nprocs, workdir, timeout):
-    """Run jobs in one process (nprocs 1) or one mpiexec launch.
+    """Run jobs (the student side of each check) in one process or one mpiexec launch.
 
-    Returns a dict: "results" (the result lines carrying this launch's nonce),
-    "forged" (keys of lines without it), "tail" (the output's end), "code",
-    "ended" ("done"; "hang": no new result for ``timeout`` s, or ranks split
-    for SKEW_S; "output": more than MAX_OUTPUT bytes printed; killed either
-    way), "progress" (each rank's own verdicts), "waited" and "stacks".
+    Returns a dict: "records" ({key: [one record per rank]} for the jobs every rank
+    reported), "forged" (keys reported twice by one rank: student code wrote a
+    line), "tail" (the output's end), "code", "ended" ("done"; "hang": no new
+    record for ``timeout`` s, or ranks split for SKEW_S; "output": more than
+    MAX_OUTPUT bytes printed; killed either way), "progress" ({rank: {key:
+    record}}), "waited" and "stacks".
     """
     tag = f"{nprocs}_{time.monotonic_ns()}"
     run_dir = os.path.join(workdir, f"run_{tag}")
     os.makedirs(run_dir)
     jobs_file = os.path.join(run_dir, "jobs.json")
-    results_file = os.path.join(run_dir, "results.jsonl")
     log_file = os.path.join(run_dir, "log.txt")
     with open(jobs_file, "w") as f:
         json.dump(jobs, f)
-    cmd = [sys.executable, "-m", RUNNER, jobs_file, results_file]
+    cmd = [sys.executable, "-m", RUNNER, jobs_file, run_dir]
     if nprocs > 1:
         mpiexec = find_mpiexec()
         cmd = [mpiexec] + mpiexec_flags(mpiexec, nprocs) + ["-n", str(nprocs)] + cmd + ["--mpi"]
     env = child_env(nprocs)
     env["PYTHONPATH"] = jobs[0]["path"]           # the copy under test, nothing else
     env[faults.JOB_DIR_ENV] = run_dir             # each rank's pid, end and stack dumps
-    nonce = secrets.token_hex(16)
     ended, waited, stacks = "done", 0.0, ""
     with open(log_file, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=run_dir, env=env, stdin=subprocess.PIPE, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        proc.stdin.write(f"{nonce}\n".encode())
-        proc.stdin.close()
+        proc = subprocess.Popen(cmd, cwd=run_dir, env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         done, last_change = 0, time.monotonic()
         try:
             while proc.poll() is None:
                 time.sleep(POLL_S)
-                now_done = _count_lines(results_file)
-                if now_done != done:
-                    done, last_change = now_done, time.monotonic()
+                counts = _counts(run_dir, nprocs)
+                if max(counts) != done:
+                    done, last_change = max(counts), time.monotonic()
                 elif time.monotonic() - last_change > timeout or (
-                        time.monotonic() - last_change > SKEW_S and
-                        _split(_progress(run_dir, nprocs), done)):
+                        time.monotonic() - last_change > SKEW_S and min(counts) < done):
                     ended = "hang"
                 elif os.path.getsize(log_file) > MAX_OUTPUT:
                     ended = "output"
@@ -146,20 +168,12 @@ def _launch(jobs, nprocs, workdir, timeout):
                     break
         finally:
             _kill_all(proc, run_dir)
-    results, forged = [], []
-    if os.path.exists(results_file):
-        with open(results_file) as f:
-            for line in f:
-                record = _parse(line)
-                if record is None:
-                    continue                  # not a result at all: it claims nothing
-                if record.get("nonce") != nonce:
-                    forged.append(record.get("key", record["id"]))
-                elif all(r["key"] != record["key"] for r in results):
-                    results.append(record)
-    return {"results": results, "forged": forged, "tail": _tail(log_file), "ended": ended,
-            "code": proc.returncode, "progress": _progress(run_dir, nprocs), "waited": waited,
-            "stacks": stacks}
+    progress, forged = _progress(run_dir, nprocs)
+    keys = [job["key"] for job in jobs]
+    records = {key: [progress[rank][key] for rank in range(nprocs)] for key in keys
+               if key not in forged and all(key in progress[rank] for rank in range(nprocs))}
+    return {"records": records, "forged": forged, "tail": _tail(log_file), "ended": ended,
+            "code": proc.returncode, "progress": progress, "waited": waited, "stacks": stacks}
 
 
 def _kill_all(proc, run_dir):
@@ -180,7 +194,8 @@ def _parse(line):
         record = json.loads(line)
     except ValueError:
         return None
-    return record if isinstance(record, dict) and "id" in record else None
+    ok = isinstance(record, dict) and all(k in record for k in ("key", "id", "status"))
+    return record if ok else None
 
 
 def _tail(path, size=3000):
@@ -191,193 +206,211 @@ def _tail(path, size=3000):
 
 
 def _progress(run_dir, nprocs):
-    """{rank: {exercise id: verdict}}: what each rank had reported when the launch ended."""
-    seen = {}
-    for rank in range(nprocs if nprocs > 1 else 0):
-        path = os.path.join(run_dir, f"progress_rank{rank}.jsonl")
+    """({rank: {key: record}}, forged keys): what each rank reported when the launch ended.
+
+    The runner writes one line per job and rank; a second line for the same key
+    can only come from student code, and marks that key as forged."""
+    seen, forged = {}, set()
+    for rank in range(nprocs):
         seen[rank] = {}
-        if os.path.exists(path):
-            with open(path) as f:
-                for line in f:
-                    record = _parse(line)
-                    if record:
-                        seen[rank][record["key"]] = record.get("verdict")
-    return seen
+        path = os.path.join(run_dir, f"evidence_rank{rank}.jsonl")
+        if not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                record = _parse(line)
+                if record is None:
+                    continue
+                if record["key"] in seen[rank]:
+                    forged.add(record["key"])
+                seen[rank][record["key"]] = record
+    return seen, forged
 
 
-def _split(progress, done):
-    """True if some ranks reported the check now running and others did not: a hang."""
-    reported = [len(seen) > done for seen in progress.values()]
-    return any(reported) and not all(reported)
+def _counts(run_dir, nprocs):
+    """Lines written so far by each rank."""
+    counts = []
+    for rank in range(nprocs):
+        path = os.path.join(run_dir, f"evidence_rank{rank}.jsonl")
+        counts.append(_count_lines(path))
+    return counts
 
 
 def _count_lines(path):
     if not os.path.exists(path):
         return 0
-    with open(path) as f:
+    with open(path, "rb") as f:
         return sum(1 for _ in f)
 
 
 def _hang_report(key, launch):
-    """HANG, then for each rank: its own verdict if it finished first, else 'still inside'."""
+    """HANG, then for each rank: its own status if it finished first, else 'still inside'."""
     lines = [i18n.text("grader.hang", seconds=launch["waited"])]
-    for rank, verdicts in launch["progress"].items():
-        verdict = verdicts.get(key)
-        if verdict is None:
+    for rank, records in launch["progress"].items():
+        record = records.get(key)
+        if record is None:
             lines.append(i18n.text("grader.hang_waiting", rank=rank))
         else:
-            status, message = verdict
-            lines.append(i18n.text("grader.hang_finished", rank=rank, status=status,
-                                   message=message))
+            lines.append(i18n.text("grader.hang_finished", rank=rank, status=record["status"],
+                                   message=record["message"] or "-"))
     if launch["stacks"]:
         lines += [i18n.text("grader.hang_stacks"), launch["stacks"]]
     return "\n".join(lines)
 
 
-def run_jobs(jobs, nprocs, workdir, timeout):
-    """{key: result} (a job's key is its exercise id unless it names one); a job that hangs
-    or crashes is reported and the rest run again."""
-    pending = [{**job, "key": job.get("key", job["id"])} for job in jobs]
-    results = {}
+def _judge_in(langs, ex_id, records, seed):
+    """judge() in the current language, or in langs[0] with ``.ko`` judged in Korean too."""
+    if not langs:
+        return judge(ex_id, records, seed)
+    with i18n.speaking(langs[0]):
+        verdict = judge(ex_id, records, seed)
+    if "ko" in langs[1:]:
+        with i18n.speaking("ko"):
+            verdict.ko = judge(ex_id, records, seed)
+    return verdict
+
+
+def run_jobs(jobs, nprocs, workdir, timeout, seed, langs=None):
+    """{key: Verdict} (a job's key is its exercise id unless it names one): the student
+    side runs in launches of its own, the judging happens here, in ``langs`` if given
+    (see grade_variants). A job that hangs or crashes is reported and the rest run
+    again."""
+    pending = [{**job, "key": job.get("key", job["id"]), "seed": seed} for job in jobs]
+    verdicts = {}
     while pending:
         launch = _launch(pending, nprocs, workdir, timeout)
         for key in launch["forged"]:
-            results[key] = {"id": key, "ranks": [["error", i18n.text("grader.forged")]]}
-        for result in launch["results"]:
-            results.setdefault(result["key"], result)
-        pending = [job for job in pending if job["key"] not in results]
+            verdicts[key] = Verdict("FAIL", [i18n.text("grader.forged")], ["forged"])
+        for key, records in launch["records"].items():
+            ex_id = next(job["id"] for job in pending if job["key"] == key)
+            if key not in verdicts:
+                verdicts[key] = _judge_in(langs, ex_id, records, seed)
+        pending = [job for job in pending if job["key"] not in verdicts]
         if not pending:
             break
         stuck = pending.pop(0)
         if launch["ended"] == "hang":
-            why = _hang_report(stuck["key"], launch)
-        elif launch["ended"] == "output":
+            verdicts[stuck["key"]] = Verdict("HANG", [_hang_report(stuck["key"], launch)],
+                                             ["hang"])
+            continue
+        if launch["ended"] == "output":
             why = i18n.text("grader.too_much_output", mib=MAX_OUTPUT // 2 ** 20)
         else:
             why = i18n.text("grader.crashed", code=launch["code"], tail=launch["tail"])
-        results[stuck["key"]] = {"id": stuck["id"], "ranks": [["error", why]], "seconds": None}
-    return results
-
-
-def _todo(message, own_id):
-    """(text, own): "not done yet" (own block) or "needs Exercise X first" for a blank block.
-
-    A blank block raises "Exercise X: <English hint>"; the hint is shown in
-    the current language when it is the exercise's own.
-    """
-    ex_id, message = i18n.blank_message(message)
-    if ex_id is None or ex_id == own_id:
-        return i18n.text("grader.todo", message=message), True
-    return i18n.text("grader.needs_first", id=ex_id, message=message), False
-
-
-def _verdict(result):
-    """(passed, lines): rank verdicts merged (identical messages once, with their ranks)."""
-    ranks = result["ranks"]
-    if all(status == "pass" for status, _ in ranks):
-        return True, [ranks[0][1]]
-    lines, seen, own_todo = [], {}, set()
-    for rank, (status, message) in enumerate(ranks):
-        if status != "pass":
-            own = False
-            if status == "todo":
-                message, own = _todo(message, result["id"])
-            message = RANK_PREFIX.sub("", message)      # the prefix is added back per group
-            seen.setdefault(message, []).append(rank)
-            if own:
-                own_todo.add(message)
-    for message, who in seen.items():
-        everyone = len(who) == len(ranks) and message in own_todo
-        prefix = "" if len(ranks) == 1 or everyone else (
-            i18n.text("grader.rank", rank=who[0]) if len(who) == 1 else
-            i18n.text("grader.ranks_prefix", ranks=", ".join(map(str, who))))
-        lines.append(prefix + message)
-    return False, lines
-
-
-def grade_variants(variants, timeout=60.0):
-    """{name: (passed, lines)}: the reference with ONE block replaced, graded like an answer.
-
-    ``variants`` is {name: (exercise id, body lines)}. Every variant of one rank
-    count runs in one launch, each against its own copy. The mutation tests
-    plant plausible bugs this way and assert that each one FAILS.
-    """
-    reference = find_blocks(PACKAGE_DIR)
-    with tempfile.TemporaryDirectory(prefix="mm_variants_") as workdir:
-        jobs = []
-        for name, (ex_id, body) in variants.items():
-            dest = os.path.join(workdir, f"v{len(jobs)}")
-            target = os.path.join(dest, "minimegatron")
-            shutil.copytree(PACKAGE_DIR, target, ignore=IGNORE)
-            rel = reference[ex_id].path
-            with open(os.path.join(target, rel), encoding="utf-8") as f:
-                text = replace_bodies(f.read(), rel, {ex_id: body})
-            with open(os.path.join(target, rel), "w", encoding="utf-8") as f:
-                f.write(text)
-            jobs.append({"id": ex_id, "key": name, "path": dest})
-        verdicts = {}
-        for nprocs in sorted({by_id(job["id"]).nprocs for job in jobs}):
-            batch = [job for job in jobs if by_id(job["id"]).nprocs == nprocs]
-            for key, result in run_jobs(batch, nprocs, workdir, timeout).items():
-                verdicts[key] = _verdict(result)
+        verdicts[stuck["key"]] = Verdict("FAIL", [why], ["crashed"])
     return verdicts
 
 
-def grade(path=".", spec=None, timeout=60.0, out=sys.stdout):
-    """Grade the copy at path; {id: passed}. Prints one verdict per exercise to out."""
+def grade_variants(variants, timeout=60.0, seed=SEED, langs=None):
+    """{name: Verdict}: the reference with ONE block replaced, graded like an answer.
+
+    ``variants`` is {name: (exercise id, body lines)}. Every variant of one rank
+    count runs in one launch, each against its own copy. The mutation tests
+    plant plausible bugs this way and assert that each one FAILS. With
+    ``langs=("en", "ko")`` each verdict is judged in English, and its ``.ko`` is the
+    same evidence judged in Korean.
+    """
+    with tempfile.TemporaryDirectory(prefix="mm_variants_") as workdir:
+        jobs = []
+        for name, (ex_id, body) in variants.items():
+            dest = _overlay(PACKAGE_DIR, os.path.join(workdir, f"v{len(jobs)}"), {ex_id: body})
+            jobs.append({"id": ex_id, "key": name, "path": dest})
+        return _run_by_size(jobs, workdir, timeout, seed, langs)
+
+
+def _run_by_size(jobs, workdir, timeout, seed, langs=None):
+    """run_jobs over the jobs, one batch per rank count."""
+    verdicts = {}
+    for nprocs in sorted({by_id(job["id"]).nprocs for job in jobs}):
+        batch = [job for job in jobs if by_id(job["id"]).nprocs == nprocs]
+        verdicts.update(run_jobs(batch, nprocs, workdir, timeout, seed, langs))
+    return verdicts
+
+
+def grade_copy(path=".", spec=None, timeout=60.0, seed=None):
+    """{id: Verdict} for the copy at path (no printing): see the module docstring."""
     i18n.language()             # an unknown MINIMEGATRON_LANG: one line, before any work
-    student_pkg = os.path.join(os.path.abspath(path), "minimegatron")
+    copy_root = os.path.abspath(path)
+    student_pkg = os.path.join(copy_root, "minimegatron")
     if not os.path.isdir(student_pkg):
-        raise ValueError(i18n.text("grader.no_package", path=os.path.abspath(path)))
+        raise ValueError(i18n.text("grader.no_package", path=copy_root))
+    seed = secrets.randbelow(2 ** 31) if seed is None else seed
     reference = find_blocks(PACKAGE_DIR)
-    student = find_blocks(student_pkg)
+    teacher = not any(is_blank(block) for block in reference.values())
+    try:
+        student = find_blocks(student_pkg)
+    except (ValueError, UnicodeDecodeError) as err:          # broken markers: every cell
+        return {ex_id: Verdict("ERROR", [str(err)], ["markers"])
+                for ex_id in select(spec, [ex.id for ex in EXERCISES])}
     ids = select(spec, [ex.id for ex in EXERCISES])
-    if any(is_blank(block) for block in reference.values()):
-        print(i18n.text("grader.self_check"), file=out)
     verdicts, runnable = {}, []
     for ex_id in ids:
         if ex_id not in reference:
-            verdicts[ex_id] = (False, [i18n.text("grader.not_marked", id=ex_id,
-                                                 package=PACKAGE_DIR)])
+            verdicts[ex_id] = Verdict("ERROR", [i18n.text("grader.not_marked", id=ex_id,
+                                                          package=PACKAGE_DIR)], ["markers"])
         elif ex_id not in student:
-            verdicts[ex_id] = (False, [i18n.text("grader.markers_missing", id=ex_id,
-                                                 file=reference[ex_id].path, path=path)])
+            verdicts[ex_id] = Verdict("ERROR", [i18n.text(
+                "grader.markers_missing", id=ex_id, file=reference[ex_id].path, path=path)],
+                ["markers"])
         else:
             runnable.append(ex_id)
     with tempfile.TemporaryDirectory(prefix="mm_grade_") as workdir:
         jobs = plan(student_pkg, runnable, workdir, reference, student)
-        for nprocs in sorted({by_id(job["id"]).nprocs for job in jobs}):
-            batch = [job for job in jobs if by_id(job["id"]).nprocs == nprocs]
-            for ex_id, result in run_jobs(batch, nprocs, workdir, timeout).items():
-                verdicts[ex_id] = _verdict(result)
-    print(i18n.text("grader.grading", count=len(ids), package=student_pkg), file=out)
-    for ex_id in ids:
-        exercise, (passed, lines) = by_id(ex_id), verdicts[ex_id]
+        verdicts.update(_run_by_size(jobs, workdir, timeout, seed))
+    changed = changed_outside(copy_root) if teacher else []
+    if changed:
+        shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
+        for ex_id, verdict in verdicts.items():
+            verdicts[ex_id] = Verdict("CHANGED", [i18n.text(
+                "grader.changed", paths=shown, result=verdict.result)] + verdict.lines,
+                ["changed: " + changed[0]], verdict.seconds)
+    return {ex_id: verdicts[ex_id] for ex_id in ids}
+
+
+def grade(path=".", spec=None, timeout=60.0, out=sys.stdout, seed=None):
+    """Grade the copy at path; {id: passed}. Prints one verdict per exercise to out."""
+    reference = find_blocks(PACKAGE_DIR)
+    if any(is_blank(block) for block in reference.values()):
+        print(i18n.text("grader.self_check"), file=out)
+    verdicts = grade_copy(path, spec, timeout, seed)
+    student_pkg = os.path.join(os.path.abspath(path), "minimegatron")
+    print(i18n.text("grader.grading", count=len(verdicts), package=student_pkg), file=out)
+    for ex_id, verdict in verdicts.items():
+        exercise = by_id(ex_id)
         ranks = (i18n.text("grader.ranks", nprocs=exercise.nprocs, group=exercise.group)
                  if exercise.nprocs > 1 else "")
-        verdict = i18n.text("grader.pass" if passed else "grader.fail")
-        print(f"{verdict}  {ex_id:<4} {i18n.exercise_text(exercise, 'title')}{ranks}", file=out)
-        for line in lines:
+        word = i18n.text(f"grader.result.{verdict.result}")
+        print(f"{word}  {ex_id:<4} {i18n.exercise_text(exercise, 'title')}{ranks}", file=out)
+        for line in verdict.lines:
             print("      " + line.replace("\n", "\n      "), file=out)
-        if not passed:
+        if not verdict.passed:
             note = i18n.exercise_text(exercise, "note")
             print("      " + i18n.text("grader.source_notes", note=note), file=out)
-    passed = sum(ok for ok, _ in verdicts.values())
-    print(i18n.text("grader.summary", passed=passed, count=len(ids)), file=out)
-    return {ex_id: verdicts[ex_id][0] for ex_id in ids}
+    passed = sum(v.passed for v in verdicts.values())
+    print(i18n.text("grader.summary", passed=passed, count=len(verdicts)), file=out)
+    return {ex_id: v.passed for ex_id, v in verdicts.items()}
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="minimegatron grade",
-                                     description="check a student copy, exercise by exercise")
+    parser = argparse.ArgumentParser(
+        prog="minimegatron grade",
+        description="check a student copy, exercise by exercise (--class: every copy of a "
+                    "class, into a gradebook)")
     parser.add_argument("exercise", nargs="?", default="all",
-                        help="an id (3.2), a group (3) or all (default)")
+                        help="an id (3.2), a group (3), a list (1.1,3) or all (default)")
     parser.add_argument("--path", default=".", help="directory holding the copy's minimegatron/")
     parser.add_argument("--timeout", type=finite_positive_float, default=60.0,
                         help="seconds a check may run without finishing (default 60)")
+    gradebook.add_arguments(parser)
     opts = parser.parse_args(argv)
     banner("grade")
     try:
+        if opts.class_dir:
+            return gradebook.main(opts)
+        if opts.report:                     # one copy of a class: gradebook.py reads it
+            gradebook.write_report(opts.report, grade_copy(opts.path, opts.exercise,
+                                                           opts.timeout))
+            return 0
         results = grade(opts.path, opts.exercise, opts.timeout)
     except (ValueError, FileNotFoundError) as err:      # FileNotFoundError: no mpiexec
         print(f"minimegatron grade: {err}", file=sys.stderr)

@@ -1,33 +1,31 @@
-"""Run exercise checks in a fresh process (the grader starts it; students never need to).
+"""Run the student side of exercise checks in a fresh process (the grader starts it).
 
-    python -m minimegatron.exercise_checks.runner JOBS.json RESULTS.jsonl [--mpi]
+    python -m minimegatron.exercise_checks.runner JOBS.json RUN_DIR [--mpi]
 
-JOBS.json is a list of {"id": "1.1", "key": K, "path": DIR}: run exercise 1.1's check
-with DIR first on sys.path, so ``import minimegatron`` is the copy in DIR.
-Between jobs with different DIRs every minimegatron module is dropped from
-sys.modules and imported again from the new DIR, so one process (or one
-mpiexec launch) grades many exercises, each against its own copy.
+JOBS.json is a list of {"id": "1.1", "key": K, "path": DIR, "seed": S}: run
+exercise 1.1's ``collect`` (``lesson.py``) with DIR first on sys.path, so
+``import minimegatron`` is the copy in DIR. Between jobs with different DIRs
+every minimegatron module is dropped from sys.modules and imported again from
+the new DIR, so one process (or one mpiexec launch) runs many exercises, each
+against its own copy.
 
 With --mpi this runs on every rank of an mpiexec job of 4 ranks, laid out as
 a 2 x 2 grid in Megatron's order (``ProcessGrid(dp=2, pp=1, tp=2)``): a check
 of kind "tp" runs on the tp groups [0, 1] and [2, 3], one of kind "dp" on the
 dp groups [0, 2] and [1, 3]. Each group is a strict subset of the world, so a
-collective over the world instead of the group gives a wrong number, and the
-check says so. After the check:
+collective over the world instead of the group gives a wrong number.
 
-1. each rank appends its own verdict to ``progress_rank<r>.jsonl`` at once, so
-   the grader still knows what a rank saw when another rank hangs;
-2. ``comm.allgather_object`` collects every rank's verdict and rank 0 appends
-   one JSON line per exercise to RESULTS.jsonl (the grader watches the file to
-   time out a check that makes no progress).
+This process runs student code, so it decides NOTHING. Each rank appends, per
+job, one line to ``RUN_DIR/evidence_rank<r>.jsonl``:
 
-Results cannot be forged by an accident or a casual trick: the grader writes a
-random nonce to the runner's standard input, the runner reads it before any
-student code is imported and puts it in every result line, and the process
-ends with ``os._exit`` right after the last report, so no ``atexit`` hook of
-student code runs. (Student code runs with the user's rights in this process:
-a determined cheat can still read the nonce. The grader is a teaching aid,
-not a sandbox.)
+    {"key", "id", "rank", "status": "ok" | "todo" | "error", "message", "evidence",
+     "seconds"}
+
+``todo``: the student's block still raises NotImplementedError; ``error``: the
+student's code raised (the message says where). The grader watches these files
+(a check that makes no progress is a HANG), reads them back as data and judges
+them itself (``grader.py``). The process ends with ``os._exit`` right after
+the last line, so no ``atexit`` hook of student code runs.
 """
 import importlib
 import json
@@ -58,20 +56,31 @@ def where_it_failed(tb, path):
     return f" (in {frame.name}: {frame.line.strip()})" if frame.line else f" (in {frame.name})"
 
 
-def run_check(ex_id, path, group):
-    """(status, message): "pass", "todo" (NotImplementedError), "fail" or "error"."""
+def collect(ex_id, path, group, seed):
+    """(status, message, evidence): "ok" with the evidence, or "todo" / "error"."""
     from minimegatron.exercise_checks import by_id
+    from minimegatron.exercise_checks.evidence import encode
     exercise = by_id(ex_id)
     try:
         module = importlib.import_module(f"minimegatron.exercise_checks.{exercise.module}")
-        check = module.CHECKS[ex_id]
-        return "pass", str(check(group) if group is not None else check())
+        if ex_id not in getattr(module, "LESSONS", {}):      # a check not yet split in two
+            return "ok", "", {"legacy": _legacy(module.CHECKS[ex_id], group)}
+        evidence = module.LESSONS[ex_id].collect(group, seed)
+        if group is not None:
+            evidence = {**evidence, "rank": group.rank, "group": list(group.ranks)}
+        return "ok", "", encode(evidence)
     except NotImplementedError as err:
-        return "todo", str(err)
-    except AssertionError as err:
-        return "fail", str(err)
+        return "todo", str(err), None
     except Exception as err:   # noqa: BLE001 -- a student's bug, reported as a failure
-        return "error", f"{type(err).__name__}: {err}{where_it_failed(err.__traceback__, path)}"
+        return "error", f"{type(err).__name__}: {err}{where_it_failed(err.__traceback__, path)}", None
+
+
+def _legacy(check, group):
+    """[passed, message] of an old-style check that judges itself (to be split in two)."""
+    try:
+        return [True, str(check(group) if group is not None else check())]
+    except AssertionError as err:
+        return [False, str(err)]
 
 
 def check_group(ex_id):
@@ -82,18 +91,13 @@ def check_group(ex_id):
     return grid.tp if by_id(ex_id).group == "tp" else grid.dp
 
 
-def _append(path, record):
-    with open(path, "a") as f:
-        f.write(json.dumps(record) + "\n")
-
-
 def main(argv):
-    jobs_file, results_file, use_mpi = argv[0], argv[1], "--mpi" in argv
-    # Before any student code is imported. mpiexec gives standard input to rank 0 alone.
-    nonce = sys.stdin.readline().strip() if rank_from_env() == 0 else ""
+    jobs_file, run_dir, use_mpi = argv[0], argv[1], "--mpi" in argv
     with open(jobs_file) as f:
         jobs = json.load(f)
-    current, world = None, None
+    rank = rank_from_env() if use_mpi else 0
+    out_file = os.path.join(run_dir, f"evidence_rank{rank}.jsonl")
+    current = None
     for job in jobs:
         if job["path"] != current:
             use_copy(job["path"], current)
@@ -102,26 +106,20 @@ def main(argv):
         if use_mpi:
             from minimegatron import comm
             comm.install_abort_hook()
-            world = comm.world()
             group = check_group(job["id"])
         start = time.perf_counter()
-        verdict = run_check(job["id"], job["path"], group)
-        if use_mpi:
-            progress = os.path.join(os.path.dirname(results_file),
-                                    f"progress_rank{world.rank}.jsonl")
-            _append(progress, {"id": job["id"], "key": job["key"], "verdict": verdict,
-                               "time": time.time()})
-        verdicts = comm.allgather_object(verdict, world) if use_mpi else [verdict]
-        if world is None or world.rank == 0:
-            _append(results_file, {"id": job["id"], "key": job["key"], "nonce": nonce,
-                                   "ranks": verdicts,
-                                   "seconds": round(time.perf_counter() - start, 3)})
+        status, message, evidence = collect(job["id"], job["path"], group, job["seed"])
+        line = json.dumps({"key": job["key"], "id": job["id"], "rank": rank, "status": status,
+                           "message": message, "evidence": evidence,
+                           "seconds": round(time.perf_counter() - start, 3)})
+        with open(out_file, "a") as f:
+            f.write(line + "\n")
     sys.stdout.flush()
     sys.stderr.flush()
     if use_mpi:
         from mpi4py import MPI
         MPI.Finalize()
-    os._exit(0)          # no atexit hook of student code runs after the last report
+    os._exit(0)          # no atexit hook of student code runs after the last line
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 
 A message is a ``str.format`` template in a plain dict, one module per
 language (``en.py``, ``ko.py``; tutorials 03-11 in ``en_tutorials.py``,
-``ko_tutorials.py``), with the same keys and the same {fields}
+``ko_tutorials.py``; the exercises' lesson points in ``en_lessons.py``, ``ko_lessons.py``), with the same keys and the same {fields}
 (tests/test_i18n.py checks both). Numbers, code names and commands are fields
 or stay in the template as they are; the Korean uses the terms of
 docs/glossary.md. The exercises' titles, hints and source notes are English
@@ -12,14 +12,15 @@ data in ``exercise_checks`` (a student copy raises the English hint, which
 ``exercises.is_blank`` compares), so ``exercise_text`` picks the Korean ones
 by exercise id when the grader shows them.
 """
+import contextlib
 import os
 import re
 
-from minimegatron.i18n import en, en_tutorials, ko, ko_tutorials
+from minimegatron.i18n import en, en_lessons, en_tutorials, ko, ko_lessons, ko_tutorials
 
 ENV = "MINIMEGATRON_LANG"
-CATALOGS = {"en": {**en.MESSAGES, **en_tutorials.MESSAGES},      # tutorials 03-11: *_tutorials
-            "ko": {**ko.MESSAGES, **ko_tutorials.MESSAGES}}
+CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES},
+            "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES}}
 
 
 def language():
@@ -56,3 +57,17 @@ def exercise_text(exercise, field):
     if language() == "en":
         return getattr(exercise, field)
     return ko.EXERCISES[exercise.id][field]
+
+
+@contextlib.contextmanager
+def speaking(lang):
+    """Messages in ``lang`` inside the block (the grader judges once, shows in both)."""
+    saved = os.environ.get(ENV)
+    os.environ[ENV] = lang
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ[ENV]
+        else:
+            os.environ[ENV] = saved

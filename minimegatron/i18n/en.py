@@ -12,8 +12,6 @@ MESSAGES = {
     "grader.markers_missing": "the markers '# EXERCISE {id} begin/end' are missing from "
                               "minimegatron/{file} in {path}: put them back around your code",
     "grader.grading": "grading {count} exercise(s) in {package}",
-    "grader.pass": "PASS",
-    "grader.fail": "FAIL",
     "grader.ranks": " [{nprocs} ranks, {group} groups of 2]",
     "grader.source_notes": 'source notes: "{note}"',
     "grader.summary": "{passed} of {count} exercise(s) pass",
@@ -34,9 +32,30 @@ MESSAGES = {
                               "print inside a loop?",
     "grader.crashed": "the check crashed (exit code {code}) before reporting; its output ends "
                       "with:\n{tail}",
-    "grader.forged": "a result line for this exercise did not come from the grader's runner: "
-                     "student code wrote to the grader's results file, so the exercise cannot "
-                     "pass",
+    "grader.forged": "one rank reported this exercise twice: only the grader's runner writes "
+                     "those reports, so student code wrote one, and the exercise cannot pass",
+    "grader.result.PASS": "PASS",
+    "grader.result.FAIL": "FAIL",
+    "grader.result.TODO": "TODO",
+    "grader.result.HANG": "HANG",
+    "grader.result.ERROR": "ERROR",
+    "grader.result.CHANGED": "CHANGED",
+    "grader.result.TIMEOUT": "TIMEOUT",
+    "grader.point_ok": "ok: {point}",
+    "grader.point_missed": "missed: {point}\n  {detail}\n  hint: {hint}",
+    "grader.bad_evidence": "the check's evidence is not in the form the judge reads ({error})",
+    "grader.changed": "changed outside the exercise: {paths}. A copy may change the exercise "
+                      "blocks only, so this cell cannot pass (the blocks alone, graded inside "
+                      "the reference: {result})",
+    # gradebook.py
+    "gradebook.no_class": "no class folder {path}: give the folder that holds one copy per "
+                          "student (minimegatron exercises make CLASS/NAME)",
+    "gradebook.empty": "{path} holds no student folder",
+    "gradebook.timeout": "the copy ran past --student-timeout and was stopped",
+    "gradebook.no_report": "the grader ended without a report for this copy",
+    "gradebook.progress": "[{done}/{count}] {student}: {passed} of {total} pass "
+                          "({seconds:.0f} s)",
+    "gradebook.wrote": "wrote {path}",
     # exercise_checks/common.py
     "check.array_of_shape": "array of shape {shape}",
     "check.got_none": "{where}{what}: got None, expected {expected}",
@@ -172,16 +191,4 @@ MESSAGES = {
     "sp.gpt_why": "the block must equal one process: check the reduce-scatter's group and axis",
     "sp.pass": "g-bar: forward reduce-scatter along the sequence, backward all-gather; "
                "GPT vs one process: loss {loss:.1e}, grad {grad:.1e}",
-    # exercise_checks/mixed_precision.py
-    "mp.clean": "DynamicLossScaler(8, growth_interval=2).update(finite grads): [skipped, scale]",
-    "mp.grow": "a second clean step (growth_interval = 2 reached, the scale doubles): "
-               "[skipped, scale]",
-    "mp.overflow": "dp group {ranks}, an inf on its rank 1: {poisoned} (only group [0, 2] has "
-                   "one; the flag is reduced with MAX over THIS group): [skipped, scale]",
-    "mp.zero_skip": "ZeRO-2 in float16, inf on rank 1 at step 1 only: skipped per step (every "
-                    "rank alike)",
-    "mp.changed": "rank {rank}: a skipped step changed the weights (skip means no update)",
-    "mp.scales": "the loss scale per step (2^8, halved after the overflow, doubled after 2 "
-                 "clean steps)",
-    "mp.pass": "every rank skipped the overflow step and halved the scale: {scales}",
 }

@@ -118,8 +118,6 @@ MESSAGES = {
     "grader.markers_missing": "{path}의 minimegatron/{file}에서 표시 주석 '# EXERCISE {id} "
                               "begin/end'가 없어졌습니다: 여러분의 코드 앞뒤에 다시 넣으세요",
     "grader.grading": "{package}의 연습 문제 {count}개를 채점합니다",
-    "grader.pass": "통과",
-    "grader.fail": "실패",
     "grader.ranks": " [랭크(rank) {nprocs}개, 랭크 2개짜리 {group} 그룹]",
     "grader.source_notes": '강의 노트: "{note}"',
     "grader.summary": "연습 문제 {count}개 중 {passed}개 통과",
@@ -140,8 +138,29 @@ MESSAGES = {
                               "있습니까?",
     "grader.crashed": "검사가 결과를 보고하기 전에 비정상 종료했습니다 (종료 코드 {code}); "
                       "출력의 끝부분:\n{tail}",
-    "grader.forged": "이 연습 문제의 결과 줄이 채점기의 runner에서 나오지 않았습니다: 학생 "
-                     "코드가 채점기의 결과 파일에 썼으므로 이 연습 문제는 통과할 수 없습니다",
+    "grader.forged": "한 랭크가 이 연습 문제를 두 번 보고했습니다: 그 보고는 채점기의 러너만 "
+                     "쓰므로 학생 코드가 하나를 쓴 것이고, 이 연습 문제는 통과할 수 없습니다",
+    "grader.result.PASS": "통과",
+    "grader.result.FAIL": "실패",
+    "grader.result.TODO": "미완성",
+    "grader.result.HANG": "멈춤",
+    "grader.result.ERROR": "오류",
+    "grader.result.CHANGED": "변경됨",
+    "grader.result.TIMEOUT": "시간 초과",
+    "grader.point_ok": "통과: {point}",
+    "grader.point_missed": "놓친 점: {point}\n  {detail}\n  힌트: {hint}",
+    "grader.bad_evidence": "검사의 증거가 판정기가 읽는 형식이 아닙니다 ({error})",
+    "grader.changed": "연습 문제 밖이 바뀌었습니다: {paths}. 사본은 연습 문제 블록만 바꿀 수 "
+                      "있으므로 이 칸은 통과할 수 없습니다 (블록만 참조 구현 안에서 채점한 "
+                      "결과: {result})",
+    "gradebook.no_class": "반 폴더 {path}가 없습니다: 학생마다 사본 하나씩을 담은 폴더를 "
+                          "주세요 (minimegatron exercises make CLASS/NAME)",
+    "gradebook.empty": "{path}에 학생 폴더가 없습니다",
+    "gradebook.timeout": "사본이 --student-timeout을 넘겨 멈췄습니다",
+    "gradebook.no_report": "채점기가 이 사본의 보고 없이 끝났습니다",
+    "gradebook.progress": "[{done}/{count}] {student}: {total}개 중 {passed}개 통과 "
+                          "({seconds:.0f}초)",
+    "gradebook.wrote": "{path}를 썼습니다",
     # exercise_checks/common.py
     "check.array_of_shape": "shape {shape}인 배열",
     "check.got_none": "{where}{what}: None을 받았습니다, 기댓값 {expected}",
@@ -282,13 +301,4 @@ MESSAGES = {
     "sp.gpt_why": "블록은 프로세스 하나와 같아야 합니다: 리듀스 스캐터의 그룹과 축을 확인하세요",
     "sp.pass": "g-bar: 순전파는 시퀀스 축 리듀스 스캐터, 역전파는 올개더; "
                "GPT 대 프로세스 하나: 손실 {loss:.1e}, 기울기 {grad:.1e}",
-    # exercise_checks/mixed_precision.py
-    "mp.clean": "DynamicLossScaler(8, growth_interval=2).update(유한한 기울기): [skipped, scale]",
-    "mp.grow": "두 번째 깨끗한 스텝 (growth_interval = 2 도달, 스케일이 두 배): [skipped, scale]",
-    "mp.overflow": "dp 그룹 {ranks}, 그 그룹의 랭크 1에 inf: {poisoned} (그룹 [0, 2]에만 있음; "
-                   "플래그는 이 그룹에서 MAX로 리듀스): [skipped, scale]",
-    "mp.zero_skip": "float16 ZeRO-2, 스텝 1에서 랭크 1에만 inf: 스텝별 건너뜀 (모든 랭크가 같게)",
-    "mp.changed": "랭크 {rank}: 건너뛴 스텝이 가중치를 바꿨습니다 (건너뜀은 갱신 없음)",
-    "mp.scales": "스텝별 손실 스케일 (2^8, 오버플로 뒤 절반, 깨끗한 2스텝 뒤 두 배)",
-    "mp.pass": "모든 랭크가 오버플로 스텝을 건너뛰고 스케일을 절반으로 줄였습니다: {scales}",
 }
