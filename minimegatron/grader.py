@@ -159,7 +159,7 @@ def _launch(jobs, nprocs, workdir, timeout):
                 elif time.monotonic() - last_change > timeout or (
                         time.monotonic() - last_change > SKEW_S and min(counts) < done):
                     ended = "hang"
-                elif os.path.getsize(log_file) > MAX_OUTPUT:
+                elif os.path.getsize(log_file) + _evidence_bytes(run_dir, nprocs) > MAX_OUTPUT:
                     ended = "output"
                 if ended != "done":
                     waited = time.monotonic() - last_change
@@ -236,6 +236,11 @@ def _counts(run_dir, nprocs):
     return counts
 
 
+def _evidence_bytes(run_dir, nprocs):
+    paths = [os.path.join(run_dir, f"evidence_rank{rank}.jsonl") for rank in range(nprocs)]
+    return sum(os.path.getsize(p) for p in paths if os.path.exists(p))
+
+
 def _count_lines(path):
     if not os.path.exists(path):
         return 0
@@ -258,15 +263,24 @@ def _hang_report(key, launch):
     return "\n".join(lines)
 
 
-def _judge_in(langs, ex_id, records, seed):
-    """judge() in the current language, or in langs[0] with ``.ko`` judged in Korean too."""
-    if not langs:
+def _judge(ex_id, records, seed):
+    """judge(), where records that are not what the runner writes are a FAIL, not a crash."""
+    try:
         return judge(ex_id, records, seed)
+    except Exception as err:   # noqa: BLE001 -- records are data a student could write
+        return Verdict("FAIL", [i18n.text("grader.bad_evidence", error=repr(err))],
+                       ["evidence"])
+
+
+def _judge_in(langs, ex_id, records, seed):
+    """_judge() in the current language, or in langs[0] with ``.ko`` judged in Korean too."""
+    if not langs:
+        return _judge(ex_id, records, seed)
     with i18n.speaking(langs[0]):
-        verdict = judge(ex_id, records, seed)
+        verdict = _judge(ex_id, records, seed)
     if "ko" in langs[1:]:
         with i18n.speaking("ko"):
-            verdict.ko = judge(ex_id, records, seed)
+            verdict.ko = _judge(ex_id, records, seed)
     return verdict
 
 

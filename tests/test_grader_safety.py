@@ -1,35 +1,32 @@
-"""What student code cannot do to the grader: forge a PASS, outlive it, or flood it.
+"""What a student's copy cannot do to the grade: forge a PASS, outlive the grader, flood it.
 
-Each case is the reference package with exercise 1.2 (Exp backward) answered
-correctly, plus a trick in the same block (``grader.grade_variants``), so the
-check itself would PASS and only the trick can change the verdict:
+Two kinds of attack, each tried as a student would:
 
-- forging: write PASS lines for every exercise into the grader's results file,
-  at once and again from an ``atexit`` hook. Lines without the run's nonce
-  mark those exercises FAIL; the hook never runs (``os._exit``).
-- a background process started by student code is killed with the check.
-- printing without end is stopped at the output cap, with a message.
+- edits OUTSIDE the exercise blocks (the package ``__init__``, the backend, a
+  check file, a ``sitecustomize.py``, ``conftest.py`` or ``.pth`` beside the
+  package, ``setup.cfg``): in teacher mode none of it runs (the copy graded is the
+  reference with the student's block put in), and every cell of such a copy is
+  CHANGED, naming the path, never PASS;
+- tricks INSIDE a block, where student code does run: writing reports into the
+  grader's files (a second report for one check is a forgery), evidence that
+  is not data, a background process, endless output. The judge runs in the
+  grader's process and reads data only, so none of these reaches PASS.
+
+Exercise 7.1 (the loss scaler, 4 ranks) and 1.2 (Exp backward, 1 process) are
+the targets; the right answer with the trick is graded, so only the trick can
+change the verdict.
 """
 import os
 import time
 
-from minimegatron.grader import MAX_OUTPUT, grade_variants
+import pytest
 
-RIGHT = "        return grad_out * ctx.saved[0]\n"
+from minimegatron import exercises
+from minimegatron.exercises import find_blocks
+from minimegatron.grader import MAX_OUTPUT, grade_copy, grade_variants
 
-FORGE = [                      # the runner's argv: JOBS.json RESULTS.jsonl
-    "        import atexit, json, sys\n",
-    "        def forge():\n",
-    "            keys = [job['key'] for job in json.load(open(sys.argv[1]))]\n",
-    "            with open(sys.argv[2], 'a') as f:\n",
-    "                for key in keys:\n",
-    "                    f.write(json.dumps({'id': '1.2', 'key': key, 'nonce': 'guess',\n",
-    "                                        'ranks': [['pass', 'forged']]}) + '\\n')\n",
-    "        if not getattr(sys, 'forged', False):\n",
-    "            sys.forged = True\n",
-    "            forge()\n",
-    "            atexit.register(forge)\n",
-    RIGHT]
+RIGHT_71 = [line for line in find_blocks()["7.1"].body]
+RIGHT_12 = ["        return grad_out * ctx.saved[0]\n"]
 
 
 def _alive(pid):
@@ -41,22 +38,121 @@ def _alive(pid):
         return f.read().split(")")[-1].split()[0] != "Z"
 
 
-def test_forged_result_lines_fail_and_an_honest_answer_passes():
-    passed, lines = grade_variants({"forged": ("1.2", FORGE)})["forged"]
-    assert not passed and "did not come from the grader's runner" in "\n".join(lines), lines
-    assert grade_variants({"honest": ("1.2", [RIGHT])})["honest"][0]
+# ---- edits outside the blocks: CHANGED, and the edit never runs -------------------------
+
+FORGED_CHECK = ("\nimport minimegatron.exercise_checks.judge as _j\n"
+                "_j.judge = lambda *a, **k: _j.Verdict('PASS', ['forged'])\n")
+EDITS = {
+    "package __init__ replaces the judge": ("minimegatron/__init__.py", FORGED_CHECK),
+    "backend.to_numpy patched": ("minimegatron/backend.py",
+                                 "\nto_numpy = lambda a: __import__('numpy').zeros(1)\n"),
+    "a check file edited": ("minimegatron/exercise_checks/mixed_precision.py",
+                            "\nSTEPS = 1\n"),
+    "a new module in the package": ("minimegatron/helper.py", "x = 1\n"),
+    "sitecustomize.py beside the package": ("sitecustomize.py", FORGED_CHECK),
+    "conftest.py beside the package": ("conftest.py", "import os\n"),
+    "a .pth file beside the package": ("evil.pth", "import os\n"),
+    "setup.cfg edited": ("setup.cfg", "\n# mine\n"),
+}
 
 
-def test_a_background_process_of_student_code_does_not_outlive_the_grade(tmp_path):
-    pid_file = tmp_path / "pid"
-    body = ["        import subprocess\n",
-            f"        if not __import__('os').path.exists({str(pid_file)!r}):\n",
-            "            p = subprocess.Popen(['sleep', '300'])\n",
-            f"            open({str(pid_file)!r}, 'w').write(str(p.pid))\n",
-            RIGHT]
-    passed, _ = grade_variants({"spawns": ("1.2", body)})["spawns"]
-    assert passed                                       # the answer itself is right
-    pid = int(pid_file.read_text())
+@pytest.fixture(scope="module")
+def edited_copies(tmp_path_factory):
+    """{case: verdicts} for copies with 7.1 and 1.2 solved and ONE edit outside the blocks."""
+    out = {}
+    for case, (rel, text) in EDITS.items():
+        path = str(tmp_path_factory.mktemp("edited"))
+        exercises.make(path)
+        exercises.solve(path, ["7.1", "1.2"])
+        with open(os.path.join(path, rel), "a", encoding="utf-8") as f:
+            f.write(text)
+        out[case] = (rel, grade_copy(path, "1.2,1.3"))
+    return out
+
+
+def test_an_untouched_copy_is_not_changed(tmp_path):
+    exercises.make(str(tmp_path))
+    exercises.solve(str(tmp_path), ["1.2"])
+    assert exercises.changed_outside(str(tmp_path)) == []
+    verdicts = grade_copy(str(tmp_path), "1.2,1.3")
+    assert verdicts["1.2"].result == "PASS", verdicts["1.2"].lines
+    assert verdicts["1.3"].result == "TODO", verdicts["1.3"].lines
+
+
+@pytest.mark.parametrize("case", list(EDITS))
+def test_an_edit_outside_the_blocks_marks_every_cell_changed(edited_copies, case):
+    rel, verdicts = edited_copies[case]
+    for ex_id, verdict in verdicts.items():
+        text = "\n".join(verdict.lines)
+        assert verdict.result == "CHANGED", f"{case}: {ex_id} is {verdict.result}\n{text}"
+        assert "changed outside the exercise" in text and rel in text, text
+    # graded inside the reference, the blocks alone: the solved one passes, the blank not
+    assert "(the blocks alone, graded inside the reference: PASS)" in verdicts["1.2"].lines[0]
+    assert "(the blocks alone, graded inside the reference: TODO)" in verdicts["1.3"].lines[0]
+
+
+# ---- tricks inside a block: the judge reads data, and never trusts a report ----------------
+
+FORGE_LINES = [                  # the runner's argv: JOBS.json RUN_DIR; write every key's line
+    "        import json, os, sys\n",
+    "        if not getattr(sys, 'forged', False):\n",
+    "            sys.forged = True\n",
+    "            for job in json.load(open(sys.argv[1])):\n",
+    "                line = {'key': job['key'], 'id': job['id'], 'rank': 0, 'status': 'ok',\n",
+    "                        'message': '', 'seconds': 0, 'evidence': {'legacy': [True, 'ok']}}\n",
+    "                with open(os.path.join(sys.argv[2], 'evidence_rank0.jsonl'), 'a') as f:\n",
+    "                    f.write(json.dumps(line) + '\\n')\n",
+]
+NOT_DATA = [                      # evidence that claims to be an array of Python objects
+    "        import json, os, sys\n",
+    "        if not getattr(sys, 'forged', False):\n",
+    "            sys.forged = True\n",
+    "            line = {'key': 'not data', 'id': '1.2', 'rank': 0, 'status': 'ok',\n",
+    "                    'message': '', 'seconds': 0,\n",
+    "                    'evidence': {'__array__': 'object', 'shape': [1], 'data': ['os']}}\n",
+    "            with open(os.path.join(sys.argv[2], 'evidence_rank0.jsonl'), 'a') as f:\n",
+    "                f.write(json.dumps(line) + '\\n')\n",
+    "            os._exit(0)\n",
+]
+
+
+@pytest.fixture(scope="module")
+def tricks(tmp_path_factory):
+    pid_file = str(tmp_path_factory.mktemp("spawn") / "pid")
+    spawn = ["        import subprocess\n",
+             f"        if not __import__('os').path.exists({pid_file!r}):\n",
+             "            p = subprocess.Popen(['sleep', '300'])\n",
+             f"            open({pid_file!r}, 'w').write(str(p.pid))\n"]
+    verdicts = grade_variants({"honest": ("1.2", RIGHT_12), "spawns": ("1.2", spawn + RIGHT_12)})
+    for name, variant in {"forges every report": ("1.2", FORGE_LINES + RIGHT_12),
+                          "not data": ("1.2", NOT_DATA + RIGHT_12),
+                          "forges the 7.1 report on rank 0": ("7.1", FORGE_LINES + RIGHT_71)
+                          }.items():             # each alone: a forger writes every key's line
+        verdicts.update(grade_variants({name: variant}))
+    return verdicts, pid_file
+
+
+def test_an_honest_answer_passes(tricks):
+    verdicts, _ = tricks
+    assert verdicts["honest"].result == "PASS", verdicts["honest"].lines
+
+
+@pytest.mark.parametrize("case", ["forges every report", "forges the 7.1 report on rank 0"])
+def test_a_second_report_for_one_check_is_a_forgery(tricks, case):
+    verdict = tricks[0][case]
+    assert verdict.result == "FAIL" and verdict.missed == ["forged"], verdict
+    assert "reported this exercise twice" in "\n".join(verdict.lines)
+
+
+def test_evidence_that_is_not_data_never_passes(tricks):
+    verdict = tricks[0]["not data"]
+    assert verdict.result == "FAIL", verdict
+
+
+def test_a_background_process_of_student_code_does_not_outlive_the_grade(tricks):
+    verdicts, pid_file = tricks
+    assert verdicts["spawns"].result == "PASS"            # the answer itself is right
+    pid = int(open(pid_file).read())
     deadline = time.monotonic() + 5
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -66,6 +162,6 @@ def test_a_background_process_of_student_code_does_not_outlive_the_grade(tmp_pat
 def test_endless_output_is_cut_off_with_a_message():
     body = ["        while True:\n",
             "            print('x' * 65536)\n"]
-    passed, lines = grade_variants({"floods": ("1.2", body)}, timeout=60)["floods"]
-    text = "\n".join(lines)
-    assert not passed and f"more than {MAX_OUTPUT // 2 ** 20} MiB" in text, text
+    verdict = grade_variants({"floods": ("1.2", body)}, timeout=60)["floods"]
+    text = "\n".join(verdict.lines)
+    assert verdict.result == "FAIL" and f"more than {MAX_OUTPUT // 2 ** 20} MiB" in text, text
