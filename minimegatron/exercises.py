@@ -295,8 +295,15 @@ def select(spec, known):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="minimegatron exercises",
-                                     description="classroom copies with blanked blocks")
+    parser = argparse.ArgumentParser(
+        prog="minimegatron exercises", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="classroom copies with blanked blocks", epilog="""\
+hand out:   minimegatron exercises make class/alice     (one copy per student)
+the student installs the copy:  pip install -e 'class/alice[mpi,plot]'
+collect the copies into class/, then grade them all:
+            minimegatron grade --class class/ --csv book.csv --json book.json
+a copy may change the exercise blocks only; any other change is reported
+(CHANGED) and never passes. The teacher's guide: docs/teaching.md.""")
     sub = parser.add_subparsers(dest="action", required=True)
     sub.add_parser("list", help="the exercises and the file each one is in")
     make_parser = sub.add_parser("make", help="write a student copy into DIR")
@@ -319,9 +326,9 @@ def main(argv=None):
             for path in make(opts.dir, force=opts.force):
                 print(f"wrote {path}")
             print(f"next (student): python3 -m venv venv && . venv/bin/activate && "
-                  f"pip install -e '{opts.dir}[mpi]'\n"
+                  f"pip install -e '{opts.dir}[mpi,plot]'\n"
                   f"next (teacher): minimegatron grade --path {opts.dir}   (every exercise "
-                  "fails at first)")
+                  "is TODO at first)")
         else:
             known = list(find_blocks())
             ids = [i for spec in opts.exercise for i in select(spec, known)]

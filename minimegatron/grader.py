@@ -63,6 +63,14 @@ POLL_S = 0.1
 DUMP_WAIT_S = 3.0   # how long the ranks get to say where they wait before the kill
 SKEW_S = 10.0       # some ranks finished a check, the others still inside it after this: HANG
 MAX_OUTPUT = 64 * 2 ** 20         # bytes of output a check may print before it is killed
+EPILOG = """\
+a student, from the copy's directory:   minimegatron grade 3.2
+the teacher, one copy:                  minimegatron grade --path class/alice
+the teacher, the whole class:           minimegatron grade --class class/ --csv book.csv \\
+                                                           --json book.json
+Each cell is PASS, FAIL (the point of the lesson missed, and a hint), TODO, HANG,
+ERROR, CHANGED (a file outside the exercise blocks differs from the handout: never
+PASS) or TIMEOUT. What each exercise checks: exercises/<id>.md, docs/teaching.md."""
 SEED = 20261125     # the problem seed of the mutation tests (a real grade draws one)
 
 
@@ -407,9 +415,9 @@ def grade(path=".", spec=None, timeout=60.0, out=sys.stdout, seed=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="minimegatron grade",
+        prog="minimegatron grade", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="check a student copy, exercise by exercise (--class: every copy of a "
-                    "class, into a gradebook)")
+                    "class, into a gradebook)", epilog=EPILOG)
     parser.add_argument("exercise", nargs="?", default="all",
                         help="an id (3.2), a group (3), a list (1.1,3) or all (default)")
     parser.add_argument("--path", default=".", help="directory holding the copy's minimegatron/")
