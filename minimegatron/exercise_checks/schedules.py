@@ -60,7 +60,7 @@ def interleaved_settings(seed):
     then four drawn from the seed, two past the old grid (K > 5, and v > 4)."""
     rng = np.random.default_rng([seed, 6])
     drawn = []
-    for low_k, high_k, low_v, high_v, rounds in ((2, 6, 1, 5, 4), (2, 6, 2, 5, 4),
+    for low_k, high_k, low_v, high_v, rounds in ((2, 6, 1, 5, 6), (2, 6, 2, 5, 4),
                                                   (6, 9, 2, 4, 3), (2, 5, 5, 7, 4)):
         k = int(rng.integers(low_k, high_k))
         drawn.append((k, int(rng.integers(low_v, high_v)), k * int(rng.integers(1, rounds))))
