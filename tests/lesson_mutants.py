@@ -39,3 +39,18 @@ def assert_mutants(verdicts, ex_id, mutants):
                 teaches = Point(point, None).teaches(ex_id)
             assert any(teaches in line for line in lines), f"{name} ({lang}):\n{lines}"
         print(f"--- {by_id(ex_id).id} {name}: missed {verdict.missed}\n{shown}")
+
+
+def grade_lessons(references, mutants, timeout=60):
+    """{ex_id: {name: Verdict}} for several exercises in one go (one launch per rank count):
+    ``references`` is {ex_id: reference body lines}, ``mutants`` {ex_id: {name: (body,
+    point)}}; each exercise's reference is graded under the name "reference"."""
+    variants = {}
+    for ex_id, reference in references.items():
+        variants[(ex_id, "reference")] = (ex_id, [line + "\n" for line in reference])
+        variants.update({(ex_id, name): (ex_id, [line + "\n" for line in body])
+                         for name, (body, _) in mutants.get(ex_id, {}).items()})
+    keyed = {f"{ex_id}: {name}": variant for (ex_id, name), variant in variants.items()}
+    verdicts = grade_variants(keyed, timeout=timeout, langs=("en", "ko"))
+    return {ex_id: {name: verdicts[f"{ex_id}: {name}"] for (e, name) in variants if e == ex_id}
+            for ex_id in references}

@@ -107,7 +107,8 @@ def test_korean_grader_run(monkeypatch, tmp_path):
     wrong_32, wrong_21 = _verdicts(reports["wrong"])["3.2"], _verdicts(reports["wrong"])["2.1"]
     assert re.search(r"랭크 0, 1, 2, 3: reduce_from_tp 순전파\(forward\).*합:\n\s+기댓값 "
                      r"\[\[ 3,  6\], \[ 9, 12\]\]\n\s+실제값 \[\[ 6, 12\], \[18, 24\]\]", wrong_32)
-    assert "gpipe(K=1, M=2) 스테이지 0: 역전파(backward) 마이크로 배치, 순서대로" in wrong_21
+    assert ("gpipe(K=1, M=4) 스테이지 0: 순전파(F)와 역전파(B)의 순서가 F0 F1 F2 F3 B3 B2 B1 B0"
+            in wrong_21)
     assert "통과  3.2" in reports["reference"] and "예제 Y = [[74, 98]" in reports["reference"]
 
 

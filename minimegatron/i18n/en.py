@@ -78,24 +78,6 @@ MESSAGES = {
     "autodiff.unbroadcast": "unbroadcast(grad of shape (2, 3, 4), shape={shape})",
     "autodiff.add_rows": "((a + b)**2).sum(), b broadcast over rows",
     "autodiff.add_column": "((a + b)**2).sum(), b of shape (3, 1)",
-    # exercise_checks/schedules.py
-    "sched.where": "{name}(K={stages}, M={micro}) stage {stage}",
-    "sched.forward_order": "{where}: forward micro-batches, in order",
-    "sched.backward_order": "{where}: backward micro-batches, in order",
-    "sched.backward_first": "{where}: backward {i} comes before forward {i}:\n  {actions}",
-    "sched.held": "{where}: most activations held at once (actions: {actions})",
-    "sched.simulate": "{name}(K={stages}, M={micro}): {error}",
-    "sched.bubble": "{name}(K={stages}, M={micro}): simulated bubble fraction (K-1)/(M+K-1)",
-    "sched.pass": "{count} (K, M) pairs: invariants hold, bubble = (K-1)/(M+K-1); e.g. K=2, "
-                  "M=3 stage 0: {actions}",
-    "sched.il_where": "interleaved(K={stages}, M={micro}, v={chunks}) rank {stage}",
-    "sched.il_pairs": "{where}: the (micro-batch, chunk) pairs run forward (actions: {actions})",
-    "sched.il_held": "{where}: most chunk activations held at once = min(warm-up + 1, M*v) "
-                     "(actions: {actions})",
-    "sched.il_bubble": "interleaved(K={stages}, M={micro}, v={chunks}): simulated idle / busy "
-                       "(1/v)(K-1)/M",
-    "sched.il_pass": "{count} (K, M, v): warm-up, activations held and bubble = (1/v)(K-1)/M "
-                     "hold; e.g. K=2, M=2, v=2 rank 0: {actions}",
     # exercise_checks/tensor_parallel.py
     "tp.need_two": "the tensor-parallel exercises run on tp groups of 2 ranks, got {size}",
     "tp.A_i": "A_{n} (this rank's block of A)",

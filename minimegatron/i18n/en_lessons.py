@@ -9,6 +9,93 @@ missed; the other keys are the judges' messages, by exercise group. Same keys an
 MESSAGES = {
     # 1.x autodiff (exercise_checks/autodiff.py)
     # 2.x and 6.1 schedules (exercise_checks/schedules.py)
+    "point.2.1.forwards_first": "stage k runs all M forwards, micro-batches 0..M-1, then all "
+                                "M backwards in the same order, so it holds the activations "
+                                "of all M micro-batches at once",
+    "point.2.1.forwards_first.hint": "two loops: _forward for i in 0..M-1, then _backward for i "
+                                     "in 0..M-1 (not reversed, not one micro-batch at a time), "
+                                     "for any K and M",
+    "point.2.1.messages": "each forward receives its activation from stage k-1 just before and "
+                          "sends it to stage k+1 just after, each backward the same with its "
+                          "gradient the other way: one message per micro-batch and boundary, "
+                          "none past the first or last stage, and no stage waits forever",
+    "point.2.1.messages.hint": "build every step with _forward(K, k, i) and _backward(K, k, i); "
+                               "they add the receive and the send only where a neighbour is",
+    "point.2.1.bubble": "the simulated bubble is (K-1)/(M+K-1) of the schedule, with a "
+                        "backward as long as a forward and twice as long",
+    "point.2.1.bubble.hint": "no step may start before its input has arrived, and none may "
+                             "wait longer: receive, compute, send, in micro-batch order",
+    "point.2.2.warmup": "stage k warms up with min(K-k-1, M) forwards before it starts "
+                        "alternating, so it holds at most min(M, K-k) micro-batches of "
+                        "activations (GPipe holds M)",
+    "point.2.2.warmup.hint": "warmup = min(num_stages - stage - 1, num_micro_batches): the "
+                             "last stage has none, and with few micro-batches it stops at M",
+    "point.2.2.alternate": "after the warm-up, one forward and then one backward while "
+                           "forwards are left (the backward of the oldest micro-batch still "
+                           "waiting), then the backwards left, both in order 0..M-1",
+    "point.2.2.alternate.hint": "in step i run the forward of micro-batch warmup + i, THEN the "
+                                "backward of micro-batch i; after the loop, the backwards "
+                                "M-warmup..M-1 (the cool-down)",
+    "point.2.2.messages": "each forward receives its activation from stage k-1 just before and "
+                          "sends it to stage k+1 just after, each backward the same with its "
+                          "gradient the other way: one message per micro-batch and boundary, "
+                          "none past the first or last stage, and no stage waits forever",
+    "point.2.2.messages.hint": "build every step with _forward(K, k, i) and _backward(K, k, i), "
+                               "whole: a receive placed before another step's send makes the "
+                               "neighbour wait",
+    "point.2.2.bubble": "the simulated bubble is GPipe's, (K-1)/(M+K-1), with a backward as "
+                        "long as a forward and twice as long",
+    "point.2.2.bubble.hint": "a warm-up too short or a step out of order makes a stage wait: "
+                             "follow warm-up, pairs, cool-down exactly",
+    "point.6.1.warmup": "rank k of K with v chunks runs (K-k-1)*2 + (v-1)*K chunk forwards "
+                        "before its first backward, so it holds one more chunk activation "
+                        "than that at most",
+    "point.6.1.warmup.hint": "(v-1)*K steps carry micro-batch 0 to the last chunk, and the "
+                             "ranks after k count twice (there and back): "
+                             "(K - stage - 1) * 2 + (v - 1) * K",
+    "point.6.1.capped": "the warm-up is never more than all M*v chunk forwards: with few "
+                        "micro-batches every (micro-batch, chunk) pair still runs forward once "
+                        "and backward once",
+    "point.6.1.capped.hint": "take min(..., total): total = M*v is already set",
+    "point.6.1.runs": "with this warm-up each chunk backward comes after its own forward and "
+                      "every receive finds its send: the lists of all ranks run to the end "
+                      "(simulated)",
+    "point.6.1.runs.hint": "with another count two ranks can each wait for a message the "
+                           "other sends only later: use the formula, nothing else",
+    "point.6.1.bubble": "the bubble shrinks by v: the simulated idle / busy is (1/v)(K-1)/M",
+    "point.6.1.bubble.hint": "a warm-up too short makes a rank wait for gradients: use "
+                            "(K - stage - 1) * 2 + (v - 1) * K, capped at total",
+    "sched.where": "{name}(K={stages}, M={micro}) stage {stage}",
+    "sched.il_where": "interleaved(K={stages}, M={micro}, v={chunks}) rank {stage}",
+    "sched.too_long": "{where}: {count} actions, more than ten times what the schedule needs "
+                      "({most} at most)",
+    "sched.bad_action": "{where}: {item} is not an Action (op, micro-batch, chunk)",
+    "sched.stage_count": "K={stages}: {got} lists of actions, one per stage expected",
+    "sched.deadlock": "K={stages}, M={micro}, v={chunks}, simulated: {error}",
+    "sched.order": "{where}: forwards (F) and backwards (B) in the order {got}; expected "
+                   "{want}\n  actions: {actions}",
+    "sched.held": "{where}: {got} micro-batches of activations held at once, expected {want}"
+                  "\n  actions: {actions}",
+    "sched.warmup": "{where}: {got} forwards before the first backward, expected {want} (a "
+                    "warm-up of {warmup}, then the first forward of the pairs)\n  actions: "
+                    "{actions}",
+    "sched.messages": "{where}: action {index} is {got}, expected {want}\n  from there: "
+                      "{actions}",
+    "sched.message_count": "{where}: {op} for micro-batches {got}, expected {want}",
+    "sched.bubble": "K={stages}, M={micro}, a backward {t_backward} times a forward: simulated "
+                    "bubble {got}, expected (K-1)/(M+K-1) = {want}",
+    "sched.il_bubble": "K={stages}, M={micro}, v={chunks}, a backward {t_backward} times a "
+                       "forward: simulated idle / busy {got}, expected (1/v)(K-1)/M = {want}",
+    "sched.il_warmup": "{where}: {got} warm-up chunk forwards before the first pair "
+                       "(activations held at most: {held}), expected {want}\n  actions: "
+                       "{actions}",
+    "sched.il_pairs": "{where}: {count} chunk {op}s, expected {want}, each (micro-batch, chunk) "
+                      "pair once; for example {example}",
+    "sched.settings": "the schedule was run for the settings {got}, not the grader's {want}",
+    "sched.il_backward_first": "{where}: {step} comes before its own forward\n  actions: "
+                               "{actions}",
+    "sched.il_capped": "{where}: the formula gives {formula}, more than all {total} chunk "
+                       "forwards; got a warm-up of {got}, expected {total}",
     # 3.x tensor parallel (exercise_checks/tensor_parallel.py)
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
     # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py)

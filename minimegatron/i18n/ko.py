@@ -183,25 +183,6 @@ MESSAGES = {
     "autodiff.unbroadcast": "unbroadcast(shape (2, 3, 4)인 grad, shape={shape})",
     "autodiff.add_rows": "((a + b)**2).sum(), b를 행마다 브로드캐스트",
     "autodiff.add_column": "((a + b)**2).sum(), b의 shape은 (3, 1)",
-    # exercise_checks/schedules.py
-    "sched.where": "{name}(K={stages}, M={micro}) 스테이지 {stage}",
-    "sched.forward_order": "{where}: 순전파(forward) 마이크로 배치, 순서대로",
-    "sched.backward_order": "{where}: 역전파(backward) 마이크로 배치, 순서대로",
-    "sched.backward_first": "{where}: 역전파 {i}가 순전파 {i}보다 먼저 옵니다:\n  {actions}",
-    "sched.held": "{where}: 동시에 가진 활성값(activation)의 최대 개수 (동작: {actions})",
-    "sched.simulate": "{name}(K={stages}, M={micro}): {error}",
-    "sched.bubble": "{name}(K={stages}, M={micro}): 시뮬레이션한 버블(bubble) 비율 "
-                    "(K-1)/(M+K-1)",
-    "sched.pass": "(K, M) 쌍 {count}개: 불변식 성립, 버블 = (K-1)/(M+K-1); 예: K=2, M=3 "
-                  "스테이지 0: {actions}",
-    "sched.il_where": "interleaved(K={stages}, M={micro}, v={chunks}) 랭크 {stage}",
-    "sched.il_pairs": "{where}: 순전파한 (마이크로 배치, 청크) 쌍 (동작: {actions})",
-    "sched.il_held": "{where}: 동시에 가진 청크 활성값의 최대 개수 = min(워밍업 + 1, M*v) "
-                     "(동작: {actions})",
-    "sched.il_bubble": "interleaved(K={stages}, M={micro}, v={chunks}): 시뮬레이션한 "
-                       "유휴/계산 비율 (1/v)(K-1)/M",
-    "sched.il_pass": "(K, M, v) {count}개: 워밍업, 활성값, 버블 = (1/v)(K-1)/M 성립; 예: "
-                     "K=2, M=2, v=2 랭크 0: {actions}",
     # exercise_checks/tensor_parallel.py
     "tp.need_two": "텐서 병렬화 연습 문제는 랭크 2개짜리 tp 그룹에서 실행됩니다, 받은 크기 {size}",
     "tp.A_i": "A_{n} (이 랭크가 가진 A의 블록)",

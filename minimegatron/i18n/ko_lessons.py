@@ -9,6 +9,92 @@ missed; the other keys are the judges' messages, by exercise group. Same keys an
 MESSAGES = {
     # 1.x autodiff (exercise_checks/autodiff.py)
     # 2.x and 6.1 schedules (exercise_checks/schedules.py)
+    "point.2.1.forwards_first": "스테이지 k는 M개의 순전파를 마이크로 배치 0..M-1 순서로 모두 "
+                                "실행한 뒤 M개의 역전파를 같은 순서로 모두 실행하므로, M개 "
+                                "마이크로 배치 모두의 활성값을 한꺼번에 가집니다",
+    "point.2.1.forwards_first.hint": "반복문 두 개: i = 0..M-1에 대해 _forward, 그다음 i = 0..M-1에 "
+                                     "대해 _backward (거꾸로도, 마이크로 배치 하나씩도 아니게), "
+                                     "어떤 K와 M에서도",
+    "point.2.1.messages": "각 순전파는 바로 앞에서 스테이지 k-1로부터 활성값을 수신하고 바로 "
+                          "뒤에서 스테이지 k+1로 송신하며, 각 역전파는 기울기로 반대 방향에 "
+                          "같은 일을 합니다: 마이크로 배치와 경계마다 메시지 하나, 첫 "
+                          "스테이지와 마지막 스테이지 너머로는 없음, 그리고 어떤 스테이지도 "
+                          "끝없이 기다리지 않습니다",
+    "point.2.1.messages.hint": "모든 단계를 _forward(K, k, i)와 _backward(K, k, i)로 만드세요; "
+                               "이웃이 있는 곳에만 수신과 송신을 붙여 줍니다",
+    "point.2.1.bubble": "시뮬레이션한 파이프라인 버블이 스케줄의 (K-1)/(M+K-1)입니다, 역전파가 "
+                        "순전파와 같은 길이일 때와 두 배 길이일 때 모두",
+    "point.2.1.bubble.hint": "어떤 단계도 입력이 도착하기 전에 시작할 수 없고, 더 오래 기다려서도 "
+                             "안 됩니다: 수신, 계산, 송신을 마이크로 배치 순서로",
+    "point.2.2.warmup": "스테이지 k는 교차를 시작하기 전에 min(K-k-1, M)번의 순전파로 "
+                        "워밍업하므로, 최대 min(M, K-k)개 마이크로 배치의 활성값을 가집니다 "
+                        "(GPipe는 M개)",
+    "point.2.2.warmup.hint": "warmup = min(num_stages - stage - 1, num_micro_batches): 마지막 "
+                             "스테이지는 워밍업이 없고, 마이크로 배치가 적으면 M에서 멈춥니다",
+    "point.2.2.alternate": "워밍업 뒤에는 순전파가 남아 있는 동안 순전파 하나, 그다음 역전파 "
+                           "하나 (아직 기다리는 가장 오래된 마이크로 배치의 역전파), 그다음 "
+                           "남은 역전파; 둘 다 0..M-1 순서로",
+    "point.2.2.alternate.hint": "i번째 단계에서 마이크로 배치 warmup + i의 순전파를, 그다음에 "
+                                "마이크로 배치 i의 역전파를 실행하세요; 반복문 뒤에는 역전파 "
+                                "M-warmup..M-1 (쿨다운 단계)",
+    "point.2.2.messages": "각 순전파는 바로 앞에서 스테이지 k-1로부터 활성값을 수신하고 바로 "
+                          "뒤에서 스테이지 k+1로 송신하며, 각 역전파는 기울기로 반대 방향에 "
+                          "같은 일을 합니다: 마이크로 배치와 경계마다 메시지 하나, 첫 "
+                          "스테이지와 마지막 스테이지 너머로는 없음, 그리고 어떤 스테이지도 "
+                          "끝없이 기다리지 않습니다",
+    "point.2.2.messages.hint": "모든 단계를 _forward(K, k, i)와 _backward(K, k, i)로 통째로 "
+                               "만드세요: 다른 단계의 송신 앞에 둔 수신은 이웃을 기다리게 "
+                               "합니다",
+    "point.2.2.bubble": "시뮬레이션한 파이프라인 버블이 GPipe와 같은 (K-1)/(M+K-1)입니다, "
+                        "역전파가 순전파와 같은 길이일 때와 두 배 길이일 때 모두",
+    "point.2.2.bubble.hint": "워밍업이 너무 짧거나 단계의 순서가 어긋나면 스테이지가 기다립니다: "
+                             "워밍업, 교차, 쿨다운을 정확히 따르세요",
+    "point.6.1.warmup": "청크가 v개인 K개 중 랭크 k는 첫 역전파 전에 (K-k-1)*2 + (v-1)*K번의 "
+                        "청크 순전파를 실행하므로, 그보다 하나 많은 청크 활성값까지만 "
+                        "가집니다",
+    "point.6.1.warmup.hint": "(v-1)*K 단계가 마이크로 배치 0을 마지막 청크까지 나르고, k 뒤의 "
+                             "랭크들은 두 번 (갔다가 돌아오기) 셉니다: "
+                             "(K - stage - 1) * 2 + (v - 1) * K",
+    "point.6.1.capped": "워밍업은 청크 순전파 M*v번 전부보다 많지 않습니다: 마이크로 배치가 "
+                        "적어도 모든 (마이크로 배치, 청크) 쌍이 순전파를 한 번, 역전파를 한 번 "
+                        "합니다",
+    "point.6.1.capped.hint": "min(..., total)을 쓰세요: total = M*v는 이미 정해져 있습니다",
+    "point.6.1.runs": "이 워밍업이면 각 청크 역전파가 자기 순전파 뒤에 오고 모든 수신이 자기 "
+                      "송신을 찾습니다: 모든 랭크의 목록이 끝까지 실행됩니다 (시뮬레이션)",
+    "point.6.1.runs.hint": "다른 횟수로는 두 랭크가 서로 상대가 나중에야 보내는 메시지를 기다릴 "
+                           "수 있습니다: 공식만 쓰세요",
+    "point.6.1.bubble": "파이프라인 버블이 v분의 1로 줄어듭니다: 시뮬레이션한 유휴/계산 "
+                        "비율이 (1/v)(K-1)/M입니다",
+    "point.6.1.bubble.hint": "워밍업이 너무 짧으면 랭크가 기울기를 기다립니다: "
+                             "(K - stage - 1) * 2 + (v - 1) * K를 쓰고 total로 상한을 두세요",
+    "sched.where": "{name}(K={stages}, M={micro}) 스테이지 {stage}",
+    "sched.il_where": "interleaved(K={stages}, M={micro}, v={chunks}) 랭크 {stage}",
+    "sched.too_long": "{where}: 동작 {count}개, 스케줄에 필요한 것의 열 배보다 많습니다 "
+                      "(최대 {most}개)",
+    "sched.bad_action": "{where}: {item}은(는) Action (op, 마이크로 배치, 청크)이 아닙니다",
+    "sched.stage_count": "K={stages}: 동작 목록 {got}개, 스테이지마다 하나여야 합니다",
+    "sched.deadlock": "K={stages}, M={micro}, v={chunks}, 시뮬레이션: {error}",
+    "sched.order": "{where}: 순전파(F)와 역전파(B)의 순서가 {got}; 기댓값 {want}\n  동작: "
+                   "{actions}",
+    "sched.held": "{where}: 동시에 가진 마이크로 배치 활성값 {got}개, 기댓값 {want}\n  동작: "
+                  "{actions}",
+    "sched.warmup": "{where}: 첫 역전파 전의 순전파 {got}번, 기댓값 {want} (워밍업 {warmup}번, "
+                    "그다음 교차의 첫 순전파)\n  동작: {actions}",
+    "sched.messages": "{where}: 동작 {index}이(가) {got}, 기댓값 {want}\n  거기부터: {actions}",
+    "sched.message_count": "{where}: 마이크로 배치 {got}에 대한 {op}, 기댓값 {want}",
+    "sched.bubble": "K={stages}, M={micro}, 역전파가 순전파의 {t_backward}배: 시뮬레이션한 "
+                    "버블 {got}, 기댓값 (K-1)/(M+K-1) = {want}",
+    "sched.il_bubble": "K={stages}, M={micro}, v={chunks}, 역전파가 순전파의 {t_backward}배: "
+                       "시뮬레이션한 유휴/계산 {got}, 기댓값 (1/v)(K-1)/M = {want}",
+    "sched.il_warmup": "{where}: 첫 교차 전의 워밍업 청크 순전파 {got}번 (가진 활성값 최대 "
+                       "{held}개), 기댓값 {want}\n  동작: {actions}",
+    "sched.il_pairs": "{where}: 청크 {op} {count}번, 기댓값 {want}번, (마이크로 배치, 청크) "
+                      "쌍마다 한 번; 예: {example}",
+    "sched.settings": "스케줄을 채점기의 설정 {want}이 아니라 {got}에서 실행했습니다",
+    "sched.il_backward_first": "{where}: {step}이(가) 자기 순전파보다 먼저 옵니다\n  동작: "
+                               "{actions}",
+    "sched.il_capped": "{where}: 공식이 {formula}로 청크 순전파 전부 {total}번보다 많습니다; "
+                       "워밍업 {got}번, 기댓값 {total}",
     # 3.x tensor parallel (exercise_checks/tensor_parallel.py)
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
     # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py)
