@@ -39,3 +39,17 @@ def assert_mutants(verdicts, ex_id, mutants):
                 teaches = Point(point, None).teaches(ex_id)
             assert any(teaches in line for line in lines), f"{name} ({lang}):\n{lines}"
         print(f"--- {by_id(ex_id).id} {name}: missed {verdict.missed}\n{shown}")
+
+
+def grade_lessons(lessons, timeout=60):
+    """Many exercises' references and mutants in one go (one launch per rank count):
+    ``lessons`` is {ex_id: (reference, mutants)}; returns {name: Verdict} with each
+    reference under "<ex_id> reference" and each mutant under its own name (names must
+    be unique across the exercises), each Verdict with ``.ko`` as in grade_with_reference."""
+    variants = {}
+    for ex_id, (reference, mutants) in lessons.items():
+        variants[f"{ex_id} reference"] = (ex_id, [line + "\n" for line in reference])
+        for name, (body, _) in mutants.items():
+            assert name not in variants, f"two mutants named {name!r}"
+            variants[name] = (ex_id, [line + "\n" for line in body])
+    return grade_variants(variants, timeout=timeout, langs=("en", "ko"))
