@@ -36,7 +36,6 @@ from minimegatron.exercise_checks.lesson import Lesson, Point, comm_log
 from minimegatron.i18n import text
 
 DTYPES = ("float64", "float32")
-X = [[0, 1, 2, 3], [4, 5, 6, 7]]                       # the worked example: Y = X A
 A = [[10, 14], [11, 15], [12, 16], [13, 17]]
 Y = [[74, 98], [258, 346]]
 DX = [[24, 26, 28, 30], [24, 26, 28, 30]]              # dL/dX for L = sum(Y): ones(2, 2) A^T
