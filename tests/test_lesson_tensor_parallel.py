@@ -152,6 +152,9 @@ MUTANTS = {
             f"        {WORLD}",
             "        return x if group.size == 1 else reduce_scatter(x, world(), axis=SEQ)"],
             "tokens"),
+        "6.2 reduce-scatter along the hidden axis": ([
+            "        return x if group.size == 1 else reduce_scatter(x, group, axis=-1)"],
+            "tokens"),
         "6.2 reduce-scatter along the batch axis": ([
             "        return x if group.size == 1 else reduce_scatter(x, group, axis=0)"],
             "tokens"),

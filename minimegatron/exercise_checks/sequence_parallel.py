@@ -18,10 +18,10 @@ and computes every expected value itself, serially, with NumPy. Points:
 import numpy as np
 
 from minimegatron.exercise_checks.lesson import Lesson, Point
-from minimegatron.exercise_checks.tensor_parallel import (DTYPES, _alone, _start_trace,
-                                                          _tensor, _traced, dims, exact,
-                                                          expect_calls, expect_dtype, ints,
-                                                          world_rank)
+from minimegatron.exercise_checks.tensor_parallel import (DTYPES, agree, alone_group, dims,
+                                                          dtype_of, exact, expect_calls,
+                                                          expect_dtype, ints, start_trace,
+                                                          tensor_of, traced_calls, world_rank)
 from minimegatron.i18n import text
 
 SP_DIMS = ((1, 2), (6, 8, 10), (2, 3))             # x: (B, T, D), T not 4, split over tp = 2
@@ -49,39 +49,38 @@ def collect(group, seed):
     from minimegatron.parallel.tensor_parallel.sequence import reduce_scatter_to_sequence
     b, t, d = dims(seed, 62, SP_DIMS)
     rank, want = group.ranks[group.rank], (b, t // group.size, d)
-    runs = {}
+    runs, shapes_right = {}, True
     for dtype in DTYPES:
-        x = _tensor(ints(seed, 62, (b, t, d), 1, rank), dtype, grad=True)
-        _start_trace()
+        x = tensor_of(ints(seed, 62, (b, t, d), 1, rank), dtype, grad=True)
+        start_trace()
         y = reduce_scatter_to_sequence(x, group)
-        run = {"y": y.data, "dtype": _dtype_of(y), "forward": _traced([group])}
+        run = {"y": y.data, "dtype": dtype_of(y.data), "forward": traced_calls([group])}
+        shapes_right = shapes_right and tuple(y.shape) == want
         if tuple(y.shape) == want:
-            (y * _tensor(ints(seed, 62, want, 2, rank), dtype)).sum().backward()
+            (y * tensor_of(ints(seed, 62, want, 2, rank), dtype)).sum().backward()
             run["dx"] = x.grad
-        run["backward"] = _traced([group])
+        run["backward"] = traced_calls([group])
         runs[dtype] = run
-    alone = _alone(group)
-    _start_trace()
-    y = reduce_scatter_to_sequence(_tensor(ints(seed, 62, (b, t, d), 1, rank), "float64"),
+    alone = alone_group(group)
+    start_trace()
+    y = reduce_scatter_to_sequence(tensor_of(ints(seed, 62, (b, t, d), 1, rank), "float64"),
                                    alone)
-    runs_alone = {"y": y.data, "calls": _traced([group, alone])}
+    runs_alone = {"y": y.data, "calls": traced_calls([group, alone])}
+    if not agree(shapes_right, group):          # g-bar gave a wrong shape: no layer to run
+        return {"runs": runs, "alone": runs_alone, "layer": {}}
     p = _layer_problem(seed)
     layer = RowParallelLinear(p["in"], p["out"], group, input_is_parallel=True,
                               master_weight=asarray(p["W"]), master_bias=asarray(p["bias"]),
                               sequence_parallel=True)
     width = p["in"] // group.size
-    x = _tensor(p["X"][..., group.rank * width:(group.rank + 1) * width], "float64", grad=True)
+    x = tensor_of(p["X"][..., group.rank * width:(group.rank + 1) * width], "float64", grad=True)
     y = layer(x)
     out = {"Y": y.data}
     g = ints(seed, 63, (b, t // group.size, p["out"]), 4, rank)
     if tuple(y.shape) == g.shape:
-        (y * _tensor(g, "float64")).sum().backward()
+        (y * tensor_of(g, "float64")).sum().backward()
         out.update({"dX": x.grad, "dW": layer.weight.grad, "db": layer.bias.grad})
     return {"runs": runs, "alone": runs_alone, "layer": out}
-
-
-def _dtype_of(y):
-    return str(y.data.dtype)
 
 
 def judge_tokens(ranks, seed):
@@ -121,7 +120,7 @@ def judge_layer(ranks, seed):
         grad = np.concatenate([ints(seed, 63, (b, t // tp, p["out"]), 4, q) for q in group],
                               axis=1)                                    # (B, T, out)
         run, name = ev["layer"], "RowParallelLinear(sequence_parallel=True)"
-        exact(text("tp.layer", name=name, what="Y_r = tokens_r(X A) + b"), run["Y"],
+        exact(text("tp.layer", name=name, what="Y_r = tokens_r(X A) + b"), run.get("Y"),
               _tokens(p["X"] @ p["W"], r, tp) + p["bias"], ev)
         exact(text("tp.layer", name=name, what="dL/dX_i = dY A_i^T"), run.get("dX"),
               grad @ p["W"][cols].T, ev)

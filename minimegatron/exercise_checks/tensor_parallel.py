@@ -63,18 +63,18 @@ def world_rank(ev):
 
 # --- student side helpers ------------------------------------------------------------------
 
-def _tensor(a, dtype, grad=False):
+def tensor_of(a, dtype, grad=False):
     from minimegatron.backend import asarray
     from minimegatron.tensor import Tensor
     return Tensor(asarray(np.asarray(a, dtype=dtype)), requires_grad=grad)
 
 
-def _alone(group):
+def alone_group(group):
     """A group of this rank alone (a collective over ``group``)."""
     return group.split(group.rank, name=f"alone{group.rank}")
 
 
-def _traced(groups):
+def traced_calls(groups):
     """The collectives traced since the last reset, as evidence (then reset)."""
     from minimegatron import trace
     from minimegatron.comm import world
@@ -83,12 +83,12 @@ def _traced(groups):
     return calls
 
 
-def _start_trace():
+def start_trace():
     from minimegatron import trace
     trace.reset()
 
 
-def _dtype(a):
+def dtype_of(a):
     return str(getattr(a, "dtype", None))
 
 
@@ -146,15 +146,15 @@ def collect_copy(group, seed):
     shape, rank = dims(seed, 31, F_DIMS), group.ranks[group.rank]
     runs = {}
     for dtype in DTYPES:
-        x = _tensor(ints(seed, 31, shape, 1, group.ranks[0]), dtype, grad=True)
-        w = _tensor(np.zeros(shape), dtype, grad=True)
-        _start_trace()
+        x = tensor_of(ints(seed, 31, shape, 1, group.ranks[0]), dtype, grad=True)
+        w = tensor_of(np.zeros(shape), dtype, grad=True)
+        start_trace()
         h = copy_to_tp(x, group)
-        forward = _traced([group])
-        (((h + w) * _tensor(ints(seed, 31, shape, 2, rank), dtype)).sum()).backward()
-        backward = _traced([group])
-        runs[dtype] = {"y": h.data, "y_dtype": _dtype(h.data), "dx": x.grad,
-                       "dx_dtype": _dtype(x.grad), "dw": w.grad, "forward": forward,
+        forward = traced_calls([group])
+        (((h + w) * tensor_of(ints(seed, 31, shape, 2, rank), dtype)).sum()).backward()
+        backward = traced_calls([group])
+        runs[dtype] = {"y": h.data, "y_dtype": dtype_of(h.data), "dx": x.grad,
+                       "dx_dtype": dtype_of(x.grad), "dw": w.grad, "forward": forward,
                        "backward": backward}
     worked = worked_column(group)
     return {"runs": runs, "worked": {"dX": worked["dX"]}}
@@ -202,18 +202,18 @@ def collect_reduce(group, seed):
     shape, rank = dims(seed, 32, G_DIMS), group.ranks[group.rank]
     runs = {}
     for dtype in DTYPES:
-        x = _tensor(ints(seed, 32, shape, 1, rank), dtype, grad=True)
-        _start_trace()
+        x = tensor_of(ints(seed, 32, shape, 1, rank), dtype, grad=True)
+        start_trace()
         y = reduce_from_tp(x, group)
-        forward = _traced([group])
-        runs[dtype] = {"y": y.data.copy(), "y_dtype": _dtype(y.data), "forward": forward}
-        (y * _tensor(ints(seed, 32, shape, 2, group.ranks[0]), dtype)).sum().backward()
-        runs[dtype].update({"backward": _traced([group]), "dx": x.grad, "x_after": x.data})
-    alone = _alone(group)
-    x = _tensor(ints(seed, 32, shape, 1, rank), "float64")
-    _start_trace()
+        forward = traced_calls([group])
+        runs[dtype] = {"y": y.data.copy(), "y_dtype": dtype_of(y.data), "forward": forward}
+        (y * tensor_of(ints(seed, 32, shape, 2, group.ranks[0]), dtype)).sum().backward()
+        runs[dtype].update({"backward": traced_calls([group]), "dx": x.grad, "x_after": x.data})
+    alone = alone_group(group)
+    x = tensor_of(ints(seed, 32, shape, 1, rank), "float64")
+    start_trace()
     y = reduce_from_tp(x, alone)
-    runs_alone = {"y": y.data, "calls": _traced([group, alone])}
+    runs_alone = {"y": y.data, "calls": traced_calls([group, alone])}
     worked = worked_row(group)
     return {"runs": runs, "alone": runs_alone,
             "worked": {"Y": worked["Y"], "Y_i": worked["Y_i"]}}
@@ -268,10 +268,10 @@ def _layer_problem(seed, tag, choices):
 def _groups(group):
     """(name, group): the tp group, a group of this rank alone, and the world (tp = 4)."""
     from minimegatron.comm import world
-    return (("tp", group), ("alone", _alone(group)), ("world", world()))
+    return (("tp", group), ("alone", alone_group(group)), ("world", world()))
 
 
-def _agree(ok, group):
+def agree(ok, group):
     """True on every rank of the group when ``ok`` holds on every one (one small all-reduce),
     so that a wrong shard skips the layer's collectives on all of them, not on some."""
     from minimegatron import comm
@@ -285,13 +285,13 @@ def _run_layer(layer, group, shard_shapes, x_in, g, dtype):
     out = {"weight": layer.weight.data, "bias": layer.bias.data, "tp": group.size,
            "r": group.rank}
     shapes = (tuple(layer.weight.shape), tuple(layer.bias.shape))
-    if not _agree(shapes == shard_shapes, group):
+    if not agree(shapes == shard_shapes, group):
         return out
-    x = _tensor(x_in, dtype, grad=True)
+    x = tensor_of(x_in, dtype, grad=True)
     y = layer(x)
-    out.update({"Y_i": layer.last_partial, "Y": y.data, "dtype": _dtype(y.data)})
+    out.update({"Y_i": layer.last_partial, "Y": y.data, "dtype": dtype_of(y.data)})
     if tuple(y.shape) == g.shape:
-        (y * _tensor(g, dtype)).sum().backward()
+        (y * tensor_of(g, dtype)).sum().backward()
         out.update({"dX": x.grad, "dW": layer.weight.grad, "db": layer.bias.grad})
     return out
 
@@ -310,7 +310,7 @@ def collect_column(group, seed):
             shapes = ((p["in"], p["out"] // grp.size), (p["out"] // grp.size,))
             runs[f"{name} {dtype}"] = _run_layer(layer, grp, shapes, p["X"], p["G"], dtype)
     layer = ColumnParallelLinear(4, 2, group, bias=False, master_weight=asarray(A, "float64"))
-    if not _agree(tuple(layer.weight.shape) == (4, 1), group):     # a wrong shard: no run
+    if not agree(tuple(layer.weight.shape) == (4, 1), group):     # a wrong shard: no run
         return {"runs": runs, "worked": {"A_i": layer.weight.data}}
     worked = worked_column(group)
     return {"runs": runs, "worked": {k: worked[k] for k in ("A_i", "Y_i", "Y", "dA_i")}}
@@ -366,7 +366,7 @@ def collect_row_split(group, seed):
             runs[f"{name} {dtype}"] = _run_layer(layer, grp, shapes, p["X"], p["G"],
                                                  dtype)       # X scattered inside
     layer = RowParallelLinear(4, 2, group, bias=False, master_weight=asarray(A, "float64"))
-    if not _agree(tuple(layer.weight.shape) == (2, 2), group):     # a wrong shard: no run
+    if not agree(tuple(layer.weight.shape) == (2, 2), group):     # a wrong shard: no run
         return {"runs": runs, "worked": {"A_i": layer.weight.data}}
     worked = worked_row(group)
     return {"runs": runs, "worked": {k: worked[k] for k in ("A_i", "Y_i", "Y")}}
@@ -421,17 +421,17 @@ def collect_row_forward(group, seed):
         layer = RowParallelLinear(p["in"], p["out"], group, input_is_parallel=True,
                                   master_weight=asarray(p["W"]),
                                   master_bias=asarray(p["bias"]), dtype=dtype)
-        x = _tensor(p["X"][:, rows], dtype, grad=True)
-        _start_trace()
+        x = tensor_of(p["X"][:, rows], dtype, grad=True)
+        start_trace()
         y = layer(x)
-        forward = _traced([group])
+        forward = traced_calls([group])
         partial = layer.last_partial
         run = {"Y_i": None if partial is None else partial.copy(), "Y": y.data,
-               "dtype": _dtype(y.data), "forward": forward}
+               "dtype": dtype_of(y.data), "forward": forward}
         if tuple(y.shape) == p["G"].shape:
-            (y * _tensor(p["G"], dtype)).sum().backward()
+            (y * tensor_of(p["G"], dtype)).sum().backward()
             run.update({"dX": x.grad, "dW": layer.weight.grad, "db": layer.bias.grad})
-        run["backward"] = _traced([group])
+        run["backward"] = traced_calls([group])
         runs[dtype] = run
     worked = worked_row(group)
     return {"runs": runs, "worked": {k: worked[k] for k in ("Y_i", "Y", "dX")}}
