@@ -1,54 +1,135 @@
-"""Check for exercise 6.2: sequence parallelism's g-bar, on the tp groups of a 2 x 2 grid.
+"""Exercise 6.2, sequence parallelism's g-bar: what it teaches, and the evidence of each point.
 
-The grader runs it on 4 ranks, on the tp groups [0, 1] and [2, 3]: each group
-is a strict subset of the world, so a reduce-scatter over the world sums 4
-ranks and splits in 4, and fails. First small integers: rank r holds
-(r + 1) * X with X (1, 4, 2), and g-bar must give rank r tokens 2r, 2r + 1 of
-3X (the sum), shape (1, 2, 2); its backward all-gathers. Then the adjoint
-identity of every sequence-parallel operator and ParallelGPT with
-sequence_parallel against one process (loss, gradients, weights after AdamW).
+The grader runs it on 4 ranks, on the tp groups [0, 1] and [2, 3]: each group is
+a strict subset of the world, so a reduce-scatter over the world sums 4 ranks
+and splits in 4. The shapes (B, T, D) and the small integer values (exact in
+float32 and float64) are drawn from the grading seed; the judge draws them again
+and computes every expected value itself, serially, with NumPy. Points:
+
+    tokens              rank r gets tokens r*T/t .. (r+1)*T/t of the SUM over the group,
+                        (B, T/t, D) in x's dtype; its backward gives every rank the
+                        all-gathered gradient
+    one_reduce_scatter  forward: ONE reduce_scatter of x's bytes over the tp group (an
+                        all-reduce then a slice moves twice the bytes); backward: one
+                        all_gather; a group of one rank: no collective at all
+    layer               a sequence-parallel RowParallelLinear: rank r gets its tokens of
+                        X A + b, and dL/dX_i, dL/dA_i, dL/db equal one process's
 """
-import dataclasses
-
 import numpy as np
 
-from minimegatron.backend import asarray
-from minimegatron.checks.tensor import _adjoint, check_gpt
-from minimegatron.demo import VERIFY_CONFIG
-from minimegatron.exercise_checks.common import CheckFailed, expect_close
+from minimegatron.exercise_checks.lesson import Lesson, Point
+from minimegatron.exercise_checks.tensor_parallel import (DTYPES, agree, alone_group, dims,
+                                                          dtype_of, exact, expect_calls,
+                                                          expect_dtype, ints, start_trace,
+                                                          tensor_of, traced_calls, world_rank)
 from minimegatron.i18n import text
-from minimegatron.parallel.tensor_parallel.sequence import reduce_scatter_to_sequence
-from minimegatron.tensor import Tensor
 
-X = np.arange(1.0, 9.0).reshape(1, 4, 2)          # (B, T, D) = (1, 4, 2)
-TOL = 1e-12
+SP_DIMS = ((1, 2), (6, 8, 10), (2, 3))             # x: (B, T, D), T not 4, split over tp = 2
+LAYER_DIMS = ((4, 6), (2, 3))                      # the layer's in (split over tp), out
 
 
-def check_reduce_scatter(group):
-    """g-bar: reduce-scatter along the sequence forward, all-gather backward."""
-    if group.size != 2:
-        raise CheckFailed(text("tp.need_two", size=group.size))
-    r = group.rank
-    x = Tensor(asarray(X * (r + 1)), requires_grad=True)
-    y = reduce_scatter_to_sequence(x, group)
-    want = 3 * X[:, 2 * r:2 * r + 2]                                  # (1, 2, 2)
-    expect_close(text("sp.forward"), y.data, want, rank=r)
-    (y * float(r + 1)).sum().backward()            # rank q's upstream gradient: q + 1
-    grad = np.concatenate([np.full((1, 2, 2), 1.0), np.full((1, 2, 2), 2.0)], axis=1)
-    expect_close(text("sp.backward"), x.grad, grad, rank=r)
-    rng = np.random.default_rng([5, r])
-    err, _ = _adjoint(reduce_scatter_to_sequence, asarray(rng.standard_normal((2, 4, 3))),
-                      asarray(rng.standard_normal((2, 2, 3))), True, True, group)
-    if not err < TOL:
-        raise CheckFailed(text("tp.too_large", rank=r, what="reduce_scatter_to_sequence",
-                               key="adjoint", error=err, tol=TOL, why=text("sp.adjoint")))
-    config = dataclasses.replace(VERIFY_CONFIG, n_layer=2)
-    diffs = check_gpt(group, config, steps=2, batch_size=2, sequence_parallel=True)
-    for key, tol in (("loss", 1e-10), ("grad", 1e-10), ("weight", 1e-9)):
-        if not diffs[key] < tol:
-            raise CheckFailed(text("tp.too_large", rank=r, what=text("sp.gpt"), key=key,
-                                   error=diffs[key], tol=tol, why=text("sp.gpt_why")))
-    return text("sp.pass", loss=diffs["loss"], grad=diffs["grad"])
+def _tokens(a, r, tp):
+    """Rank r's tokens of a (B, T, ...): axis 1, rows r*T/tp .. (r+1)*T/tp."""
+    step = a.shape[1] // tp
+    return a[:, r * step:(r + 1) * step]
 
 
-CHECKS = {"6.2": check_reduce_scatter}
+def _layer_problem(seed):
+    b, t, _ = dims(seed, 62, SP_DIMS)
+    n_in, n_out = dims(seed, 63, LAYER_DIMS)
+    return {"in": n_in, "out": n_out, "W": ints(seed, 63, (n_in, n_out), 1),
+            "bias": ints(seed, 63, (n_out,), 2), "X": ints(seed, 63, (b, t, n_in), 3)}
+
+
+def collect(group, seed):
+    """Rank r's own x_r -> y = g-bar(x_r), dL/dy = rank r's own G_r (traced), in float64 and
+    float32; g-bar on a group of this rank alone; then a sequence-parallel RowParallelLinear."""
+    from minimegatron.backend import asarray
+    from minimegatron.parallel.tensor_parallel.linear import RowParallelLinear
+    from minimegatron.parallel.tensor_parallel.sequence import reduce_scatter_to_sequence
+    b, t, d = dims(seed, 62, SP_DIMS)
+    rank, want = group.ranks[group.rank], (b, t // group.size, d)
+    runs, shapes_right = {}, True
+    for dtype in DTYPES:
+        x = tensor_of(ints(seed, 62, (b, t, d), 1, rank), dtype, grad=True)
+        start_trace()
+        y = reduce_scatter_to_sequence(x, group)
+        run = {"y": y.data, "dtype": dtype_of(y.data), "forward": traced_calls([group])}
+        shapes_right = shapes_right and tuple(y.shape) == want
+        if tuple(y.shape) == want:
+            (y * tensor_of(ints(seed, 62, want, 2, rank), dtype)).sum().backward()
+            run["dx"] = x.grad
+        run["backward"] = traced_calls([group])
+        runs[dtype] = run
+    alone = alone_group(group)
+    start_trace()
+    y = reduce_scatter_to_sequence(tensor_of(ints(seed, 62, (b, t, d), 1, rank), "float64"),
+                                   alone)
+    runs_alone = {"y": y.data, "calls": traced_calls([group, alone])}
+    if not agree(shapes_right, group):          # g-bar gave a wrong shape: no layer to run
+        return {"runs": runs, "alone": runs_alone, "layer": {}}
+    p = _layer_problem(seed)
+    layer = RowParallelLinear(p["in"], p["out"], group, input_is_parallel=True,
+                              master_weight=asarray(p["W"]), master_bias=asarray(p["bias"]),
+                              sequence_parallel=True)
+    width = p["in"] // group.size
+    x = tensor_of(p["X"][..., group.rank * width:(group.rank + 1) * width], "float64", grad=True)
+    y = layer(x)
+    out = {"Y": y.data}
+    g = ints(seed, 63, (b, t // group.size, p["out"]), 4, rank)
+    if tuple(y.shape) == g.shape:
+        (y * tensor_of(g, "float64")).sum().backward()
+        out.update({"dX": x.grad, "dW": layer.weight.grad, "db": layer.bias.grad})
+    return {"runs": runs, "alone": runs_alone, "layer": out}
+
+
+def judge_tokens(ranks, seed):
+    b, t, d = dims(seed, 62, SP_DIMS)
+    for ev in ranks:
+        group, r, tp = ev["group"], ev["rank"], len(ev["group"])
+        total = sum(ints(seed, 62, (b, t, d), 1, q) for q in group)
+        grad = np.concatenate([ints(seed, 62, (b, t // tp, d), 2, q) for q in group], axis=1)
+        for dtype, run in ev["runs"].items():
+            exact(text("sp.forward", dtype=dtype, group=group, shape=(b, t, d)), run["y"],
+                  _tokens(total, r, tp), ev)
+            expect_dtype(ev, "g-bar(x)", run["dtype"], dtype)
+            exact(text("sp.backward", dtype=dtype), run.get("dx"), grad, ev)
+        exact(text("sp.alone"), ev["alone"]["y"], ints(seed, 62, (b, t, d), 1, world_rank(ev)),
+              ev)
+
+
+def judge_calls(ranks, seed):
+    b, t, d = dims(seed, 62, SP_DIMS)
+    for ev in ranks:
+        for dtype, run in ev["runs"].items():
+            nbytes = b * t * d * np.dtype(dtype).itemsize
+            expect_calls(ev, "forward", run["forward"],
+                         [("reduce_scatter", ev["group"], nbytes)])
+            expect_calls(ev, "backward", run["backward"],
+                         [("all_gather", ev["group"], nbytes // len(ev["group"]))])
+        expect_calls(ev, "alone", ev["alone"]["calls"], [])
+
+
+def judge_layer(ranks, seed):
+    p = _layer_problem(seed)
+    b, t, _ = dims(seed, 62, SP_DIMS)
+    for ev in ranks:
+        group, r, tp = ev["group"], ev["rank"], len(ev["group"])
+        width = p["in"] // tp
+        cols = slice(r * width, (r + 1) * width)
+        grad = np.concatenate([ints(seed, 63, (b, t // tp, p["out"]), 4, q) for q in group],
+                              axis=1)                                    # (B, T, out)
+        run, name = ev["layer"], "RowParallelLinear(sequence_parallel=True)"
+        exact(text("tp.layer", name=name, what="Y_r = tokens_r(X A) + b"), run.get("Y"),
+              _tokens(p["X"] @ p["W"], r, tp) + p["bias"], ev)
+        exact(text("tp.layer", name=name, what="dL/dX_i = dY A_i^T"), run.get("dX"),
+              grad @ p["W"][cols].T, ev)
+        exact(text("tp.layer", name=name, what="dL/dA_i = X_i^T dY"), run.get("dW"),
+              p["X"][..., cols].reshape(-1, width).T @ grad.reshape(-1, p["out"]), ev)
+        exact(text("tp.layer", name=name, what="dL/db = sum dY"), run.get("db"),
+              grad.sum(axis=(0, 1)), ev)
+
+
+LESSONS = {"6.2": Lesson(collect, (Point("tokens", judge_tokens),
+                                   Point("one_reduce_scatter", judge_calls),
+                                   Point("layer", judge_layer)))}

@@ -78,35 +78,6 @@ MESSAGES = {
     "autodiff.unbroadcast": "unbroadcast(grad of shape (2, 3, 4), shape={shape})",
     "autodiff.add_rows": "((a + b)**2).sum(), b broadcast over rows",
     "autodiff.add_column": "((a + b)**2).sum(), b of shape (3, 1)",
-    # exercise_checks/tensor_parallel.py
-    "tp.need_two": "the tensor-parallel exercises run on tp groups of 2 ranks, got {size}",
-    "tp.A_i": "A_{n} (this rank's block of A)",
-    "tp.X_i": "X_{n}",
-    "tp.Y_i": "Y_{n} (this rank's local product)",
-    "tp.Y": "Y = X A (combined)",
-    "tp.dX": "dL/dX for L = sum(Y)",
-    "tp.dA_i": "dL/dA_{n}",
-    "tp.column": "column",
-    "tp.row": "row",
-    "tp.worked": "worked example, {split} split: {name}",
-    "tp.too_large": "rank {rank}: {what} {key}: error {error:.3g} (should be < {tol:g}): {why}",
-    "tp.copy_forward": "copy_to_tp forward of ones((2, 3))",
-    "tp.copy_backward": "copy_to_tp backward: dL/dX when rank r's dL/dY is r + 1 everywhere "
-                        "(all-reduce: 1 + 2 on every rank)",
-    "tp.copy_adjoint": "<f(x), y> summed over ranks must equal <x, f^T(y)>",
-    "tp.copy_pass": "f: forward identity, backward all-reduce; adjoint identity holds",
-    "tp.reduce_forward": "reduce_from_tp forward: rank r holds (r + 1) [[1, 2], [3, 4]], the "
-                         "sum is",
-    "tp.reduce_backward": "reduce_from_tp backward of dL/dY = 2 (identity)",
-    "tp.reduce_adjoint": "<g(x), y> must equal <x, g^T(y)> summed over ranks",
-    "tp.reduce_pass": "g: forward all-reduce, backward identity; worked example Y = [[74, 98], "
-                      "[258, 346]]",
-    "tp.column_why": "rank r must keep columns r*out/tp .. (r+1)*out/tp of the weight and bias",
-    "tp.column_pass": "rank {rank}: A_{n} = {A}, Y_{n} = {Y}",
-    "tp.row_why": "rank r must keep rows r*in/tp .. (r+1)*in/tp of the weight",
-    "tp.row_pass": "rank {rank}: A_{n} = {A}",
-    "tp.forward_why": "Y = sum_i X_i A_i (through g), then + b once",
-    "tp.forward_pass": "rank {rank}: Y_{n} = {Y_i}, Y_1 + Y_2 = {Y}",
     # exercise_checks/data_parallel.py
     "dp.loss": "the loss (mean over the whole batch)",
     "dp.grad": "a gradient after backward",
@@ -163,14 +134,4 @@ MESSAGES = {
     "entry.banner": "minimegatron {name}: package {path}",
     "entry.blank": "this copy's {message} (fill in that block, then grade it: "
                    "minimegatron grade {id})",
-    "sp.forward": "reduce_scatter_to_sequence forward: rank r holds (r + 1) X, X = "
-                  "[[[1, 2], [3, 4], [5, 6], [7, 8]]] (B, T, D) = (1, 4, 2); rank r gets "
-                  "tokens 2r, 2r + 1 of the sum",
-    "sp.backward": "reduce_scatter_to_sequence backward: rank r's dL/dY is r + 1, so dL/dX "
-                   "is their all-gather along the sequence",
-    "sp.adjoint": "<g-bar(x), y> summed over ranks must equal <x, g-bar^T(y)> summed over ranks",
-    "sp.gpt": "ParallelGPT(sequence_parallel=True) vs one process:",
-    "sp.gpt_why": "the block must equal one process: check the reduce-scatter's group and axis",
-    "sp.pass": "g-bar: forward reduce-scatter along the sequence, backward all-gather; "
-               "GPT vs one process: loss {loss:.1e}, grad {grad:.1e}",
 }

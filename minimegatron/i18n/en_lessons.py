@@ -97,7 +97,106 @@ MESSAGES = {
     "sched.il_capped": "{where}: the formula gives {formula}, more than all {total} chunk "
                        "forwards; got a warm-up of {got}, expected {total}",
     # 3.x tensor parallel (exercise_checks/tensor_parallel.py)
+    "point.3.1.sum": "f's backward gives every rank the SUM of the group's dL/dY (its forward is "
+                     "the identity), in the dtype of x",
+    "point.3.1.sum.hint": "all-reduce grad_out over ctx.group (not the world) and return it with "
+                          "None for the group",
+    "point.3.1.one_all_reduce": "f costs ONE all-reduce of dL/dY over the tp group in backward, "
+                                "and nothing in forward",
+    "point.3.1.one_all_reduce.hint": "one comm.all_reduce(grad_out, ctx.group): not an all-gather "
+                                     "then a sum, not a reduce then a broadcast, no cast to "
+                                     "another dtype",
+    "point.3.1.grad_out_kept": "f's backward leaves the incoming gradient as it is: another "
+                               "branch that shares that array keeps its own value",
+    "point.3.1.grad_out_kept.hint": "return the all-reduce's new array; do not reduce in place "
+                                    "(inplace=True) into grad_out",
+    "point.3.2.sum": "g's forward gives every rank the SUM of the group's x, in the dtype of x "
+                     "(on one rank: x itself)",
+    "point.3.2.sum.hint": "all-reduce x over group (not the world), or return x when "
+                          "group.size == 1",
+    "point.3.2.one_all_reduce": "g costs ONE all-reduce of x over the tp group in forward, "
+                                "nothing in backward, and nothing at all on a group of one rank",
+    "point.3.2.one_all_reduce.hint": "one comm.all_reduce(x, group), none when group.size == 1: "
+                                     "not an all-gather then a sum",
+    "point.3.2.input_kept": "g returns a new array: its input, this rank's partial product "
+                            "X_i A_i, keeps its value",
+    "point.3.2.input_kept.hint": "do not all-reduce in place (inplace=True) into x",
+    "point.3.3.columns": "rank r keeps columns r*w .. (r+1)*w of the master weight and of the "
+                         "bias, w = out_features / tp, for any tp (2, 1 and 4 ranks)",
+    "point.3.3.columns.hint": "width = out_features // tp_group.size and "
+                              "cols = slice(tp_group.rank * width, (tp_group.rank + 1) * width): "
+                              "the group's rank and size, never a constant",
+    "point.3.3.output": "each rank computes Y_i = X A_i + b_i, its own columns of Y, and the "
+                        "gathered Y is X A + b (worked example: Y_1 = [74, 258]^T, "
+                        "Y_2 = [98, 346]^T)",
+    "point.3.3.output.hint": "the columns of the weight and of the bias must be the same slice, "
+                             "in rank order",
+    "point.3.4.rows": "rank r keeps rows r*h .. (r+1)*h of the master weight and the whole bias, "
+                      "h = in_features / tp, for any tp (2, 1 and 4 ranks)",
+    "point.3.4.rows.hint": "height = in_features // tp_group.size and "
+                           "rows = slice(tp_group.rank * height, (tp_group.rank + 1) * height): "
+                           "the group's rank and size, never a constant",
+    "point.3.4.output": "rank r's rows A_i meet its columns X_i of X: the partial products "
+                        "X_i A_i sum to X A (worked example: [[11, 15], [95, 131]] + "
+                        "[[63, 83], [163, 215]])",
+    "point.3.4.output.hint": "split the in_features axis (the rows), in rank order, as "
+                            "scatter_to_tp splits X's columns",
+    "point.3.5.partial": "each rank first computes its partial product X_i A_i (kept in "
+                         "last_partial, no bias, not yet summed)",
+    "point.3.5.partial.hint": "partial = x @ self.weight and self.last_partial = partial.data, "
+                              "before g",
+    "point.3.5.sum": "g sums the partial products: every rank gets Y = X A + b (the bias once), "
+                     "and the gradients flow back through g (worked example: "
+                     "Y = [[74, 98], [258, 346]])",
+    "point.3.5.sum.hint": "y = reduce_from_tp(partial, self.tp_group): through g, so backward "
+                          "works; the bias is added after the block",
+    "point.3.5.one_all_reduce": "the row-parallel layer costs ONE all-reduce of Y over the tp "
+                                "group in forward and nothing in backward",
+    "point.3.5.one_all_reduce.hint": "call reduce_from_tp once on the partial product, over "
+                                     "self.tp_group (not the world, not a gather)",
+    "tp.no_collective": "no collective",
+    "tp.forward": "forward",
+    "tp.backward": "backward",
+    "tp.alone": "on a group of one rank",
+    "tp.call": "{op} over {group} of {nbytes} B ({sent} B sent)",
+    "tp.calls_wrong": "rank {rank}, {phase}: the collectives were [{got}]; expected [{want}]",
+    "tp.dtype_wrong": "rank {rank}: {what} is {got}, expected {want} (the dtype of the input)",
+    "tp.f_forward": "f(x) ({dtype}): identity",
+    "tp.f_backward": "dL/dX ({dtype}): the sum of dL/dY over the ranks {group}",
+    "tp.f_shared": "the other branch's gradient ({dtype}), which shares dL/dY with f",
+    "tp.g_forward": "g(x) ({dtype}): the sum of x over the ranks {group}",
+    "tp.g_backward": "dL/dx ({dtype}): g's backward is the identity",
+    "tp.g_alone": "g(x) on a group of one rank: x",
+    "tp.g_input": "x after g(x) ({dtype}): this rank's own x",
+    "tp.shard": "{name} (tp={tp}), rank {r} of the group: {what}",
+    "tp.layer": "{name}: {what}",
+    "tp.last_partial": "last_partial ({dtype}): X_i A_i",
+    "tp.A_i": "A_{n} (this rank's block of A)",
+    "tp.Y_i": "Y_{n} (this rank's local product)",
+    "tp.Y": "Y = X A (combined)",
+    "tp.dX": "dL/dX for L = sum(Y)",
+    "tp.dA_i": "dL/dA_{n}",
+    "tp.column": "column",
+    "tp.row": "row",
+    "tp.worked": "worked example, {split} split: {name}",
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
+    "point.6.2.tokens": "g-bar gives rank r tokens r*T/t .. (r+1)*T/t of the SUM of the group's "
+                        "x, shape (B, T/t, D) in x's dtype (on one rank: x itself)",
+    "point.6.2.tokens.hint": "reduce_scatter(x, group, axis=SEQ): the tp group (not the world), "
+                             "the sequence axis (not the batch, not the hidden axis)",
+    "point.6.2.one_reduce_scatter": "g-bar costs ONE reduce-scatter of x over the tp group (an "
+                                    "all-reduce then a slice moves twice the bytes), and nothing "
+                                    "on a group of one rank",
+    "point.6.2.one_reduce_scatter.hint": "one comm.reduce_scatter, none when group.size == 1: "
+                                         "not an all-reduce followed by seq_chunk",
+    "point.6.2.layer": "in a sequence-parallel RowParallelLinear rank r gets its tokens of "
+                       "X A + b, and the gradients equal one process's",
+    "point.6.2.layer.hint": "g-bar replaces g after the partial products: sum over the group, "
+                            "then keep this rank's tokens",
+    "sp.forward": "g-bar(x) ({dtype}), x of shape {shape} per rank: this rank's tokens of the "
+                  "sum over the ranks {group}",
+    "sp.backward": "dL/dx ({dtype}): the all-gather of the ranks' dL/dy along the sequence",
+    "sp.alone": "g-bar(x) on a group of one rank: x",
     # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py)
     # 7.1 mixed precision (exercise_checks/mixed_precision.py)
     "point.7.1.group_flag": "the overflow flag is ONE all-reduce (op max) of a one-element "

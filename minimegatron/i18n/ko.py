@@ -183,36 +183,6 @@ MESSAGES = {
     "autodiff.unbroadcast": "unbroadcast(shape (2, 3, 4)인 grad, shape={shape})",
     "autodiff.add_rows": "((a + b)**2).sum(), b를 행마다 브로드캐스트",
     "autodiff.add_column": "((a + b)**2).sum(), b의 shape은 (3, 1)",
-    # exercise_checks/tensor_parallel.py
-    "tp.need_two": "텐서 병렬화 연습 문제는 랭크 2개짜리 tp 그룹에서 실행됩니다, 받은 크기 {size}",
-    "tp.A_i": "A_{n} (이 랭크가 가진 A의 블록)",
-    "tp.X_i": "X_{n}",
-    "tp.Y_i": "Y_{n} (이 랭크의 부분 곱)",
-    "tp.Y": "Y = X A (합친 결과)",
-    "tp.dX": "L = sum(Y)의 dL/dX",
-    "tp.dA_i": "dL/dA_{n}",
-    "tp.column": "열 방향",
-    "tp.row": "행 방향",
-    "tp.worked": "예제, {split} 분할: {name}",
-    "tp.too_large": "랭크 {rank}: {what} {key}: 오차 {error:.3g} ({tol:g}보다 작아야 함): {why}",
-    "tp.copy_forward": "ones((2, 3))에 대한 copy_to_tp 순전파(forward)",
-    "tp.copy_backward": "copy_to_tp 역전파(backward): 랭크 r의 dL/dY가 모두 r + 1일 때 dL/dX "
-                        "(올리듀스(all-reduce): 모든 랭크에서 1 + 2)",
-    "tp.copy_adjoint": "랭크들에 걸쳐 합한 <f(x), y>가 <x, f^T(y)>와 같아야 합니다 "
-                       "(수반 연산자, adjoint)",
-    "tp.copy_pass": "f: 순전파는 항등, 역전파는 올리듀스; 수반(adjoint) 항등식 성립",
-    "tp.reduce_forward": "reduce_from_tp 순전파(forward): 랭크 r이 (r + 1) [[1, 2], [3, 4]]를 "
-                         "가질 때 합",
-    "tp.reduce_backward": "dL/dY = 2에 대한 reduce_from_tp 역전파(backward) (항등)",
-    "tp.reduce_adjoint": "<g(x), y>가 랭크들에 걸쳐 합한 <x, g^T(y)>와 같아야 합니다 "
-                         "(수반 연산자, adjoint)",
-    "tp.reduce_pass": "g: 순전파는 올리듀스, 역전파는 항등; 예제 Y = [[74, 98], [258, 346]]",
-    "tp.column_why": "랭크 r은 가중치와 편향의 열 r*out/tp .. (r+1)*out/tp를 가져야 합니다",
-    "tp.column_pass": "랭크 {rank}: A_{n} = {A}, Y_{n} = {Y}",
-    "tp.row_why": "랭크 r은 가중치의 행 r*in/tp .. (r+1)*in/tp를 가져야 합니다",
-    "tp.row_pass": "랭크 {rank}: A_{n} = {A}",
-    "tp.forward_why": "Y = sum_i X_i A_i (g를 거쳐), 그다음 + b 한 번",
-    "tp.forward_pass": "랭크 {rank}: Y_{n} = {Y_i}, Y_1 + Y_2 = {Y}",
     # exercise_checks/data_parallel.py
     "dp.loss": "손실 (배치 전체의 평균)",
     "dp.grad": "역전파 후의 기울기(gradient)",
@@ -271,15 +241,4 @@ MESSAGES = {
     "t02.all_reduce": "올리듀스",
     "entry.banner": "minimegatron {name}: 패키지 {path}",
     "entry.blank": "이 사본의 {message} (그 블록을 채운 다음 채점하세요: minimegatron grade {id})",
-    "sp.forward": "reduce_scatter_to_sequence 순전파: 랭크 r은 (r + 1) X를 가집니다, X = "
-                  "[[[1, 2], [3, 4], [5, 6], [7, 8]]] (B, T, D) = (1, 4, 2); 랭크 r은 합의 "
-                  "토큰 2r, 2r + 1을 받습니다",
-    "sp.backward": "reduce_scatter_to_sequence 역전파: 랭크 r의 dL/dY가 r + 1이므로, dL/dX는 "
-                   "그것들을 시퀀스 축으로 올개더한 것입니다",
-    "sp.adjoint": "랭크들에 대해 합한 <g-bar(x), y>는 랭크들에 대해 합한 <x, g-bar^T(y)>와 "
-                  "같아야 합니다",
-    "sp.gpt": "ParallelGPT(sequence_parallel=True) 대 프로세스 하나:",
-    "sp.gpt_why": "블록은 프로세스 하나와 같아야 합니다: 리듀스 스캐터의 그룹과 축을 확인하세요",
-    "sp.pass": "g-bar: 순전파는 시퀀스 축 리듀스 스캐터, 역전파는 올개더; "
-               "GPT 대 프로세스 하나: 손실 {loss:.1e}, 기울기 {grad:.1e}",
 }
