@@ -11,8 +11,11 @@ cuts the sequence into 2*cp chunks of c = S/(2cp) tokens and gives rank i
 an early chunk (little work) and its mirror image (much work), so every rank
 computes the same number of causal (query, key) pairs (``causal_pairs``):
 
-    chunk i: c*i*c + c(c+1)/2,  chunk 2cp-1-i: c*(2cp-1-i)*c + c(c+1)/2,  sum 2cp*c^2 + c. Positions 0..S-1 of each rank's
-tokens (``positions``) are all an attention kernel needs to build its mask.
+    chunk i: c*i*c + c(c+1)/2,  chunk 2cp-1-i: c*(2cp-1-i)*c + c(c+1)/2,  sum 2cp*c^2 + c
+
+With a contiguous split rank i computes (i+1/2)(S/cp)^2 + S/(2cp) pairs instead.
+Positions 0..S-1 of each rank's tokens (``positions``) are all an attention
+kernel needs to build its mask.
 
 No communication here: index arithmetic on xp arrays, checked without MPI.
 """
