@@ -3,14 +3,18 @@ that checks the all-to-all adjoint and the three causal attention variants (all-
 with zigzag, Ulysses) against one process for cp = 2, 4 and 8 (forward, dQ, dK, dV), with
 the bytes each moved read from the trace and compared with the formulas.
 """
+import dataclasses
+
 import numpy as np
 import pytest
 
 from mpi_harness import run_mpi
 
+from minimegatron.checks.context import BATCH as GPT_BATCH, CP_CONFIG
 from minimegatron.nn.gpt import causal_attention
 from minimegatron.parallel import context_parallel as cp_
 from minimegatron.parallel.context_parallel.blockwise import from_heads, to_heads
+from minimegatron.parallel.context_parallel.gpt import check_config
 from minimegatron.tensor import Tensor
 
 F64, F32 = 1e-12, 1e-5      # float64 must be tight; float32 measured at about 1e-6
@@ -146,3 +150,33 @@ def test_bad_input_raises_the_same_value_error_on_every_rank(eight, cp):
         assert len({t[f"{name}_bad"] for t in texts}) == 1
     assert f"does not split into {2 * cp} equal chunks" in texts[0]["ring_bad"]
     assert f"5 heads do not split over cp={cp}" in texts[0]["ulysses_bad"]
+
+
+def test_gpt_trained_with_cp_and_dp_x_cp_equals_one_process(eight):
+    """Loss, gradients and weights after 3 AdamW steps, for dp x cp = 1x8, 2x4, 4x2; and the
+    bytes sent inside attention per step = n_layer x (forward + backward) formula."""
+    S, h, b, layers = CP_CONFIG.seq_len, CP_CONFIG.d_model, 8, CP_CONFIG.n_layer
+    rows = {(1, 8): ("ring", "allgather"), (2, 4): ("ring", "allgather", "ulysses"),
+            (4, 2): ("ring", "allgather", "ulysses")}
+    for res in eight:
+        assert len(res["gpt"]) == 8
+        for (dp, cp), variants in rows.items():
+            B = GPT_BATCH // dp
+            per_layer = {"allgather": 2 * 2 * (cp - 1) * S * h * b * B // cp,
+                         "ring": (3 * cp - 2) * 2 * (S // cp) * h * b * B,
+                         "ulysses": 2 * 4 * (cp - 1) * (S // cp) * h * b * B // cp}
+            for attention in variants:
+                got = res["gpt"][f"dp{dp}_cp{cp}_{attention}"]
+                assert max(got["loss"], got["grad"], got["weight"]) < 1e-10, (dp, cp, got)
+                assert got["attention_sent"] == layers * per_layer[attention], (dp, cp, got)
+
+
+def test_gpt_refuses_what_cp_cannot_split():
+    with pytest.raises(ValueError, match="dropout"):
+        check_config(dataclasses.replace(CP_CONFIG, dropout=0.1), 2, "ring", "zigzag")
+    with pytest.raises(ValueError, match="4 heads do not split over cp=8"):
+        check_config(CP_CONFIG, 8, "ulysses", "contiguous")
+    with pytest.raises(ValueError, match="32 equal chunks"):
+        check_config(CP_CONFIG, 16, "ring", "zigzag")
+    with pytest.raises(ValueError, match="attention must be one of"):
+        check_config(CP_CONFIG, 2, "tree", "zigzag")

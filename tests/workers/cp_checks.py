@@ -10,9 +10,11 @@ import numpy as np
 from minimegatron import comm, trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks.common import max_abs_diff
+from minimegatron.checks.context import check_context_parallel
 from minimegatron.checks.tensor import _adjoint
 from minimegatron.nn.gpt import causal_attention
 from minimegatron.parallel import context_parallel as cp_
+from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.tensor import Tensor
 
 BATCH, STEPS, HEADS, HD = 2, 16, 8, 4           # S = 16 splits into 2*cp chunks up to cp = 8
@@ -111,6 +113,20 @@ def bad_inputs(group):
     return out
 
 
+def gpt_training(world):
+    """The GPT trained 3 steps with cp alone and with dp x cp, next to one process."""
+    out = {}
+    for dp, cp in ((1, world.size), (2, world.size // 2), (world.size // 2, 2)):
+        if cp < 2 or dp * cp != world.size:
+            continue
+        grid = ProcessGrid(dp=dp, cp=cp)
+        for attention in ("ring", "allgather", "ulysses"):
+            if attention == "ulysses" and 4 % cp:                  # CP_CONFIG has 4 heads
+                continue
+            out[f"dp{dp}_cp{cp}_{attention}"] = check_context_parallel(grid, attention)
+    return out
+
+
 def check_all():
     world = comm.world()
     results = {}
@@ -122,5 +138,6 @@ def check_all():
         for dtype in ("float64", "float32"):
             res.update({f"{k}[{dtype}]": v for k, v in attention(group, dtype).items()})
         results[str(cp)] = res
+    results["gpt"] = gpt_training(world)
     comm.barrier(world)
     return results
