@@ -21,7 +21,8 @@ from minimegatron.parallel.context_parallel.zigzag import (causal_mask, causal_p
                                                            check_split, positions, ring_blocks,
                                                            split_sequence, unsplit_sequence)
 
-__all__ = ["ContextParallelGPT", "average_gradients", "check_config", "allgather_attention", "ring_attention", "ulysses_attention", "RingAttention",
+__all__ = ["ContextParallelGPT", "average_gradients", "check_config",
+           "allgather_attention", "ring_attention", "ulysses_attention", "RingAttention",
            "MaskedAttention", "masked_attention", "block_forward", "block_backward", "merge",
            "AllToAll", "all_to_all_along", "sequence_to_heads", "heads_to_sequence",
            "check_heads", "causal_mask", "causal_pairs", "check_split", "positions",
