@@ -9,20 +9,17 @@ compares with ``serial_reference`` (the whole batch, one process): the loss
 Returned for this rank: ``{"loss", "grad", "weight"}`` max abs differences and
 ``attention_sent``: bytes this rank sent inside attention per step (trace).
 
-``CP_CONFIG`` has 16 tokens, so the zigzag split reaches cp = 8 (2cp chunks).
+``demo.CONTEXT_CONFIG`` has 16 tokens, so the zigzag split reaches cp = 8 (2cp chunks).
 Tolerance in float64: 1e-10 absolute, as for the other schemes; observed ~1e-15.
 """
-import dataclasses
-
 from minimegatron import comm, trace
 from minimegatron.backend import xp
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import backward, check_optimizer, unscaled
-from minimegatron.demo import SMALL_CONFIG, batch
+from minimegatron.demo import CONTEXT_CONFIG as CP_CONFIG, batch
 from minimegatron.parallel.context_parallel.gpt import ContextParallelGPT, average_gradients
 from minimegatron.parallel.split import shard_batch
 
-CP_CONFIG = dataclasses.replace(SMALL_CONFIG, seq_len=16)
 STEPS, BATCH = 3, 4
 
 
