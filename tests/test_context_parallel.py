@@ -1,14 +1,16 @@
 """Context parallelism: the splits and the load balance without MPI, then one 8-rank launch
 that checks the all-to-all adjoint and the three causal attention variants (all-gather, ring
 with zigzag, Ulysses) against one process for cp = 2, 4 and 8 (forward, dQ, dK, dV), with
-the bytes each moved read from the trace and compared with the formulas.
+the bytes each moved read from the trace and compared with the formulas, and the GPT trained
+with cp and dp x cp; tutorial 12 on 4 ranks.
 """
 import dataclasses
+import re
 
 import numpy as np
 import pytest
 
-from mpi_harness import run_mpi
+from mpi_harness import run_mpi, run_script
 
 from minimegatron.checks.context import BATCH as GPT_BATCH, CP_CONFIG
 from minimegatron.nn.gpt import causal_attention
@@ -180,3 +182,19 @@ def test_gpt_refuses_what_cp_cannot_split():
         check_config(CP_CONFIG, 16, "ring", "zigzag")
     with pytest.raises(ValueError, match="attention must be one of"):
         check_config(CP_CONFIG, 2, "tree", "zigzag")
+
+
+def test_tutorial_12_runs_on_4_ranks():
+    code, out, err = run_script(4, "tutorials/12_context_parallel.py", ["--steps", "2"],
+                                timeout=120)
+    assert code == 0, err
+    rows = re.findall(r"^ +(\d) +[\d,]+ +[\d,]+ +(\d) +(\d+) +(\d+)$", out, re.M)
+    assert rows == [("0", "1", "10", "34"), ("1", "2", "26", "34"), ("2", "3", "42", "34"),
+                    ("3", "4", "58", "34")], out
+    for name in ("allgather", "ring", "ulysses"):
+        line = re.search(rf"^{name} +(.*)$", out, re.M).group(1).split()
+        assert all(float(d) < 1e-12 for d in line[:4]), line
+        assert line[4] == line[5], line                             # trace = formula
+    diffs = re.search(r"\|loss diff\| (\S+), \|grad diff\| (\S+), \|weight diff\| (\S+)$",
+                      out, re.M)
+    assert diffs and all(float(d) < 1e-10 for d in diffs.groups()), out

@@ -24,6 +24,7 @@ element, per batch row): forward 2 all-gathers (K and V), each
 (cp-1)/cp * S*h*b, in all 2(cp-1)/cp * S*h*b; backward 2 reduce-scatters, the same.
 Memory: the gathered K and V (2*S*h per layer) are kept for backward.
 Tests: tests/test_context_parallel.py (2, 4 and 8 ranks against nn/gpt.py).
+Tutorial: ``minimegatron run -n 4 tutorials/12_context_parallel.py``.
 """
 from minimegatron.backend import xp
 from minimegatron.parallel.context_parallel.blockwise import masked_attention

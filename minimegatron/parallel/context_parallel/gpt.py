@@ -19,6 +19,7 @@ bytes in float64 for P parameters and N = dp*cp ranks. Dropout is refused:
 its masks would have to follow the tokens. ``generate`` is not offered: the
 last position lives on one rank. Checked against one process by
 checks/context.py (tests/test_context_parallel.py, ``minimegatron verify``).
+Tutorial: ``minimegatron run -n 4 tutorials/12_context_parallel.py``.
 """
 from minimegatron import trace
 from minimegatron.backend import xp

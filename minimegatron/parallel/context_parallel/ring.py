@@ -28,6 +28,7 @@ element, per batch row): forward cp-1 hops of one K/V block, 2(S/cp)*h*b each;
 backward cp-1 hops of K/V and cp hops of dK/dV, 2(S/cp)*h*b each. Every hop
 overlaps with a block's attention on a GPU; the total equals the all-gather's.
 Tests: tests/test_context_parallel.py (2, 4 and 8 ranks against nn/gpt.py).
+Tutorial: ``minimegatron run -n 4 tutorials/12_context_parallel.py``.
 """
 import contextlib
 

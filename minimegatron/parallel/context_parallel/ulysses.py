@@ -17,6 +17,7 @@ output, b bytes per element, per batch row): forward 4 all-to-alls (Q, K, V in,
 O out), each sends (cp-1)/cp * (S/cp)*h*b; backward 4 more, the same. The
 volume per rank falls as 1/cp, unlike the all-gather's and the ring's.
 Tests: tests/test_context_parallel.py (2, 4 and 8 ranks against nn/gpt.py).
+Tutorial: ``minimegatron run -n 4 tutorials/12_context_parallel.py``.
 """
 from minimegatron.nn.gpt import causal_attention
 from minimegatron.parallel.context_parallel.mappings import heads_to_sequence, sequence_to_heads
