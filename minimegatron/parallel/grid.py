@@ -73,19 +73,19 @@ def grid_layout(world_size, dp, pp, tp, cp=1):
 
     def at(d, p, t, c=0):
         return grid_rank(d, p, t, dp, tp, c, cp)
-    C = range(cp)
+    cp_ranks = range(cp)
     layout = {
         "tp": [[at(d, p, t, c) for t in range(tp)] for p in range(pp) for d in range(dp)
-               for c in C],
-        "dp": [[at(d, p, t, c) for d in range(dp)] for p in range(pp) for c in C
+               for c in cp_ranks],
+        "dp": [[at(d, p, t, c) for d in range(dp)] for p in range(pp) for c in cp_ranks
                for t in range(tp)],
-        "pp": [[at(d, p, t, c) for p in range(pp)] for d in range(dp) for c in C
+        "pp": [[at(d, p, t, c) for p in range(pp)] for d in range(dp) for c in cp_ranks
                for t in range(tp)],
     }
     if cp > 1:
-        layout["cp"] = [[at(d, p, t, c) for c in C] for p in range(pp) for d in range(dp)
+        layout["cp"] = [[at(d, p, t, c) for c in cp_ranks] for p in range(pp) for d in range(dp)
                         for t in range(tp)]
-        layout["dp_cp"] = [sorted(at(d, p, t, c) for d in range(dp) for c in C)
+        layout["dp_cp"] = [sorted(at(d, p, t, c) for d in range(dp) for c in cp_ranks)
                            for p in range(pp) for t in range(tp)]
     return layout
 
