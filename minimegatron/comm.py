@@ -22,6 +22,8 @@ Chunks follow ``numpy.array_split``: a length L that N does not divide gives
 the first L mod N ranks one extra row (v-variants: ``Iscatterv``,
 ``Ireduce_scatter``). Gathers assume equal shapes unless ``sizes`` (each
 rank's length along ``axis``) is given, which selects ``Igatherv``/``Iallgatherv``.
+all_to_all needs N to divide ``axis``; ``all_to_allv`` (``Ialltoallv``) takes the
+rows each rank sends to and receives from every other.
 
 Waiting (polling.py): when every rank has a core of its own (``polling.spins()``)
 a blocking form makes MPI's blocking call (``Allreduce``...), the latency path;
