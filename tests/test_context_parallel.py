@@ -12,7 +12,9 @@ import pytest
 
 from mpi_harness import run_mpi, run_script
 
+from minimegatron import comm
 from minimegatron.checks.context import BATCH as GPT_BATCH, CP_CONFIG
+from minimegatron.gradcheck import gradcheck
 from minimegatron.nn.gpt import causal_attention
 from minimegatron.parallel import context_parallel as cp_
 from minimegatron.parallel.context_parallel.blockwise import from_heads, to_heads
@@ -89,6 +91,21 @@ def test_masked_attention_gradients_equal_the_serial_attention():
         (fn(*qkv) * Tensor(weight)).sum().backward()
         grads.append([t.grad for t in qkv])
     assert max(abs(a - b).max() for a, b in zip(*grads)) < F64
+
+
+def test_masked_attention_and_ring_pass_a_float64_gradcheck():
+    """Central differences of the primitives' own backward (a zigzag mask, and the ring on a
+    one-rank group, where it is one block)."""
+    rng = np.random.default_rng(3)
+    qkv = [Tensor(rng.standard_normal((1, 4, 4)), requires_grad=True) for _ in range(3)]
+    weight = Tensor(rng.standard_normal((1, 4, 4)))
+    mine, every = cp_.positions(8, 0, 2, "zigzag"), np.arange(8)[:4] * 2   # queries 0,1,6,7
+    mask = cp_.causal_mask(mine, every)                                   # keys 0,2,4,6
+    assert gradcheck(lambda q, k, v: (cp_.masked_attention(q, k, v, mask, 2) * weight).sum(),
+                     qkv) < 1e-7
+    alone = comm.world().split(color=comm.world().rank, name="cp_alone")
+    assert gradcheck(lambda q, k, v: (cp_.ring_attention(q, k, v, alone, 2) * weight).sum(),
+                     qkv) < 1e-7
 
 
 @pytest.fixture(scope="module")
