@@ -16,11 +16,14 @@ Semantics, for a group of N ranks and arrays split along ``axis``::
     gather(x)          the root gets cat(x_0, ..., x_{N-1}), the others None
     all_gather(x)      every rank gets cat(x_0, ..., x_{N-1})
     reduce_scatter(x)  rank r gets chunk r of x_0 + ... + x_{N-1}
+    all_to_all(x)      rank r gets cat(chunk r of x_0, ..., chunk r of x_{N-1})
 
 Chunks follow ``numpy.array_split``: a length L that N does not divide gives
 the first L mod N ranks one extra row (v-variants: ``Iscatterv``,
 ``Ireduce_scatter``). Gathers assume equal shapes unless ``sizes`` (each
 rank's length along ``axis``) is given, which selects ``Igatherv``/``Iallgatherv``.
+all_to_all needs N to divide ``axis``; ``all_to_allv`` (``Ialltoallv``) takes the
+rows each rank sends to and receives from every other.
 
 Waiting (polling.py): when every rank has a core of its own (``polling.spins()``)
 a blocking form makes MPI's blocking call (``Allreduce``...), the latency path;
@@ -223,6 +226,60 @@ def ireduce_scatter(x, group, axis=0, op="sum", out=None, block=False):
                   keep=(host, result))
 
 
+def _check_all_to_all(x, group, axis):
+    """ValueError (before any MPI call) unless N divides x's ``axis``."""
+    if x.ndim == 0 or x.shape[axis] % group.size:
+        length = None if x.ndim == 0 else x.shape[axis]
+        raise ValueError(f"all_to_all: axis {axis} of length {length} does not split into "
+                         f"{group.size} equal chunks (one per rank of {group.name!r})")
+
+
+def iall_to_all(x, group, axis=0, out=None, block=False):
+    """Start the exchange: chunk j (along ``axis``) of x goes to rank j, and chunk r of
+    the result is what rank r sent here. Every rank sends (N-1)/N of x, receives as much.
+
+    With x_q = [x_q^0; ...; x_q^{N-1}] on rank q, rank r gets [x_0^r; ...; x_{N-1}^r]:
+    the transpose of the (sender, chunk) table, so doing it twice gives x back.
+    """
+    _check_all_to_all(x, group, axis)
+    moved = (x.shape[axis],) + staging.without(x.shape, axis)
+    result, finish = staging.output(out, moved, x.dtype, x, axis, "all_to_all")
+    comm_check.check(group, "all_to_all", x, axis=axis)
+    host = staging.front(x, axis)                                # (N*c, ...) chunks in front
+    started = _start(block, group.comm.Alltoall, group.comm.Ialltoall, host, result)
+    moved = trace.bytes_moved("all_to_all", x.nbytes, group.size)
+    return Handle("all_to_all", group, started, lambda: finish(result), x.nbytes, *moved,
+                  keep=(host, result))
+
+
+def iall_to_allv(x, group, send_sizes, recv_sizes, axis=0, block=False):
+    """Start an uneven exchange: rows ``send_sizes[j]`` of x (along ``axis``, in rank
+    order) go to rank j; ``recv_sizes[i]`` rows come from rank i, in rank order.
+
+    Every rank's ``send_sizes[r]`` must equal rank r's ``recv_sizes`` entry for it
+    (the caller knows both sides; ``alltoall_object`` can exchange them).
+    """
+    N = group.size
+    send_sizes, recv_sizes = [int(s) for s in send_sizes], [int(s) for s in recv_sizes]
+    if len(send_sizes) != N or len(recv_sizes) != N or x.ndim == 0 or \
+            sum(send_sizes) != x.shape[axis] or min(send_sizes + recv_sizes) < 0:
+        raise ValueError(f"all_to_allv: send_sizes {send_sizes} and recv_sizes {recv_sizes} "
+                         f"need {N} entries >= 0, send_sizes summing to x's axis {axis} "
+                         f"(shape {tuple(x.shape)})")
+    result = staging.empty((sum(recv_sizes),) + staging.without(x.shape, axis), x.dtype, x)
+    comm_check.check(group, "all_to_allv", x, axis=axis)
+    host = staging.front(x, axis)
+    row = int(np.prod(host.shape[1:]))
+    mpi_type = from_numpy_dtype(host.dtype)
+    send = [host, *_counts(send_sizes, row), mpi_type]
+    recv = [result, *_counts(recv_sizes, row), mpi_type]
+    started = _start(block, group.comm.Alltoallv, group.comm.Ialltoallv, send, recv)
+    own = send_sizes[group.rank] * row * host.dtype.itemsize
+    sent, recv_bytes = x.nbytes - own, result.nbytes - own
+    return Handle("all_to_allv", group, started, lambda: staging.back(result, axis, x),
+                  x.nbytes, sent, recv_bytes, keep=(host, result))
+
+
 def ibroadcast(x, group, root=0, block=False):
     """Start copying the root's x into x on every rank (x is filled in place)."""
     comm_check.check(group, "broadcast", x, root=root)
@@ -277,6 +334,14 @@ def all_gather(x, group, axis=0, sizes=None, out=None):
 
 def reduce_scatter(x, group, axis=0, op="sum", out=None):
     return ireduce_scatter(x, group, axis, op, out, block=polling.spins()).wait()
+
+
+def all_to_all(x, group, axis=0, out=None):
+    return iall_to_all(x, group, axis, out, block=polling.spins()).wait()
+
+
+def all_to_allv(x, group, send_sizes, recv_sizes, axis=0):
+    return iall_to_allv(x, group, send_sizes, recv_sizes, axis, block=polling.spins()).wait()
 
 
 def broadcast(x, group, root=0):
@@ -395,6 +460,11 @@ def gather_object(obj, group, root=0):
 
 def allgather_object(obj, group):
     return group.comm.allgather(obj)
+
+
+def alltoall_object(objs, group):
+    """objs[j] goes to rank j; returns the list of what each rank sent here."""
+    return group.comm.alltoall(objs)
 
 
 # --- printing and failing -------------------------------------------------------------------

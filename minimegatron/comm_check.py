@@ -11,7 +11,8 @@ collective in ``comm.py`` first exchanges one fixed row of int64 per rank,
 
 ``shape`` is a code of what must agree: the whole shape, or for the gathers
 the shape without ``axis`` (rows may differ when ``sizes`` is given; then
-rank r must hold exactly sizes[r] rows; without ``sizes`` all rows are equal).
+rank r must hold exactly sizes[r] rows; without ``sizes`` all rows are equal;
+all_to_allv's rows may differ, its counts are the caller's).
 Scatter's non-root ranks know no shape; its axis is compared modulo the root's
 ndim. Every rank holds the same table, so every rank decides the same way.
 On a mismatch the ranks swap readable descriptions (one more ``Iallgather``,
@@ -81,7 +82,7 @@ def checking(on=True):
 
 MAGIC = 0x5167_0000
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "scatter",
-       "gather", "barrier", "send")
+       "gather", "barrier", "send", "all_to_all", "all_to_allv")
 REDUCE_OPS = ("sum", "mean", "max", "min")
 AGREE = ("the collective", "dtype", "root", "reduce op", "shape", "sizes")
 AXIS, NDIM, ROWS = 6, 7, 8
@@ -105,10 +106,11 @@ def signature(op, x, root=-1, reduce_op=None, axis=0, sizes=None):
         ndim = -1 if x is None else x.ndim       # only the root's x counts
     elif x is not None:
         dtype, ndim = _code(x.dtype.str), x.ndim
-        if op in GATHERS or op == "reduce_scatter":
+        if op in GATHERS or op in ("reduce_scatter", "all_to_all", "all_to_allv"):
             axis = axis % max(ndim, 1)
-        if op in GATHERS:
-            rows, shape = x.shape[axis], hash(x.shape[:axis] + x.shape[axis + 1:])
+        if op in GATHERS or op == "all_to_allv":          # rows along axis may differ
+            shape = hash(x.shape[:axis] + x.shape[axis + 1:])
+            rows = x.shape[axis] if op in GATHERS else -1
         else:
             shape = hash(tuple(x.shape))
     reduce_code = -1 if reduce_op is None else (
@@ -202,7 +204,7 @@ def describe(op, x, root=-1, reduce_op=None, axis=0, sizes=None):
         parts.append(f"root={root}")
     if reduce_op is not None:
         parts.append(f"op={reduce_op!r}")
-    if op in GATHERS or op in ("reduce_scatter", "scatter"):
+    if op in GATHERS or op in ("reduce_scatter", "scatter", "all_to_all", "all_to_allv"):
         parts.append(f"axis={axis}")
     if op in GATHERS:
         parts.append(f"sizes={None if sizes is None else [int(s) for s in sizes]}")

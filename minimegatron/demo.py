@@ -11,6 +11,8 @@ from minimegatron.optim import AdamW
 # Divisible by every tp in 1..8 (heads, d_model, ffn, vocab) and pp in 1..8 (layers).
 VERIFY_CONFIG = GPTConfig(vocab_size=24, seq_len=8, n_layer=8, n_head=8, d_model=32, seed=0)
 SMALL_CONFIG = GPTConfig(vocab_size=16, seq_len=8, n_layer=2, n_head=4, d_model=16, seed=0)
+# Context parallelism: 16 tokens, so the zigzag split (2 cp chunks) reaches cp = 8.
+CONTEXT_CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=2, n_head=4, d_model=16, seed=0)
 # The demo GPT of tutorials/08_3d_parallel.py: every tp in 1, 2, 4 and pp in 1, 2, 4.
 DEMO_CONFIG = GPTConfig(vocab_size=24, seq_len=8, n_layer=4, n_head=4, d_model=32, seed=0)
 LR, WEIGHT_DECAY = 1e-2, 0.01

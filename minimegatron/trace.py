@@ -38,6 +38,8 @@ broadcast          root: (N-1) * n, else 0         root: 0, else n
 scatter            root: (N-1)/N * F, else 0       root: 0, else F/N
 gather             root: 0, else F/N (own chunk)   root: (N-1)/N * F, else 0
 reduce             root: 0, else n                 root: (N-1) * n, else 0
+all_to_all         (N-1)/N * n (keeps its chunk)   (N-1)/N * n
+all_to_allv        n - own chunk                   result - own chunk
 send / recv        n / 0                           0 / n
 =================  ==============================  ==============================
 
@@ -184,7 +186,7 @@ def bytes_moved(op, n, size, is_root=False, own=None):
     if op == "all_reduce":
         ring = 2 * (size - 1) * n // size
         return ring, ring
-    if op in ("all_gather", "reduce_scatter"):
+    if op in ("all_gather", "reduce_scatter", "all_to_all"):
         return n - own, n - own
     if op == "broadcast":
         return ((size - 1) * n, 0) if is_root else (0, n)

@@ -17,11 +17,16 @@ for every scheme and grid and prints one table on rank 0:
     pp-1f1b     pipeline.check_pipeline("1f1b", M=4)   pp = d
     3d          threed.check_3d (dp, pp, tp, M=2)      every dp*pp*tp = N with 2+ axes > 1
     pp-interleaved  pipeline.check_pipeline("interleaved", M=4, v=2 chunks)  pp = d
+    cp-ring     context.check_context_parallel("ring")       every dp x cp = N with cp > 1
+    cp-allgather  context.check_context_parallel("allgather")  the same grids
+    cp-ulysses  context.check_context_parallel("ulysses")    the same (heads divide by cp)
 
 On one rank every scheme runs once with groups of 1. The data-parallel
-schemes train demo.SMALL_CONFIG (2 layers); the others VERIFY_CONFIG
-(8 layers, 8 heads, d_model 32). Any world size works: the batch (8 for data
-and pipeline rows, 4 for tp, 16 for 3D) is rounded up to a multiple of dp x M,
+schemes train demo.SMALL_CONFIG (2 layers), the context-parallel ones
+demo.CONTEXT_CONFIG (the same with 16 tokens); the others VERIFY_CONFIG
+(8 layers, 8 heads, d_model 32); a cp row's grid reads "dp x pp x tp, M, cp".
+Any world size works: the batch (8 for data and pipeline rows, 4 for tp and
+cp, 16 for 3D) is rounded up to a multiple of dp x M,
 pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
 grid whose model cannot split (tp = 3 does not divide 8 heads, 16 stages
 exceed 8 layers) is a SKIP with that reason, never a FAIL (``fit``). The
@@ -85,9 +90,10 @@ from minimegatron import comm, comm_check, faults
 from minimegatron.argtypes import positive_int
 from minimegatron.backend import use_backend
 from minimegatron.checks.common import float64_gap, serial_sensitivity
-from minimegatron.demo import SMALL_CONFIG, VERIFY_CONFIG
+from minimegatron.demo import CONTEXT_CONFIG, SMALL_CONFIG, VERIFY_CONFIG
 from minimegatron.entry import banner
-from minimegatron.parallel.grid import factorisations
+from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
+from minimegatron.parallel.grid import ProcessGrid, factorisations
 from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved
 from minimegatron.parallel.pipeline_parallel.stage import stage_layers
 from minimegatron.parallel.split import padded
@@ -110,7 +116,7 @@ ABORT_AFTER_S = 60.0      # a rank that raised waits this long for the others to
 class Scheme:
     """One row kind of the table: its label, its kind (which check) and micro-batches M."""
     label: str
-    kind: str                 # "data", "tp", "pipe" or "3d"
+    kind: str                 # "data", "tp", "pipe", "3d" or "cp"
     micro_batches: int = 1
 
 
@@ -126,9 +132,13 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "pp-1f1b": Scheme("pipe 1F1B", "pipe", 4),
            "3d": Scheme("3D", "3d", 2),
            "pp-interleaved": Scheme("pipe interl.", "pipe", 4),
-           "tp-sp": Scheme("tensor+seq", "tp")}
-CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed"}  # checks/<name>
-BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16}    # rounded up to a multiple of dp x M
+           "tp-sp": Scheme("tensor+seq", "tp"),
+           "cp-ring": Scheme("cp ring", "cp"),
+           "cp-allgather": Scheme("cp allgather", "cp"),
+           "cp-ulysses": Scheme("cp Ulysses", "cp")}
+CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
+          "cp": "context"}                                                  # checks/<name>
+BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4}  # rounded up to a multiple of dp x M
 INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
 
 
@@ -152,8 +162,13 @@ def group_sizes(n):
 
 
 def grids(scheme, world_size):
-    """[(dp, pp, tp, M)] this scheme is checked on, for a world of ``world_size`` ranks."""
+    """[(dp, pp, tp, M)] this scheme is checked on, for a world of ``world_size`` ranks
+    ((dp, pp, tp, M, cp) for a context-parallel scheme: every dp x cp = N with cp > 1)."""
     kind, m = SCHEMES[scheme].kind, SCHEMES[scheme].micro_batches
+    if kind == "cp":
+        if world_size == 1:
+            return [(1, 1, 1, m, 1)]
+        return [(world_size // cp, 1, 1, m, cp) for cp in group_sizes(world_size)]
     if kind == "data":
         return [(d, 1, 1, m) for d in group_sizes(world_size)]
     if kind == "tp":
@@ -171,10 +186,14 @@ def fit(scheme, dims):
     dp x M, so every world size gets its data-parallel rows; a model that does
     not split (heads or d_model over tp, fewer layers than stages) is a SKIP.
     """
-    dp, pp, tp, m = dims
+    dp, pp, tp, m, cp = _unpack(dims)
     config = common_config(scheme)
     chunks = INTERLEAVED_CHUNKS if scheme == "pp-interleaved" else 1
     try:
+        if SCHEMES[scheme].kind == "cp":
+            attention = scheme[3:]
+            check_cp_config(config, cp, attention,
+                            "contiguous" if attention == "ulysses" else "zigzag")
         check_tp_config(config, tp)
         stage_layers(config.n_layer, pp * chunks, 0)          # K*v layer groups
         if chunks > 1:
@@ -187,7 +206,13 @@ def fit(scheme, dims):
 
 
 def common_config(scheme):
-    return SMALL_CONFIG if SCHEMES[scheme].kind == "data" else VERIFY_CONFIG
+    kind = SCHEMES[scheme].kind
+    return SMALL_CONFIG if kind == "data" else CONTEXT_CONFIG if kind == "cp" else VERIFY_CONFIG
+
+
+def _unpack(dims):
+    """(dp, pp, tp, M, cp) of a row's dims (cp = 1 unless the row has a cp axis)."""
+    return tuple(dims) + (1,) * (5 - len(dims))
 
 
 def _with_dtype(config, dtype):
@@ -196,7 +221,7 @@ def _with_dtype(config, dtype):
 
 def run_check(scheme, group, dims, dtype, steps, batch_size):
     """This rank's {"loss", "grad", "weight"} for one row (None: this rank compares nothing)."""
-    dp, pp, tp, m = dims
+    dp, pp, tp, m, cp = _unpack(dims)
     config = _with_dtype(common_config(scheme), dtype)
     kind = SCHEMES[scheme].kind
     if kind == "data":
@@ -213,6 +238,10 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
     if kind == "tp":
         return _checks("tensor").check_gpt(group, config, steps=steps, batch_size=batch_size,
                                            sequence_parallel=scheme == "tp-sp")
+    if kind == "cp":
+        return _checks("context").check_context_parallel(
+            ProcessGrid(dp=dp, cp=cp, comm=group.comm), scheme[3:], config=config, steps=steps,
+            batch_size=batch_size)
     if kind == "pipe":
         return _checks("pipeline").check_pipeline(group, scheme[3:], m, config=config,
                                                   steps=steps, batch_size=batch_size,
@@ -242,8 +271,8 @@ def _agree_on_failure(error, world):
 
 def run_row(scheme, dims, dtype, steps, world, split_cache):
     """One row on every rank: the check on this rank's sub-grid, diffs reduced over the world."""
-    dp, pp, tp, m = dims
-    size, start, error = dp * pp * tp, time.time(), None
+    dp, pp, tp, m, cp = _unpack(dims)
+    size, start, error = dp * pp * tp * cp, time.time(), None
     if scheme != "3d" and size not in split_cache:
         split_cache[size] = world.split(color=world.rank // size, name=f"verify{size}")
     diffs, (batch_size, reason) = {}, fit(scheme, dims)
@@ -288,10 +317,11 @@ def tolerance(config, steps, batch_size):
 
 
 def _row(scheme, dims, worst, status, seconds, note="", traceback=None, tol=None, vs64=None):
-    dp, pp, tp, m = dims
+    dp, pp, tp, m, cp = _unpack(dims)
     loss, grad, weight = worst or (None, None, None)
+    grid = f"{dp}x{pp}x{tp}, M={m}" + (f", cp={cp}" if len(dims) > 4 else "")
     return {"scheme": scheme, "label": SCHEMES[scheme].label, "dp": dp, "pp": pp, "tp": tp, "M": m,
-            "grid": "-" if dims == (0, 0, 0, 0) else f"{dp}x{pp}x{tp}, M={m}",
+            "cp": cp, "grid": "-" if dims == (0, 0, 0, 0) else grid,
             "loss": loss, "grad": grad, "weight": weight, "tol": tol,
             "status": status, "seconds": round(seconds, 2), "note": note,
             "traceback": traceback, "vs64": vs64}

@@ -12,7 +12,10 @@ from minimegatron import trace
 COLLECTIVES = ["all_reduce_sum", "all_reduce_mean", "all_reduce_max", "all_reduce_inplace",
                "iall_reduce_eq", "reduce", "broadcast", "ibroadcast_eq", "scatter_rows3",
                "gather_axis-1", "all_gather_axis-1", "iall_gather_axis-1_eq",
-               "reduce_scatter_rows3", "isend_irecv_ring", "test_then_wait"]
+               "reduce_scatter_rows3", "isend_irecv_ring", "test_then_wait",
+               "all_to_all_axis0", "all_to_all_axis-1", "iall_to_all_axis2_eq",
+               "all_to_all_twice_is_identity", "all_to_all_out", "all_to_allv",
+               "all_to_allv_axis1"]
 
 
 @pytest.fixture(scope="module", params=[1, 2, 3, 4, 8])
@@ -34,6 +37,7 @@ def test_every_collective_matches_numpy(checks):
         bad = {k: v for k, v in errors.items() if v != 0.0}
         assert not bad, f"rank {rank} of {nprocs}: {bad}"
         assert res["mean_of_ints_raises"] == 1 and res["unknown_op_raises"] == 1
+        assert res["all_to_all_uneven_raises"] == 1 and res["all_to_allv_bad_sizes_raises"] == 1
     if nprocs >= 2:
         assert "send_recv[float64]" in results[-1]
 
@@ -51,6 +55,7 @@ def _expected_bytes(op, rank, N, n=8000):
         "scatter": (full - n, 0) if rank == 0 else (0, n),
         "gather": (0, full - n) if rank == 0 else (n, 0),
         "reduce": (0, (N - 1) * n) if rank == 0 else (n, 0),
+        "all_to_all": ((N - 1) * n,) * 2,
     }[op]
 
 
@@ -60,10 +65,11 @@ def test_trace_counts_bytes_by_the_model(nprocs):
     for rank, res in enumerate(results):
         summary = res["summary"]
         assert summary["all_reduce"]["count"] == 3
-        for op in ("all_gather", "reduce_scatter", "broadcast", "scatter", "gather", "reduce"):
+        for op in ("all_gather", "reduce_scatter", "broadcast", "scatter", "gather", "reduce",
+                   "all_to_all"):
             assert summary[op]["count"] == 1, op
         for op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "scatter",
-                   "gather", "reduce"):
+                   "gather", "reduce", "all_to_all"):
             got = summary[op]["bytes_sent"], summary[op]["bytes_recv"]
             assert got == _expected_bytes(op, rank, nprocs), (op, rank, got)
         if nprocs >= 2 and rank in (0, 1):
@@ -88,8 +94,9 @@ def test_byte_model_single_rank_moves_nothing():
         assert trace.bytes_moved(op, 4096, 1, is_root=True) == (0, 0)
     assert trace.bytes_moved("all_reduce", 4096, 8) == (7168, 7168)
     assert trace.bytes_moved("broadcast", 4096, 8, is_root=True) == (7 * 4096, 0)
+    assert trace.bytes_moved("all_to_all", 4096, 8) == (3584, 3584)   # keeps its 1/8
     with pytest.raises(ValueError):
-        trace.bytes_moved("all_to_all", 1, 2)
+        trace.bytes_moved("scan", 1, 2)
 
 
 def test_summary_and_format():

@@ -36,6 +36,9 @@ EXPECTED = {
     "scatter_axis": ["axis differs", "axis=0", "axis=1"],
     "reduce_scatter_shape": ["shape differs", "shape=(8, 2)", "shape=(8, 3)"],
     "barrier_vs_all_reduce": ["the collective differs", "barrier()", "all_reduce("],
+    "all_to_all_shape": ["shape differs", "all_to_all(shape=(", ", 2), dtype", ", 3), dtype"],
+    "all_to_all_axis": ["axis differs", "axis=0", "axis=1"],
+    "all_to_allv_width": ["shape differs", "all_to_allv(shape=(", ", 3), dtype"],
 }
 SAME_ON_EVERY_RANK = {  # every rank made the same bad call: one line naming all ranks
     "sizes_length": "entries for",

@@ -1,6 +1,6 @@
 """``minimegatron verify``: the whole matrix passes on 8 ranks, a broken scheme FAILS by name.
 
-- The full matrix (every scheme, every grid of 8 ranks, 34 rows) runs ONCE
+- The full matrix (every scheme, every grid of 8 ranks, 49 rows) runs ONCE
   here, through the real command line (``python -m minimegatron run -n 8
   verify``): exit status 0, every row PASS, ~45 s on 2 cores.
 - A 2-rank worker (tests/workers/verify_checks.py) breaks DDP's gradient
@@ -30,14 +30,20 @@ def run_cli(nprocs, *args, timeout=TIMEOUT):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def grid_text(dims):
+    """A row's grid as the table writes it ("dp x pp x tp, M" and ", cp" for a cp row)."""
+    dp, pp, tp, m = dims[:4]
+    return f"{dp}x{pp}x{tp}, M={m}" + (f", cp={dims[4]}" if len(dims) > 4 else "")
+
+
 def expected_rows(world_size):
-    return [(scheme, f"{dp}x{pp}x{tp}, M={m}") for scheme in verify.SCHEMES
-            for dp, pp, tp, m in verify.grids(scheme, world_size)]
+    return [(scheme, grid_text(dims)) for scheme in verify.SCHEMES
+            for dims in verify.grids(scheme, world_size)]
 
 
 def test_grids_of_eight_ranks():
     rows = expected_rows(8)
-    assert len(rows) == 40
+    assert len(rows) == 49
     assert [g for s, g in rows if s == "tp-sp"] == ["1x1x2, M=1", "1x1x4, M=1", "1x1x8, M=1"]
     assert [g for s, g in rows if s == "ddp"] == ["2x1x1, M=1", "4x1x1, M=1", "8x1x1, M=1"]
     assert [g for s, g in rows if s == "pp-1f1b"] == ["1x2x1, M=4", "1x4x1, M=4",
@@ -50,7 +56,11 @@ def test_grids_of_eight_ranks():
         "2 chunks x 8 stages: pipeline of 16 stages, but the model has only 8 layers: "
         "every stage needs at least one layer")
     assert "M=4, K=3" in verify.fit("pp-interleaved", (1, 3, 1, 4))[1]
-    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3 + 2 + 2   # 3d: 2x2x1, 2x1x2, 1x2x2
+    assert [g for s, g in rows if s == "cp-ring"] == ["4x1x1, M=1, cp=2", "2x1x1, M=1, cp=4",
+                                                      "1x1x1, M=1, cp=8"]
+    assert "4 heads do not split over cp=8" in verify.fit("cp-ulysses", (1, 1, 1, 1, 8))[1]
+    # 3d: 2x2x1, 2x1x2, 1x2x2; each cp scheme: 2x1x1 with cp=2, 1x1x1 with cp=4
+    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3 + 2 + 2 + 3 * 2
     assert len([1 for s, _ in expected_rows(4) if s == "3d"]) == 3
 
 
@@ -69,12 +79,15 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         if (scheme, grid) == ("pp-interleaved", "1x8x1, M=4"):     # 16 layer groups > 8
             assert line and "SKIP (2 chunks x 8 stages" in line.group(0), line
             continue
+        if (scheme, grid) == ("cp-ulysses", "1x1x1, M=1, cp=8"):   # 4 heads over 8 ranks
+            assert line and "SKIP (Ulysses: 4 heads" in line.group(0), line
+            continue
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "39 of 40 rows pass, 1 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "47 of 49 rows pass, 2 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
-    assert len(re.findall(r"^\[\s*\d+/40\] ", out, re.M)) == 40     # one progress line a row
+    assert len(re.findall(r"^\[\s*\d+/49\] ", out, re.M)) == 49     # one progress line a row
 
 
 @pytest.fixture(scope="module")

@@ -124,4 +124,13 @@ MESSAGES = {
     "t08.no": "NO",
     "t08.saved": "saved {checkpoint}: more with python -m minimegatron sample --checkpoint "
                  "{checkpoint} --prompt 'In pipeline'",
+    # tutorials/12_context_parallel.py
+    "t12.part1": "1. who holds which of S={steps} tokens (cp={cp}), and the causal work per "
+                 "rank: ring blocks needed (contiguous) and (query, key) pairs",
+    "t12.part2": "\n2. causal attention on every rank, {heads} heads of {hd}, batch {batch}, "
+                 "S={steps}, float64: max |diff| against one process, and the bytes a rank "
+                 "sent in one forward",
+    "t12.part3": "\n3. GPT with its sequence split over cp={cp} ranks (ring attention) vs one "
+                 "process, {steps} AdamW steps: max |loss diff| {loss:.1e}, |grad diff| "
+                 "{grad:.1e}, |weight diff| {weight:.1e}",
 }

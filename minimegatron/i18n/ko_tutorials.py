@@ -130,4 +130,13 @@ MESSAGES = {
     "t08.no": "아니요(NO)",
     "t08.saved": "{checkpoint}에 저장함: 더 보려면 python -m minimegatron sample --checkpoint "
                  "{checkpoint} --prompt 'In pipeline'",
+    # tutorials/12_context_parallel.py
+    "t12.part1": "1. S={steps}개 토큰(token) 중 누가 무엇을 갖는가 (cp={cp}), 그리고 랭크당 인과"
+                 "(causal) 계산량: 필요한 링(ring) 블록 수 (연속 분할) 와 (query, key) 쌍의 수",
+    "t12.part2": "\n2. 모든 랭크에서의 인과 어텐션(attention), 헤드(head) {heads}개 x {hd}, "
+                 "배치(batch) {batch}, S={steps}, float64: 한 프로세스와의 최대 |차이|, "
+                 "그리고 한 랭크가 순전파(forward) 한 번에 보낸 바이트",
+    "t12.part3": "\n3. 시퀀스(sequence)를 cp={cp}개 랭크에 나눈 GPT (링 어텐션) 대 한 프로세스, "
+                 "AdamW {steps}단계: 최대 |loss 차이| {loss:.1e}, |grad 차이| {grad:.1e}, "
+                 "|weight 차이| {weight:.1e}",
 }

@@ -92,6 +92,28 @@ def check_dtype(g, dtype):
         out[f"gather_axis{axis}"] = err(comm.gather(cube[r], g, root=0, axis=axis),
                                         want if r == 0 else None)
 
+    # all-to-all: rank r gets chunk r of every rank's x, in rank order
+    blocks = [data(q, (2 * N, 3, N), dtype, salt=11) for q in range(N)]
+    for axis in (0, 2, -1):
+        want = np.concatenate([np.split(b, N, axis=axis)[r] for b in blocks], axis=axis)
+        out[f"all_to_all_axis{axis}"] = err(comm.all_to_all(blocks[r], g, axis=axis), want)
+        out[f"iall_to_all_axis{axis}_eq"] = err(
+            comm.iall_to_all(blocks[r], g, axis=axis).wait(), want)
+    twice = comm.all_to_all(comm.all_to_all(blocks[r], g), g)
+    out["all_to_all_twice_is_identity"] = err(twice, blocks[r])
+    buf = np.empty((2 * N, 3, N), dtype)
+    got = comm.all_to_all(blocks[r], g, out=buf)
+    out["all_to_all_out"] = err(got, np.concatenate([np.split(b, N)[r] for b in blocks])) + (
+        0.0 if got is buf else 1.0)
+    sizes = [[(q + j) % 3 for j in range(N)] for q in range(N)]       # sizes[q][j]: q -> j
+    uneven = [data(q, (sum(sizes[q]), 4), dtype, salt=12) for q in range(N)]
+    pieces = [np.split(u, np.cumsum(sizes[q])[:-1]) for q, u in enumerate(uneven)]
+    want = np.concatenate([pieces[q][r] for q in range(N)])
+    recv_sizes = [sizes[q][r] for q in range(N)]
+    out["all_to_allv"] = err(comm.all_to_allv(uneven[r], g, sizes[r], recv_sizes), want)
+    out["all_to_allv_axis1"] = err(
+        comm.all_to_allv(uneven[r].T.copy(), g, sizes[r], recv_sizes, axis=1), want.T)
+
     right, left = (r + 1) % N, (r - 1) % N               # ring: nonblocking, no deadlock
     buf = np.zeros((5, 3), dtype)
     handles = [comm.irecv(buf, left, g, tag=7), comm.isend(xs[r], right, g, tag=7)]
@@ -115,6 +137,10 @@ def check_errors(g):
         "mean_of_ints_raises": raises_value_error(lambda: comm.all_reduce(ints, g, op="mean")),
         "unknown_op_raises": raises_value_error(lambda: comm.all_reduce(ints * 1.0, g, op="avg")),
         "int_all_reduce": err(comm.all_reduce(ints, g), ints * g.size),
+        "all_to_all_uneven_raises": raises_value_error(
+            lambda: comm.all_to_all(np.zeros(g.size + 1), g)) if g.size > 1 else 1,
+        "all_to_allv_bad_sizes_raises": raises_value_error(
+            lambda: comm.all_to_allv(np.zeros(3), g, [4] * g.size, [3] * g.size)),
     }
 
 
@@ -149,6 +175,7 @@ def check_trace():
     comm.scatter(np.ones(1000 * g.size) if g.rank == 0 else None, g, root=0)
     comm.gather(x, g, root=0)
     comm.reduce(x, g, root=0)
+    comm.all_to_all(np.ones(1000 * g.size), g)
     with trace.label("layer0"):
         comm.all_reduce(x, g)
     with trace.span("forward", label="mb3"):

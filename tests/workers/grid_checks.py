@@ -1,4 +1,5 @@
-"""Runs on 8 ranks: a 2x2x2 grid, a tp=4 x pp=2 grid, and a wrong grid (ValueError everywhere)."""
+"""Runs on 8 ranks: a 2x2x2 grid, a tp=4 x pp=2 grid, and a wrong grid (ValueError everywhere);
+``check_cp_grids``: grids with a cp axis (tp-cp-dp-pp order) and their dp x cp group."""
 import numpy as np
 
 from minimegatron import comm
@@ -28,6 +29,30 @@ def check_grids():
     out["groups_tp4"] = describe_groups(grid)
 
     for sizes in ((2, 2, 3), (0, 8, 1), (2.0, 2, 2), (8, 1, 2)):
+        try:
+            ProcessGrid(*sizes)
+            out[f"bad_{sizes}"] = "no error"
+        except ValueError as error:
+            out[f"bad_{sizes}"] = str(error)
+    comm.barrier(comm.world())
+    return out
+
+
+def check_cp_grids():
+    out = {}
+    for name, sizes in (("tp2cp2dp2", dict(dp=2, pp=1, tp=2, cp=2)),
+                        ("cp2dp2pp2", dict(dp=2, pp=2, tp=1, cp=2)),
+                        ("cp8", dict(cp=8))):
+        grid = ProcessGrid(**sizes)
+        groups = {kind: {"name": g.name, "ranks": g.ranks, "rank": g.rank, "size": g.size}
+                  for kind in ("tp", "cp", "dp", "pp", "dp_cp") for g in [getattr(grid, kind)]}
+        rank = np.array([float(grid.world.rank)])
+        sums = {kind: float(comm.all_reduce(rank, getattr(grid, kind))[0])
+                for kind in ("tp", "cp", "dp", "pp", "dp_cp")}
+        out[name] = {"groups": groups, "sums": sums, "cp_rank": grid.cp_rank,
+                     "coords": [grid.dp_rank, grid.pp_rank, grid.tp_rank],
+                     "describe": grid.describe(), "repr": repr(grid)}
+    for sizes in ((2, 2, 1, None, 3), (1, 1, 1, None, 0), (2, 1, 2, None, 4)):
         try:
             ProcessGrid(*sizes)
             out[f"bad_{sizes}"] = "no error"

@@ -55,6 +55,10 @@ def mismatches(g):
         "sizes_length": lambda: comm.all_gather(np.ones(2), g, sizes=[2] * (N + 1)),
         "root_out_of_range": lambda: comm.broadcast(x4.copy(), g, root=N),
         "barrier_vs_all_reduce": lambda: comm.barrier(g) if odd else comm.all_reduce(x4, g),
+        "all_to_all_shape": lambda: comm.all_to_all(np.ones((2 * N, 3 if odd else 2)), g),
+        "all_to_all_axis": lambda: comm.all_to_all(np.ones((N, N)), g, axis=1 if odd else 0),
+        "all_to_allv_width": lambda: comm.all_to_allv(np.ones((N, 3 if odd else 2)), g,
+                                                      [1] * N, [1] * N),
     }
 
 

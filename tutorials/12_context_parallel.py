@@ -1,0 +1,86 @@
+"""Tutorial 12: context parallelism, the sequence split over cp ranks (cp = every rank).
+
+    minimegatron run -n 4 tutorials/12_context_parallel.py
+    (or: mpirun -n 4 python tutorials/12_context_parallel.py)
+
+Three things, each from the real code (minimegatron/parallel/context_parallel/):
+
+1. Who holds which of S = 16 tokens, contiguous and zigzag, and the causal
+   work each rank then does: contiguous grows with the rank, zigzag is equal.
+2. The three causal attention variants (all-gather, ring, Ulysses) against one
+   process's attention: max |diff| of Y, dQ, dK, dV, and the bytes each rank
+   sent in the forward, read from the trace, next to the formula.
+3. The GPT with its sequence split over every rank (ring attention), trained
+   a few AdamW steps next to one process: loss, gradients, weights.
+
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
+
+import argparse
+
+import numpy as np
+
+from minimegatron import comm
+from minimegatron.checks.context import check_attention, check_context_parallel, forward_bytes
+from minimegatron.entry import run
+from minimegatron.i18n import language, text
+from minimegatron.parallel.context_parallel import (causal_pairs, check_split, positions,
+                                                    ring_blocks)
+from minimegatron.parallel.grid import ProcessGrid
+
+STEPS, HEADS, HD, BATCH = 16, 8, 4, 2
+
+
+def tokens(rank, cp, split):
+    return ",".join(str(int(p)) for p in positions(STEPS, rank, cp, split))
+
+
+def worst(group, value):
+    return float(comm.all_reduce(np.array([value]), group, op="max")[0])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=3)
+    opts = parser.parse_args()
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
+    group = comm.world()
+    cp = group.size
+    check_split(STEPS, cp, "zigzag")                 # the same ValueError on every rank
+    comm.print0(text("t12.part1", steps=STEPS, cp=cp))
+    comm.print0(f"{'rank':>4}  {'contiguous':<22}{'zigzag':<22}{'ring blocks':>12}"
+                f"{'pairs contig.':>15}{'pairs zigzag':>14}")
+    blocks, contiguous, zigzag = (ring_blocks(cp, "contiguous"),
+                                  causal_pairs(cp, "contiguous", STEPS),
+                                  causal_pairs(cp, "zigzag", STEPS))
+    for r in range(cp):
+        comm.print0(f"{r:>4}  {tokens(r, cp, 'contiguous'):<22}{tokens(r, cp, 'zigzag'):<22}"
+                    f"{blocks[r]:>12}{contiguous[r]:>15}{zigzag[r]:>14}")
+
+    comm.print0(text("t12.part2", heads=HEADS, hd=HD, batch=BATCH, steps=STEPS))
+    comm.print0(f"{'variant':<11}{'Y':>9}{'dQ':>9}{'dK':>9}{'dV':>9}"
+                f"{'sent (trace)':>15}{'formula':>10}")
+    for name in ("allgather", "ring", "ulysses"):
+        if name == "ulysses" and HEADS % cp:        # Ulysses splits the heads over cp
+            continue
+        got = check_attention(group, name, batch=BATCH, steps=STEPS, heads=HEADS, hd=HD)
+        diffs = [worst(group, got[k]) for k in ("out", "dq", "dk", "dv")]
+        sent = sum(got["forward"].values())
+        want = forward_bytes(name, cp, STEPS, HEADS * HD, 8, BATCH)
+        comm.print0(f"{name:<11}" + "".join(f"{d:>9.1e}" for d in diffs)
+                    + f"{sent:>15,d}{want:>10,d}")
+
+    grid = ProcessGrid(cp=cp)
+    diffs = check_context_parallel(grid, "ring", steps=opts.steps)
+    comm.print0(text("t12.part3", cp=cp, steps=opts.steps,
+                     loss=worst(group, diffs["loss"]), grad=worst(group, diffs["grad"]),
+                     weight=worst(group, diffs["weight"])))
+
+
+if __name__ == "__main__":
+    run(main, "tutorials/12_context_parallel.py")
