@@ -39,3 +39,16 @@ def assert_mutants(verdicts, ex_id, mutants):
                 teaches = Point(point, None).teaches(ex_id)
             assert any(teaches in line for line in lines), f"{name} ({lang}):\n{lines}"
         print(f"--- {by_id(ex_id).id} {name}: missed {verdict.missed}\n{shown}")
+
+
+def grade_lessons(lessons, timeout=60):
+    """grade_with_reference for several exercises in ONE launch per rank count: ``lessons``
+    is {ex_id: (reference body, mutants)}; returns {ex_id: {name: Verdict}}."""
+    variants = {}
+    for ex_id, (reference, mutants) in lessons.items():
+        bodies = {"reference": reference, **{name: body for name, (body, _) in mutants.items()}}
+        for name, body in bodies.items():
+            variants[f"{ex_id} {name}"] = (ex_id, [line + "\n" for line in body])
+    verdicts = grade_variants(variants, timeout=timeout, langs=("en", "ko"))
+    return {ex_id: {name: verdicts[f"{ex_id} {name}"] for name in ["reference", *mutants]}
+            for ex_id, (_, mutants) in lessons.items()}

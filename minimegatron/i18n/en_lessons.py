@@ -29,8 +29,8 @@ MESSAGES = {
                                     "group size",
     "point.4.1.same_update": "so every replica takes the same AdamW step: the loss and the "
                              "weights after each step equal one process's",
-    "point.4.1.same_update.hint": "the update follows from the averaged gradients: fix the "
-                                  "points above first",
+    "point.4.1.same_update.hint": "every rank must end backward with the same averaged "
+                                  "p.grad, in the model's dtype: see the points above",
     "point.5.1.reduce_scatter": "the gradients travel as ONE reduce-scatter per step, over the "
                                 "dp group, of the padded flat gradients (not an all-reduce: "
                                 "twice the bytes)",
@@ -56,11 +56,12 @@ MESSAGES = {
     "point.5.2.all_gather.hint": "full = comm.all_gather(self.shard, self.group), once",
     "point.5.2.weights": "after every step every rank holds the full weights of one process "
                          "(ZeRO stages 1 and 2, float64 and float32, groups of 2 and 4)",
-    "point.5.2.weights.hint": "the weights follow from the update and the all-gather: fix the "
-                              "points above first",
+    "point.5.2.weights.hint": "update self.shard first, then all-gather that updated slice, in "
+                              "the model's dtype, into full",
     "dp.raised": "rank {rank}, {run} on the group {group}: your code raised {error}",
     "dp.missing": "rank {rank}, {run}, step {step}: {what} is missing (None)",
     "dp.shape": "rank {rank}, {run}, step {step}: {what} has shape {got}, expected {want}",
+    "dp.dtype": "rank {rank}, {run}, step {step}: {what} is {got}, expected {want}",
     "dp.differs": "rank {rank}, {run}, step {step}: {what} differs from one process by up to "
                   "{diff:.3g} (tolerance {tol:.0e}); at index {index} got {got:.6g}, expected "
                   "{want:.6g} (got / expected ~ {ratio:.3g} overall)",

@@ -30,8 +30,8 @@ MESSAGES = {
                                     "쓰지 마세요",
     "point.4.1.same_update": "그래서 모든 복제본이 같은 AdamW 스텝을 밟습니다: 매 스텝 뒤의 "
                              "손실과 가중치가 한 프로세스의 것과 같습니다",
-    "point.4.1.same_update.hint": "갱신은 평균 낸 기울기에서 나옵니다: 위의 항목부터 "
-                                  "고치세요",
+    "point.4.1.same_update.hint": "모든 랭크는 역전파를 마칠 때 모델의 자료형으로 같은 "
+                                  "평균 p.grad를 가져야 합니다: 위의 항목을 보세요",
     "point.5.1.reduce_scatter": "기울기는 스텝마다 dp 그룹 위에서, 패딩한 평탄한 기울기의 "
                                 "리듀스 스캐터(reduce-scatter) 한 번으로 오갑니다 (두 배의 "
                                 "바이트를 보내는 올리듀스가 아닙니다)",
@@ -57,12 +57,13 @@ MESSAGES = {
     "point.5.2.all_gather.hint": "full = comm.all_gather(self.shard, self.group)를 한 번",
     "point.5.2.weights": "매 스텝 뒤 모든 랭크는 한 프로세스의 전체 가중치를 가집니다 (ZeRO "
                          "1, 2단계, float64와 float32, 크기 2와 4인 그룹)",
-    "point.5.2.weights.hint": "가중치는 업데이트와 올개더에서 나옵니다: 위의 항목부터 "
-                              "고치세요",
+    "point.5.2.weights.hint": "먼저 self.shard를 업데이트하고, 그렇게 갱신한 조각을 모델의 "
+                              "자료형 그대로 full로 올개더하세요",
     "dp.raised": "랭크 {rank}, 그룹 {group}에서 {run}: 여러분의 코드가 {error}을(를) "
                  "일으켰습니다",
     "dp.missing": "랭크 {rank}, {run}, 스텝 {step}: {what}이(가) 없습니다 (None)",
     "dp.shape": "랭크 {rank}, {run}, 스텝 {step}: {what}의 모양이 {got}, 기댓값 {want}",
+    "dp.dtype": "랭크 {rank}, {run}, 스텝 {step}: {what}의 자료형이 {got}, 기댓값 {want}",
     "dp.differs": "랭크 {rank}, {run}, 스텝 {step}: {what}이(가) 한 프로세스와 최대 {diff:.3g}"
                   " 다릅니다 (허용 오차 {tol:.0e}); 인덱스 {index}에서 값 {got:.6g}, 기댓값 "
                   "{want:.6g} (전체적으로 값 / 기댓값 ~ {ratio:.3g})",
