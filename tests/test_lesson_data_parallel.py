@@ -13,10 +13,12 @@ import pytest
 from lesson_mutants import assert_mutants, block_of, grade_lessons
 
 I4, I5, I6 = " " * 12, " " * 16, " " * 8          # the blocks' indentation: 4.1, 5.1, 5.2
-READABLE = I4 + 'bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="mean", inplace=True)'
+READABLE = (I4 + "bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op=\"mean\", "
+            "inplace=True)")
 FREE = [I5 + "for p in flat.params:", I5 + "    p.grad = None"]
 UPDATE = [I6 + 'with no_grad(), trace.span("optimizer"):',
-          I6 + "    self.optimizer.update(self.shard, self.grad_shard, flat.state, self.step_count)"]
+          I6 + "    self.optimizer.update(self.shard, self.grad_shard, flat.state,",
+          I6 + "                          self.step_count)"]
 GATHER = [I6 + "full = comm.all_gather(self.shard, self.group)"]
 
 MUTANTS = {

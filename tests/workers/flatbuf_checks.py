@@ -93,7 +93,8 @@ def bound_equals_readable(config, steps=2):
 
 def bound_equals_readable_named(config):
     """bound_equals_readable of ``SMALL_CONFIG`` or ``HALF_CONFIG`` (by name)."""
-    return bound_equals_readable({"SMALL_CONFIG": SMALL_CONFIG, "HALF_CONFIG": HALF_CONFIG}[config])
+    configs = {"SMALL_CONFIG": SMALL_CONFIG, "HALF_CONFIG": HALF_CONFIG}
+    return bound_equals_readable(configs[config])
 
 
 def check_all():
