@@ -78,9 +78,12 @@ def _error(err):
 
 
 def _in_flight(handle):
-    """Is a started all-reduce still running (comm.Handle, or bound.py's)?"""
+    """Is a started all-reduce still running: a comm.Handle not done whose MPI requests
+    were started (``block=True`` defers a blocking call to ``wait()``), or bound.py's?"""
     done = getattr(handle, "done", None)
-    return bool(getattr(handle, "active", False)) if done is None else not done
+    if done is None:
+        return bool(getattr(handle, "active", False))
+    return not done and bool(getattr(handle, "requests", None))
 
 
 def _ddp_run(group, seed, dtype, steps):
