@@ -32,6 +32,11 @@ MUTANTS = {
         "two all-reduces per bucket (the same mean, twice the traffic)": ([
             I4 + 'comm.all_reduce(bucket.reduce, self.group, op="mean", inplace=True)',
             READABLE], "one_per_bucket"),
+        "all-gather, then the mean by hand (another collective, same numbers)": ([
+            I4 + "parts = comm.all_gather(bucket.reduce, self.group)",
+            I4 + "bucket.reduce[...] = parts.reshape(self.group.size, -1).mean(axis=0)",
+            I4 + "bucket.handle = comm.iall_reduce(bucket.reduce[:0], self.group)"],
+            "one_per_bucket"),
         "bucket.grads instead of bucket.reduce (float16 reduced in float16)": ([
             I4 + 'bucket.handle = comm.iall_reduce(bucket.grads, self.group, op="mean",',
             I4 + "                                 inplace=True)"], "one_per_bucket"),
