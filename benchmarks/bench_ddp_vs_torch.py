@@ -58,10 +58,12 @@ def init_gloo(torch, group):
 
 
 def minimegatron_side(cfg, group, overlap):
-    """step(x, y) -> loss: minimegatron's DDP, buckets of DEFAULT_BUCKET_BYTES (1 MiB).
-    ``overlap=None``: no DDP at all, the same step on this rank's rows alone."""
+    """step(x, y) -> loss: minimegatron's DDP, buckets of DEFAULT_BUCKET_BYTES (1 MiB), each
+    all-reduce bound once (``bound=True``, bound.py). ``overlap=None``: no DDP at all, the
+    same step on this rank's rows alone."""
     model = nn.GPT(cfg)
-    ddp = None if overlap is None else DistributedDataParallel(model, group, overlap=overlap)
+    ddp = None if overlap is None else DistributedDataParallel(model, group, overlap=overlap,
+                                                               bound=True)
     opt = optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
 
     def step(x, y):

@@ -72,3 +72,15 @@ def test_grads_are_views_and_buckets_reduce_in_place(launch, facts):
         assert f["finish_peak_bytes"] < f["buffer_bytes"] / 4, (rank, f)
     assert results[0]["facts16"]["grad_dtype"] == "float16"
     assert results[0]["facts16"]["reduce_dtype"] == "float32"    # reduce_dtype default
+
+
+@pytest.mark.parametrize("precision", ["float64", "float16"])
+def test_the_bound_all_reduce_gives_bitwise_the_gradients_of_exercise_4_1(precision):
+    """DDP's buckets all-reduced by ``comm.iall_reduce`` (the readable line of exercise 4.1)
+    and by the all-reduce bound once (``bound=True``, bound.py): bitwise equal gradients
+    and weights after 2 AdamW steps, on dp groups of 2 of 4 ranks."""
+    config = "HALF_CONFIG" if precision == "float16" else "SMALL_CONFIG"
+    results = run_mpi(4, "workers/flatbuf_checks.py:bound_equals_readable_named", [config],
+                      timeout=240)
+    for rank, res in enumerate(results):
+        assert res["buckets"] > 1 and res["grads_equal"] and res["weights_equal"], (rank, res)

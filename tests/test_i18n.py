@@ -33,11 +33,14 @@ def fields(template):
     return sorted(name for _, name, _, _ in string.Formatter().parse(template) if name)
 
 
-def test_every_key_in_both_languages_with_the_same_fields():
-    en, ko = i18n.en.MESSAGES, i18n.ko.MESSAGES
+@pytest.mark.parametrize("en, ko", [(i18n.en.MESSAGES, i18n.ko.MESSAGES),
+                                     (i18n.en_lessons.MESSAGES, i18n.ko_lessons.MESSAGES)],
+                         ids=["grader", "lessons"])
+def test_every_key_in_both_languages_with_the_same_fields(en, ko):
     assert sorted(en) == sorted(ko)
     for key in en:
         assert fields(en[key]) == fields(ko[key]), key
+        assert not key.startswith("point.") or HANGUL.search(ko[key]), key
     assert sorted(i18n.ko.EXERCISES) == sorted(ex.id for ex in EXERCISES)
     for ex_id, parts in i18n.ko.EXERCISES.items():
         assert sorted(parts) == ["hint", "note", "title"], ex_id

@@ -78,24 +78,6 @@ MESSAGES = {
     "autodiff.unbroadcast": "unbroadcast(grad of shape (2, 3, 4), shape={shape})",
     "autodiff.add_rows": "((a + b)**2).sum(), b broadcast over rows",
     "autodiff.add_column": "((a + b)**2).sum(), b of shape (3, 1)",
-    # exercise_checks/data_parallel.py
-    "dp.loss": "the loss (mean over the whole batch)",
-    "dp.grad": "a gradient after backward",
-    "dp.weight": "a weight after the AdamW step",
-    "dp.differs": "rank {rank}: {scheme} vs one process, {steps} AdamW step(s): {what} "
-                  "differs by up to {value:.3g} (tolerance {tol:g}). {advice}",
-    "dp.ddp_mean": "Linear(2, 2) weight gradient after finish(), dp group {ranks}, rank r's "
-                   "input = {base} + r + 1 (each rank's own gradient is that value in ones; "
-                   "their mean over THIS group is {mean:g})",
-    "dp.ddp_advice": "Every rank must end backward with the MEAN of all ranks' gradients.",
-    "dp.ddp_pass": "DDP gradients and weights = one process (max diff {diff:.1e})",
-    "dp.zero2_advice": "Rank r must hold slice r of the MEAN gradient (reduce-scatter, op "
-                       "mean).",
-    "dp.zero2_pass": "stage 2 slices = one process (max diff {diff:.1e})",
-    "dp.zero_update_advice": "Update only this rank's slice (self.shard with self.grad_shard), "
-                             "then all-gather the slices into the full flat weights.",
-    "dp.zero_update_pass": "stages 1 and 2 weights = one process (max diff {diff:.1e})",
-    "dp.zero_stage": "ZeRO stage {stage}",
     # tutorials/00_autodiff_and_gpt.py
     "t00.mpi_note": "(one process's lesson: under mpirun -n {n} only rank 0 runs it; the "
                     "others end at once)",

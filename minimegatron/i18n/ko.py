@@ -183,24 +183,6 @@ MESSAGES = {
     "autodiff.unbroadcast": "unbroadcast(shape (2, 3, 4)인 grad, shape={shape})",
     "autodiff.add_rows": "((a + b)**2).sum(), b를 행마다 브로드캐스트",
     "autodiff.add_column": "((a + b)**2).sum(), b의 shape은 (3, 1)",
-    # exercise_checks/data_parallel.py
-    "dp.loss": "손실 (배치 전체의 평균)",
-    "dp.grad": "역전파 후의 기울기(gradient)",
-    "dp.weight": "AdamW 단계 후의 가중치",
-    "dp.differs": "랭크 {rank}: {scheme} 대 프로세스 하나, AdamW {steps}단계: {what}이(가) "
-                  "최대 {value:.3g}만큼 다릅니다 (허용 오차 {tol:g}). {advice}",
-    "dp.ddp_mean": "finish() 후 Linear(2, 2) 가중치의 기울기, dp 그룹 {ranks}, 랭크 r의 입력 = "
-                   "{base} + r + 1 (각 랭크의 기울기는 그 값으로 채운 ones; 바로 이 그룹에서의 "
-                   "평균은 {mean:g})",
-    "dp.ddp_advice": "모든 랭크는 역전파를 마칠 때 모든 랭크 기울기의 평균(MEAN)을 가져야 합니다.",
-    "dp.ddp_pass": "DDP 기울기와 가중치 = 프로세스 하나 (최대 차이 {diff:.1e})",
-    "dp.zero2_advice": "랭크 r은 평균(MEAN) 기울기의 조각 r을 가져야 합니다 (리듀스 스캐터"
-                       "(reduce-scatter), op mean).",
-    "dp.zero2_pass": "2단계 조각 = 프로세스 하나 (최대 차이 {diff:.1e})",
-    "dp.zero_update_advice": "이 랭크의 조각만 업데이트한 다음 (self.shard와 self.grad_shard), "
-                             "조각들을 펼친 전체 가중치로 올개더(all-gather)하세요.",
-    "dp.zero_update_pass": "1, 2단계 가중치 = 프로세스 하나 (최대 차이 {diff:.1e})",
-    "dp.zero_stage": "ZeRO {stage}단계",
     # tutorials/00_autodiff_and_gpt.py
     "t00.mpi_note": "(프로세스 하나로 하는 실습: mpirun -n {n}에서는 랭크 0만 실행하고 나머지는 "
                     "바로 끝납니다)",

@@ -30,7 +30,8 @@ def dp_group():
 def buffer_facts(group, config, bucket_bytes):
     """One backward of GPT(config) under DDP (overlap off: every bucket starts in finish)."""
     model = GPT(config)
-    ddp = DistributedDataParallel(model, group, bucket_bytes=bucket_bytes, overlap=False)
+    ddp = DistributedDataParallel(model, group, bucket_bytes=bucket_bytes, overlap=False,
+                                  bound=True)
     calls = []
 
     def spy(bound):                       # a bucket's all-reduce, bound once (bound.py)
@@ -62,6 +63,38 @@ def buffer_facts(group, config, bucket_bytes):
                                    and h.wait() is x for x, inplace, h in calls),
             "slices_cover_buffer": sum(x.size for x, _, _ in calls) == reduce.size,
             "finish_peak_bytes": peak, "buffer_bytes": int(reduce.nbytes)}
+
+
+def bound_equals_readable(config, steps=2):
+    """The gradients and weights of ``steps`` AdamW steps of DDP, buckets all-reduced by
+    ``comm.iall_reduce`` (exercise 4.1) and by the bound all-reduce (``bound=True``):
+    bitwise equal? Returns {"grads_equal", "weights_equal", "buckets"}."""
+    from minimegatron.demo import make_optimizer
+    group = dp_group()
+    runs = []
+    for bound in (False, True):
+        model = GPT(config)
+        ddp = DistributedDataParallel(model, group, bucket_bytes=2048, bound=bound)
+        opt = make_optimizer(model.parameters())
+        grads, weights = [], []
+        for step in range(steps):
+            x, y = batch(config, 8, step)
+            opt.zero_grad()
+            ddp.backward(model.loss(shard_batch(x, group), shard_batch(y, group)))
+            grads.append([p.grad.copy() for p in model.parameters()])
+            if config.dtype != "float16":        # float16: the gradients (reduced in float32)
+                opt.step()
+            weights.append([p.data.copy() for p in model.parameters()])
+        runs.append((grads, weights, len(ddp.buckets)))
+    (g0, w0, buckets), (g1, w1, _) = runs
+    same = lambda a, b: all(np.array_equal(u, v) for s, t in zip(a, b) for u, v in zip(s, t))
+    return {"grads_equal": same(g0, g1), "weights_equal": same(w0, w1), "buckets": buckets}
+
+
+def bound_equals_readable_named(config):
+    """bound_equals_readable of ``SMALL_CONFIG`` or ``HALF_CONFIG`` (by name)."""
+    configs = {"SMALL_CONFIG": SMALL_CONFIG, "HALF_CONFIG": HALF_CONFIG}
+    return bound_equals_readable(configs[config])
 
 
 def check_all():

@@ -18,19 +18,25 @@ them): every ``p.grad`` is a view into it, so a bucket is one contiguous slice. 
 on every parameter (``Tensor.register_grad_hook``, fired once its gradient
 for this backward is complete) counts the bucket's ready gradients; with
 ``overlap=True`` the last one starts the bucket's nonblocking all-reduce
-(of its slice, in place: no pack, no unpack; bound once at construction,
-``bound.bind_all_reduce``, so each step's call costs almost no Python) while
-backward goes on through the earlier layers. ``finish()`` waits for every
+(of its slice, in place: no pack, no unpack) while backward goes on through
+the earlier layers:
+
+    bucket.handle = comm.iall_reduce(bucket.reduce, group, op="mean", inplace=True)
+
+``bound=True`` starts the same all-reduce bound once at construction instead
+(``bound.bind_all_reduce``: MPI 4's persistent ``Allreduce_init``, then one
+``Start`` per step), which costs less Python per step; the gradients are
+bitwise the same (tests/test_flat_buffer.py). ``finish()`` waits for every
 bucket; the averaged gradients are then already in ``p.grad``. ``no_sync()``
 skips the all-reduce so gradients accumulate locally (gradient
 accumulation); the next synced backward all-reduces the accumulated sum.
 
 Communication per step: one all-reduce per bucket, in all G = P*b bytes of
 gradients; the ring model sends and receives 2(N-1)/N * G per rank.
-At construction: a checksum all-reduce (optional), one small exchange per bucket
-that binds its all-reduce (bound.py), one 8-byte-per-rank exchange
+At construction: a checksum all-reduce (optional), with ``bound=True`` one small
+exchange per bucket that binds its all-reduce (bound.py), one 8-byte-per-rank exchange
 that checks every rank built the same buckets (``comm_check.agree``: different
-``bucket_bytes`` or ``overlap`` per rank would pair unequal all-reduces) and
+``bucket_bytes``, ``overlap`` or ``bound`` per rank would pair unequal all-reduces) and
 one broadcast of the weights from rank 0 (P*b bytes).
 
 Mixed precision (``reduce_dtype``). A float16 model's gradients are
@@ -102,7 +108,7 @@ class Bucket:
         self.nbytes = sum(p.data.nbytes for p in params)
         self.ready, self.handle = 0, None
         self.views = self.grads = self.reduce = None   # set by DistributedDataParallel
-        self.all_reduce = None                         # bound to self.reduce, ditto
+        self.all_reduce = None                         # bound to self.reduce (bound=True)
 
     def place(self, grads, reduce, first):
         """Bind to params first.. of the flat buffers: ``grads`` (p.grad's dtype), ``reduce``
@@ -143,14 +149,15 @@ class DistributedDataParallel:
     ``ddp(*args)`` calls the module. ``ddp.backward(loss)`` is
     ``loss.backward()`` inside a "backward" trace span, then ``finish()``.
     ``reduce_dtype``: None (float32 for a float16 model, else the model's dtype),
-    "float16" or "float32" (see "Mixed precision" above).
+    "float16" or "float32" (see "Mixed precision" above). ``bound=True``: each
+    bucket's all-reduce is bound once (bound.py), for speed; the same gradients.
     """
 
     def __init__(self, module, group, bucket_bytes=DEFAULT_BUCKET_BYTES, overlap=True,
-                 check_consistency=True, root=0, reduce_dtype=None):
+                 check_consistency=True, root=0, reduce_dtype=None, bound=False):
         if not isinstance(bucket_bytes, int) or bucket_bytes < 1:
             raise ValueError(f"bucket_bytes must be a positive int, got {bucket_bytes!r}")
-        self.module, self.group, self.overlap = module, group, overlap
+        self.module, self.group, self.overlap, self.bound = module, group, overlap, bound
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         if not named:
             raise ValueError("DistributedDataParallel: the module has no trainable parameters")
@@ -164,7 +171,7 @@ class DistributedDataParallel:
             check_same_parameters(named, group)
         self.buckets = make_buckets(self.params, bucket_bytes)
         comm_check.agree(group, "DistributedDataParallel bucket layout",
-                         f"bucket_bytes={bucket_bytes}, overlap={overlap}, "
+                         f"bucket_bytes={bucket_bytes}, overlap={overlap}, bound={bound}, "
                          f"reduce_dtype={self.reduce_dtype}, "
                          f"bucket sizes (bytes) {[b.nbytes for b in self.buckets]}")
         flat = flatten([p.data for p in self.params], self.params[0].dtype)
@@ -179,7 +186,9 @@ class DistributedDataParallel:
         first = 0
         for bucket in self.buckets:
             first = bucket.place(self.grad_buffer, self.reduce_buffer, first)
-            bucket.all_reduce = bind_all_reduce(bucket.reduce, group, op="mean", inplace=True)
+            if bound:
+                bucket.all_reduce = bind_all_reduce(bucket.reduce, group, op="mean",
+                                                    inplace=True)
         self.grad_buffer.attach()                               # p.grad_view = its view
         self._bucket_of = {}
         for bucket in self.buckets:
@@ -226,9 +235,11 @@ class DistributedDataParallel:
         if bucket.reduce is not bucket.grads:
             bucket.reduce[...] = bucket.grads         # float16 -> float32, into the slice
         with trace.label(f"ddp.bucket{bucket.index}"):
+            if self.bound:                      # the same all-reduce, bound once (bound.py)
+                bucket.handle = bucket.all_reduce.start()
+                return
             # EXERCISE 4.1 begin
-            # = comm.iall_reduce(bucket.reduce, self.group, op="mean", inplace=True), bound once
-            bucket.handle = bucket.all_reduce.start()
+            bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="mean", inplace=True)
             # EXERCISE 4.1 end
 
     def finish(self):

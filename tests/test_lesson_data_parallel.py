@@ -1,0 +1,132 @@
+"""Exercises 4.1 (DDP), 5.1 and 5.2 (ZeRO): the references PASS, every wrong answer misses its
+point.
+
+Each mutant is the reference package with one block replaced by an answer a student
+could plausibly write (``grader.grade_variants``); the three exercises' variants are
+graded together in one launch of 4 ranks (dp groups [0, 2] and [1, 3], then the world).
+Each must FAIL, and among the points it misses must be the one named here, in English
+and in Korean (the judge reads the same evidence in both languages). Many of these
+reached the right final numbers and PASSED the grader that compared numbers only.
+"""
+import pytest
+
+from lesson_mutants import assert_mutants, block_of, grade_lessons
+
+I4, I5, I6 = " " * 12, " " * 16, " " * 8          # the blocks' indentation: 4.1, 5.1, 5.2
+READABLE = (I4 + "bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op=\"mean\", "
+            "inplace=True)")
+FREE = [I5 + "for p in flat.params:", I5 + "    p.grad = None"]
+UPDATE = [I6 + 'with no_grad(), trace.span("optimizer"):',
+          I6 + "    self.optimizer.update(self.shard, self.grad_shard, flat.state,",
+          I6 + "                          self.step_count)"]
+GATHER = [I6 + "full = comm.all_gather(self.shard, self.group)"]
+
+MUTANTS = {
+    "4.1": {
+        "the whole gradient buffer per bucket (same numbers, N times the bytes)": ([
+            I4 + "bucket.handle = comm.iall_reduce(self.reduce_buffer.data, self.group,",
+            I4 + '                                 op="mean", inplace=True)'], "one_per_bucket"),
+        "all-reduce over the world": ([
+            I4 + 'bucket.handle = comm.iall_reduce(bucket.reduce, comm.world(), op="mean",',
+            I4 + "                                 inplace=True)"], "one_per_bucket"),
+        "two all-reduces per bucket (the same mean, twice the traffic)": ([
+            I4 + 'comm.all_reduce(bucket.reduce, self.group, op="mean", inplace=True)',
+            READABLE], "one_per_bucket"),
+        "all-gather, then the mean by hand (another collective, same numbers)": ([
+            I4 + "parts = comm.all_gather(bucket.reduce, self.group)",
+            I4 + "bucket.reduce[...] = parts.reshape(self.group.size, -1).mean(axis=0)",
+            I4 + "bucket.handle = comm.iall_reduce(bucket.reduce[:0], self.group)"],
+            "one_per_bucket"),
+        "bucket.grads instead of bucket.reduce (float16 reduced in float16)": ([
+            I4 + 'bucket.handle = comm.iall_reduce(bucket.grads, self.group, op="mean",',
+            I4 + "                                 inplace=True)"], "one_per_bucket"),
+        "waits at once (no overlap with backward)": ([
+            READABLE, I4 + "bucket.handle.wait()"], "overlap"),
+        "block=True: the blocking call is made in finish(), after backward": ([
+            I4 + 'bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="mean",',
+            I4 + "                                 inplace=True, block=True)"], "overlap"),
+        "sum instead of mean": ([
+            I4 + 'bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="sum",',
+            I4 + "                                 inplace=True)"], "mean_in_place"),
+        "not in place (the mean lands in a new array)": ([
+            I4 + 'bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="mean")'],
+            "mean_in_place"),
+        "sum, then divided by a hard-coded 2": ([
+            I4 + 'bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="sum",',
+            I4 + "                                 inplace=True)",
+            I4 + "bucket.handle.wait()",
+            I4 + "bucket.reduce[...] /= 2"], "mean_in_place"),
+    },
+    "5.1": {
+        "all-reduce, then this rank's slice (a view: the full buffer stays)": ([
+            I5 + 'averaged = comm.all_reduce(flat.flat_grads(), self.group, op="mean")',
+            I5 + "self.grad_shard = flat.own(averaged)"] + FREE, "reduce_scatter"),
+        "all-reduce, then a copy of the slice (twice the bytes)": ([
+            I5 + 'averaged = comm.all_reduce(flat.flat_grads(), self.group, op="mean")',
+            I5 + "self.grad_shard = flat.own(averaged).copy()"] + FREE, "reduce_scatter"),
+        "reduce-scatter into a slice of a full-size buffer (memory held)": ([
+            I5 + "full = xp.zeros(flat.padded, flat.dtype)",
+            I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",
+            I5 + '                                      op="mean", out=flat.own(full))']
+            + FREE, "freed"),
+        "reduce-scatter over the world": ([
+            I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), comm.world(),",
+            I5 + '                                      op="mean")'] + FREE, "reduce_scatter"),
+        "p.grad not freed": ([
+            I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",
+            I5 + '                                      op="mean")'], "freed"),
+        "sum instead of mean": ([
+            I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",
+            I5 + '                                      op="sum")'] + FREE, "own_slice"),
+        "sum, then divided by a hard-coded 2": ([
+            I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",
+            I5 + '                                      op="sum") / 2'] + FREE, "own_slice"),
+    },
+    "5.2": {
+        "no update of the shard": (GATHER, "own_update"),
+        "the step count hard-coded to 1": ([
+            I6 + 'with no_grad(), trace.span("optimizer"):',
+            I6 + "    self.optimizer.update(self.shard, self.grad_shard, flat.state, 1)"]
+            + GATHER, "own_update"),
+        "a fresh optimizer state every step (state not kept)": ([
+            I6 + 'with no_grad(), trace.span("optimizer"):',
+            I6 + "    self.optimizer.update(self.shard, self.grad_shard, {}, self.step_count)"]
+            + GATHER, "own_update"),
+        "updates a copy of the shard": ([
+            I6 + 'with no_grad(), trace.span("optimizer"):',
+            I6 + "    self.optimizer.update(self.shard.copy(), self.grad_shard, flat.state,",
+            I6 + "                          self.step_count)"] + GATHER, "own_update"),
+        "all-reduce of a zero-padded full buffer (same weights, twice the bytes)": (UPDATE + [
+            I6 + "full = xp.zeros(flat.padded, flat.dtype)",
+            I6 + "flat.own(full)[...] = self.shard",
+            I6 + "full = comm.all_reduce(full, self.group)"], "all_gather"),
+        "all-gather over the world": (UPDATE + [
+            I6 + "full = comm.all_gather(self.shard, comm.world())"], "all_gather"),
+        "all-gather before the update (the old weights)": (GATHER + UPDATE, "weights"),
+        "gathered in float64 (right for float64 only)": (UPDATE + [
+            I6 + "full = comm.all_gather(self.shard.astype(xp.float64), self.group)"],
+            "weights"),
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    return grade_lessons({ex_id: block_of(ex_id) for ex_id in MUTANTS}, MUTANTS, timeout=120)
+
+
+@pytest.mark.parametrize("ex_id", list(MUTANTS))
+def test_the_reference_passes_every_point(verdicts, ex_id):
+    assert verdicts[ex_id]["reference"].passed, "\n".join(verdicts[ex_id]["reference"].lines)
+
+
+@pytest.mark.parametrize("ex_id,name", [(ex_id, name) for ex_id, mutants in MUTANTS.items()
+                                        for name in mutants])
+def test_a_wrong_answer_misses_its_point(verdicts, ex_id, name):
+    assert_mutants(verdicts[ex_id], ex_id, {name: MUTANTS[ex_id][name]})
+
+
+@pytest.mark.parametrize("ex_id", list(MUTANTS))
+def test_at_least_four_kinds_of_mistake(ex_id):
+    assert len({point for _, point in MUTANTS[ex_id].values()}) >= 2
+    assert len(MUTANTS[ex_id]) >= 4
