@@ -39,3 +39,20 @@ def assert_mutants(verdicts, ex_id, mutants):
                 teaches = Point(point, None).teaches(ex_id)
             assert any(teaches in line for line in lines), f"{name} ({lang}):\n{lines}"
         print(f"--- {by_id(ex_id).id} {name}: missed {verdict.missed}\n{shown}")
+
+
+def grade_lessons(lessons, timeout=60):
+    """{ex_id: {name: Verdict}}: grade_with_reference for several exercises in ONE grading
+    call (one launch per rank count). ``lessons`` is {ex_id: (reference, mutants)}; each
+    exercise's dict holds "reference" and its mutants' names, as assert_mutants reads."""
+    variants, keys = {}, {}
+    for ex_id, (reference, mutants) in lessons.items():
+        for name, body in [("reference", reference)] + [(n, b) for n, (b, _) in mutants.items()]:
+            key = f"{ex_id}: {name}"
+            variants[key] = (ex_id, [line + "\n" for line in body])
+            keys[key] = (ex_id, name)
+    verdicts = grade_variants(variants, timeout=timeout, langs=("en", "ko"))
+    out = {ex_id: {} for ex_id in lessons}
+    for key, (ex_id, name) in keys.items():
+        out[ex_id][name] = verdicts[key]
+    return out

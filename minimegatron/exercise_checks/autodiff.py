@@ -13,7 +13,9 @@ gradient itself in float64, with NumPy only (never with the package's backward
 rules, which a handout leaves blank): for a linear map f (X @ A in X or in A,
 a sum, a broadcast) the gradient of <grad_out, f(x)> at entry j is
 <grad_out, f(e_j)>, one unit array at a time, which needs no formula at all;
-exp, tanh and max by their closed forms (max: 1/k at each of k tied maxima).
+exp, tanh and max by their closed forms (max: 1/k at each of k tied maxima). A
+"float32" point reads the dtype always, and the float32 values only when the float64
+cases are right (else the mistake is another point's, with its own hint).
 
     1.1 MatMul     transpose (2-D, float32 too), batched (swap the last two axes,
                    unbroadcast both gradients), vectors, needed (None where
@@ -209,6 +211,15 @@ def _kept(before, after):
     return bool(np.array_equal(before, np.asarray(to_numpy(after)), equal_nan=True))
 
 
+def _raised(err):
+    """'ValueError: ... (in Max.backward: <the line>)': the error and where, in the copy."""
+    import os
+    import minimegatron
+    from minimegatron.exercise_checks.runner import where_it_failed
+    copy = os.path.dirname(os.path.dirname(os.path.abspath(minimegatron.__file__)))
+    return f"{type(err).__name__}: {err}{where_it_failed(err.__traceback__, copy)}"
+
+
 def _run_case(ex_id, case):
     """Forward by the engine, then the op's backward called directly on grad_out."""
     from minimegatron.backend import to_numpy, xp
@@ -227,7 +238,7 @@ def _run_case(ex_id, case):
     except NotImplementedError:
         raise
     except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
-        return {"error": f"{type(err).__name__}: {err}"}
+        return {"error": _raised(err)}
     return {"grads": grads, "grad_out_kept": _kept(case["grad_out"], grad_out),
             "saved_kept": all(_kept(a, s) for a, s in zip(saved, node.ctx.saved)),
             "output_kept": _kept(result, out.data)}
@@ -248,7 +259,7 @@ def _run_unbroadcast(case):
     except NotImplementedError:
         raise
     except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
-        return {"error": f"{type(err).__name__}: {err}"}
+        return {"error": _raised(err)}
     return {"grads": grads, "grad_out_kept": _kept(case["grad_out"], grad)}
 
 
@@ -347,6 +358,31 @@ def judge_values(ex_id, point, check_dtype=True):
     return judge
 
 
+def judge_float32(ex_id):
+    """float32 cases: the dtype always; the values too, unless the float64 cases are already
+    wrong (that mistake is another point's, and its hint is the one to read)."""
+    def holds(case, result):
+        try:
+            _check_values(ex_id, case, result)
+            return True
+        except CheckFailed:
+            return False
+
+    def judge(evidence, seed):
+        pairs = _cases(ex_id, evidence, seed)
+        wide_right = all(holds(c, r) for c, r in pairs if c["dtype"] == F64)
+        for case, result in pairs:
+            if case["point"] != "float32":
+                continue
+            for name, got in zip(case["names"], result.get("grads") or []):
+                if got is not None and str(np.asarray(got).dtype) != case["dtype"]:
+                    raise CheckFailed(text("ad.dtype", what=f"{case['label']}: {name}",
+                                           got=np.asarray(got).dtype, want=case["dtype"]))
+            if wide_right:
+                _check_values(ex_id, case, result)
+    return judge
+
+
 def judge_needed(evidence, seed):
     """1.1: None for an input that needs no gradient, the right one for the other."""
     for case, result in _cases("1.1", evidence, seed):
@@ -376,10 +412,10 @@ LESSONS = {
                                        Point("vectors", judge_values("1.1", "vectors")),
                                        Point("needed", judge_needed))),
     "1.2": Lesson(collect_for("1.2"), (Point("chain", judge_values("1.2", "chain")),
-                                       Point("float32", judge_values("1.2", "float32")),
+                                       Point("float32", judge_float32("1.2")),
                                        Point("no_overwrite", judge_no_overwrite("1.2")))),
     "1.3": Lesson(collect_for("1.3"), (Point("derivative", judge_values("1.3", "derivative")),
-                                       Point("float32", judge_values("1.3", "float32")),
+                                       Point("float32", judge_float32("1.3")),
                                        Point("no_overwrite", judge_no_overwrite("1.3")))),
     # the forward saves float64 weights, so a float32 x gets a float64 gradient from the
     # reference itself: 1.4 checks values only, not the dtype
@@ -389,8 +425,8 @@ LESSONS = {
     "1.5": Lesson(collect_for("1.5"), (Point("leading", judge_values("1.5", "leading")),
                                        Point("stretched", judge_values("1.5", "stretched")),
                                        Point("mixed", judge_values("1.5", "mixed")),
-                                       Point("float32", judge_values("1.5", "float32")))),
+                                       Point("float32", judge_float32("1.5")))),
     "1.6": Lesson(collect_for("1.6"), (Point("spread", judge_values("1.6", "spread")),
                                        Point("axes", judge_values("1.6", "axes")),
-                                       Point("float32", judge_values("1.6", "float32")))),
+                                       Point("float32", judge_float32("1.6")))),
 }
