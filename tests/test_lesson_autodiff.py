@@ -24,9 +24,11 @@ WEIGHT_GA = ["            if ctx.needs_input_grad[1]:",
              "                ga = (rows.T @ g2).reshape(a.shape)"]
 BATCHED = ["        else:",
            "            if ctx.needs_input_grad[0]:",
-           "                gx = unbroadcast(g @ xp.swapaxes(a2, -1, -2), x2.shape).reshape(x.shape)",
+           "                gx = unbroadcast(g @ xp.swapaxes(a2, -1, -2), x2.shape)"
+           ".reshape(x.shape)",
            "            if ctx.needs_input_grad[1]:",
-           "                ga = unbroadcast(xp.swapaxes(x2, -1, -2) @ g, a2.shape).reshape(a.shape)"]
+           "                ga = unbroadcast(xp.swapaxes(x2, -1, -2) @ g, a2.shape)"
+           ".reshape(a.shape)"]
 
 MATMUL = {
     "no transpose": ([
