@@ -63,21 +63,6 @@ MESSAGES = {
     "check.expected_got": "{where}{what}:\n  expected {expected}\n  got      {got}",
     "check.worst_entry": "{where}{what}: worst entry {index}: expected {expected}, got {got} "
                          "(|diff| {diff:.3g} > {atol:g})",
-    # exercise_checks/autodiff.py
-    "autodiff.mismatch": "{case} with inputs of shapes {shapes}:\n  {message}\n  "
-                         "(numerical = expected, autodiff = your backward)",
-    "autodiff.raised": "{case} with inputs of shapes {shapes}: your backward raised "
-                       "{error}: {message}",
-    "autodiff.pass": "gradcheck: {count} cases, max error {worst:.1e}",
-    "autodiff.batched": "batched X @ A",
-    "autodiff.broadcast_both": "batch broadcast on both",
-    "autodiff.vector_matrix": "vector @ matrix",
-    "autodiff.matrix_vector": "matrix @ vector",
-    "autodiff.tied_max": "gradient of x.max(axis=1).sum() at x = [[1, 3, 3], [2, 0, 1]] "
-                         "(the two tied 3s share the gradient)",
-    "autodiff.unbroadcast": "unbroadcast(grad of shape (2, 3, 4), shape={shape})",
-    "autodiff.add_rows": "((a + b)**2).sum(), b broadcast over rows",
-    "autodiff.add_column": "((a + b)**2).sum(), b of shape (3, 1)",
     # tutorials/00_autodiff_and_gpt.py
     "t00.mpi_note": "(one process's lesson: under mpirun -n {n} only rank 0 runs it; the "
                     "others end at once)",

@@ -168,21 +168,6 @@ MESSAGES = {
     "check.expected_got": "{where}{what}:\n  기댓값 {expected}\n  실제값 {got}",
     "check.worst_entry": "{where}{what}: 가장 많이 틀린 원소 {index}: 기댓값 {expected}, "
                          "실제값 {got} (|차이| {diff:.3g} > {atol:g})",
-    # exercise_checks/autodiff.py
-    "autodiff.mismatch": "{case}, 입력 shape {shapes}:\n  {message}\n  "
-                         "(numerical = 기댓값(수치 미분), autodiff = 여러분의 역전파(backward))",
-    "autodiff.raised": "{case}, 입력 shape {shapes}: 여러분의 역전파(backward)에서 "
-                       "{error} 발생: {message}",
-    "autodiff.pass": "기울기 검증(gradcheck): {count}가지 경우, 최대 오차 {worst:.1e}",
-    "autodiff.batched": "배치 X @ A",
-    "autodiff.broadcast_both": "양쪽 모두 배치 브로드캐스팅",
-    "autodiff.vector_matrix": "벡터 @ 행렬",
-    "autodiff.matrix_vector": "행렬 @ 벡터",
-    "autodiff.tied_max": "x = [[1, 3, 3], [2, 0, 1]]에서 x.max(axis=1).sum()의 기울기 "
-                         "(공동 최댓값인 두 3이 기울기를 나눠 가짐)",
-    "autodiff.unbroadcast": "unbroadcast(shape (2, 3, 4)인 grad, shape={shape})",
-    "autodiff.add_rows": "((a + b)**2).sum(), b를 행마다 브로드캐스트",
-    "autodiff.add_column": "((a + b)**2).sum(), b의 shape은 (3, 1)",
     # tutorials/00_autodiff_and_gpt.py
     "t00.mpi_note": "(프로세스 하나로 하는 실습: mpirun -n {n}에서는 랭크 0만 실행하고 나머지는 "
                     "바로 끝납니다)",

@@ -8,6 +8,88 @@ missed; the other keys are the judges' messages, by exercise group. Same keys an
 
 MESSAGES = {
     # 1.x autodiff (exercise_checks/autodiff.py)
+    "point.1.1.transpose": "Z = X @ A에서 dL/dX = dL/dZ @ A^T, dL/dA = X^T @ dL/dZ이며, 각각 "
+                           "입력의 모양(shape)과 자료형(dtype)을 가집니다 (float32는 float32로)",
+    "point.1.1.transpose.hint": "모양을 확인하세요: dL/dX는 (n, m)(m, k) = (n, k), dL/dA는 "
+                                "(k, n)(n, m) = (k, m)",
+    "point.1.1.batched": "배치가 있으면 전치는 마지막 두 축만 바꾸고, 브로드캐스트로 늘어난 배치 "
+                         "축은 두 기울기 모두에서 합쳐 없앱니다 (unbroadcast)",
+    "point.1.1.batched.hint": "모든 축을 뒤집는 .T가 아니라 xp.swapaxes(a2, -1, -2); 그다음 "
+                              "unbroadcast(..., x2.shape)와 unbroadcast(..., a2.shape)",
+    "point.1.1.vectors": "벡터(1차원) X나 A는 1차원 기울기를 돌려받습니다: 계산에 쓴 행렬 x2, "
+                         "a2가 아니라 x.shape과 a.shape",
+    "point.1.1.vectors.hint": "마지막에 각 결과를 x.shape과 a.shape으로 reshape 하세요",
+    "point.1.1.needed": "필요한 기울기만 계산합니다: ctx.needs_input_grad가 False인 입력에는 "
+                        "None",
+    "point.1.1.needed.hint": "gx는 ctx.needs_input_grad[0]일 때만, ga는 "
+                             "ctx.needs_input_grad[1]일 때만 계산하고 나머지는 None으로 두세요",
+    "point.1.2.chain": "dL/dx = dL/dz * z: grad_out에 순전파가 저장한 출력을 곱합니다. 1만이 "
+                       "아닌 어떤 grad_out이든",
+    "point.1.2.chain.hint": "return grad_out * ctx.saved[0]",
+    "point.1.2.float32": "float32 입력은 같은 값의 float32 기울기를 받습니다",
+    "point.1.2.float32.hint": "grad_out과 ctx.saved[0]만으로 계산하세요: float64 배열도 "
+                              "형 변환도 없이",
+    "point.1.2.no_overwrite": "역전파는 새 배열을 반환하고 grad_out과 저장된 출력을 그대로 "
+                              "둡니다 (저장된 z가 곧 순전파의 결과입니다)",
+    "point.1.2.no_overwrite.hint": "grad_out이나 ctx.saved[0]에 *=, +=, out=을 쓰지 마세요: "
+                                   "return grad_out * ctx.saved[0]",
+    "point.1.3.derivative": "dL/dx = dL/dz * (1 - z^2)이며, z = tanh(x)는 순전파가 저장한 "
+                            "출력입니다",
+    "point.1.3.derivative.hint": "z = ctx.saved[0]; return grad_out * (1 - z ** 2)",
+    "point.1.3.float32": "float32 입력은 같은 값의 float32 기울기를 받습니다",
+    "point.1.3.float32.hint": "xp.ones(shape)는 float64입니다: z의 자료형을 지키는 "
+                              "1 - z ** 2를 쓰세요",
+    "point.1.3.no_overwrite": "역전파는 새 배열을 반환하고 grad_out과 저장된 출력을 그대로 "
+                              "둡니다 (저장된 z가 곧 순전파의 결과입니다)",
+    "point.1.3.no_overwrite.hint": "grad_out이나 ctx.saved[0]에 *=, +=, out=을 쓰지 마세요: "
+                                   "1 - z ** 2를 새 배열로 만드세요",
+    "point.1.4.route": "z = max x의 기울기는 최댓값이었던 원소로 grad_out을 곱해 가고, 나머지 "
+                       "원소는 0을 받습니다",
+    "point.1.4.route.hint": "저장된 가중치 ctx.saved[0]에, 줄어든 축을 되살린 grad_out을 "
+                            "곱하세요",
+    "point.1.4.ties": "k개의 원소가 최댓값으로 동률이면 각각 기울기의 1/k을 받습니다",
+    "point.1.4.ties.hint": "ctx.saved[0]에는 이미 동률인 최댓값마다 1/k이 있습니다: "
+                           "(ctx.saved[0] > 0)이 아니라 그대로 쓰세요",
+    "point.1.4.axes": "grad_out은 x의 모양을 만나기 전에 max가 없앤 축을 되찾습니다. 모든 axis "
+                      "(None, 정수, 음수, 튜플)와 keepdims에 대해",
+    "point.1.4.axes.hint": "_expand_reduced(grad_out, *ctx.args)가 모든 경우를 처리합니다",
+    "point.1.5.leading": "브로드캐스팅이 앞에 붙인 축을 모두 합쳐 없앱니다: grad (2, 3, 4)를 "
+                         "모양 (4,)로 하면 축 0과 1을 합칩니다",
+    "point.1.5.leading.hint": "앞쪽 축은 grad.ndim - len(shape)개입니다: 하나하나 모두 "
+                              "합치세요",
+    "point.1.5.stretched": "shape에서는 크기가 1이지만 grad에서는 아닌 축은 합치고 크기 1로 "
+                           "남깁니다 (keepdims=True)",
+    "point.1.5.stretched.hint": "그 축들에 대해 grad.sum(axis=..., keepdims=True): 결과가 "
+                                "정확히 shape이 되도록",
+    "point.1.5.mixed": "둘 다 일어났으면 (grad (2, 3, 4)를 모양 (3, 1)로) 둘 다 되돌립니다. "
+                       "학습 중 a + b의 b에 대해서도",
+    "point.1.5.mixed.hint": "앞쪽 축과 늘어난 축을 모두 합치세요; 앞쪽 축이 없어진 뒤에는 "
+                            "shape의 축 i가 grad의 축 i입니다",
+    "point.1.5.float32": "float32 기울기는 float32 결과로 합쳐집니다",
+    "point.1.5.float32.hint": "grad 자신의 자료형으로 합치세요 (dtype=xp.float64도, 더해 넣을 "
+                              "float64 zeros도 없이)",
+    "point.1.6.spread": "dL/dx_i는 x_i가 더해진 출력 원소의 dL/dz입니다: grad_out을 x의 모양으로 "
+                        "다시 펼칩니다",
+    "point.1.6.spread.hint": "grad_out에 줄어든 축을 되살린 뒤 x의 모양으로 브로드캐스트 "
+                             "하세요: _expand_reduced(grad_out, *ctx.args)",
+    "point.1.6.axes": "모든 axis (None, 정수, 음수, 튜플)는 keepdims와 상관없이 x의 모양을 "
+                      "주며, 각 원소는 자기 출력 원소에서 옵니다",
+    "point.1.6.axes.hint": "없어진 축을 (모두, keepdims가 False일 때만) 되살린 뒤 "
+                           "xp.broadcast_to(grad, shape)",
+    "point.1.6.float32": "float32 입력은 float32 기울기를 받습니다",
+    "point.1.6.float32.hint": "grad_out 자체를 브로드캐스트 하세요: xp.ones(shape) * grad는 "
+                              "float64입니다",
+    "ad.case_count": "확인 코드가 경우 {got}개를 기록했습니다, 기댓값 {want}개",
+    "ad.raised": "{case}: 여러분의 역전파(backward)에서 {error} 발생",
+    "ad.count": "{case}: 여러분의 역전파가 기울기 {got}개를 반환했습니다, 기댓값 {want}개",
+    "ad.none": "{case}: {name}이(가) None입니다. 그 입력에는 기울기가 필요합니다",
+    "ad.dtype": "{what}: 자료형 {got}, 기댓값 {want} (입력의 자료형)",
+    "ad.not_needed": "{case}: {name}을(를) 계산했지만, ctx.needs_input_grad에 따르면 그 입력에는 "
+                     "기울기가 필요 없습니다 (None을 반환하세요)",
+    "ad.grad_out_changed": "{case}: 여러분의 역전파 뒤에 grad_out의 값이 바뀌었습니다: "
+                           "제자리에서(in place) 바뀐 것입니다",
+    "ad.saved_changed": "{case}: 여러분의 역전파 뒤에 저장된 출력(순전파의 결과)의 값이 "
+                        "바뀌었습니다: 제자리에서(in place) 바뀐 것입니다",
     # 2.x and 6.1 schedules (exercise_checks/schedules.py)
     "point.2.1.forwards_first": "스테이지 k는 M개의 순전파를 마이크로 배치 0..M-1 순서로 모두 "
                                 "실행한 뒤 M개의 역전파를 같은 순서로 모두 실행하므로, M개 "
