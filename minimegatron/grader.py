@@ -58,7 +58,7 @@ from minimegatron.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_b
 from minimegatron.launcher import child_env, find_mpiexec, kill_group, mpiexec_flags
 
 RUNNER = "minimegatron.exercise_checks.runner"
-GRADER_FILES = ("exercise_checks", "gradcheck.py", "grader.py", "exercises.py", "i18n")
+GRADER_FILES = ("exercise_checks", "grader.py", "gradebook.py", "exercises.py", "i18n")
 POLL_S = 0.1
 DUMP_WAIT_S = 3.0   # how long the ranks get to say where they wait before the kill
 SKEW_S = 10.0       # some ranks finished a check, the others still inside it after this: HANG

@@ -1,14 +1,14 @@
 """The exercises: id, title, the one-line hint a student copy raises, and the source note.
 
 Each exercise is a block fenced by ``# EXERCISE <id> begin`` / ``end`` in the
-reference code (see ``minimegatron.exercises``). Its check is the function
-``CHECKS[id]`` of the module named here (``autodiff``, ``schedules``, ...),
-which the grader runs in a fresh process against a student copy: on 4 MPI
-ranks under mpiexec when nprocs > 1 (a 2 x 2 grid; the check runs on the tp or
-dp groups named by ``group``, each a strict subset of the world, so "the
-group" and "the world" differ), else in a plain subprocess. A check
-returns a short text on success and raises AssertionError with an actionable
-message (rank, value, expected against got) on failure.
+reference code (see ``minimegatron.exercises``). What it teaches is the
+``Lesson`` ``LESSONS[id]`` of the module named here (``autodiff``,
+``schedules``, ...; see ``lesson.py``): its ``collect`` runs the student's block
+in a fresh process (on 4 MPI ranks under mpiexec when nprocs > 1, a 2 x 2
+grid, on the tp or dp groups named by ``group``, each a strict subset of the
+world, so "the group" and "the world" differ; else in a plain subprocess) and
+records evidence; its points are judged in the grader's own process
+(``judge.py``), each with a message and a hint when it is missed.
 
 This module is plain data: importing it imports nothing of the package, so the
 grader can list exercises without touching the copy under test. ``note`` quotes
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 class Exercise:
     id: str
     title: str
-    module: str         # minimegatron.exercise_checks.<module> holds CHECKS[id]
+    module: str         # minimegatron.exercise_checks.<module> holds LESSONS[id]
     nprocs: int         # 1: plain subprocess; 4: MPI ranks as a 2 x 2 grid
     hint: str           # what the student copy's NotImplementedError says
     note: str           # the idea, quoted from the source notes

@@ -80,18 +80,6 @@ def _status_lines(ex_id, records):
     return bool(own_todo) and len(seen) == 1, lines
 
 
-def _legacy(records):
-    """An old-style check that judged itself (kept until every check is split in two)."""
-    verdicts = [tuple(r["evidence"]["legacy"]) for r in records]
-    if all(ok for ok, _ in verdicts):
-        return Verdict("PASS", [verdicts[0][1]])
-    lines = []
-    for ok, message in dict.fromkeys(verdicts):
-        if not ok:
-            lines.append(RANK_PREFIX.sub("", message) if len(records) > 1 else message)
-    return Verdict("FAIL", lines, ["legacy"])
-
-
 def judge(ex_id, records, seed):
     """The Verdict of one exercise from its ranks' records (one per rank, rank order)."""
     from minimegatron.exercise_checks.common import CheckFailed
@@ -100,10 +88,6 @@ def judge(ex_id, records, seed):
     if any(r["status"] != "ok" for r in records):
         own_todo, lines = _status_lines(ex_id, records)
         return Verdict("TODO" if own_todo else "FAIL", lines, ["runs"], seconds)
-    if any("legacy" in (r["evidence"] or {}) for r in records):
-        verdict = _legacy(records)
-        verdict.seconds = seconds
-        return verdict
     module = importlib.import_module(f"minimegatron.exercise_checks.{exercise.module}")
     lesson = module.LESSONS[ex_id]
     missed = []

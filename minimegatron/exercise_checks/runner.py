@@ -63,8 +63,6 @@ def collect(ex_id, path, group, seed):
     exercise = by_id(ex_id)
     try:
         module = importlib.import_module(f"minimegatron.exercise_checks.{exercise.module}")
-        if ex_id not in getattr(module, "LESSONS", {}):      # a check not yet split in two
-            return "ok", "", {"legacy": _legacy(module.CHECKS[ex_id], group)}
         evidence = module.LESSONS[ex_id].collect(group, seed)
         if group is not None:
             evidence = {**evidence, "rank": group.rank, "group": list(group.ranks)}
@@ -73,14 +71,6 @@ def collect(ex_id, path, group, seed):
         return "todo", str(err), None
     except Exception as err:   # noqa: BLE001 -- a student's bug, reported as a failure
         return "error", f"{type(err).__name__}: {err}{where_it_failed(err.__traceback__, path)}", None
-
-
-def _legacy(check, group):
-    """[passed, message] of an old-style check that judges itself (to be split in two)."""
-    try:
-        return [True, str(check(group) if group is not None else check())]
-    except AssertionError as err:
-        return [False, str(err)]
 
 
 def check_group(ex_id):
