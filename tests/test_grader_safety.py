@@ -17,6 +17,7 @@ the targets; the right answer with the trick is graded, so only the trick can
 change the verdict.
 """
 import os
+import re
 import time
 
 import pytest
@@ -165,3 +166,21 @@ def test_endless_output_is_cut_off_with_a_message():
     verdict = grade_variants({"floods": ("1.2", body)}, timeout=60)["floods"]
     text = "\n".join(verdict.lines)
     assert verdict.result == "FAIL" and f"more than {MAX_OUTPUT // 2 ** 20} MiB" in text, text
+
+
+def test_a_rank_divergent_hang_is_reported_as_HANG_with_where_each_rank_waits():
+    """Rank 0 of each tp group waits for a message its partner never sends: no rank
+    finishes, so after --timeout the grader asks every rank where it waits, then kills."""
+    body = ["            if ctx.group.rank == 0:\n",
+            "                import numpy\n",
+            "                from minimegatron import comm\n",
+            "                comm.recv(numpy.empty(1), 1, ctx.group)\n",
+            "            return all_reduce(grad_out, ctx.group), None\n"]
+    verdict = grade_variants({"hang": ("3.1", body)}, timeout=8)["hang"]
+    text = "\n".join(verdict.lines)
+    assert verdict.result == "HANG" and text.startswith("HANG: no progress for "), text
+    for rank in range(4):
+        assert f"rank {rank}: still inside the check" in text, text
+    assert "where each rank waited when it was killed:" in text, text
+    assert re.search(r"\[rank 0\] waits in recv .*rank 1", text), text
+    assert re.search(r"\[rank 0\]   called at .*mappings\.py:\d+: comm\.recv\(", text), text

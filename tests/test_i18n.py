@@ -67,7 +67,8 @@ def test_unknown_language_is_one_line_from_the_grader(monkeypatch, capsys):
 
 def _verdicts(text):
     """{id: the verdict's lines}, from a grader report."""
-    pattern = r"^(?:통과|실패)  (\d\.\d) .*?(?=^(?:통과|실패)  |^연습 문제 \d+개 중)"
+    word = "(?:통과|실패|미완성)"
+    pattern = rf"^{word}  (\d\.\d) .*?(?=^{word}  |^연습 문제 \d+개 중)"
     return {m.group(1): m.group(0) for m in re.finditer(pattern, text, re.MULTILINE | re.DOTALL)}
 
 
@@ -76,6 +77,11 @@ def _assert_korean(section):
         assert HANGUL.search(line), line
     for phrase in ENGLISH:
         assert phrase not in section, (phrase, section)
+
+
+def _point(ex_id, name, hint=False):
+    with i18n.speaking("ko"):
+        return i18n.text(f"point.{ex_id}.{name}" + (".hint" if hint else ""))
 
 
 def test_korean_grader_run(monkeypatch, tmp_path):
@@ -103,58 +109,64 @@ def test_korean_grader_run(monkeypatch, tmp_path):
             _assert_korean(section)
         assert f"연습 문제 2개 중 {2 if name == 'reference' else 0}개 통과" in reports[name]
     blank_32 = _verdicts(reports["blank"])["3.2"]
-    assert blank_32.startswith("실패  3.2  g: 순전파는 올리듀스(all-reduce), 역전파는 항등 "
+    assert blank_32.startswith("미완성  3.2  g: 순전파는 올리듀스(all-reduce), 역전파는 항등 "
                                "[랭크(rank) 4개, 랭크 2개짜리 tp 그룹]")
     assert f"아직 하지 않음: 연습 문제 3.2: {i18n.ko.EXERCISES['3.2']['hint']}" in blank_32
     assert f'강의 노트: "{i18n.ko.F_AND_G}"' in blank_32
     wrong_32, wrong_21 = _verdicts(reports["wrong"])["3.2"], _verdicts(reports["wrong"])["2.1"]
-    assert re.search(r"랭크 0, 1, 2, 3: reduce_from_tp 순전파\(forward\).*합:\n\s+기댓값 "
-                     r"\[\[ 3,  6\], \[ 9, 12\]\]\n\s+실제값 \[\[ 6, 12\], \[18, 24\]\]", wrong_32)
+    for section, ex_id, point in ((wrong_32, "3.2", "sum"), (wrong_32, "3.2", "one_all_reduce"),
+                                  (wrong_21, "2.1", "forwards_first")):
+        assert f"놓친 점: {_point(ex_id, point)}" in section, section
+        assert f"힌트: {_point(ex_id, point, hint=True)}" in section, section
+    assert re.search(r"랭크 0: g\(x\) \(float64\): 랭크 \[0, 1\]의 x의 합:\n\s+기댓값 ",
+                     wrong_32), wrong_32
+    assert "[[0, 1, 2, 3] 위의 all_reduce" in wrong_32, wrong_32
     assert ("gpipe(K=1, M=4) 스테이지 0: 순전파(F)와 역전파(B)의 순서가 F0 F1 F2 F3 B3 B2 B1 B0"
             in wrong_21)
-    assert "통과  3.2" in reports["reference"] and "예제 Y = [[74, 98]" in reports["reference"]
+    reference = _verdicts(reports["reference"])["3.2"]
+    assert reference.startswith("통과  3.2") and f"통과: {_point('3.2', 'sum')}" in reference
 
 
 def test_korean_verdict_texts(monkeypatch):
-    """The texts no student copy shows by default: needs-first, HANG, crashes."""
+    """The texts no student copy shows by default: needs-first, HANG."""
+    from minimegatron.exercise_checks.judge import judge
     monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
     todo = f"Exercise 3.2: {by_id('3.2').hint}"
-    passed, lines = grader._verdict({"id": "3.5", "ranks": [["todo", todo]] * 2})
-    assert not passed and lines == [
+
+    def record(rank, status, message):
+        return {"rank": rank, "status": status, "message": message, "evidence": None}
+    verdict = judge("3.5", [record(0, "todo", todo), record(1, "todo", todo)], 0)
+    assert verdict.result == "FAIL" and verdict.lines == [
         f"랭크 0, 1: 먼저 연습 문제 3.2이(가) 필요한데, 이 사본에서 아직 하지 않았습니다: "
         f"연습 문제 3.2: {i18n.ko.EXERCISES['3.2']['hint']}"]
-    passed, lines = grader._verdict({"id": "3.2", "ranks": [["todo", todo], ["pass", "ok"]]})
-    assert lines == [f"랭크 0: 아직 하지 않음: 연습 문제 3.2: {i18n.ko.EXERCISES['3.2']['hint']}"]
+    verdict = judge("3.2", [record(0, "todo", todo), record(1, "ok", "")], 0)
+    assert verdict.lines == [f"랭크 0: 아직 하지 않음: 연습 문제 3.2: "
+                             f"{i18n.ko.EXERCISES['3.2']['hint']}"]
     hang = grader._hang_report("3.2", {"waited": 3.2, "stacks": "rank 1: comm.py:12",
-                                       "progress": {0: {"3.2": ["fail", "x"]}, 1: {}}})
-    assert hang.splitlines()[1:] == ["랭크 0: 먼저 끝남, 결과 fail: x",
+                                       "progress": {0: {"3.2": record(0, "error", "x")},
+                                                    1: {}}})
+    assert hang.splitlines()[1:] == ["랭크 0: 먼저 끝남, 결과 error: x",
                                      "랭크 1: 아직 검사 안에 있음 (대기 중)",
                                      "종료될 때 각 랭크가 기다리던 곳:", "rank 1: comm.py:12"]
     assert hang.startswith("멈춤(HANG): 3 초 동안 진행이 없어 모든 랭크를 종료했습니다.")
 
 
-def test_korean_check_messages(monkeypatch):
-    """More checks' failures in Korean: autodiff, tensor and data parallel."""
-    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+def test_korean_check_messages():
+    """Wrong answers of every kind of check, judged in Korean: no English phrase left."""
     verdicts = grader.grade_variants({
         "1.3": ("1.3", ["        return grad_out * (1 + ctx.saved[0] ** 2)\n"]),
-        "3.3": ("3.3", ["        width = out_features // tp_group.size\n",
-                        "        cols = slice(tp_group.rank, None, tp_group.size)\n"]),
         "3.4": ("3.4", ["        height = in_features // tp_group.size\n",
                         "        rows = slice(tp_group.rank, None, tp_group.size)\n"]),
         "4.1": ("4.1", ["            bucket.handle = comm.iall_reduce(bucket.reduce, "
                         "self.group, op=\"sum\",\n",
-                        "                                             inplace=True)\n"])})
-    assert not any(passed for passed, _ in verdicts.values()), verdicts
-    text = {key: "\n".join(lines) for key, (_, lines) in verdicts.items()}
-    assert "(numerical = 기댓값(수치 미분), autodiff = 여러분의 역전파(backward))" in text["1.3"]
-    assert "예제, 행 방향 분할: A_1 (이 랭크가 가진 A의 블록)" in text["3.4"]
-    assert re.search(r"ColumnParallelLinear vs nn.Linear: column_\w+: 오차 \S+ \(1e-12보다 "
-                     r"작아야 함\): 랭크 r은 가중치와 편향의 열", text["3.3"]), text["3.3"]
-    assert "바로 이 그룹에서의 평균은" in text["4.1"] and "기댓값" in text["4.1"]
-    for key, body in text.items():
-        for phrase in ("expected", "with inputs of shapes", "worked example", "differs by up"):
-            assert phrase not in body, (key, body)
+                        "                                             inplace=True)\n"])},
+        langs=("en", "ko"))
+    for key, verdict in verdicts.items():
+        assert verdict.result == "FAIL", (key, verdict)
+        body = "\n".join(verdict.ko.lines)
+        assert "놓친 점: " in body and "힌트: " in body, body
+        for phrase in ("expected", "missed:", "hint:", "rank 0:", "differs by up"):
+            assert phrase not in body, (key, phrase, body)
 
 
 def test_tutorial_02_in_korean():

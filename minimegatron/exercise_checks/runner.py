@@ -70,7 +70,8 @@ def collect(ex_id, path, group, seed):
     except NotImplementedError as err:
         return "todo", str(err), None
     except Exception as err:   # noqa: BLE001 -- a student's bug, reported as a failure
-        return "error", f"{type(err).__name__}: {err}{where_it_failed(err.__traceback__, path)}", None
+        where = where_it_failed(err.__traceback__, path)
+        return "error", f"{type(err).__name__}: {err}{where}", None
 
 
 def check_group(ex_id):

@@ -25,17 +25,19 @@ MESSAGES = {
                              "ctx.needs_input_grad[1]; leave the other None",
     "point.1.2.chain": "dL/dx = dL/dz * z: grad_out times the output the forward saved, for any "
                        "grad_out (not only ones)",
-    "point.1.2.chain.hint": "return grad_out * ctx.saved[0]",
+    "point.1.2.chain.hint": "the chain rule: dL/dx = dL/dz * dz/dx, and for z = e^x, dz/dx is the "
+                            "output z you saved in forward",
     "point.1.2.float32": "a float32 input gets a float32 gradient with the same values",
     "point.1.2.float32.hint": "compute with grad_out and ctx.saved[0] only: no float64 arrays "
                               "or casts",
     "point.1.2.no_overwrite": "backward returns a new array and leaves grad_out and the saved "
                               "output as they were (the saved z IS the forward's result)",
-    "point.1.2.no_overwrite.hint": "no *=, += or out= on grad_out or ctx.saved[0]: "
-                                   "return grad_out * ctx.saved[0]",
+    "point.1.2.no_overwrite.hint": "no *=, += or out= on grad_out or ctx.saved[0]: build the "
+                                   "gradient as a new array",
     "point.1.3.derivative": "dL/dx = dL/dz * (1 - z^2), with z = tanh(x) the output the forward "
                             "saved",
-    "point.1.3.derivative.hint": "z = ctx.saved[0]; return grad_out * (1 - z ** 2)",
+    "point.1.3.derivative.hint": "d tanh(x)/dx = 1 - tanh(x)^2, and tanh(x) is the output saved in "
+                                 "forward; then the chain rule with grad_out",
     "point.1.3.float32": "a float32 input gets a float32 gradient with the same values",
     "point.1.3.float32.hint": "xp.ones(shape) is float64: write 1 - z ** 2, which keeps z's "
                               "dtype",
@@ -108,8 +110,8 @@ MESSAGES = {
     "point.2.2.warmup": "stage k warms up with min(K-k-1, M) forwards before it starts "
                         "alternating, so it holds at most min(M, K-k) micro-batches of "
                         "activations (GPipe holds M)",
-    "point.2.2.warmup.hint": "warmup = min(num_stages - stage - 1, num_micro_batches): the "
-                             "last stage has none, and with few micro-batches it stops at M",
+    "point.2.2.warmup.hint": "stage k warms up with as many forwards as there are stages after it "
+                             "(the last stage: none), never more than M",
     "point.2.2.alternate": "after the warm-up, one forward and then one backward while "
                            "forwards are left (the backward of the oldest micro-batch still "
                            "waiting), then the backwards left, both in order 0..M-1",
@@ -130,9 +132,8 @@ MESSAGES = {
     "point.6.1.warmup": "rank k of K with v chunks runs (K-k-1)*2 + (v-1)*K chunk forwards "
                         "before its first backward, so it holds one more chunk activation "
                         "than that at most",
-    "point.6.1.warmup.hint": "(v-1)*K steps carry micro-batch 0 to the last chunk, and the "
-                             "ranks after k count twice (there and back): "
-                             "(K - stage - 1) * 2 + (v - 1) * K",
+    "point.6.1.warmup.hint": "(v-1)*K steps carry micro-batch 0 to the last chunk, and every rank "
+                             "after k counts twice (there and back)",
     "point.6.1.capped": "the warm-up is never more than all M*v chunk forwards: with few "
                         "micro-batches every (micro-batch, chunk) pair still runs forward once "
                         "and backward once",
@@ -143,8 +144,8 @@ MESSAGES = {
     "point.6.1.runs.hint": "with another count two ranks can each wait for a message the "
                            "other sends only later: use the formula, nothing else",
     "point.6.1.bubble": "the bubble shrinks by v: the simulated idle / busy is (1/v)(K-1)/M",
-    "point.6.1.bubble.hint": "a warm-up too short makes a rank wait for gradients: use "
-                            "(K - stage - 1) * 2 + (v - 1) * K, capped at total",
+    "point.6.1.bubble.hint": "a warm-up too short makes a rank wait for gradients: count it as the "
+                             "warm-up point says, capped at total",
     "sched.where": "{name}(K={stages}, M={micro}) stage {stage}",
     "sched.il_where": "interleaved(K={stages}, M={micro}, v={chunks}) rank {stage}",
     "sched.too_long": "{where}: {count} actions, more than ten times what the schedule needs "
@@ -203,9 +204,8 @@ MESSAGES = {
     "point.3.2.input_kept.hint": "do not all-reduce in place (inplace=True) into x",
     "point.3.3.columns": "rank r keeps columns r*w .. (r+1)*w of the master weight and of the "
                          "bias, w = out_features / tp, for any tp (2, 1 and 4 ranks)",
-    "point.3.3.columns.hint": "width = out_features // tp_group.size and "
-                              "cols = slice(tp_group.rank * width, (tp_group.rank + 1) * width): "
-                              "the group's rank and size, never a constant",
+    "point.3.3.columns.hint": "w = out_features / tp: rank r of the tp group keeps columns r*w .. "
+                              "(r+1)*w, from the group's rank and size, never a constant",
     "point.3.3.output": "each rank computes Y_i = X A_i + b_i, its own columns of Y, and the "
                         "gathered Y is X A + b (worked example: Y_1 = [74, 258]^T, "
                         "Y_2 = [98, 346]^T)",
@@ -213,9 +213,8 @@ MESSAGES = {
                              "in rank order",
     "point.3.4.rows": "rank r keeps rows r*h .. (r+1)*h of the master weight and the whole bias, "
                       "h = in_features / tp, for any tp (2, 1 and 4 ranks)",
-    "point.3.4.rows.hint": "height = in_features // tp_group.size and "
-                           "rows = slice(tp_group.rank * height, (tp_group.rank + 1) * height): "
-                           "the group's rank and size, never a constant",
+    "point.3.4.rows.hint": "h = in_features / tp: rank r of the tp group keeps rows r*h .. "
+                           "(r+1)*h, from the group's rank and size, never a constant",
     "point.3.4.output": "rank r's rows A_i meet its columns X_i of X: the partial products "
                         "X_i A_i sum to X A (worked example: [[11, 15], [95, 131]] + "
                         "[[63, 83], [163, 215]])",
@@ -223,13 +222,13 @@ MESSAGES = {
                             "scatter_to_tp splits X's columns",
     "point.3.5.partial": "each rank first computes its partial product X_i A_i (kept in "
                          "last_partial, no bias, not yet summed)",
-    "point.3.5.partial.hint": "partial = x @ self.weight and self.last_partial = partial.data, "
-                              "before g",
+    "point.3.5.partial.hint": "keep this rank's own product X_i A_i in self.last_partial, before "
+                              "anything sums it",
     "point.3.5.sum": "g sums the partial products: every rank gets Y = X A + b (the bias once), "
                      "and the gradients flow back through g (worked example: "
                      "Y = [[74, 98], [258, 346]])",
-    "point.3.5.sum.hint": "y = reduce_from_tp(partial, self.tp_group): through g, so backward "
-                          "works; the bias is added after the block",
+    "point.3.5.sum.hint": "sum the partial products through g (the autograd function), so that "
+                          "backward works; the bias is added after the block",
     "point.3.5.one_all_reduce": "the row-parallel layer costs ONE all-reduce of Y over the tp "
                                 "group in forward and nothing in backward",
     "point.3.5.one_all_reduce.hint": "call reduce_from_tp once on the partial product, over "
@@ -262,8 +261,8 @@ MESSAGES = {
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
     "point.6.2.tokens": "g-bar gives rank r tokens r*T/t .. (r+1)*T/t of the SUM of the group's "
                         "x, shape (B, T/t, D) in x's dtype (on one rank: x itself)",
-    "point.6.2.tokens.hint": "reduce_scatter(x, group, axis=SEQ): the tp group (not the world), "
-                             "the sequence axis (not the batch, not the hidden axis)",
+    "point.6.2.tokens.hint": "a reduce-scatter over the tp group (not the world), split along the "
+                             "sequence axis SEQ (not the batch, not the hidden axis)",
     "point.6.2.one_reduce_scatter": "g-bar costs ONE reduce-scatter of x over the tp group (an "
                                     "all-reduce then a slice moves twice the bytes), and nothing "
                                     "on a group of one rank",
@@ -300,8 +299,9 @@ MESSAGES = {
     "point.5.1.reduce_scatter": "the gradients travel as ONE reduce-scatter per step, over the "
                                 "dp group, of the padded flat gradients (not an all-reduce: "
                                 "twice the bytes)",
-    "point.5.1.reduce_scatter.hint": "comm.reduce_scatter(flat.flat_grads(), self.group, "
-                                     "op=\"mean\"), once",
+    "point.5.1.reduce_scatter.hint": "one reduce-scatter of the flat gradients over self.group: "
+                                     "each rank gets only its chunk of the mean, for half the "
+                                     "traffic of an all-reduce",
     "point.5.1.own_slice": "self.grad_shard is this rank's slice r of the MEAN gradient of one "
                            "process on the whole batch, in the padded flat layout",
     "point.5.1.own_slice.hint": "op=\"mean\" over self.group; rank r keeps chunk r of the padded "
@@ -319,7 +319,8 @@ MESSAGES = {
     "point.5.2.all_gather": "the updated slices travel as ONE all-gather per step over the dp "
                             "group, of this rank's slice (not an all-reduce of a zero-padded full "
                             "buffer: twice the bytes)",
-    "point.5.2.all_gather.hint": "full = comm.all_gather(self.shard, self.group), once",
+    "point.5.2.all_gather.hint": "one all-gather of the updated slices over self.group gives every "
+                                 "rank the full flat weights",
     "point.5.2.weights": "after every step every rank holds the full weights of one process "
                          "(ZeRO stages 1 and 2, float64 and float32, groups of 2 and 4)",
     "point.5.2.weights.hint": "update self.shard first, then all-gather that updated slice, in "

@@ -25,17 +25,17 @@ MESSAGES = {
                              "ctx.needs_input_grad[1]일 때만 계산하고 나머지는 None으로 두세요",
     "point.1.2.chain": "dL/dx = dL/dz * z: grad_out에 순전파가 저장한 출력을 곱합니다. 1만이 "
                        "아닌 어떤 grad_out이든",
-    "point.1.2.chain.hint": "return grad_out * ctx.saved[0]",
+    "point.1.2.chain.hint": "연쇄 법칙: dL/dx = dL/dz * dz/dx이고, z = e^x이면 dz/dx는 순전파에서 저장해 둔 출력 z입니다",
     "point.1.2.float32": "float32 입력은 같은 값의 float32 기울기를 받습니다",
     "point.1.2.float32.hint": "grad_out과 ctx.saved[0]만으로 계산하세요: float64 배열도 "
                               "형 변환도 없이",
     "point.1.2.no_overwrite": "역전파는 새 배열을 반환하고 grad_out과 저장된 출력을 그대로 "
                               "둡니다 (저장된 z가 곧 순전파의 결과입니다)",
-    "point.1.2.no_overwrite.hint": "grad_out이나 ctx.saved[0]에 *=, +=, out=을 쓰지 마세요: "
-                                   "return grad_out * ctx.saved[0]",
+    "point.1.2.no_overwrite.hint": "grad_out이나 ctx.saved[0]에 *=, +=, out=을 쓰지 마세요: 기울기를 새 배열로 만드세요",
     "point.1.3.derivative": "dL/dx = dL/dz * (1 - z^2)이며, z = tanh(x)는 순전파가 저장한 "
                             "출력입니다",
-    "point.1.3.derivative.hint": "z = ctx.saved[0]; return grad_out * (1 - z ** 2)",
+    "point.1.3.derivative.hint": "d tanh(x)/dx = 1 - tanh(x)^2이고 tanh(x)는 순전파에서 저장한 출력입니다; 그다음 "
+                                 "grad_out과 연쇄 법칙",
     "point.1.3.float32": "float32 입력은 같은 값의 float32 기울기를 받습니다",
     "point.1.3.float32.hint": "xp.ones(shape)는 float64입니다: z의 자료형을 지키는 "
                               "1 - z ** 2를 쓰세요",
@@ -111,8 +111,7 @@ MESSAGES = {
     "point.2.2.warmup": "스테이지 k는 교차를 시작하기 전에 min(K-k-1, M)번의 순전파로 "
                         "워밍업하므로, 최대 min(M, K-k)개 마이크로 배치의 활성값을 가집니다 "
                         "(GPipe는 M개)",
-    "point.2.2.warmup.hint": "warmup = min(num_stages - stage - 1, num_micro_batches): 마지막 "
-                             "스테이지는 워밍업이 없고, 마이크로 배치가 적으면 M에서 멈춥니다",
+    "point.2.2.warmup.hint": "스테이지 k는 뒤에 있는 스테이지 수만큼 순전파로 워밍업합니다 (마지막 스테이지는 없음), M보다 많지 않게",
     "point.2.2.alternate": "워밍업 뒤에는 순전파가 남아 있는 동안 순전파 하나, 그다음 역전파 "
                            "하나 (아직 기다리는 가장 오래된 마이크로 배치의 역전파), 그다음 "
                            "남은 역전파; 둘 다 0..M-1 순서로",
@@ -134,9 +133,7 @@ MESSAGES = {
     "point.6.1.warmup": "청크가 v개인 K개 중 랭크 k는 첫 역전파 전에 (K-k-1)*2 + (v-1)*K번의 "
                         "청크 순전파를 실행하므로, 그보다 하나 많은 청크 활성값까지만 "
                         "가집니다",
-    "point.6.1.warmup.hint": "(v-1)*K 단계가 마이크로 배치 0을 마지막 청크까지 나르고, k 뒤의 "
-                             "랭크들은 두 번 (갔다가 돌아오기) 셉니다: "
-                             "(K - stage - 1) * 2 + (v - 1) * K",
+    "point.6.1.warmup.hint": "(v-1)*K 단계가 마이크로 배치 0을 마지막 청크까지 나르고, k 뒤의 랭크마다 두 번 (갔다가 돌아오기) 셉니다",
     "point.6.1.capped": "워밍업은 청크 순전파 M*v번 전부보다 많지 않습니다: 마이크로 배치가 "
                         "적어도 모든 (마이크로 배치, 청크) 쌍이 순전파를 한 번, 역전파를 한 번 "
                         "합니다",
@@ -147,8 +144,7 @@ MESSAGES = {
                            "수 있습니다: 공식만 쓰세요",
     "point.6.1.bubble": "파이프라인 버블이 v분의 1로 줄어듭니다: 시뮬레이션한 유휴/계산 "
                         "비율이 (1/v)(K-1)/M입니다",
-    "point.6.1.bubble.hint": "워밍업이 너무 짧으면 랭크가 기울기를 기다립니다: "
-                             "(K - stage - 1) * 2 + (v - 1) * K를 쓰고 total로 상한을 두세요",
+    "point.6.1.bubble.hint": "워밍업이 너무 짧으면 랭크가 기울기를 기다립니다: 워밍업 점이 말하는 대로 세고 total로 상한을 두세요",
     "sched.where": "{name}(K={stages}, M={micro}) 스테이지 {stage}",
     "sched.il_where": "interleaved(K={stages}, M={micro}, v={chunks}) 랭크 {stage}",
     "sched.too_long": "{where}: 동작 {count}개, 스케줄에 필요한 것의 열 배보다 많습니다 "
@@ -205,29 +201,25 @@ MESSAGES = {
     "point.3.2.input_kept.hint": "x 안으로 제자리(inplace=True) 올리듀스하지 마세요",
     "point.3.3.columns": "랭크 r은 마스터 가중치와 편향의 열 r*w .. (r+1)*w를 가집니다, "
                          "w = out_features / tp, 어떤 tp에서든 (랭크 2개, 1개, 4개)",
-    "point.3.3.columns.hint": "width = out_features // tp_group.size, cols = "
-                              "slice(tp_group.rank * width, (tp_group.rank + 1) * width): 상수가 "
-                              "아니라 그룹의 랭크와 크기입니다",
+    "point.3.3.columns.hint": "w = out_features / tp: tp 그룹의 랭크 r은 열 r*w .. (r+1)*w를 가집니다; 상수가 아니라 "
+                              "그룹의 랭크와 크기로",
     "point.3.3.output": "각 랭크는 Y의 자기 열인 Y_i = X A_i + b_i를 계산하고, 모은 Y는 X A + b "
                         "입니다 (예제: Y_1 = [74, 258]^T, Y_2 = [98, 346]^T)",
     "point.3.3.output.hint": "가중치의 열과 편향의 열은 랭크 순서대로 같은 슬라이스여야 합니다",
     "point.3.4.rows": "랭크 r은 마스터 가중치의 행 r*h .. (r+1)*h와 편향 전체를 가집니다, "
                       "h = in_features / tp, 어떤 tp에서든 (랭크 2개, 1개, 4개)",
-    "point.3.4.rows.hint": "height = in_features // tp_group.size, rows = "
-                           "slice(tp_group.rank * height, (tp_group.rank + 1) * height): 상수가 "
-                           "아니라 그룹의 랭크와 크기입니다",
+    "point.3.4.rows.hint": "h = in_features / tp: tp 그룹의 랭크 r은 행 r*h .. (r+1)*h를 가집니다; 상수가 아니라 그룹의 "
+                           "랭크와 크기로",
     "point.3.4.output": "랭크 r의 행 A_i는 X의 자기 열 X_i와 만납니다: 부분 곱 X_i A_i를 합하면 "
                         "X A입니다 (예제: [[11, 15], [95, 131]] + [[63, 83], [163, 215]])",
     "point.3.4.output.hint": "scatter_to_tp가 X의 열을 나누듯, in_features 축(행)을 랭크 순서대로 "
                              "나누세요",
     "point.3.5.partial": "각 랭크는 먼저 자기 부분 곱 X_i A_i를 계산합니다 (last_partial에 보관, "
                          "편향 없이, 아직 합하지 않은 값)",
-    "point.3.5.partial.hint": "g보다 먼저 partial = x @ self.weight, self.last_partial = "
-                              "partial.data",
+    "point.3.5.partial.hint": "이 랭크의 곱 X_i A_i를, 무엇이 그것을 합하기 전에, self.last_partial에 두세요",
     "point.3.5.sum": "g가 부분 곱을 합합니다: 모든 랭크가 Y = X A + b (편향은 한 번)를 받고, "
                      "기울기는 g를 거쳐 거꾸로 흐릅니다 (예제: Y = [[74, 98], [258, 346]])",
-    "point.3.5.sum.hint": "y = reduce_from_tp(partial, self.tp_group): g를 거쳐야 역전파가 "
-                          "됩니다; 편향은 블록 뒤에서 더해집니다",
+    "point.3.5.sum.hint": "부분 곱을 g (autograd 함수)를 거쳐 합해야 역전파가 됩니다; 편향은 블록 뒤에서 더합니다",
     "point.3.5.one_all_reduce": "행 방향 분할 선형층의 비용은 순전파에서 tp 그룹 위의 Y 올리듀스"
                                 "(all-reduce) 한 번이고, 역전파에서는 없습니다",
     "point.3.5.one_all_reduce.hint": "부분 곱에 reduce_from_tp를 self.tp_group 위에서 한 번 "
@@ -260,8 +252,7 @@ MESSAGES = {
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
     "point.6.2.tokens": "g-bar는 랭크 r에 그룹의 x의 합(SUM) 가운데 토큰 r*T/t .. (r+1)*T/t를 "
                         "x의 자료형, 모양 (B, T/t, D)로 줍니다 (랭크 하나면 x 그대로)",
-    "point.6.2.tokens.hint": "reduce_scatter(x, group, axis=SEQ): 월드가 아니라 tp 그룹, 배치 "
-                             "축도 은닉 축도 아닌 시퀀스 축",
+    "point.6.2.tokens.hint": "tp 그룹 위의 (월드가 아니라) 리듀스-스캐터, 시퀀스 축 SEQ를 따라 나누기 (배치 축도, 은닉 축도 아니게)",
     "point.6.2.one_reduce_scatter": "g-bar의 비용은 tp 그룹 위의 x 리듀스 스캐터(reduce-scatter) "
                                     "한 번이고 (올리듀스 뒤에 자르면 두 배의 바이트를 옮깁니다), "
                                     "랭크 하나짜리 그룹에서는 아무것도 없습니다",
@@ -299,8 +290,8 @@ MESSAGES = {
     "point.5.1.reduce_scatter": "기울기는 스텝마다 dp 그룹 위에서, 패딩한 평탄한 기울기의 "
                                 "리듀스 스캐터(reduce-scatter) 한 번으로 오갑니다 (두 배의 "
                                 "바이트를 보내는 올리듀스가 아닙니다)",
-    "point.5.1.reduce_scatter.hint": "comm.reduce_scatter(flat.flat_grads(), self.group, "
-                                     "op=\"mean\")를 한 번",
+    "point.5.1.reduce_scatter.hint": "self.group 위에서 평탄한 기울기의 리듀스-스캐터 한 번: 각 랭크는 평균의 자기 조각만 받고, "
+                                     "통신은 올리듀스의 절반입니다",
     "point.5.1.own_slice": "self.grad_shard는 배치 전체에 대한 한 프로세스의 평균(MEAN) "
                            "기울기 중 이 랭크의 조각 r입니다 (패딩한 평탄한 버퍼의 순서)",
     "point.5.1.own_slice.hint": "self.group 위에서 op=\"mean\"; 랭크 r은 패딩한 평탄한 기울기의 "
@@ -318,7 +309,7 @@ MESSAGES = {
     "point.5.2.all_gather": "갱신한 조각은 스텝마다 dp 그룹 위의 올개더(all-gather) 한 번으로 "
                             "오가며, 이 랭크의 조각만 보냅니다 (0으로 채운 전체 버퍼의 "
                             "올리듀스가 아닙니다: 두 배의 바이트)",
-    "point.5.2.all_gather.hint": "full = comm.all_gather(self.shard, self.group)를 한 번",
+    "point.5.2.all_gather.hint": "self.group 위에서 갱신된 조각들의 올개더 한 번이면 모든 랭크가 평탄한 전체 가중치를 받습니다",
     "point.5.2.weights": "매 스텝 뒤 모든 랭크는 한 프로세스의 전체 가중치를 가집니다 (ZeRO "
                          "1, 2단계, float64와 float32, 크기 2와 4인 그룹)",
     "point.5.2.weights.hint": "먼저 self.shard를 업데이트하고, 그렇게 갱신한 조각을 모델의 "
