@@ -220,9 +220,10 @@ def test_wrong_answers_say_what_to_fix(tmp_path):
     assert "ValueError: operands could not be broadcast" in section(text, "1.4")
     assert "in backward: return ctx.saved[0] * grad_out" in section(text, "1.4")
     g = section(text, "3.2")                     # which rank, which value, expected vs got
-    for ranks, got in (("0, 2", "[[1, 2], [3, 4]]"), ("1, 3", "[[2, 4], [6, 8]]")):
-        assert re.search(rf"ranks {ranks}: reduce_from_tp forward.*\n\s+expected "
-                         rf"\[\[ 3,  6\], \[ 9, 12\]\]\n\s+got      {re.escape(got)}", g), g
+    assert "missed: g's forward gives every rank the SUM of the group's x" in g, g
+    assert re.search(r"rank 0: g\(x\) \(float64\): the sum of x over the ranks \[0, 1\]:\n"
+                     r"\s+expected \[\[.*\]\]\n\s+got      \[\[.*\]\]\n\s+hint: ", g), g
+    assert "the collectives were [no collective]; expected [all_reduce over [0, 1]" in g, g
     assert "g is all-reduce in forward and identity in backward" in g
 
 

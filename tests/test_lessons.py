@@ -52,3 +52,17 @@ def test_each_exercise_teaches_two_to_five_points_and_its_page_lists_them(ex):
 def test_every_point_key_exists_in_both_languages():
     keys = [k for k in CATALOGS["en"] if k.startswith("point.")]
     assert keys and set(keys) == {k for k in CATALOGS["ko"] if k.startswith("point.")}
+
+
+@pytest.mark.parametrize("lang, page", [("en", "docs/teaching.md"), ("ko", "docs/teaching_ko.md")])
+def test_the_teachers_page_lists_every_point_of_every_exercise(lang, page):
+    with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+        rows = re.findall(r"^\| ([^|]*) \| `(\w+)` \| (.+) \|$", f.read(), re.M)
+    listed, current = {}, None
+    for first, name, words in rows:
+        current = first.split()[0] if first.strip() else current
+        listed.setdefault(current, {})[name] = words
+    with speaking(lang):
+        want = {ex.id: {p.name: p.teaches(ex.id).replace("|", "/") for p in lesson(ex).points}
+                for ex in EXERCISES}
+    assert listed == want

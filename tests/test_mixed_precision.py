@@ -7,7 +7,7 @@ for 5 steps with an inf planted in ONE gradient element on rank 1 at step 1,
 after the gradients were reduced, so only rank 1 sees it. Every rank must skip
 that step (weights bitwise unchanged), halve the scale, and double it after
 growth_interval = 2 clean steps; the measured bytes per parameter are 2 + 2 + 12.
-The grader's mutants (test_grader_mutations.py, 7.1) show that a flag not
+The grader's mutants (test_lesson_mixed_precision.py, 7.1) show that a flag not
 all-reduced, or reduced over the world, or no halving, fails.
 """
 import dataclasses
