@@ -188,9 +188,11 @@ def _at_exit():
     s, MPI = _state, _state["MPI"]
     code = s["exit_code"]         # None: a plain mpiexec, where atexit cannot see it
     grace = min(s["grace"], NONZERO_GRACE_S) if code else s["grace"]
-    if MPI.Is_finalized():
+    if MPI.Is_finalized():                # the script called MPI.Finalize(): all ended
+        _record(f"done: {ended(code)} (MPI finalized)")
         return
     if grace == 0:
+        _record(f"done: {ended(code)} (no exit barrier)")
         _before_finalize()
         return
     s["stop"].set()
@@ -407,18 +409,14 @@ def format_dumps(dumps):
     return "\n".join(dumps[rank] for rank in sorted(dumps))
 
 
-def failures(job_dir, first_dead=()):
-    """Lines naming the failing ranks: their own records, else the ranks that died first."""
+def failures(job_dir):
+    """Lines naming the failing ranks from their own records (causes first, then who noticed);
+    a rank that died without a word is the waiters' to name (reaper.blame)."""
     ends = {rank: _read(job_dir, f"rank{rank}.end").strip() for rank in rank_pids(job_dir)}
     said = [(text[len("fail: "):], rank) for rank, text in ends.items()
             if text.startswith("fail: ")]
     said.sort(key=lambda item: (not item[0].startswith("raised"), "waits in" in item[0], item[1]))
-    lines = [f"rank {rank}: {text}" for text, rank in said]   # causes first, then who noticed
-    if not lines:
-        lines = [f"rank {rank}: ended without a clean exit or a Python exception "
-                 f"(os._exit, a signal, or a crash)"
-                 for rank in first_dead if not ends.get(rank, "").startswith("done:")]
-    return lines
+    return [f"rank {rank}: {text}" for text, rank in said]
 
 
 def _read(job_dir, name):

@@ -184,4 +184,8 @@ MESSAGES = {
     "mp.scales": "the loss scale per step (2^8, halved after the overflow, doubled after 2 "
                  "clean steps)",
     "mp.pass": "every rank skipped the overflow step and halved the scale: {scales}",
+    # launcher.py, reaper.py
+    "run.first_end": "rank {rank}: ended without a clean exit or a Python exception ({how}: "
+                     "os._exit, a signal, or a crash)",
+    "run.ended_after": "ranks {ranks} were ended after rank {rank}, by the launcher",
 }

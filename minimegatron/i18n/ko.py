@@ -291,4 +291,8 @@ MESSAGES = {
     "mp.changed": "랭크 {rank}: 건너뛴 스텝이 가중치를 바꿨습니다 (건너뜀은 갱신 없음)",
     "mp.scales": "스텝별 손실 스케일 (2^8, 오버플로 뒤 절반, 깨끗한 2스텝 뒤 두 배)",
     "mp.pass": "모든 랭크가 오버플로 스텝을 건너뛰고 스케일을 절반으로 줄였습니다: {scales}",
+    # launcher.py, reaper.py
+    "run.first_end": "랭크 {rank}: 정상 종료나 Python 예외 없이 끝났습니다 ({how}: os._exit, 시그널 "
+                     "또는 크래시)",
+    "run.ended_after": "랭크 {ranks}은(는) 랭크 {rank} 다음에 런처가 끝냈습니다",
 }

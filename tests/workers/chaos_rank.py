@@ -1,11 +1,14 @@
 """One rank misbehaves; tests/test_chaos_launcher.py checks the job ends and names it.
 
-    python chaos_rank.py MODE [MARKER]      (MARKER only makes the processes easy to find)
+    python chaos_rank.py MODE [MARKER [RANK]]   (MARKER only makes the processes easy to find)
 
-Every rank runs 5 all-reduce "training steps"; at step 2 the LAST rank does MODE:
+Every rank runs 5 all-reduce "training steps"; at step 2 rank RANK (default: the last) does
+MODE:
 
     sysexit   sys.exit(3)
     osexit    os._exit(1)
+    osexit0   os._exit(0): no exit barrier, no notice; the others wait in all_reduce
+    sigkill   SIGKILL to itself (a crash, the OOM killer)
     exit0     stops training and returns (exit 0) while the others wait in all_reduce
     ok        nothing: a healthy job
     slow0     nothing, but rank 0 works 3 s longer than the others at the end (plotting)
@@ -13,6 +16,7 @@ Every rank runs 5 all-reduce "training steps"; at step 2 the LAST rank does MODE
     sleep     every rank but 0 waits in a barrier; rank 0 sleeps (for the signal tests)
 """
 import os
+import signal
 import sys
 import time
 
@@ -23,6 +27,7 @@ from minimegatron import comm
 
 mode = sys.argv[1]
 world = comm.world()
+chosen = int(sys.argv[3]) if len(sys.argv) > 3 else world.size - 1
 grad = np.ones(4)
 if mode == "hang":
     if world.rank == 0:
@@ -35,11 +40,15 @@ if mode == "sleep":
         comm.barrier(world)
     time.sleep(600)
 for step in range(5):
-    if step == 2 and world.rank == world.size - 1:
+    if step == 2 and world.rank == chosen:
         if mode == "sysexit":
             sys.exit(3)
         if mode == "osexit":
             os._exit(1)
+        if mode == "osexit0":
+            os._exit(0)
+        if mode == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
         if mode == "exit0":
             break
     comm.all_reduce(grad, world)
