@@ -415,7 +415,8 @@ def failures(job_dir):
     ends = {rank: _read(job_dir, f"rank{rank}.end").strip() for rank in rank_pids(job_dir)}
     said = [(text[len("fail: "):], rank) for rank, text in ends.items()
             if text.startswith("fail: ")]
-    said.sort(key=lambda item: (not item[0].startswith("raised"), "waits in" in item[0], item[1]))
+    said.sort(key=lambda item: (not item[0].startswith("raised"), "waits in" in item[0],
+                                "non-finite weight" not in item[0], item[1]))   # the cause
     return [f"rank {rank}: {text}" for text, rank in said]
 
 

@@ -6,21 +6,11 @@ import sys
 import time
 
 import pytest
-from mpi_harness import REPO_ROOT, TESTS_DIR, run_script
+from mpi_harness import REPO_ROOT, TESTS_DIR, minimegatron_run, run_script
 
 from minimegatron import faults, i18n, launcher, reaper, threads
 
 WORKERS = os.path.join(TESTS_DIR, "workers")
-
-
-def minimegatron_run(*argv, timeout=60):
-    """(returncode, stdout, stderr, seconds) of `python -m minimegatron run ...`."""
-    env = {**os.environ, "PYTHONPATH": REPO_ROOT}
-    start = time.perf_counter()
-    code, out, err, _ = launcher.run_job([sys.executable, "-m", "minimegatron", "run", *argv],
-                                         timeout=timeout, env=env, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, text=True)
-    return code, out, err, time.perf_counter() - start
 
 
 def test_exception_on_rank3_aborts_job_via_run():

@@ -48,6 +48,7 @@ def main(steps):
         comm.print0(f"{step:4d} {record['scale']:10.0f} {record['loss']:8.4f}  "
                     f"{ranks if ranks else '-'}"
                     + (text("t11.overflow") if ranks else ""))
+    comm.print0(text("t11.skipped", count=zero2["mixed"].skipped_steps, steps=steps))
     serial = run_mixed(None, "serial", 2)
     params = serial["model"].num_parameters()
     per_param = per_param_bytes(serial["memory"], params)
