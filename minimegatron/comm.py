@@ -237,11 +237,29 @@ def ibroadcast(x, group, root=0, block=False):
     return Handle("broadcast", group, started, finish, x.nbytes, *moved, keep=(host,))
 
 
+def check_peer(op, peer, group, wildcard=False):
+    """ValueError (one line) unless ``peer`` is a rank of ``group`` (0 .. size-1), or
+    MPI.PROC_NULL, or MPI.ANY_SOURCE for a receive: not MPI's raw "Invalid rank" stack."""
+    allowed = (MPI.PROC_NULL, MPI.ANY_SOURCE) if wildcard else (MPI.PROC_NULL,)
+    try:
+        index = int(peer.__index__())
+    except (AttributeError, TypeError):
+        index = None
+    if index is None or isinstance(peer, bool) or not (0 <= index < group.size
+                                                       or index in allowed):
+        word = "to" if op == "send" else "from"
+        raise ValueError(f"{op} {word} rank {peer!r} of group {group.name!r}, which has ranks "
+                         f"0..{group.size - 1} (world ranks {list(group.ranks)}): a peer is "
+                         "a rank of the group it is given")
+    return index
+
+
 def isend(x, dest, group, tag=0, block=False):
     """Start sending x to group rank ``dest``; ``wait()`` returns None.
 
     Checking mode first sends x's signature on another tag (``comm_check``).
     """
+    dest = check_peer("send", dest, group)
     signature = comm_check.isend_signature(x, dest, group, tag)   # [] or [(request, buffer)]
     host, _ = staging.host(x)
     requests, call = _start(block, group.comm.Send, group.comm.Isend, host, dest=dest, tag=tag)
@@ -254,6 +272,7 @@ def irecv(buf, source, group, tag=0, block=False):
 
     Checking mode: ``wait()`` first compares the sender's signature (``comm_check``).
     """
+    source = check_peer("recv", source, group, wildcard=True)
     host, copied = staging.host(buf)
     started = _start(block, group.comm.Recv, group.comm.Irecv, host, source=source, tag=tag)
 

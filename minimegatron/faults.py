@@ -229,6 +229,11 @@ def said_why(job_dir):
     return any(name.endswith(".said") for name in os.listdir(job_dir))
 
 
+def all_done(job_dir, nprocs):
+    """True if every rank passed the exit barrier (``done: ...``): a code they all chose."""
+    return all(_read(job_dir, f"rank{rank}.end").startswith("done:") for rank in range(nprocs))
+
+
 def ended(code):
     """"finished (exit code 3)", or "finished" when the code is unknown (None or -1)."""
     return "finished" if code is None or code < 0 else f"finished (exit code {code})"

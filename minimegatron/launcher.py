@@ -340,8 +340,8 @@ def _report(job_dir, nprocs, code):
     """Why the job failed: the ranks' own records (an exception, an exit code at the exit
     barrier), else the first rank to end (its waiter's record) and the ranks ended after."""
     causes = faults.failures(job_dir)
-    if not causes and faults.said_why(job_dir):  # a usage error was printed already
-        return
+    if not causes and (faults.said_why(job_dir) or faults.all_done(job_dir, nprocs)):
+        return             # a usage error was printed, or every rank chose to exit with code
     more = f" (and {len(causes) - 2} more)" if len(causes) > 2 else ""
     causes = causes[:2] or reaper.blame(job_dir, nprocs, i18n.text) or ["no rank said why"]
     _say(f"the job failed (exit code {code}): " + "; ".join(causes) + more)

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from mpi_harness import REPO_ROOT, TESTS_DIR, minimegatron_run, run_script
 
@@ -132,6 +133,32 @@ def test_bad_arguments_give_one_line_and_exit_2(argv, message, capsys):
     assert stop.value.code == 2
     assert err.splitlines()[-1] == f"minimegatron run: error: {message}", err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--dp", "two"], "error: 08_3d_parallel.py: argument --dp: must be a positive integer, "
+                      "got 'two'"),
+    (["--dp", "0"], "error: 08_3d_parallel.py: argument --dp: must be a positive integer, "
+                    "got '0'")])
+def test_a_usage_error_under_run_is_one_line_once_and_not_contradicted(flags, message):
+    """Before: argparse's usage and error once per rank, "launch with -n 0" for --dp 0, then
+    the launcher's "the job failed ...: no rank said why"."""
+    code, out, err, _ = minimegatron_run("-n", "2", os.path.join(REPO_ROOT, "tutorials",
+                                                                 "08_3d_parallel.py"), *flags)
+    assert code == 2
+    assert err.strip().splitlines()[-1] == message, err
+    assert err.count("error:") == 1 and "usage:" not in err and "-n 0" not in err, err
+    assert "minimegatron run: the job failed" not in err, err
+
+
+def test_a_peer_outside_the_group_is_a_clear_error():
+    from minimegatron import comm
+    world = comm.world()
+    for call, peer in ((comm.send, 5), (comm.recv, -3), (comm.isend, 1.0), (comm.irecv, True)):
+        word = "to" if call in (comm.send, comm.isend) else "from"
+        with pytest.raises(ValueError, match=rf"^(send|recv) {word} rank {peer!r} of group "
+                                             rf"'world', which has ranks 0..{world.size - 1}"):
+            call(np.zeros(2), peer, world)
 
 
 def test_rank_watch_kills_the_ranks_left(tmp_path):

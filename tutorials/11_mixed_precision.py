@@ -19,13 +19,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
-import argparse
 
 import numpy as np
 
 from minimegatron import comm
 from minimegatron.checks.mixed import run_mixed
-from minimegatron.entry import run
+from minimegatron.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.tools.memory import sharded_state_bytes
 from minimegatron.tools.memory_measure import per_param_bytes
@@ -60,6 +59,6 @@ def main(steps):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=8)
     run(main, "tutorials/11_mixed_precision.py", parser.parse_args().steps)

@@ -188,4 +188,6 @@ MESSAGES = {
     "run.first_end": "rank {rank}: ended without a clean exit or a Python exception ({how}: "
                      "os._exit, a signal, or a crash)",
     "run.ended_after": "ranks {ranks} were ended after rank {rank}, by the launcher",
+    # verify.py
+    "verify.none_ran": "no row ran on {n} rank(s): every grid of {schemes} was skipped (see the notes above), so nothing was checked",
 }

@@ -295,4 +295,6 @@ MESSAGES = {
     "run.first_end": "랭크 {rank}: 정상 종료나 Python 예외 없이 끝났습니다 ({how}: os._exit, 시그널 "
                      "또는 크래시)",
     "run.ended_after": "랭크 {ranks}은(는) 랭크 {rank} 다음에 런처가 끝냈습니다",
+    # verify.py
+    "verify.none_ran": "{n}개 랭크에서 실행된 행이 없습니다: {schemes}의 모든 격자를 건너뛰었으므로 (위의 설명 참고) 아무것도 확인하지 않았습니다",
 }
