@@ -386,7 +386,8 @@ def main(argv=None):
     if argv[:1] == ["--child"]:
         return child_main(argv[1:])
     parser = argparse.ArgumentParser(prog="minimegatron run",
-                                     description="run a script (or command) on N MPI ranks")
+                                     description="run a script (or command) on N MPI ranks",
+                                     epilog=i18n.text("run.epilog"))
     parser.add_argument("-n", "--np", type=positive_int, required=True,
                         help="number of ranks")
     parser.add_argument("--timeout", type=finite_positive_float, default=None,

@@ -292,9 +292,13 @@ MESSAGES = {
     "mp.scales": "스텝별 손실 스케일 (2^8, 오버플로 뒤 절반, 깨끗한 2스텝 뒤 두 배)",
     "mp.pass": "모든 랭크가 오버플로 스텝을 건너뛰고 스케일을 절반으로 줄였습니다: {scales}",
     # launcher.py, reaper.py
+    "run.epilog": "모든 집합 통신은 검사됩니다 (서로 다른 집합 통신, 모양, dtype, 연산, 루트를 호출한 랭크들은 양쪽을 모두 밝히는 하나의 오류를 "
+                  "받습니다). MINIMEGATRON_CHECK=0은 검사를 끄며 벤치마크 전용입니다: 그러면 불일치가 일부 랭크에서 종료 코드 0과 함께 "
+                  "틀린 숫자를 돌려주거나 멈출 수 있습니다 (docs/running.md)",
     "run.first_end": "랭크 {rank}: 정상 종료나 Python 예외 없이 끝났습니다 ({how}: os._exit, 시그널 "
                      "또는 크래시)",
     "run.ended_after": "랭크 {ranks}은(는) 랭크 {rank} 다음에 런처가 끝냈습니다",
     # verify.py
-    "verify.none_ran": "{n}개 랭크에서 실행된 행이 없습니다: {schemes}의 모든 격자를 건너뛰었으므로 (위의 설명 참고) 아무것도 확인하지 않았습니다",
+    "verify.none_ran": "{n}개 랭크에서 실행된 행이 없습니다: {schemes}의 모든 격자를 건너뛰었으므로 (위의 설명 참고) 아무것도 확인하지 "
+                       "않았습니다",
 }
