@@ -99,10 +99,11 @@ class Handle:
     """A started operation: ``.test()`` -> bool, ``.wait()`` -> the result.
 
     ``started`` is ``_start``'s (requests, call); a blocking call is made in ``wait()``.
+    ``peer``: the group rank a send or receive pairs with (the watchdog names it).
     """
 
-    def __init__(self, op, group, started, finish, nbytes, sent, recv, keep=()):
-        self.op, self.group, self.finish = op, group, finish
+    def __init__(self, op, group, started, finish, nbytes, sent, recv, keep=(), peer=None):
+        self.op, self.group, self.finish, self.peer = op, group, finish, peer
         self.requests, self.call = started
         self.nbytes, self.sent, self.recv = nbytes, sent, recv
         self.keep = keep  # buffers MPI reads or writes until completion
@@ -264,7 +265,8 @@ def isend(x, dest, group, tag=0, block=False):
     host, _ = staging.host(x)
     requests, call = _start(block, group.comm.Send, group.comm.Isend, host, dest=dest, tag=tag)
     return Handle("send", group, ([r for r, _ in signature] + requests, call), lambda: None,
-                  x.nbytes, x.nbytes, 0, keep=(host,) + tuple(b for _, b in signature))
+                  x.nbytes, x.nbytes, 0, keep=(host,) + tuple(b for _, b in signature),
+                  peer=dest)
 
 
 def irecv(buf, source, group, tag=0, block=False):
@@ -280,7 +282,8 @@ def irecv(buf, source, group, tag=0, block=False):
         if copied:
             buf[...] = staging.like(host, buf)
         return buf
-    handle = Handle("recv", group, started, finish, buf.nbytes, 0, buf.nbytes, keep=(host,))
+    handle = Handle("recv", group, started, finish, buf.nbytes, 0, buf.nbytes, keep=(host,),
+                    peer=source)
     return comm_check.CheckedRecv.wrap(handle, buf, source, group, tag)
 
 

@@ -11,7 +11,7 @@ minimegatron`` under mpirun, and ``minimegatron run`` before the script):
    COMM_WORLD, made by a blocking ``Dup`` at install, so no user message can
    match them; not ``Idup``: see ``install``):
    - a rank still waiting in a collective whose group holds a finished rank
-     (or in a recv from it), ``STUCK_S`` after the notice, can never finish: it
+     (or in a send or recv with it, also one started earlier and waited later), ``STUCK_S`` after the notice, can never finish: it
      prints ``[rank s] waits in all_reduce ... but rank r finished`` and aborts;
    - a rank that ends with a non-zero code waits ``NONZERO_GRACE_S``, then
      prints ``[rank r] finished (exit code 3) while ranks [..] still run`` and
@@ -312,6 +312,9 @@ def where_waits(frame):
         this = local.get("self")
         if group is None and hasattr(this, "op") and hasattr(this, "group"):
             wait["op"], group, wait["key"] = this.op, this.group, id(this)
+            peer = getattr(this, "peer", None)        # a send or receive's Handle: its peer
+            if isinstance(peer, int) and 0 <= peer < len(group.ranks):
+                wait["peer"] = int(group.ranks[peer])
         elif group is None and hasattr(local.get("group"), "ranks"):
             group = local["group"]
             op = local.get("op")

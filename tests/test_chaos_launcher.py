@@ -133,6 +133,16 @@ def test_rank_returning_mid_training_ends_the_job(tmp_path):
     assert seconds < 30
 
 
+def test_rank_returning_while_a_neighbour_waits_in_a_receive_ends_the_job_soon(tmp_path):
+    """A ring of isend/irecv, as between pipeline stages: before, the receive did not know
+    its peer, so only the exit barrier's 60 s grace ended the job."""
+    code, out, err, seconds = Job(tmp_path, 3, "p2pexit").finish(timeout=90)
+    assert code != 0, err
+    assert ("[rank 0] waits in recv from rank 2 on group 'world' (ranks [0, 1, 2]) but rank 2 "
+            "finished (exit code 0)") in err
+    assert "rank 0 done" not in out and seconds < 20
+
+
 def test_divergent_deadlock_reports_hang_with_every_rank_s_wait(tmp_path):
     code, out, err, seconds = Job(tmp_path, 2, "hang", "--timeout", "8").finish(timeout=60)
     assert code == 124, err

@@ -10,6 +10,8 @@ MODE:
     osexit0   os._exit(0): no exit barrier, no notice; the others wait in all_reduce
     sigkill   SIGKILL to itself (a crash, the OOM killer)
     exit0     stops training and returns (exit 0) while the others wait in all_reduce
+    p2pexit   exit0, but the steps are a ring of isend/irecv (a pipeline): rank RANK - 1
+              waits in a receive from it
     ok        nothing: a healthy job
     slow0     nothing, but rank 0 works 3 s longer than the others at the end (plotting)
     hang      rank 0 waits in all_reduce, rank 1 in a recv nobody sends (a divergent deadlock)
@@ -49,9 +51,14 @@ for step in range(5):
             os._exit(0)
         if mode == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
-        if mode == "exit0":
+        if mode in ("exit0", "p2pexit"):
             break
-    comm.all_reduce(grad, world)
+    if mode == "p2pexit":
+        sent = comm.isend(grad, (world.rank + 1) % world.size, world)
+        comm.irecv(np.zeros(4), (world.rank - 1) % world.size, world).wait()
+        sent.wait()
+    else:
+        comm.all_reduce(grad, world)
     time.sleep(0.05)
 if mode == "slow0" and world.rank == 0:
     time.sleep(3)
