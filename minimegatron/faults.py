@@ -11,8 +11,9 @@ minimegatron`` under mpirun, and ``minimegatron run`` before the script):
    COMM_WORLD, made by a blocking ``Dup`` at install, so no user message can
    match them; not ``Idup``: see ``install``):
    - a rank still waiting in a collective whose group holds a finished rank
-     (or in a send or recv with it, also one started earlier and waited later), ``STUCK_S`` after the notice, can never finish: it
-     prints ``[rank s] waits in all_reduce ... but rank r finished`` and aborts;
+     (or in a send or recv with it, also one started earlier and waited
+     later), ``STUCK_S`` after the notice, can never finish: it prints
+     ``[rank s] waits in all_reduce ... but rank r finished`` and aborts;
    - a rank that ends with a non-zero code waits ``NONZERO_GRACE_S``, then
      prints ``[rank r] finished (exit code 3) while ranks [..] still run`` and
      aborts with that code (``mpiexec python -m mpi4py`` aborts at once);

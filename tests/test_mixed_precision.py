@@ -66,8 +66,8 @@ def test_the_scaler_skips_halves_and_grows():
     assert [scaler.update(bad, None), scaler.scale] == [True, 8.0]
     assert [scaler.update(fine, None), scaler.scale] == [False, 8.0]   # count restarted
     assert [scaler.update(bad, None), scaler.scale] == [True, 4.0]
-    with pytest.raises(NonFiniteError, match=r"^an overflow at the minimum loss scale 4 (on rank 0|in "
-                       r"a serial run) \(3 steps skipped so far\)"):
+    floor = r"^an overflow at the minimum loss scale 4 (on rank 0|in a serial run) \(3 steps"
+    with pytest.raises(NonFiniteError, match=floor):
         scaler.update(bad, None)                  # skipped AT the floor: no smaller S helps
     assert list(scaler.history) == [(8.0, False), (8.0, False), (16.0, True), (8.0, False),
                                     (8.0, True), (4.0, True)]
