@@ -102,10 +102,11 @@ class Handle:
     """A started operation: ``.test()`` -> bool, ``.wait()`` -> the result.
 
     ``started`` is ``_start``'s (requests, call); a blocking call is made in ``wait()``.
+    ``peer``: the group rank a send or receive pairs with (the watchdog names it).
     """
 
-    def __init__(self, op, group, started, finish, nbytes, sent, recv, keep=()):
-        self.op, self.group, self.finish = op, group, finish
+    def __init__(self, op, group, started, finish, nbytes, sent, recv, keep=(), peer=None):
+        self.op, self.group, self.finish, self.peer = op, group, finish, peer
         self.requests, self.call = started
         self.nbytes, self.sent, self.recv = nbytes, sent, recv
         self.keep = keep  # buffers MPI reads or writes until completion
@@ -294,16 +295,35 @@ def ibroadcast(x, group, root=0, block=False):
     return Handle("broadcast", group, started, finish, x.nbytes, *moved, keep=(host,))
 
 
+def check_peer(op, peer, group, wildcard=False):
+    """ValueError (one line) unless ``peer`` is a rank of ``group`` (0 .. size-1), or
+    MPI.PROC_NULL, or MPI.ANY_SOURCE for a receive: not MPI's raw "Invalid rank" stack."""
+    allowed = (MPI.PROC_NULL, MPI.ANY_SOURCE) if wildcard else (MPI.PROC_NULL,)
+    try:
+        index = int(peer.__index__())
+    except (AttributeError, TypeError):
+        index = None
+    if index is None or isinstance(peer, bool) or not (0 <= index < group.size
+                                                       or index in allowed):
+        word = "to" if op == "send" else "from"
+        raise ValueError(f"{op} {word} rank {peer!r} of group {group.name!r}, which has ranks "
+                         f"0..{group.size - 1} (world ranks {list(group.ranks)}): a peer is "
+                         "a rank of the group it is given")
+    return index
+
+
 def isend(x, dest, group, tag=0, block=False):
     """Start sending x to group rank ``dest``; ``wait()`` returns None.
 
     Checking mode first sends x's signature on another tag (``comm_check``).
     """
+    dest = check_peer("send", dest, group)
     signature = comm_check.isend_signature(x, dest, group, tag)   # [] or [(request, buffer)]
     host, _ = staging.host(x)
     requests, call = _start(block, group.comm.Send, group.comm.Isend, host, dest=dest, tag=tag)
     return Handle("send", group, ([r for r, _ in signature] + requests, call), lambda: None,
-                  x.nbytes, x.nbytes, 0, keep=(host,) + tuple(b for _, b in signature))
+                  x.nbytes, x.nbytes, 0, keep=(host,) + tuple(b for _, b in signature),
+                  peer=dest)
 
 
 def irecv(buf, source, group, tag=0, block=False):
@@ -311,6 +331,7 @@ def irecv(buf, source, group, tag=0, block=False):
 
     Checking mode: ``wait()`` first compares the sender's signature (``comm_check``).
     """
+    source = check_peer("recv", source, group, wildcard=True)
     host, copied = staging.host(buf)
     started = _start(block, group.comm.Recv, group.comm.Irecv, host, source=source, tag=tag)
 
@@ -318,7 +339,8 @@ def irecv(buf, source, group, tag=0, block=False):
         if copied:
             buf[...] = staging.like(host, buf)
         return buf
-    handle = Handle("recv", group, started, finish, buf.nbytes, 0, buf.nbytes, keep=(host,))
+    handle = Handle("recv", group, started, finish, buf.nbytes, 0, buf.nbytes, keep=(host,),
+                    peer=source)
     return comm_check.CheckedRecv.wrap(handle, buf, source, group, tag)
 
 

@@ -16,6 +16,7 @@ Neither function starts MPI: the rank comes from the launcher's environment
 (``threads.rank_from_env``), so a serial tutorial under ``mpirun -n 8`` also
 prints once.
 """
+import argparse
 import os
 import sys
 import traceback
@@ -46,6 +47,18 @@ def usage_error(message, code=2):
         print(f"error: {message}", file=sys.stderr, flush=True)
     faults.said(message)          # under MPI the launcher then adds no "no rank said why"
     raise SystemExit(code)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse under N ranks: a bad flag is ``usage_error`` (one line, once, exit 2, and the
+    launcher adds nothing), and ``--help`` prints once (rank 0)."""
+
+    def error(self, message):
+        usage_error(f"{self.prog}: {message}")
+
+    def _print_message(self, message, file=None):
+        if rank_from_env() == 0:
+            super()._print_message(message, file)
 
 
 def run(main, name, *args):

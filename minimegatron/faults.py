@@ -11,8 +11,9 @@ minimegatron`` under mpirun, and ``minimegatron run`` before the script):
    COMM_WORLD, made by a blocking ``Dup`` at install, so no user message can
    match them; not ``Idup``: see ``install``):
    - a rank still waiting in a collective whose group holds a finished rank
-     (or in a recv from it), ``STUCK_S`` after the notice, can never finish: it
-     prints ``[rank s] waits in all_reduce ... but rank r finished`` and aborts;
+     (or in a send or recv with it, also one started earlier and waited
+     later), ``STUCK_S`` after the notice, can never finish: it prints
+     ``[rank s] waits in all_reduce ... but rank r finished`` and aborts;
    - a rank that ends with a non-zero code waits ``NONZERO_GRACE_S``, then
      prints ``[rank r] finished (exit code 3) while ranks [..] still run`` and
      aborts with that code (``mpiexec python -m mpi4py`` aborts at once);
@@ -188,9 +189,11 @@ def _at_exit():
     s, MPI = _state, _state["MPI"]
     code = s["exit_code"]         # None: a plain mpiexec, where atexit cannot see it
     grace = min(s["grace"], NONZERO_GRACE_S) if code else s["grace"]
-    if MPI.Is_finalized():
+    if MPI.Is_finalized():                # the script called MPI.Finalize(): all ended
+        _record(f"done: {ended(code)} (MPI finalized)")
         return
     if grace == 0:
+        _record(f"done: {ended(code)} (no exit barrier)")
         _before_finalize()
         return
     s["stop"].set()
@@ -225,6 +228,11 @@ def said(text):
 def said_why(job_dir):
     """True if any rank printed why the job ends (see ``said``)."""
     return any(name.endswith(".said") for name in os.listdir(job_dir))
+
+
+def all_done(job_dir, nprocs):
+    """True if every rank passed the exit barrier (``done: ...``): a code they all chose."""
+    return all(_read(job_dir, f"rank{rank}.end").startswith("done:") for rank in range(nprocs))
 
 
 def ended(code):
@@ -305,6 +313,9 @@ def where_waits(frame):
         this = local.get("self")
         if group is None and hasattr(this, "op") and hasattr(this, "group"):
             wait["op"], group, wait["key"] = this.op, this.group, id(this)
+            peer = getattr(this, "peer", None)        # a send or receive's Handle: its peer
+            if isinstance(peer, int) and 0 <= peer < len(group.ranks):
+                wait["peer"] = int(group.ranks[peer])
         elif group is None and hasattr(local.get("group"), "ranks"):
             group = local["group"]
             op = local.get("op")
@@ -407,18 +418,15 @@ def format_dumps(dumps):
     return "\n".join(dumps[rank] for rank in sorted(dumps))
 
 
-def failures(job_dir, first_dead=()):
-    """Lines naming the failing ranks: their own records, else the ranks that died first."""
+def failures(job_dir):
+    """Lines naming the failing ranks from their own records (causes first, then who noticed);
+    a rank that died without a word is the waiters' to name (reaper.blame)."""
     ends = {rank: _read(job_dir, f"rank{rank}.end").strip() for rank in rank_pids(job_dir)}
     said = [(text[len("fail: "):], rank) for rank, text in ends.items()
             if text.startswith("fail: ")]
-    said.sort(key=lambda item: (not item[0].startswith("raised"), "waits in" in item[0], item[1]))
-    lines = [f"rank {rank}: {text}" for text, rank in said]   # causes first, then who noticed
-    if not lines:
-        lines = [f"rank {rank}: ended without a clean exit or a Python exception "
-                 f"(os._exit, a signal, or a crash)"
-                 for rank in first_dead if not ends.get(rank, "").startswith("done:")]
-    return lines
+    said.sort(key=lambda item: (not item[0].startswith("raised"), "waits in" in item[0],
+                                "non-finite weight" not in item[0], item[1]))   # the cause
+    return [f"rank {rank}: {text}" for text, rank in said]
 
 
 def _read(job_dir, name):

@@ -55,6 +55,12 @@ def rank_name():
     return "serial"
 
 
+def where():
+    """"on rank r", or "in a serial run"."""
+    rank = rank_name()
+    return "in a serial run" if rank == "serial" else f"on {rank}"
+
+
 def check_finite(what, arrays, step):
     """NonFiniteError "non-finite {what} at step {step} on rank r" unless all finite."""
     if not all_finite(arrays):
@@ -62,6 +68,15 @@ def check_finite(what, arrays, step):
         where = "in a serial run" if rank == "serial" else f"on {rank}"
         raise NonFiniteError(f"non-finite {what} at step {step} {where} "
                              "(pass check_finite=False to train on)")
+
+
+def check_named(what, named_arrays, step=None, note=""):
+    """NonFiniteError naming the first (name, array) of ``named_arrays`` that is not finite:
+    "non-finite weight 'h.0.attn.qkv.weight' at step 3 on rank 1" + ``note``."""
+    for name, array in named_arrays:
+        if not all_finite([array]):
+            at = "" if step is None else f" at step {step}"
+            raise NonFiniteError(f"non-finite {what} {name!r}{at} {where()}{note}")
 
 
 def check_targets(targets, size):

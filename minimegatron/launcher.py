@@ -12,9 +12,12 @@ What it adds to a bare ``mpiexec -n N python script.py``:
    mpiexec, Hydra's proxy and every rank (each runs in its own session) as
    SIGTERM, then SIGKILL after ``GRACE_S``; exit code 128 + the signal. If the
    launcher itself is SIGKILLed, mpiexec gets SIGTERM (PR_SET_PDEATHSIG);
-4. a rank that dies without a word (``os._exit``, a signal, a crash) is named:
-   each rank writes its pid to a per-job directory and a pidfd per rank tells
-   which process ended first (mpiexec then kills the others);
+4. a rank that dies without a word (``os._exit``, a signal, a crash) is named,
+   with its exit code or signal: each rank has its own waiter, the process that
+   reaps it and writes down when and how it ended (``minimegatron.reaper``); the
+   first to end is named, the ranks ended after it are listed as ended by the
+   launcher, and if mpiexec leaves the others waiting (an ``os._exit(0)``) the
+   launcher ends the job ``END_GRACE_S`` later: it always ends, with no timeout;
 5. a wall-clock ``--timeout``: every rank first reports where it waits
    (``faults.dump_request``: the collective, its group, the script's line, a
    short stack), then the whole job is killed, with "HANG" and exit code 124;
@@ -40,7 +43,7 @@ import sys
 import tempfile
 import time
 
-from minimegatron import faults
+from minimegatron import faults, i18n, reaper
 from minimegatron.argtypes import finite_positive_float, positive_int
 from minimegatron.entry import banner
 from minimegatron.threads import BLAS_ENV, cores, threads_per_rank
@@ -48,6 +51,7 @@ from minimegatron.threads import BLAS_ENV, cores, threads_per_rank
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 GRACE_S = 1.0          # SIGTERM, then SIGKILL to whatever is left
+END_GRACE_S = 2.0      # a rank ended badly: mpiexec (or the abort hook) ends the job, or we do
 POLL_S = 0.1
 DUMP_WAIT_S = 2.0      # how long the ranks get to say where they wait, at the timeout
 PR_SET_PDEATHSIG = 1
@@ -244,44 +248,33 @@ def _in_child():
 
 
 class RankWatch:
-    """Which ranks' processes ended first: one pidfd per rank (``rank<r>.pid`` in the job dir).
-
-    A pidfd becomes readable when its process ends, so ``select`` wakes on the
-    first rank to die, before mpiexec kills the others.
-    """
+    """A pidfd per rank (``rank<r>.pid`` in the job dir): at the end, ``kill_left`` SIGKILLs
+    exactly the ranks still running (a pidfd cannot name a reused pid). Who ended first,
+    and how, is the waiters' record (reaper.py), not this."""
 
     def __init__(self, job_dir):
-        self.job_dir, self.fds, self.ended, self.seen = job_dir, {}, [], 0
+        self.job_dir, self.fds, self.seen = job_dir, {}, 0
 
     def poll(self, timeout):
-        self._register(time.monotonic())
+        self._register()
         ready = set(select.select(list(self.fds.values()), [], [], timeout)[0]
                     if self.fds else time.sleep(timeout) or [])
-        now = time.monotonic()                     # one time for all seen in one wake-up,
-        self._register(now)                        # with ranks already gone when first seen
+        self._register()
         for rank, fd in list(self.fds.items()):
             if fd in ready:
-                self._close(rank, now)
+                os.close(self.fds.pop(rank))
 
-    def _register(self, now):
+    def _register(self):
         names = [n for n in os.listdir(self.job_dir) if n.endswith(".pid")]
         if len(names) != self.seen and hasattr(os, "pidfd_open"):   # a rank started (Linux)
             self.seen = len(names)
-            ended = {rank for _, rank in self.ended}
             for rank, pid in faults.rank_pids(self.job_dir).items():
-                if rank not in self.fds and rank not in ended:
+                if rank not in self.fds:
                     try:
                         self.fds[rank] = os.pidfd_open(pid)
                     except OSError:
-                        self.ended.append((now, rank))
-
-    def _close(self, rank, now):
-        os.close(self.fds.pop(rank))
-        self.ended.append((now, rank))
-
-    def first(self):
-        """The rank(s) that ended first."""
-        return [rank for t, rank in self.ended if t == self.ended[0][0]] if self.ended else []
+                        self.fds[rank] = None
+            self.fds = {rank: fd for rank, fd in self.fds.items() if fd is not None}
 
     def kill_left(self, wait_s=GRACE_S):
         """SIGKILL every rank still running (a pidfd names exactly that process), and wait."""
@@ -293,14 +286,16 @@ class RankWatch:
         end = time.monotonic() + wait_s
         while self.fds and time.monotonic() < end:
             self.poll(max(0.0, min(POLL_S, end - time.monotonic())))
-        for rank in list(self.fds):
-            self._close(rank, time.monotonic())
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds = {}
 
 
 def supervise(cmd, nprocs, timeout=None, env=None):
     """Run the job and own it: signals, rank failures and the timeout (module docstring)."""
     job_dir = tempfile.mkdtemp(prefix="minimegatron-job-")
-    env = {**(os.environ if env is None else env), faults.JOB_DIR_ENV: job_dir}
+    env = {**(os.environ if env is None else env), faults.JOB_DIR_ENV: job_dir,
+           reaper.REAP_ENV: "1"}
     watch, proc = RankWatch(job_dir), None
     previous = {sig: signal.signal(sig, _on_signal) for sig in FORWARDED}
     try:
@@ -310,19 +305,21 @@ def supervise(cmd, nprocs, timeout=None, env=None):
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)   # raises a pending one
         deadline = None if timeout is None else time.monotonic() + timeout
+        ended_by_us = False
         while proc.poll() is None:
             left = POLL_S if deadline is None else min(POLL_S, deadline - time.monotonic())
             if left <= 0:
                 return _hang(proc, job_dir, nprocs, timeout)
             watch.poll(left)
-        watch.poll(0)
+            first = reaper.early_end(job_dir)       # a rank ended without a clean exit:
+            if first is not None and time.monotonic() - first > END_GRACE_S:
+                kill_group(proc, faults.rank_pids(job_dir).values())    # the job ends
+                ended_by_us = True
         code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+        if ended_by_us or (code == 0 and reaper.early_end(job_dir) is not None):
+            code = reaper.exit_code(job_dir)             # mpiexec saw nothing wrong: we did
         if code:
-            causes = faults.failures(job_dir, watch.first())
-            more = f" (and {len(causes) - 2} more)" if len(causes) > 2 else ""
-            if causes or not faults.said_why(job_dir):   # a usage error was printed already
-                _say(f"the job failed (exit code {code}): "
-                     + "; ".join(causes[:2] or ["no rank said why"]) + more)
+            _report(job_dir, nprocs, code)
         return code
     except JobSignal as stop:
         for sig in FORWARDED:
@@ -337,6 +334,17 @@ def supervise(cmd, nprocs, timeout=None, env=None):
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         shutil.rmtree(job_dir, ignore_errors=True)
+
+
+def _report(job_dir, nprocs, code):
+    """Why the job failed: the ranks' own records (an exception, an exit code at the exit
+    barrier), else the first rank to end (its waiter's record) and the ranks ended after."""
+    causes = faults.failures(job_dir)
+    if not causes and (faults.said_why(job_dir) or faults.all_done(job_dir, nprocs)):
+        return             # a usage error was printed, or every rank chose to exit with code
+    more = f" (and {len(causes) - 2} more)" if len(causes) > 2 else ""
+    causes = causes[:2] or reaper.blame(job_dir, nprocs, i18n.text) or ["no rank said why"]
+    _say(f"the job failed (exit code {code}): " + "; ".join(causes) + more)
 
 
 def _hang(proc, job_dir, nprocs, timeout):
@@ -378,7 +386,8 @@ def main(argv=None):
     if argv[:1] == ["--child"]:
         return child_main(argv[1:])
     parser = argparse.ArgumentParser(prog="minimegatron run",
-                                     description="run a script (or command) on N MPI ranks")
+                                     description="run a script (or command) on N MPI ranks",
+                                     epilog=i18n.text("run.epilog"))
     parser.add_argument("-n", "--np", type=positive_int, required=True,
                         help="number of ranks")
     parser.add_argument("--timeout", type=finite_positive_float, default=None,

@@ -77,7 +77,6 @@ flips a tiny gradient's sign moves it by 2 lr, as much as a bug). Two tests:
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
     minimegatron run -n 8 verify --precision mixed --steps 2
 """
-import argparse
 import dataclasses
 import importlib
 import sys
@@ -86,12 +85,12 @@ import traceback
 
 import numpy as np
 
-from minimegatron import comm, comm_check, faults
+from minimegatron import comm, comm_check, faults, i18n
 from minimegatron.argtypes import positive_int
 from minimegatron.backend import use_backend
 from minimegatron.checks.common import float64_gap, serial_sensitivity
 from minimegatron.demo import CONTEXT_CONFIG, SMALL_CONFIG, VERIFY_CONFIG
-from minimegatron.entry import banner
+from minimegatron.entry import ArgumentParser, banner, usage_error
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
 from minimegatron.parallel.grid import ProcessGrid, factorisations
 from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved
@@ -404,9 +403,9 @@ def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="minimegatron verify",
-                                     description="check every parallel scheme against one "
-                                                 "process (run under mpirun -n N)")
+    parser = ArgumentParser(prog="minimegatron verify",
+                            description="check every parallel scheme against one process "
+                                        "(run under mpirun -n N)")
     parser.add_argument("--schemes", default=",".join(SCHEMES),
                         help=f"comma list from {','.join(SCHEMES)} (default: all)")
     parser.add_argument("--dtype", choices=sorted(FLOOR), default="float64")
@@ -441,6 +440,8 @@ def main(argv=None):
         if r["status"] == "ERROR":
             comm.print0(f"--- {r['label']} {r['grid']}: ERROR ---\n{r['traceback']}")
     comm.print0("\n" + table(rows, opts.dtype) + f"\n({time.time() - start:.1f} s)")
+    if all(r["status"] == "SKIP" for r in rows):
+        usage_error(i18n.text("verify.none_ran", n=world.size, schemes=",".join(schemes)))
     return 1 if any(r["status"] in ("FAIL", "ERROR") for r in rows) else 0
 
 

@@ -15,7 +15,9 @@ saying which rank failed (or that the job timed out).
 
 ``run_script(nprocs, script, args, timeout)`` runs a plain
 ``mpiexec -n N python script.py args`` (how a student runs a tutorial) and
-returns (returncode, stdout, stderr).
+returns (returncode, stdout, stderr); ``minimegatron_run(*argv, timeout)`` runs
+``python -m minimegatron run ARGV`` (the launcher's own report) and returns
+(returncode, stdout, stderr, seconds).
 
 Children import this repository's minimegatron (PYTHONPATH = repo root).
 """
@@ -26,6 +28,7 @@ import runpy
 import subprocess
 import sys
 import tempfile
+import time
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(TESTS_DIR)
@@ -83,6 +86,19 @@ def run_script(nprocs, script, args=(), timeout=120, env=None):
     code, out, err, _ = _launch(nprocs, [sys.executable, path] + [str(a) for a in args],
                                 timeout, env, plain=True)
     return code, out, err
+
+
+def minimegatron_run(*argv, timeout=60):
+    """(returncode, stdout, stderr, seconds) of `python -m minimegatron run ...`."""
+    if REPO_ROOT not in sys.path:
+        sys.path.insert(0, REPO_ROOT)
+    from minimegatron.launcher import run_job
+    env = {**os.environ, "PYTHONPATH": REPO_ROOT}
+    start = time.perf_counter()
+    code, out, err, _ = run_job([sys.executable, "-m", "minimegatron", "run", *argv],
+                                timeout=timeout, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    return code, out, err, time.perf_counter() - start
 
 
 def _read_rank(outdir, rank):

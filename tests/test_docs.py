@@ -267,3 +267,19 @@ def test_where_page_ranges_hold_the_named_code():
         definition_lines("minimegatron/parallel/split.py", "no_such_function")
     assert definition_lines("minimegatron/parallel/split.py", "row_slice")[0] != \
         definition_lines("minimegatron/parallel/split.py", "shard_batch")[0]
+
+
+def test_checks_off_is_documented_as_benchmarks_only():
+    """MINIMEGATRON_CHECK=0: the README, docs/running.md and `run --help` say what it costs."""
+    from minimegatron import i18n
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = " ".join(f.read().split())
+    with open(os.path.join(DOCS, "running.md")) as f:
+        running = " ".join(f.read().split())
+    help_text = subprocess.run([sys.executable, "-m", "minimegatron", "run", "--help"],
+                               capture_output=True, text=True, cwd=ROOT,
+                               env={**os.environ, "PYTHONPATH": ROOT}).stdout
+    assert " ".join(i18n.text("run.epilog").split()) in " ".join(help_text.split())
+    for text in (readme, running, " ".join(help_text.split())):
+        assert "MINIMEGATRON_CHECK=0" in text and "benchmarks only" in text
+        assert "wrong numbers" in text and "hang" in text

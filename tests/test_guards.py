@@ -9,7 +9,7 @@ from minimegatron.demo import SMALL_CONFIG, batch
 from minimegatron.functional import cross_entropy
 from minimegatron.guards import NonFiniteError, all_finite, check_finite, rank_name
 from minimegatron.tensor import Tensor
-from mpi_harness import run_mpi, run_script
+from mpi_harness import TESTS_DIR, minimegatron_run, run_mpi, run_script
 
 V = SMALL_CONFIG.vocab_size
 
@@ -157,11 +157,38 @@ def test_vocab_parallel_ids_give_the_serial_error_on_every_rank(ranks):
         assert ids["in_range_ok"] is True
 
 
-@pytest.mark.parametrize("case", ["nan_dp_tp", "nan_pp_tp", "nan_zero1"])
-def test_a_nan_weight_on_one_rank_stops_every_rank(ranks, case):
+def test_a_nan_weight_on_one_rank_stops_every_rank(ranks):
     for r in ranks:
-        assert r[case] == (f"NonFiniteError: non-finite loss at step 2 on rank {r['rank']} "
-                           "(pass check_finite=False to train on)")
+        assert r["nan_zero1"] == (f"NonFiniteError: non-finite loss at step 2 on rank "
+                                  f"{r['rank']} (pass check_finite=False to train on)")
+
+
+def test_a_nan_weight_in_a_pipeline_is_named_where_it_is_before_the_dp_reduce(ranks):
+    """pp spreads the NaN to every stage; each rank stops before DDP's all-reduce (over a dp
+    group of one here), rank 0 naming its weight, the others their gradients."""
+    note = "before DDP's all-reduce over group"
+    assert ranks[0]["nan_pp_tp"].startswith("NonFiniteError: non-finite weight "
+                                            f"'blocks.0.ln1.weight' on rank 0, {note}")
+    for r in ranks[1:]:
+        assert r["nan_pp_tp"].startswith("NonFiniteError: non-finite gradient '"), r
+        assert f"' on rank {r['rank']}, {note}" in r["nan_pp_tp"]
+
+
+# (case, ranks, the rank with the NaN weight); before: "non-finite gradient (or loss) at step
+# 2 on rank 0", named on every rank after DDP (or the loss all-reduce) had spread it
+NAN_JOBS = [("ddp", 2, 1), ("dp_tp", 4, 0), ("mixed", 2, 1)]
+
+
+@pytest.mark.parametrize("case,nprocs,bad", NAN_JOBS)
+def test_a_nan_weight_is_named_with_its_rank_before_ddp_spreads_it(case, nprocs, bad):
+    code, out, err, seconds = minimegatron_run("-n", str(nprocs), "--timeout", "50",
+                                               f"{TESTS_DIR}/workers/nan_weight.py", case)
+    assert code not in (0, 124), err
+    summary = err[err.index("minimegatron run: the job failed"):]
+    assert summary.startswith(
+        f"minimegatron run: the job failed (exit code 1): rank {bad}: raised NonFiniteError: "
+        f"non-finite weight 'blocks.0.ln1.weight' on rank {bad}, before DDP's all-reduce"), err
+    assert "trained on" not in out and seconds < 30
 
 
 def test_opting_out_trains_on_in_3d(ranks):

@@ -8,13 +8,14 @@ activations held at peak follow the warm-up count, and there are v times as
 many messages per interior rank as in plain 1F1B (2M(Kv-1) in all).
 On 2 and 4 real ranks: loss, gradients and weights equal one process, the
 engine holds and sends what the schedule says, and M not a multiple of K is
-one ValueError on every rank; Trainer3D runs it on 4-rank grids.
+one ValueError on every rank; Trainer3D runs it on 4-rank grids. Stages built with
+other chunks or micro-batches are named at construction (a mismatch), not left to hang.
 """
 from fractions import Fraction
 
 import pytest
 
-from mpi_harness import run_mpi
+from mpi_harness import TESTS_DIR, minimegatron_run, run_mpi
 
 from minimegatron.checks.pipeline import TOLERANCE
 from minimegatron.parallel.pipeline_parallel.schedules import (
@@ -202,3 +203,15 @@ def test_3d_trainer_runs_it_against_one_process():
             assert diffs["compared"] > 0
             for key in ("loss", "grad", "weight"):
                 assert diffs[key] < TOLERANCE, (rank, name, key, diffs[key])
+
+
+@pytest.mark.parametrize("case,differs", [("chunks", "chunks=4, micro-batches=2"),
+                                          ("micro_batches", "chunks=1, micro-batches=4")])
+def test_stages_built_with_another_configuration_name_the_rank(case, differs):
+    """Before: interleaved stages of 2 and 4 chunks hung in a receive (checks on or off)."""
+    code, out, err, seconds = minimegatron_run(
+        "-n", "2", "--timeout", "40", f"{TESTS_DIR}/workers/pp_config_mismatch.py", case)
+    assert code not in (0, 124), err
+    assert "collective mismatch in group 'pp0' (PipelineEngine configuration differs)" in err
+    assert "  rank 1 (world 1): schedule=" in err and differs in err, err
+    assert "trained" not in out and seconds < 20

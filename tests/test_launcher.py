@@ -5,22 +5,13 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
-from mpi_harness import REPO_ROOT, TESTS_DIR, run_script
+from mpi_harness import REPO_ROOT, TESTS_DIR, minimegatron_run, run_script
 
-from minimegatron import faults, launcher, threads
+from minimegatron import faults, i18n, launcher, reaper, threads
 
 WORKERS = os.path.join(TESTS_DIR, "workers")
-
-
-def minimegatron_run(*argv, timeout=60):
-    """(returncode, stdout, stderr, seconds) of `python -m minimegatron run ...`."""
-    env = {**os.environ, "PYTHONPATH": REPO_ROOT}
-    start = time.perf_counter()
-    code, out, err, _ = launcher.run_job([sys.executable, "-m", "minimegatron", "run", *argv],
-                                         timeout=timeout, env=env, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, text=True)
-    return code, out, err, time.perf_counter() - start
 
 
 def test_exception_on_rank3_aborts_job_via_run():
@@ -144,7 +135,33 @@ def test_bad_arguments_give_one_line_and_exit_2(argv, message, capsys):
     assert "Traceback" not in err
 
 
-def test_rank_watch_names_the_process_that_ended_first(tmp_path):
+@pytest.mark.parametrize("flags,message", [
+    (["--dp", "two"], "error: 08_3d_parallel.py: argument --dp: must be a positive integer, "
+                      "got 'two'"),
+    (["--dp", "0"], "error: 08_3d_parallel.py: argument --dp: must be a positive integer, "
+                    "got '0'")])
+def test_a_usage_error_under_run_is_one_line_once_and_not_contradicted(flags, message):
+    """Before: argparse's usage and error once per rank, "launch with -n 0" for --dp 0, then
+    the launcher's "the job failed ...: no rank said why"."""
+    code, out, err, _ = minimegatron_run("-n", "2", os.path.join(REPO_ROOT, "tutorials",
+                                                                 "08_3d_parallel.py"), *flags)
+    assert code == 2
+    assert err.strip().splitlines()[-1] == message, err
+    assert err.count("error:") == 1 and "usage:" not in err and "-n 0" not in err, err
+    assert "minimegatron run: the job failed" not in err, err
+
+
+def test_a_peer_outside_the_group_is_a_clear_error():
+    from minimegatron import comm
+    world = comm.world()
+    for call, peer in ((comm.send, 5), (comm.recv, -3), (comm.isend, 1.0), (comm.irecv, True)):
+        word = "to" if call in (comm.send, comm.isend) else "from"
+        with pytest.raises(ValueError, match=rf"^(send|recv) {word} rank {peer!r} of group "
+                                             rf"'world', which has ranks 0..{world.size - 1}"):
+            call(np.zeros(2), peer, world)
+
+
+def test_rank_watch_kills_the_ranks_left(tmp_path):
     sleepers = [subprocess.Popen(["sleep", "30"]) for _ in range(3)]
     try:
         for rank, proc in enumerate(sleepers):
@@ -153,24 +170,45 @@ def test_rank_watch_names_the_process_that_ended_first(tmp_path):
         watch.poll(0)
         sleepers[1].kill()
         watch.poll(2)
-        assert watch.first() == [1]
+        assert sorted(watch.fds) == [0, 2]
         watch.kill_left()
         assert all(p.wait(timeout=5) == -signal.SIGKILL for p in sleepers)
-        assert sorted(rank for _, rank in watch.ended) == [0, 1, 2]
+        assert watch.fds == {}
     finally:
         for proc in sleepers:
             proc.kill()
 
 
-def test_failures_prefer_what_ranks_said_then_who_died_first(tmp_path):
+def test_failures_prefer_what_ranks_said_then_who_ended_first(tmp_path):
     job = str(tmp_path)
     for rank in range(3):
         (tmp_path / f"rank{rank}.pid").write_text("1\n")
-    (tmp_path / "rank0.end").write_text("exit: finished, waiting for the other ranks\n")
-    assert faults.failures(job, first_dead=[2]) == [
-        "rank 2: ended without a clean exit or a Python exception (os._exit, a signal, "
-        "or a crash)"]
+    (tmp_path / "rank0.end").write_text("done: finished\n")
+    (tmp_path / "rank0.exit").write_text("100 code 0\n")           # a clean end: not blamed
+    (tmp_path / "rank1.exit").write_text("300 signal 9\n")         # killed after rank 2
+    (tmp_path / "rank2.exit").write_text("200 code 1\n")
+    assert faults.failures(job) == []
+    assert reaper.blame(job, 3, i18n.text) == [
+        "rank 2: ended without a clean exit or a Python exception (exit code 1: os._exit, "
+        "a signal, or a crash)", "ranks [1] were ended after rank 2, by the launcher"]
+    assert reaper.exit_code(job) == 1 and reaper.early_end(job) == 200e-9
     (tmp_path / "rank1.end").write_text("fail: raised KeyError: 'w'\n")
-    assert faults.failures(job, first_dead=[2]) == ["rank 1: raised KeyError: 'w'"]
+    assert faults.failures(job) == ["rank 1: raised KeyError: 'w'"]
     dumps = faults.dump_request(job, wait_s=0.2)      # nobody answers: each rank gets a note
     assert sorted(dumps) == [0, 1, 2] and "[rank 2] gave no answer in 0.2 s" in dumps[2]
+
+
+def test_the_launcher_ends_a_job_that_mpiexec_leaves_waiting(tmp_path, capsys):
+    """A rank ended with code 0 before the exit barrier while the rest wait: mpiexec sees
+    nothing wrong, so the launcher ends the job END_GRACE_S later and names the rank."""
+    fake = ("import os, sys, time; d = os.environ['MINIMEGATRON_JOB_DIR']\n"
+            "open(os.path.join(d, 'rank0.pid'), 'w').write(str(os.getpid()))\n"
+            "open(os.path.join(d, 'rank1.exit'), 'w').write(f'{time.monotonic_ns()} code 0')\n"
+            "time.sleep(60)\n")
+    start = time.monotonic()
+    code = launcher.supervise([sys.executable, "-c", fake], 2)
+    assert code == 1 and time.monotonic() - start < launcher.END_GRACE_S + 5
+    err = capsys.readouterr().err
+    assert ("the job failed (exit code 1): rank 1: ended without a clean exit or a Python "
+            "exception (exit code 0: ") in err
+    assert "ranks [0] were ended after rank 1, by the launcher" in err

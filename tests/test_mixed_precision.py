@@ -11,6 +11,7 @@ The grader's mutants (test_lesson_mixed_precision.py, 7.1) show that a flag not
 all-reduced, or reduced over the world, or no halving, fails.
 """
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -19,9 +20,12 @@ from mpi_harness import run_mpi
 
 from minimegatron.checks.mixed import HALF_CONFIG, INIT_SCALE, run_mixed
 from minimegatron.demo import LR, WEIGHT_DECAY, batch
+from minimegatron.guards import NonFiniteError
+from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
 from minimegatron.mixed_precision.cast import UpcastHalf, float32_if_half
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.nn import GPT
+from minimegatron.optim import AdamW
 from minimegatron.tensor import Tensor
 from minimegatron.tools.memory import model_state_bytes, sharded_state_bytes
 from minimegatron.tools.memory_measure import padding_margin, per_param_bytes
@@ -61,13 +65,58 @@ def test_the_scaler_skips_halves_and_grows():
     assert [scaler.update(fine, None), scaler.scale] == [False, 16.0]
     assert [scaler.update(bad, None), scaler.scale] == [True, 8.0]
     assert [scaler.update(fine, None), scaler.scale] == [False, 8.0]   # count restarted
-    assert [scaler.update(bad, None), scaler.update(bad, None), scaler.scale] == [True, True, 4.0]
+    assert [scaler.update(bad, None), scaler.scale] == [True, 4.0]
+    floor = r"^an overflow at the minimum loss scale 4 (on rank 0|in a serial run) \(3 steps"
+    with pytest.raises(NonFiniteError, match=floor):
+        scaler.update(bad, None)                  # skipped AT the floor: no smaller S helps
     assert list(scaler.history) == [(8.0, False), (8.0, False), (16.0, True), (8.0, False),
                                     (8.0, True), (4.0, True)]
+    assert scaler.skipped_steps == 3 and scaler.state_dict()["skipped_steps"] == 3
     assert DynamicLossScaler().scale == 2.0 ** 16 and DynamicLossScaler().growth_interval == 1000
     for bad_args in ({"init_scale": 0.5}, {"growth_interval": 0}, {"backoff_factor": 1.0}):
         with pytest.raises(ValueError):
             DynamicLossScaler(**bad_args)
+
+
+def test_a_skip_at_the_floor_warns_each_time_where_asked():
+    scaler = DynamicLossScaler(2.0, min_scale=1.0, at_min_scale="warn")
+    bad = [np.array([np.nan])]
+    assert scaler.update(bad, None) and scaler.scale == 1.0          # 2 -> 1: no warning
+    for count in (2, 3):
+        with pytest.warns(RuntimeWarning, match=f"minimum loss scale 1 .*{count} steps skipped"):
+            assert scaler.update(bad, None)
+    with pytest.raises(ValueError, match="at_min_scale must be 'error' or 'warn'"):
+        DynamicLossScaler(at_min_scale="ignore")
+
+
+def _half_gpt_step(model, opt, step):
+    opt.zero_grad()
+    with np.errstate(all="ignore"):
+        opt.scale_loss(model.loss(*batch(HALF_CONFIG, 4, step))).backward()
+    return opt.step()
+
+
+def test_a_nan_weight_or_master_is_an_error_naming_the_parameter():
+    """Before: every step was skipped as an overflow, S fell to its floor, the loss was NaN
+    and training went on; a NaN weight is no overflow."""
+    model = GPT(HALF_CONFIG)
+    names = [n for n, _ in model.named_parameters()]
+    opt = MixedPrecisionOptimizer(AdamW(model.parameters(), lr=LR), names=names)
+    assert _half_gpt_step(model, opt, 0)
+    dict(model.named_parameters())["blocks.0.ln1.weight"].data[3] = np.nan
+    with pytest.raises(NonFiniteError, match=r"^non-finite weight 'blocks.0.ln1.weight' at "
+                       r"step 2 (on rank 0|in a serial run)$"):
+        _half_gpt_step(model, opt, 1)
+    dict(model.named_parameters())["blocks.0.ln1.weight"].data[3] = 1.0
+    opt.state[names.index("wpe.weight")]["master"][0, 0] = np.inf
+    with pytest.raises(NonFiniteError, match=r"^non-finite master weight 'wpe.weight' at step"):
+        _half_gpt_step(model, opt, 2)
+    plain = MixedPrecisionOptimizer(AdamW(model.parameters(), lr=LR))      # no names given
+    model.parameters()[1].data[0, 0] = np.nan
+    name = re.escape(f"'parameter 1 {tuple(model.parameters()[1].shape)}'")
+    with pytest.raises(NonFiniteError, match=rf"^non-finite weight {name} at step 1"):
+        _half_gpt_step(model, plain, 3)
+    assert opt.skipped_steps == 0
 
 
 def test_the_scaler_keeps_only_the_last_history_len_updates(monkeypatch):

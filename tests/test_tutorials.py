@@ -130,5 +130,6 @@ def test_11_mixed_precision_skips_the_overflow_on_every_rank():
     rows = [line.split() for line in out.splitlines() if re.match(r"\s+\d+\s+\d+\s", line)]
     assert [float(r[1]) for r in rows] == [256, 256, 256, 128, 128, 128, 256, 256]
     assert [r[3:7] for r in rows if len(r) > 3 and r[3] != "-"] == [["[0,", "1,", "2,", "3]"]]
+    assert "skipped steps: 1 of 8" in out
     assert "weights 2, grads 2, optimizer 12 = 16" in out
     assert "ZeRO-0 120.0, ZeRO-1 31.4, ZeRO-2 16.6, ZeRO-3 1.9" in out

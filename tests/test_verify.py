@@ -119,8 +119,19 @@ def test_a_check_that_raises_everywhere_is_an_error_row_not_a_hang(broken):
 
 
 def test_cli_rejects_an_unknown_scheme_with_usage_error():
+    """One line, once (not once per rank, under a usage: block), and no launcher line after."""
     code, out, err = run_cli(2, "--schemes", "ddp,bogus", timeout=60)
     assert code == 2 and "unknown scheme(s) ['bogus']" in err
+    assert err.count("unknown scheme") == 1 and "usage:" not in err, err
+    assert "the job failed" not in err and "no rank said why" not in err, err
+
+
+def test_verify_fails_when_no_row_ran():
+    """tp = 3 does not divide the model: the only row is a SKIP, and nothing was checked."""
+    code, out, err = run_cli(3, "--schemes", "tp", timeout=60)
+    assert code == 2, (out, err)
+    assert "0 of 1 rows pass, 1 skipped" in out
+    assert err.count("error: no row ran on 3 rank(s): every grid of tp was skipped") == 1, err
 
 
 def test_a_check_that_raises_on_one_rank_aborts_the_job_with_its_traceback():

@@ -17,13 +17,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
-import argparse
 import math
 
 import minimegatron as mm
 from minimegatron import nn, optim
 from minimegatron.datasets import repeat_task
-from minimegatron.entry import run
+from minimegatron.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.threads import rank_from_env, world_size_from_env
 
@@ -57,7 +56,7 @@ def train(steps, lr=3e-3):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     args = parser.parse_args()
     language()                  # an unknown MINIMEGATRON_LANG: one line

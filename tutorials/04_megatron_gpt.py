@@ -17,18 +17,17 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
-import argparse
 import time
 
 from minimegatron import comm, nn, trace
 from minimegatron.demo import batch, make_optimizer
-from minimegatron.entry import run
+from minimegatron.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = ArgumentParser()
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--batch", type=int, default=8)

@@ -21,12 +21,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
-import argparse
 
 from minimegatron import comm, functional as F, nn, optim, trace
 from minimegatron.backend import xp
 from minimegatron.datasets import repeat_task
-from minimegatron.entry import run
+from minimegatron.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.master import DataParallel
@@ -101,6 +100,6 @@ def main(steps):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     run(main, "tutorials/05_data_parallel.py", parser.parse_args().steps)

@@ -25,7 +25,6 @@ stage's schedule (minimegatron/parallel/pipeline_parallel/schedules.py) with the
    by their autograd graphs): GPipe holds M, 1F1B min(M, K - k).
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
-import argparse
 import os
 import sys
 
@@ -127,7 +126,7 @@ def report(results, serial, args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="pipeline_out", help="folder for the timeline PNGs")
     parser.add_argument("--checkpoint", action="store_true", help="activation checkpointing")
     parser.add_argument("--t-forward", type=float, default=0.02,

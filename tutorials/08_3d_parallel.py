@@ -27,7 +27,6 @@ The data is the character corpus shipped in the package (datasets.tiny_corpus):
 random windows of 32 characters; the GPT learns to predict the next one.
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
-import argparse
 import os
 import sys
 import time
@@ -37,9 +36,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
 from minimegatron import comm, trace
+from minimegatron.argtypes import positive_int
 from minimegatron.datasets import CharTokenizer, known_words, text_batches, tiny_corpus
 from minimegatron.demo import DEMO_CONFIG
-from minimegatron.entry import run, usage_error
+from minimegatron.entry import ArgumentParser, run, usage_error
 from minimegatron.i18n import language, text
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW
@@ -94,16 +94,13 @@ def text_report(before, after, serial_after, steps, checkpoint):
 
 
 def parse(argv):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     for flag, default in (("dp", 2), ("pp", 2), ("tp", 2), ("steps", 300),
                           ("micro-batches", 2), ("batch", 16)):
-        ap.add_argument(f"--{flag}", type=int, default=default)
+        ap.add_argument(f"--{flag}", type=positive_int, default=default)
     ap.add_argument("--schedule", choices=["naive", "gpipe", "1f1b"], default="1f1b")
     ap.add_argument("--out", default="out", help="directory for the timeline PNG and the model")
-    args = ap.parse_args(argv)
-    if args.steps < 1:
-        ap.error(f"--steps must be >= 1, got {args.steps}")
-    return args
+    return ap.parse_args(argv)
 
 
 def serial_losses(steps, batch_size):

@@ -21,7 +21,6 @@ then alternates, then drains (minimegatron/parallel/pipeline_parallel/schedules.
 
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
-import argparse
 import os
 import sys
 from fractions import Fraction
@@ -62,7 +61,7 @@ def schedule_report(K, M, v):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="interleaved 1F1B on real ranks")
+    parser = entry.ArgumentParser(description="interleaved 1F1B on real ranks")
     parser.add_argument("--chunks", type=int, default=2, help="model chunks per rank, v")
     parser.add_argument("--micro-batches", type=int, default=None,
                         help="M, a multiple of the ranks (default 2 x ranks)")

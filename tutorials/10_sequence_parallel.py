@@ -28,7 +28,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
-import argparse
 import collections
 import json
 
@@ -37,7 +36,7 @@ import numpy as np
 from minimegatron import comm, nn
 from minimegatron.checks.sequence import layer_activation_bytes, tp_collectives
 from minimegatron.checks.tensor import check_gpt
-from minimegatron.entry import run
+from minimegatron.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.tools import memory
 
@@ -74,7 +73,7 @@ def traffic_text(plain, sp, tp):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = ArgumentParser()
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--out", help="write this rank 0's block-0 spans to OUT/sp_trace.json")

@@ -19,13 +19,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
-import argparse
 
 import numpy as np
 
 from minimegatron import comm
 from minimegatron.checks.mixed import run_mixed
-from minimegatron.entry import run
+from minimegatron.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.tools.memory import sharded_state_bytes
 from minimegatron.tools.memory_measure import per_param_bytes
@@ -48,6 +47,7 @@ def main(steps):
         comm.print0(f"{step:4d} {record['scale']:10.0f} {record['loss']:8.4f}  "
                     f"{ranks if ranks else '-'}"
                     + (text("t11.overflow") if ranks else ""))
+    comm.print0(text("t11.skipped", count=zero2["mixed"].skipped_steps, steps=steps))
     serial = run_mixed(None, "serial", 2)
     params = serial["model"].num_parameters()
     per_param = per_param_bytes(serial["memory"], params)
@@ -59,6 +59,6 @@ def main(steps):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=8)
     run(main, "tutorials/11_mixed_precision.py", parser.parse_args().steps)

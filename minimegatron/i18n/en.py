@@ -101,4 +101,15 @@ MESSAGES = {
     "entry.banner": "minimegatron {name}: package {path}",
     "entry.blank": "this copy's {message} (fill in that block, then grade it: "
                    "minimegatron grade {id})",
+    # launcher.py, reaper.py
+    "run.epilog": "every collective is checked (ranks that call different collectives, shapes, "
+                  "dtypes, ops or roots get one error naming both sides). MINIMEGATRON_CHECK=0 "
+                  "turns the checks off, for benchmarks only: a mismatch then may return wrong "
+                  "numbers on some ranks with exit code 0, or hang (docs/running.md)",
+    "run.first_end": "rank {rank}: ended without a clean exit or a Python exception ({how}: "
+                     "os._exit, a signal, or a crash)",
+    "run.ended_after": "ranks {ranks} were ended after rank {rank}, by the launcher",
+    # verify.py
+    "verify.none_ran": "no row ran on {n} rank(s): every grid of {schemes} was skipped (see the "
+                       "notes above), so nothing was checked",
 }

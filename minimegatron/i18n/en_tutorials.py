@@ -32,6 +32,7 @@ MESSAGES = {
                    "growth interval {interval}",
     "t11.columns": "step loss scale     loss  skipped on ranks",
     "t11.overflow": "   <- overflow: every rank skipped, scale halved",
+    "t11.skipped": "skipped steps: {count} of {steps} (the scaler counts them: skipped_steps)",
     "t11.bytes": "\nbytes per parameter, measured on one process ({params:,} parameters): "
                  "{kinds} = {total:g}",
     "t11.zero": "the same bytes per parameter for 7.5B parameters, N = 64 (GB = 1e9 bytes): "

@@ -208,4 +208,14 @@ MESSAGES = {
     "t02.all_reduce": "올리듀스",
     "entry.banner": "minimegatron {name}: 패키지 {path}",
     "entry.blank": "이 사본의 {message} (그 블록을 채운 다음 채점하세요: minimegatron grade {id})",
+    # launcher.py, reaper.py
+    "run.epilog": "모든 집합 통신은 검사됩니다 (서로 다른 집합 통신, 모양, dtype, 연산, 루트를 호출한 랭크들은 양쪽을 모두 밝히는 하나의 오류를 "
+                  "받습니다). MINIMEGATRON_CHECK=0은 검사를 끄며 벤치마크 전용입니다: 그러면 불일치가 일부 랭크에서 종료 코드 0과 함께 "
+                  "틀린 숫자를 돌려주거나 멈출 수 있습니다 (docs/running.md)",
+    "run.first_end": "랭크 {rank}: 정상 종료나 Python 예외 없이 끝났습니다 ({how}: os._exit, 시그널 "
+                     "또는 크래시)",
+    "run.ended_after": "랭크 {ranks}은(는) 랭크 {rank} 다음에 런처가 끝냈습니다",
+    # verify.py
+    "verify.none_ran": "{n}개 랭크에서 실행된 행이 없습니다: {schemes}의 모든 격자를 건너뛰었으므로 (위의 설명 참고) 아무것도 확인하지 "
+                       "않았습니다",
 }

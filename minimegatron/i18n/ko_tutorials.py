@@ -34,6 +34,7 @@ MESSAGES = {
                    "증가 간격(growth interval) {interval}",
     "t11.columns": "단계 손실스케일     손실  건너뛴 랭크",
     "t11.overflow": "   <- 오버플로(overflow): 모든 랭크가 건너뛰고 스케일을 절반으로",
+    "t11.skipped": "건너뛴 스텝: {steps}개 중 {count}개 (스케일러가 셉니다)",
     "t11.bytes": "\n파라미터당 바이트, 프로세스 하나에서 측정 (파라미터 {params:,}개): "
                  "{kinds} = {total:g}",
     "t11.zero": "같은 파라미터당 바이트로 7.5B 파라미터, N = 64 (GB = 1e9 바이트): {totals}",

@@ -21,12 +21,20 @@ would leave the replicas (or the shards of one model) out of sync forever.
     scaler = DynamicLossScaler(growth_interval=1000)     # Megatron's default
     (loss * scaler.scale).backward()
     skipped = scaler.update(grads, group)                # the rule above
+
+At the floor. An overflow at S = min_scale cannot be cured by a smaller S: the
+gradients are not finite at any scale (a NaN weight, a diverged model). Skipping
+on would print a NaN loss step after step and exit 0, so that skip raises
+guards.NonFiniteError on every rank alike (found_inf is the same everywhere);
+``at_min_scale="warn"`` asks for a warning each time instead. ``skipped_steps``
+counts the steps skipped so far (the training output shows it).
 """
 import collections
+import warnings
 
 from minimegatron import comm, trace
 from minimegatron.backend import xp
-from minimegatron.guards import all_finite
+from minimegatron.guards import NonFiniteError, all_finite, where
 
 
 def _check_scale(name, value, low):
@@ -41,7 +49,7 @@ class DynamicLossScaler:
     HISTORY_LEN = 10_000
 
     def __init__(self, init_scale=2.0 ** 16, growth_interval=1000, backoff_factor=0.5,
-                 growth_factor=2.0, min_scale=1.0):
+                 growth_factor=2.0, min_scale=1.0, at_min_scale="error"):
         self.scale = float(_check_scale("init_scale", init_scale, min_scale))
         if not isinstance(growth_interval, int) or growth_interval < 1:
             raise ValueError(f"growth_interval must be an int >= 1, got {growth_interval!r}")
@@ -50,7 +58,11 @@ class DynamicLossScaler:
         self.growth_interval, self.backoff_factor = growth_interval, backoff_factor
         self.growth_factor = _check_scale("growth_factor", growth_factor, 1.0)
         self.min_scale = _check_scale("min_scale", min_scale, 0.0)
+        if at_min_scale not in ("error", "warn"):
+            raise ValueError(f"at_min_scale must be 'error' or 'warn', got {at_min_scale!r}")
+        self.at_min_scale = at_min_scale
         self.clean_steps = 0          # steps since the last overflow or growth
+        self.skipped_steps = 0        # overflow steps skipped so far
         # (scale used, skipped) per update, for plots: the last HISTORY_LEN only, so a
         # run of a million steps does not keep a million tuples.
         self.history = collections.deque(maxlen=self.HISTORY_LEN)
@@ -79,10 +91,26 @@ class DynamicLossScaler:
                 self.clean_steps = 0
         # EXERCISE 7.1 end
         self.history.append((used, found_inf))
+        if found_inf:
+            self.skipped_steps += 1
+            if used <= self.min_scale:
+                self._at_floor(used)
         return found_inf
 
+    def _at_floor(self, used):
+        text = (f"an overflow at the minimum loss scale {used:g} {where()} "
+                f"({self.skipped_steps} steps skipped so far): the gradients are not finite "
+                "at any scale (a NaN/inf weight or input, a diverged model)")
+        if self.at_min_scale == "warn":
+            warnings.warn(text + "; skipped (at_min_scale='warn')", RuntimeWarning,
+                          stacklevel=3)
+            return
+        raise NonFiniteError(text + "; pass at_min_scale='warn' to skip on")
+
     def state_dict(self):
-        return {"scale": self.scale, "clean_steps": self.clean_steps}
+        return {"scale": self.scale, "clean_steps": self.clean_steps,
+                "skipped_steps": self.skipped_steps}
 
     def load_state_dict(self, saved):
         self.scale, self.clean_steps = float(saved["scale"]), int(saved["clean_steps"])
+        self.skipped_steps = int(saved.get("skipped_steps", 0))

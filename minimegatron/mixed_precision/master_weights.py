@@ -19,10 +19,19 @@ Bytes per parameter (ZeRO paper, K = 12): w16 2 + g16 2 + (w32 4 + m 4 + v 4)
 same ``check`` and ``update`` on its flat shards, so the masters and m, v it
 keeps are float32 slices of 1/N. A skipped step does not count: AdamW's t
 counts the steps taken (``steps_taken``), as in Megatron.
+
+Non-finite weights. An inf/NaN gradient is an overflow (skip, halve S); an
+inf/NaN weight or master is not: every step would overflow and be skipped, the
+scale would halve to its floor and the loss print NaN. So ``check`` first tests
+the half weights and ``update`` each master, and raises guards.NonFiniteError
+naming the parameter (``names``: the model's names, e.g. from
+``named_parameters()``; else its index and shape; a ZeRO flat shard by its
+index) and the rank. ``skipped_steps`` counts the skips (the scaler's count).
 """
 import numpy
 
 from minimegatron.function import no_grad
+from minimegatron.guards import all_finite, check_named
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.optim import Optimizer
 
@@ -34,13 +43,31 @@ class MixedPrecisionOptimizer(Optimizer):
     all-reduce runs over it; None: one process). ``scaler``: a DynamicLossScaler.
     """
 
-    def __init__(self, optimizer, group=None, scaler=None):
+    def __init__(self, optimizer, group=None, scaler=None, names=None):
         if not hasattr(optimizer, "update"):
             raise ValueError("MixedPrecisionOptimizer wraps an Optimizer (SGD, AdamW)")
         self.inner = optimizer
         super().__init__(optimizer.params, optimizer.lr, check_finite=False)
         self.group, self.scaler = group, scaler or DynamicLossScaler()
         self.steps_taken, self.skipped, self._unscale = 0, False, 1.0
+        names = list(names) if names is not None else [
+            f"parameter {i} {tuple(p.shape)}" for i, p in enumerate(self.params)]
+        if len(names) != len(self.params):
+            raise ValueError(f"MixedPrecisionOptimizer: {len(names)} names for "
+                             f"{len(self.params)} parameters")
+        self.names = names
+
+    @property
+    def skipped_steps(self):
+        """How many steps were skipped (overflows) so far."""
+        return self.scaler.skipped_steps
+
+    def _name(self, array, index):
+        """The parameter whose data is ``array``, else ZeRO's flat shard ``index``."""
+        for name, p in zip(self.names, self.params):
+            if p.data is array:
+                return name
+        return f"flat shard {index}"
 
     @property
     def lr(self):
@@ -62,6 +89,8 @@ class MixedPrecisionOptimizer(Optimizer):
 
     def check(self, params, grads, step):
         """The found-inf all-reduce and the scale update; decides whether ``update`` runs."""
+        if not all_finite(params):                      # not an overflow: a broken weight
+            check_named("weight", [(self._name(w, i), w) for i, w in enumerate(params)], step)
         self._unscale = 1.0 / self.scaler.scale       # the S this backward started from
         self.skipped = self.scaler.update(grads, self.group)
         if not self.skipped:
@@ -73,6 +102,8 @@ class MixedPrecisionOptimizer(Optimizer):
             return
         if "master" not in state:
             state["master"] = param.astype(numpy.float32)              # exact copy
+        if not all_finite([state["master"]]):
+            check_named("master weight", [(self._name(param, 0), state["master"])], step)
         grad32 = grad.astype(numpy.float32) * self._unscale
         with no_grad():
             self.inner.update(state["master"], grad32, state, self.steps_taken)

@@ -115,13 +115,16 @@ class Trainer3D:
         self.micro_batches = self.engine.num_micro_batches      # naive: always 1
         self.zero_stage, params = zero_stage, self.stage.parameters()
         if zero_stage == 0:
-            self.ddp = DistributedDataParallel(self.stage, grid.dp, overlap=False)  # collective
+            self.ddp = DistributedDataParallel(self.stage, grid.dp, overlap=False,  # collective
+                                               check_finite=check_finite)
             self.optimizer = optimizer_fn(params)
         else:
             self.ddp = None
             self.optimizer = ShardedOptimizer(params, grid.dp, zero_stage, optimizer_fn(params))
         rule = self.optimizer if zero_stage == 0 else self.optimizer.optimizer
         self.rule = rule
+        if hasattr(rule, "names") and len(rule.names) == len(params):   # mixed precision
+            rule.names = [name for name, _ in self.named_parameters()]      # names its errors
         if not hasattr(rule, "loss_scale"):      # mixed precision skips a non-finite step
             rule.check_finite = check_finite                # the optimizer's own guard
 

@@ -95,7 +95,6 @@ def check_all():
     world = comm.world()
     return {"rank": world.rank,
             "ids": ids_cases(world),
-            "nan_dp_tp": nan_weight_case((2, 1, 2)),
             "nan_pp_tp": nan_weight_case((1, 2, 2)),
             "nan_zero1": nan_weight_case((2, 1, 2), zero_stage=1),
             "nan_opted_out": nan_weight_case((2, 1, 2), check_finite=False),

@@ -50,6 +50,14 @@ and the all-reduce moves 4 bytes per parameter, not 2. ``reduce_dtype="float16"`
 reduces in half (half the traffic, no buffer; the sums round in float16). Other
 models reduce in their own dtype (``reduce_dtype=None``).
 
+Non-finite numbers (``check_finite=True``, the default). Each bucket's local
+gradients are tested before its all-reduce, as Megatron's DDP does: after it,
+one rank's NaN is every rank's, and every rank would report it. A non-finite
+bucket raises guards.NonFiniteError on the rank where it appeared, naming the
+first place: a non-finite weight (its name) if the rank holds one, else the
+gradient's parameter. A float16 model's inf/NaN gradient with finite weights is
+an overflow, the loss scaler's to skip (mixed_precision/), not an error.
+
 Works on any Module (a tensor-parallel shard, a pipeline stage): it only
 all-reduces, over the group it is given, the gradients of the parameters it
 sees; the caller computes the loss.
@@ -62,6 +70,7 @@ from minimegatron import comm, comm_check, trace
 from minimegatron.backend import to_numpy, xp
 from minimegatron.bound import bind_all_reduce
 from minimegatron.flat import FlatBuffer
+from minimegatron.guards import all_finite, check_named
 from minimegatron.parallel.split import flatten, unflatten
 
 DEFAULT_BUCKET_BYTES = 2 ** 20
@@ -154,7 +163,8 @@ class DistributedDataParallel:
     """
 
     def __init__(self, module, group, bucket_bytes=DEFAULT_BUCKET_BYTES, overlap=True,
-                 check_consistency=True, root=0, reduce_dtype=None, bound=False):
+                 check_consistency=True, root=0, reduce_dtype=None, bound=False,
+                 check_finite=True):
         if not isinstance(bucket_bytes, int) or bucket_bytes < 1:
             raise ValueError(f"bucket_bytes must be a positive int, got {bucket_bytes!r}")
         self.module, self.group, self.overlap, self.bound = module, group, overlap, bound
@@ -162,6 +172,7 @@ class DistributedDataParallel:
         if not named:
             raise ValueError("DistributedDataParallel: the module has no trainable parameters")
         self.params = [p for _, p in named]
+        self.named, self.check_finite = named, check_finite
         if len({str(p.dtype) for p in self.params}) > 1:
             raise ValueError("DistributedDataParallel: the parameters have different dtypes "
                              f"{sorted({str(p.dtype) for p in self.params})}; one flat "
@@ -232,6 +243,8 @@ class DistributedDataParallel:
                 view[...] = 0                         # no gradient this step: it adds 0
             elif p.grad is not view:                  # replaced by the caller: moved in
                 view[...], p.grad = p.grad, view
+        if self.check_finite and not all_finite([bucket.grads]):
+            self._name_non_finite(bucket)             # before the all-reduce spreads it
         if bucket.reduce is not bucket.grads:
             bucket.reduce[...] = bucket.grads         # float16 -> float32, into the slice
         with trace.label(f"ddp.bucket{bucket.index}"):
@@ -241,6 +254,16 @@ class DistributedDataParallel:
             # EXERCISE 4.1 begin
             bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="mean", inplace=True)
             # EXERCISE 4.1 end
+
+    def _name_non_finite(self, bucket):
+        """NonFiniteError at the first place: a weight of this rank, else the gradient (a
+        float16 gradient with finite weights is an overflow: the loss scaler's)."""
+        note = f", before DDP's all-reduce over group {self.group.name!r}"
+        check_named("weight", [(n, p.data) for n, p in self.named], note=note)
+        if xp.dtype(self.params[0].dtype) != xp.float16:
+            names = {id(p): n for n, p in self.named}
+            check_named("gradient", [(names[id(p)], view) for p, view
+                                     in zip(bucket.params, bucket.views)], note=note)
 
     def finish(self):
         """Start any bucket not started yet and wait for all: p.grad (views) hold the mean."""

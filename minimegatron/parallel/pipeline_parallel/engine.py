@@ -35,6 +35,9 @@ action; that wait is traced as a "recv" span. Then one ``broadcast`` of the
 loss (8 bytes) from the last stage over the pp group. Interleaved: every
 (micro-batch, virtual-stage boundary) is one activation and one gradient
 send, 2M(Kv - 1) in all; rank K-1 chunk c sends to rank 0 chunk c+1 (wraps).
+At construction: one 8-byte-per-rank exchange (``comm_check.agree``) that checks
+every stage has the same schedule, stages, chunks and micro-batches, and names
+the rank that differs (else the stages' sends and receives would not pair: a hang).
 
 Trace: every forward and backward is a ``trace.span("forward"|"backward",
 label="mb<i>", micro_batch=i)``; ``tools.trace_gather.gather_timeline``
@@ -47,7 +50,7 @@ after its forward, to measure what each stage holds. Tutorial:
 
     mpirun -n 4 python tutorials/07_pipeline.py
 """
-from minimegatron import comm, trace
+from minimegatron import comm, comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
 from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
@@ -80,6 +83,9 @@ class PipelineEngine:
         self.schedule_fn = get_schedule(schedule, len(self.chunks))   # ValueError: bad name
         if not isinstance(num_micro_batches, int) or num_micro_batches < 1:
             raise ValueError(f"num_micro_batches must be an int >= 1, got {num_micro_batches!r}")
+        comm_check.agree(pp_group, "PipelineEngine configuration",     # before any message
+                         f"schedule={schedule!r}, stages={stage_module.num_stages}, "
+                         f"chunks={len(self.chunks)}, micro-batches={num_micro_batches}")
         if schedule == "interleaved":                       # M a multiple of K, on every rank
             check_interleaved(pp_group.size, num_micro_batches, len(self.chunks))
         if stage_module.num_stages != pp_group.size or stage_module.stage != pp_group.rank:

@@ -1,0 +1,55 @@
+"""A NaN weight on one rank: the error must name that weight and that rank, found before
+DDP's all-reduce spreads the NaN to every rank (tests/test_guards.py).
+
+    python -m minimegatron run -n N tests/workers/nan_weight.py CASE
+
+    ddp     2 ranks, DistributedDataParallel(GPT) + AdamW in float64, NaN on rank 1
+    dp_tp   4 ranks, Trainer3D dp=2 x tp=2 in float64, NaN on rank 0 (its tp peer, rank 1,
+            then holds NaN gradients: a consequence, named after the cause)
+    mixed   2 ranks, Trainer3D dp=2 in float16 with float32 masters, NaN on rank 1 (before
+            the fix every step was skipped as an overflow and the job exited 0)
+"""
+import sys
+from dataclasses import replace
+
+import numpy as np
+
+import minimegatron  # noqa: F401  (under mpirun: installs the fault hooks)
+from minimegatron import comm
+from minimegatron.checks.mixed import HALF_CONFIG
+from minimegatron.checks.precision import check_optimizer
+from minimegatron.demo import SMALL_CONFIG, batch, make_optimizer
+from minimegatron.nn import GPT
+from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.parallel.threed import Trainer3D
+
+case, world = sys.argv[1], comm.world()
+BAD_RANK = 0 if case == "dp_tp" else 1
+
+
+def poison(named):
+    if world.rank == BAD_RANK:
+        dict(named)["blocks.0.ln1.weight"].data[0] = np.nan
+
+
+if case == "ddp":
+    model = GPT(SMALL_CONFIG)
+    ddp, opt = DistributedDataParallel(model, world), make_optimizer(model.parameters())
+    for step in range(4):
+        if step == 1:
+            poison(model.named_parameters())
+        x, y = batch(SMALL_CONFIG, 4, step)
+        opt.zero_grad()
+        ddp.backward(model.loss(x[2 * world.rank:][:2], y[2 * world.rank:][:2]))
+        opt.step()
+else:
+    config = HALF_CONFIG if case == "mixed" else replace(SMALL_CONFIG, vocab_size=16)
+    grid = ProcessGrid(2, 1, 2 if case == "dp_tp" else 1)
+    trainer = Trainer3D(config, grid,
+                        optimizer_fn=lambda ps: check_optimizer(ps, config, grid.world))
+    for step in range(40):
+        if step == 1:
+            poison(trainer.named_parameters())
+        loss = trainer.train_step(*batch(config, 4, step))
+print(f"rank {world.rank}: trained on", flush=True)
