@@ -92,6 +92,22 @@ def zb_h2(num_stages, num_micro_batches, stage):
 
 
 ZERO_BUBBLE = {"zb-h1": zb_h1, "zb-h2": zb_h2}
+# the paper's Table 2: bubble (p-1)(T_F + T_B + sign T_W), and when it holds
+TABLE = {"1f1b": (1, "(p-1)(T_F+T_B+T_W)", lambda t_f, t_b, t_w: True),
+         "zb-h1": (-1, "(p-1)(T_F+T_B-T_W)", lambda t_f, t_b, t_w: t_w <= t_f),
+         "zb-h2": (-2, "(p-1)(T_F+T_B-2T_W)", lambda t_f, t_b, t_w: t_w <= t_f
+                   and 2 * t_w <= t_f + t_b)}
+
+
+def bubble_table(schedule, num_stages, t_forward, t_backward, t_weight):
+    """(bubble, formula, holds) from the paper's table for 1f1b, zb-h1 or zb-h2.
+
+    ``holds``: whether the times meet the table's assumption (module docstring);
+    where they do, ``simulate(...).bubble`` equals the bubble exactly.
+    """
+    sign, formula, holds = TABLE[schedule]
+    bubble = (num_stages - 1) * (t_forward + t_backward + sign * t_weight)
+    return bubble, formula, holds(t_forward, t_backward, t_weight)
 
 
 def check_executable(schedule):
