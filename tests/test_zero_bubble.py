@@ -1,4 +1,4 @@
-"""Zero-bubble schedules (B and W split) checked as data: the paper's table, exactly, in Fractions."""
+"""Zero-bubble schedules (B and W split) as data: the paper's table, exactly, in Fractions."""
 from fractions import Fraction
 
 import pytest

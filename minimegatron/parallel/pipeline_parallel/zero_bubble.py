@@ -13,7 +13,7 @@ The schedules. Both keep 1F1B's order of F and B; they differ in how many
 forwards a stage runs before its first B (the warm-up w) and how many
 micro-batches it may hold (F done, W not: the cap C):
 
-    ZB-H1   w = K - k        C = K        1F1B's warm-up; W deferred until K are held
+    ZB-H1   w = K - k        C = K        1F1B's F, B order; W waits until K are held
     ZB-H2   w = 2(K - k) - 1 C = 2K - 1   extra warm-up forwards fill the first bubble
 
 Stage k (of K, M micro-batches) runs w forwards, then for each micro-batch
@@ -28,20 +28,27 @@ The math (the paper's Table 2; p = K stages, times T_F, T_B, T_W per micro-batch
     ZB-H1      (p-1)(T_F + T_B - T_W)  p                  T_W <= T_F
     ZB-H2      (p-1)(T_F + T_B - 2T_W) 2p - 1             T_W <= T_F, 2T_W <= T_F + T_B
 
-with T_F = T_B = T_W: 3(p-1), p-1 (a third) and 0. *Bubble* here is the
-paper's: the time a stage sits idle between the start of its first step and
-the end of its last, the largest over the stages (``Simulation.stage_bubble``).
-The paper removes the synchronisation before the optimizer step, so each stage
-starts its next iteration when it is done and only its own span counts. The
-first stage waits most. For 1F1B (and ZB-H1 if also T_W <= T_B) every stage
-ends at the makespan, so the bubble is also each stage's idle time over the
-makespan; ZB-H2's stages form a parallelogram (T_F = T_B = T_W: stage k
-starts and ends k T_F late), each busy from its first step to its last. *Peak activations*: the most
-micro-batches whose F is done and W is not, on the stage that holds most
-(``peak_in_flight``); every stage of ZB-H1 holds up to p, so later stages hold
-more than under 1F1B (min(M, K - k)) while the peak, the first stage's, stays
-p. No schedule can keep each stage at or below its 1F1B count and beat
-(p-1)(T_F + T_B): the last stage would have to run F, B, W back to back.
+with T_F = T_B = T_W: 3(p-1), p-1 (a third) and 0. The paper draws its
+schedules with equal times; the last column is where the simulator finds the
+table exact (tests/test_zero_bubble.py, in Fractions); beyond it a W does not
+fit the gap one F leaves and the bubble is larger.
+
+*Bubble* here is the paper's: the time a stage sits idle between the start of
+its first step and the end of its last, the largest over the stages
+(``Simulation.bubble``; each stage's: ``Simulation.stage_bubble``). The paper
+removes the synchronisation before the optimizer step, so each stage starts
+its next iteration when it is done and only its own span counts. The first
+stage waits most. For 1F1B (and ZB-H1 if also T_W <= T_B) every stage ends at
+the makespan, so the bubble is also each stage's idle time over the makespan;
+ZB-H2's stages form a parallelogram (T_F = T_B = T_W: stage k starts and ends
+k T_F late), each busy from its first step to its last.
+
+*Peak activations*: the most micro-batches whose F is done and W is not, on
+the stage that holds most (``peak_in_flight``). Every stage of ZB-H1 holds up
+to p, so later stages hold more than under 1F1B (min(M, K - k)) while the
+peak, the first stage's, stays p. No schedule can keep each stage at or below
+its 1F1B count and beat (p-1)(T_F + T_B): the last stage would have to run
+F, B, W back to back.
 
 Communication is 1F1B's: one activation and one gradient send per micro-batch
 and stage boundary; W sends nothing. The executor (engine.py) runs the
