@@ -253,7 +253,7 @@ def _zero_bubble_lines(args, sim, t_weight, peaks):
           f"{sim.bubble_fraction:.4f} vs 1f1b {plain.bubble_fraction:.4f}")
     print(f"activations held at peak (F done, W not), per stage: {peaks} "
           f"(1f1b: {plain_peaks})")
-    return f"T_W {t_weight:g}, bubble {sim.bubble:g} vs 1f1b {plain.bubble:g} ({expression})"
+    return f"T_W {t_weight:g}, bubble {sim.bubble:g} vs 1f1b {plain.bubble:g}, table {expression}"
 
 
 def _traced(args):
