@@ -123,6 +123,17 @@ def interleaved_timeline(out):
     return [path]
 
 
+def zero_bubble_timelines(out):
+    """timeline_zb_h1.png, timeline_zb_h2.png: K=4, M=8, T_F = T_B = T_W (docs/zero_bubble.md)."""
+    paths = []
+    for name in ("zb-h1", "zb-h2"):
+        paths.append(os.path.join(out, f"timeline_{name.replace('-', '_')}.png"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            timeline.main(["--schedule", name, "--stages", str(STAGES), "--t-weight", "1",
+                           "--micro-batches", str(MICRO_BATCHES), "--out", paths[-1]])
+    return paths
+
+
 def sequence_parallel_trace(out):
     """sequence_parallel_trace.png: one block's tp collectives, traced on 4 real ranks
     (tutorials/10_sequence_parallel.py --out), in order, each box as wide as its bytes."""
@@ -193,7 +204,7 @@ def loss_scale_over_steps(out, steps=80, growth_interval=8):
 
 
 FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,
-           interleaved_timeline,
+           interleaved_timeline, zero_bubble_timelines,
            sequence_parallel_trace, loss_scale_over_steps)
 
 

@@ -7,6 +7,7 @@ tolerance 1e-10), the ValueErrors, and traced steps of the demo GPT measured nex
 to tools/memory.rank_report. Then the tutorial as students run it: 8 ranks, 1 rank,
 and a wrong grid. About 25 s on a quiet 2-core machine.
 """
+import json
 import os
 import re
 
@@ -138,6 +139,10 @@ def test_tutorial_on_8_ranks(tmp_path):
     assert worst < TOL
     png = os.path.join(tmp_path, "3d_timeline.png")
     assert os.path.getsize(png) > 10_000
+    with open(os.path.join(tmp_path, "3d_timeline.json")) as file:   # Chrome trace, all ranks
+        events = [e for e in json.load(file)["traceEvents"] if e["ph"] == "X"]
+    assert {e["tid"] for e in events} == set(range(8)) and all(e["dur"] >= 0 for e in events)
+    assert {"F0", "B0", "all_reduce tp0"} <= {e["name"] for e in events}
     assert re.search(r"^after 3 steps: \d+ of \d+ words are corpus words", out, re.M)
     assert "the serial model writes the same text: yes" in out     # sampled on 2 x 2 x 2
     assert os.path.getsize(os.path.join(tmp_path, "3d_gpt.npz")) > 100_000

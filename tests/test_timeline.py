@@ -140,3 +140,52 @@ def test_traffic_is_coloured_by_group_kind(tmp_path):
     assert strip > 0.05 and share("tp", 92, 118) < 0.005
     assert share("comm", 147, 198) > 0.6                    # stage 1 waits in "world": grey
     assert share("comm", 92, 143) < 0.005                   # stage 0: no grey
+
+
+ZB_H1_4_8 = """\
+stage 0 |F0 F1 F2 F3 .. .. .. B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 B4 W4 B5 W5 B6 W6 B7 W7
+stage 1 |.. F0 F1 F2 .. .. B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 F6 B4 W3 F7 B5 W4 B6 W5 B7 W6 W7
+stage 2 |.. .. F0 F1 .. B0 F2 B1 F3 B2 W0 F4 B3 W1 F5 B4 W2 F6 B5 W3 F7 B6 W4 B7 W5 W6 W7
+stage 3 |.. .. .. F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7"""
+
+
+def test_cli_zero_bubble_prints_its_bubble_beside_1f1b(tmp_path, capsys):
+    """T_F = T_B = T_W = 1 (the default for zb-h1): the table's 3(p-1) vs (p-1)."""
+    out = tmp_path / "zb.png"
+    assert main(["--schedule", "zb-h1", "--stages", "4", "--micro-batches", "8",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert ZB_H1_4_8 in text
+    assert "bubble zb-h1 3 (table (p-1)(T_F+T_B-T_W) = 3) vs 1f1b 9 (table" in text
+    assert "makespan 27 vs 1f1b 33" in text
+    assert "per stage: [4, 4, 4, 4] (1f1b: [4, 3, 2, 1])" in text
+    assert png_size(out) == (1200, 360)
+    image = pytest.importorskip("matplotlib.image").imread(str(out))[..., :3]
+    teal = np.array([int(COLORS["weight"][i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    assert np.mean(np.all(np.abs(image - teal) < 0.02, axis=-1)) > 0.03   # W boxes drawn
+    assert main(["--schedule", "zb-h2", "--stages", "4", "--micro-batches", "8",
+                 "--t-weight", "0.5", "--out", ""]) == 0
+    text = capsys.readouterr().out
+    assert "bubble zb-h2 3 (table (p-1)(T_F+T_B-2T_W) = 3) vs 1f1b 7.5" in text
+    assert main(["--schedule", "zb-h1", "--stages", "4", "--micro-batches", "8",
+                 "--t-weight", "2", "--out", ""]) == 0
+    assert "which assumes T_W <= T_F" in capsys.readouterr().out
+    for bad in [["--micro-batches", "3"], ["--t-weight", "0"], ["--t-weight", "-1"]]:
+        with pytest.raises(SystemExit):
+            main(["--schedule", "zb-h1", "--stages", "4", "--out", ""] + bad)
+
+
+def test_cli_t_weight_adds_to_a_whole_backward(capsys):
+    assert main(["--schedule", "1f1b", "--stages", "2", "--micro-batches", "2",
+                 "--t-weight", "1", "--out", ""]) == 0
+    assert capsys.readouterr().out.splitlines()[1:3] == [
+        "stage 0 |F0 F1 .. .. B0 B0 .. B1 B1", "stage 1 |.. F0 B0 B0 F1 B1 B1 .. .."]
+
+
+def test_rows_from_trace_knows_weight_spans():
+    spans = [{"rank": 0, "op": op, "start": t, "end": t + 1, "micro_batch": 2}
+             for t, op in enumerate(["forward", "backward", "weight"])]
+    rows = rows_from_trace(spans)
+    assert [label for _, _, _, label in rows[0]] == ["F2", "B2", "W2"]
+    assert [kind for _, _, kind, _ in rows[0]] == ["forward", "backward", "weight"]
+    assert bubble_from_rows(rows) == 0

@@ -4,6 +4,7 @@ Tutorials 01-04 and 08 are run by the tests of their own scheme (test_grid,
 test_tensor_parallel, test_threed); this file runs the others, with short
 settings so the suite stays quick. Each check reads the tutorial's own output.
 """
+import json
 import os
 import re
 import subprocess
@@ -91,6 +92,10 @@ def test_07_pipeline_prints_emulated_and_plain_bubbles(tmp_path):
     for name in pngs:
         with open(tmp_path / name, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+        with open(tmp_path / (name[:-4] + ".json")) as f:        # its Chrome trace
+            events = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+        assert {e["tid"] for e in events} == {0, 1, 2, 3}
+        assert {"forward", "backward"} <= {e["cat"] for e in events}
 
 
 def test_09_interleaved_prints_the_grid_the_bubble_and_the_check():

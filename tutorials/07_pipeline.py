@@ -20,7 +20,8 @@ stage's schedule (minimegatron/parallel/pipeline_parallel/schedules.py) with the
    - plain: the real compute only. With 4 ranks on 2 cores the ranks steal
      each other's core, so this bubble is the OS scheduler's, not the schedule's;
    both timelines are saved as PNGs in --out (<schedule>_M<M>.png, emulated,
-   and <schedule>_M<M>_plain.png);
+   and <schedule>_M<M>_plain.png), each with a Chrome trace beside it (.json:
+   open it in https://ui.perfetto.dev, minimegatron/tools/chrome_trace.py);
 3. the peak activations each stage held (micro-batches in flight, bytes kept
    by their autograd graphs): GPipe holds M, 1F1B min(M, K - k).
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
@@ -41,6 +42,7 @@ from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
 from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
 from minimegatron.threads import cores
+from minimegatron.tools import chrome_trace
 from minimegatron.tools.activation_memory import ActivationMeter
 from minimegatron.tools.timeline import bubble_from_rows, draw_timeline, rows_from_trace
 from minimegatron.tools.trace_gather import gather_timeline
@@ -63,13 +65,14 @@ def traced_steps(engine, inputs, targets, device_time, repeats):
         spans = gather_timeline(engine.group)
         if spans is not None:
             rows = rows_from_trace(spans)
-            best = min(best or (2.0, rows), (bubble_from_rows(rows), rows), key=lambda b: b[0])
+            best = min(best or (2.0, rows, spans), (bubble_from_rows(rows), rows, spans),
+                       key=lambda b: b[0])
     slowest = comm.gather_object(device_time.slowest, engine.group)
     late = comm.gather_object(device_time.late, engine.group)
     in_flight = comm.gather_object(engine.stats["peak_in_flight"], engine.group)
     if best is None:
         return None
-    return {"bubble": best[0], "rows": best[1], "in_flight": in_flight,
+    return {"bubble": best[0], "rows": best[1], "spans": best[2], "in_flight": in_flight,
             "slowest": {op: max(s[op] for s in slowest) for op in ("forward", "backward")},
             "late": [sum(d[key] for d in late) for key in ("seconds", "sleeps")]}
 
@@ -94,8 +97,10 @@ def run(schedule, micro_batches, group, inputs, targets, args):
     device = "device time {:g}/{:g} ms".format(*(1e3 * t for t in args.device_time))
     for name, result, what in (("", emulated, device), ("_plain", plain, "plain")):
         result["png"] = os.path.join(args.out, f"{schedule}_M{M}{name}.png")
-        draw_timeline(result.pop("rows"), result["png"], f"{title}, {what} | measured "
-                      f"bubble {result['bubble']:.1%}", xlabel="time (s)")
+        heading = f"{title}, {what} | measured bubble {result['bubble']:.1%}"
+        draw_timeline(result.pop("rows"), result["png"], heading, xlabel="time (s)")
+        chrome_trace.write(chrome_trace.from_trace(result.pop("spans"), heading),
+                           result["png"][:-len(".png")] + ".json")
     return {"loss": loss, "formula": float(formula), "M": M, "memory": memory,
             "plain": plain, "emulated": emulated}
 
@@ -122,7 +127,7 @@ def report(results, serial, args):
     late, sleeps = (sum(r["emulated"]["late"][i] for r in results) for i in (0, 1))
     print(text("t07.late", ms=1e3 * late / max(sleeps, 1)))
     print(text("t07.memory"))
-    print(text("t07.timelines", files=2 * len(results), out=args.out))
+    print(text("t07.timelines", files=4 * len(results), out=args.out))
 
 
 def main():

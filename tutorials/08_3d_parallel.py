@@ -18,7 +18,8 @@ batches; each step prints the 3D loss next to that serial loss. At the end:
 3. (the per-rank rows are gathered to rank 0 and printed in rank order),
 4. the loss table (3D vs serial, max difference),
 5. a timeline PNG of the last step (forward/backward boxes per rank, tp, pp and
-   dp traffic in three colours): --out/3d_timeline.png,
+   dp traffic in three colours): --out/3d_timeline.png, and the same spans as a
+   Chrome trace for https://ui.perfetto.dev: --out/3d_timeline.json,
 6. the text the GPT writes before training (the serial model, on rank 0) and after
    (sampled on the grid, Trainer3D.generate), with the share of its words that are
    corpus words; the model is saved (--out/3d_gpt.npz) for ``minimegatron sample``.
@@ -48,6 +49,7 @@ from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tools.checkpoint import save_checkpoint
 from minimegatron.tools.memory import rank_report
 from minimegatron.tools.memory_measure import measure
+from minimegatron.tools import chrome_trace
 from minimegatron.tools.timeline import draw_timeline, rows_from_trace
 from minimegatron.trace import comm_by_dimension
 
@@ -164,6 +166,9 @@ def bytes_table(rows, grid, args, micro_batches):
 def save_timeline(spans_by_rank, path, title):
     """Gantt chart of every rank: F/B boxes, and its traffic coloured by group kind.
 
+    Its Chrome trace (every span, bytes in args) goes beside it first: ``.json``,
+    written without matplotlib too (``minimegatron/tools/chrome_trace.py``).
+
     tp all-reduces run INSIDE the forward/backward boxes: drawn as strips along
     their bottom edge. pp receives (waits for a neighbour), the pp broadcast of
     the loss and the dp all-reduces (gradients, loss) run between boxes. A pp
@@ -173,6 +178,9 @@ def save_timeline(spans_by_rank, path, title):
     spans = [dict(s, rank=rank) for rank, mine in enumerate(spans_by_rank) for s in mine
              if s["op"] not in ("barrier", "send")]
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    json_path = path[:-len(".png")] + ".json"
+    chrome_trace.write(chrome_trace.from_trace(spans, title), json_path)
+    print(text("t08.chrome", path=json_path))
     draw_timeline(rows_from_trace(spans), path, title, row_name="rank", xlabel="time (s)")
     return path
 

@@ -99,6 +99,7 @@ MESSAGES = {
                   "micro-batches, with the same bubble: the deeper the pipeline, the less the "
                   "later stages hold.",
     "t07.timelines": "\ntimelines: <schedule>_M<M>.png (emulated) and <schedule>_M<M>_plain.png, "
+                     "each with a Chrome trace .json beside it (https://ui.perfetto.dev), "
                      "{files} files in {out}/",
     # tutorials/08_3d_parallel.py
     "t08.heading": "3D parallel GPT: {n} ranks = dp {dp} x pp {pp} x tp {tp}; {schedule}, {m} "
@@ -114,6 +115,7 @@ MESSAGES = {
                    "the last stage over pp)",
     "t08.max": "max |3D - serial| over {steps} steps: {worst:.2e}; median step {ms:.1f} ms",
     "t08.timeline": "timeline of the last step: {path}",
+    "t08.chrome": "the same as a Chrome trace (https://ui.perfetto.dev): {path}",
     "t08.writes": "\nwhat the GPT writes (prompt {prompt!r}, {chars} characters, temperature "
                   "{temperature}, seed 0); before training: the serial model, whose weights the "
                   "grid starts from; after: sampled on the grid (every rank takes part)",

@@ -105,6 +105,7 @@ MESSAGES = {
                   "min(M, K - k)개를 보관하고 버블은 같습니다: 파이프라인이 깊을수록 뒤쪽 "
                   "스테이지가 덜 보관합니다.",
     "t07.timelines": "\n타임라인: <schedule>_M<M>.png (emulated)와 <schedule>_M<M>_plain.png, "
+                     "각각 옆에 Chrome trace .json (https://ui.perfetto.dev), "
                      "{out}/에 파일 {files}개",
     # tutorials/08_3d_parallel.py
     "t08.heading": "3D 병렬화(3D parallelism) GPT: 랭크(rank) {n}개 = dp {dp} x pp {pp} x tp {tp}; "
@@ -120,6 +121,7 @@ MESSAGES = {
                    "마지막 스테이지에서 브로드캐스트(broadcast))",
     "t08.max": "max |3D - serial|, {steps}단계: {worst:.2e}; 단계 시간 중앙값 {ms:.1f} ms",
     "t08.timeline": "마지막 단계의 타임라인(timeline): {path}",
+    "t08.chrome": "같은 타임라인의 Chrome trace (https://ui.perfetto.dev): {path}",
     "t08.writes": "\nGPT가 쓰는 글 (프롬프트(prompt) {prompt!r}, {chars}자, 온도(temperature) "
                   "{temperature}, seed 0); 학습 전: 그리드(grid)가 가중치를 물려받는 직렬 모델; "
                   "학습 후: 그리드에서 샘플링 (모든 랭크가 참여)",

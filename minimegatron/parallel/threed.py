@@ -59,6 +59,7 @@ from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.generate import pipeline_generate
 from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
+from minimegatron.parallel.pipeline_parallel.zero_bubble import check_executable
 from minimegatron.parallel.pipeline_parallel.stage import (ChunkedStage, PipelineStage,
                                                            stage_layers)
 from minimegatron.parallel.split import rows_of
@@ -70,6 +71,7 @@ def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1)
     """The same ValueError on every rank, before any collective, for a grid that cannot work."""
     check_tp_config(config, grid.tp_size)
     get_schedule(schedule, chunks)                            # chunks only for interleaved
+    check_executable(schedule)                                # the engine runs B and W as one
     stage_layers(config.n_layer, grid.pp_size * chunks, 0)    # pp * v <= n_layer
     if not isinstance(micro_batches, int) or micro_batches < 1:
         raise ValueError(f"micro_batches must be an int >= 1, got {micro_batches!r}")

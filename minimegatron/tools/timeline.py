@@ -3,14 +3,19 @@
 The same picture for a schedule simulated from its action lists
 (``minimegatron.parallel.pipeline_parallel.schedules``) and for a real run's trace: a text grid
 (one row per stage, one column per time step) and a Gantt chart PNG (forward
-boxes blue, backward orange, communication and waits coloured by the kind of
+boxes blue, backward orange, weight gradient teal, communication and waits coloured by the kind of
 group they ran in: tp green, pp purple, dp red, any other grey; idle pale), with
 the bubble fraction idle / (stages * makespan) next to GPipe's formula
 (K - 1) / (M + K - 1) (interleaved, v chunks per stage: (K - 1) / (vM + K - 1)).
+Zero-bubble schedules (zero_bubble.py) split the backward into B and W
+(``--t-weight`` T_W, default 1 for them): printed with the paper's bubble
+next to 1F1B's at the same times. ``--chrome-trace FILE`` also writes the
+timeline as Chrome trace JSON for Perfetto (chrome_trace.py).
 
     minimegatron timeline --schedule gpipe --stages 4 --micro-batches 8
     minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8 --t-backward 2
     minimegatron timeline --schedule interleaved --stages 4 --chunks 2 --micro-batches 8
+    minimegatron timeline --schedule zb-h1 --stages 4 --micro-batches 8 --t-weight 1
     minimegatron timeline --trace trace.json --out run.png
 
 Trace file (``--trace``): a JSON list of spans, one dict per span,
@@ -18,7 +23,7 @@ Trace file (``--trace``): a JSON list of spans, one dict per span,
     {"rank": 0, "op": "forward", "start": 0.0012, "end": 0.0040, "label": "mb3",
      "micro_batch": 3}
 
-op "forward" or "backward" is compute (drawn F3 / B3 from micro_batch; a trace
+op "forward", "backward" or "weight" is compute (drawn F3 / B3 / W3 from micro_batch; a trace
 without it: the last number in label); any other op ("send", "recv", "wait", ...) is
 communication, drawn in its group's colour when the span has a "group" named
 like grid.py's ("tp0", "dp1", "pp0"), else grey. A communication span that
@@ -32,23 +37,27 @@ import json
 import re
 import sys
 
-from minimegatron.argtypes import (existing_file, finite_positive_float, output_path,
-                                   positive_int)
+from minimegatron.argtypes import (existing_file, finite_nonnegative_float,
+                                   finite_positive_float, output_path, positive_int)
 from minimegatron.entry import banner
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                get_schedule, peak_in_flight,
                                                                simulate)
+from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE, bubble_table
+from minimegatron.tools import chrome_trace
 
-COLORS = {"forward": "#4C78A8", "backward": "#F58518", "tp": "#54A24B", "pp": "#B279A2",
-          "dp": "#E45756", "comm": "#8C8C8C", "idle": "#EEEEEE"}
-LEGEND = {"forward": "forward", "backward": "backward", "tp": "tp traffic",
+COLORS = {"forward": "#4C78A8", "backward": "#F58518", "weight": "#2A9D8F", "tp": "#54A24B",
+          "pp": "#B279A2", "dp": "#E45756", "comm": "#8C8C8C", "idle": "#EEEEEE"}
+COMPUTE = ("forward", "backward", "weight")
+LEGEND = {"forward": "forward", "backward": "backward", "weight": "weight grad (W)",
+          "tp": "tp traffic",
           "pp": "pp traffic", "dp": "dp traffic", "comm": "send / recv / wait",
           "idle": "idle (bubble)"}
 GROUP_KIND = re.compile(r"\b(tp|pp|dp)\d*$")     # "all_reduce tp0" -> tp (grid.py's names)
 
 
 def text_grid(sim):
-    """One row per stage, one column per shortest time step: F<i>, B<i> or '..' (idle)."""
+    """One row per stage, one column per shortest time step: F<i>, B<i>, W<i> or '..' (idle)."""
     steps = [slot.end - slot.start for row in sim.slots for slot in row]
     unit = min(steps)
     columns = [[] for _ in sim.slots]
@@ -74,7 +83,7 @@ def text_grid(sim):
 
 def rows_from_simulation(sim):
     """Per stage, (start, end, kind, label) boxes of a simulated schedule."""
-    kinds = {"F": "forward", "B": "backward"}
+    kinds = {"F": "forward", "B": "backward", "W": "weight"}
     return [[(slot.start, slot.end, kinds[slot.op], str(slot)) for slot in row]
             for row in sim.slots]
 
@@ -100,7 +109,7 @@ def rows_from_trace(spans):
     rows = [[] for _ in range(1 + max(int(_field(span, "rank")) for span in spans))]
     for span in spans:
         op = str(_field(span, "op", "kind"))
-        kind = op if op in ("forward", "backward") else "comm"
+        kind = op if op in COMPUTE else "comm"
         group = _field(span, "group")
         label = op if group is None else f"{op} {group}"
         if kind != "comm":
@@ -117,7 +126,7 @@ def bubble_from_rows(rows):
     """1 - compute time / (rows * makespan); the makespan runs from 0 to the last end."""
     makespan = max(end for row in rows for _, end, _, _ in row)
     compute = sum(end - start for row in rows for start, end, kind, _ in row
-                  if kind in ("forward", "backward"))
+                  if kind in COMPUTE)
     return 1 - compute / (len(rows) * makespan)
 
 
@@ -169,7 +178,7 @@ def draw_timeline(rows, path, title, row_name="stage", xlabel="time"):
         boxes = _boxes_by_colour(row)
         # waits first, compute over them, strips last (one call per colour: fast)
         for (key, inside), spans in sorted(boxes.items(), key=lambda item: (
-                item[0][1], item[0][0] in ("forward", "backward"))):
+                item[0][1], item[0][0] in COMPUTE)):
             kinds_seen.add(key)
             ax.broken_barh(spans, (index + 0.12, 0.28) if inside else (index - 0.4, 0.8),
                            facecolors=COLORS[key], edgecolors="white",
@@ -196,15 +205,20 @@ def draw_timeline(rows, path, title, row_name="stage", xlabel="time"):
 
 def _simulated(args):
     chunks = args.chunks or (2 if args.schedule == "interleaved" else 1)
-    sim = simulate(args.schedule, args.stages, args.micro_batches,
-                   args.t_forward, args.t_backward, chunks)
+    split = args.schedule in ZERO_BUBBLE
+    t_weight = args.t_weight if args.t_weight is not None else float(split)  # zb: T_W = 1
+    times = (args.t_forward, args.t_backward)
+    sim = simulate(args.schedule, args.stages, args.micro_batches, *times, chunks, t_weight)
     micro_batches = 1 if args.schedule == "naive" else args.micro_batches
     schedule = get_schedule(args.schedule, chunks)
     peaks = [peak_in_flight(schedule(args.stages, args.micro_batches, stage))
              for stage in range(args.stages)]
     formula = bubble_formula(args.stages, micro_batches, chunks)
     print(text_grid(sim))
-    if chunks == 1:
+    bubble = f"bubble {sim.bubble_fraction:.1%} (formula {formula})"
+    if split:
+        bubble = _zero_bubble_lines(args, sim, t_weight, peaks)
+    elif chunks == 1:
         print(f"makespan {sim.makespan:g}, bubble {sim.bubble_fraction:.4f} "
               f"(GPipe formula (K-1)/(M+K-1) = {formula} = {float(formula):.4f})")
         print(f"activations held at peak, per stage: {peaks}")
@@ -217,21 +231,43 @@ def _simulated(args):
               f"stage each)")
     name = args.schedule + (f" v={chunks}" if chunks > 1 else "")
     title = (f"{name}: K={args.stages} stages, M={micro_batches} micro-batches | "
-             f"bubble {sim.bubble_fraction:.1%} (formula {formula}) | "
-             f"peak activations per stage {', '.join(map(str, peaks))}")
-    return rows_from_simulation(sim), title, "stage", "time (units of t_forward)"
+             f"{bubble} | peak activations per stage {', '.join(map(str, peaks))}")
+    return (rows_from_simulation(sim), title, "stage", "time (units of t_forward)",
+            chrome_trace.from_simulation(sim))
+
+
+def _zero_bubble_lines(args, sim, t_weight, peaks):
+    """Print a zero-bubble schedule's bubble beside 1F1B's at the same times; the title's."""
+    K, times = args.stages, (args.t_forward, args.t_backward, t_weight)
+    plain = simulate("1f1b", K, args.micro_batches, *times[:2], t_weight=t_weight)
+    plain_peaks = [peak_in_flight(get_schedule("1f1b")(K, args.micro_batches, stage))
+                   for stage in range(K)]
+    table, expression, holds = bubble_table(args.schedule, K, *times)
+    plain_table, plain_expression, _ = bubble_table("1f1b", K, *times)
+    print(f"T_F {times[0]:g}, T_B {times[1]:g}, T_W {times[2]:g}; bubble = the most a stage "
+          f"idles between its first and last step (the zero-bubble paper's)")
+    print(f"bubble {args.schedule} {sim.bubble:g} (table {expression} = {table:g}"
+          + ("" if holds else ", which assumes T_W <= T_F (zb-h2: also 2T_W <= T_F+T_B)")
+          + f") vs 1f1b {plain.bubble:g} (table {plain_expression} = {plain_table:g})")
+    print(f"makespan {sim.makespan:g} vs 1f1b {plain.makespan:g}; idle / (stages * makespan) "
+          f"{sim.bubble_fraction:.4f} vs 1f1b {plain.bubble_fraction:.4f}")
+    print(f"activations held at peak (F done, W not), per stage: {peaks} "
+          f"(1f1b: {plain_peaks})")
+    return f"T_W {t_weight:g}, bubble {sim.bubble:g} vs 1f1b {plain.bubble:g}, table {expression}"
 
 
 def _traced(args):
     with open(args.trace) as file:
-        rows = rows_from_trace(json.load(file))
+        spans = json.load(file)
+    rows = rows_from_trace(spans)
     bubble = bubble_from_rows(rows)
     for rank, row in enumerate(rows):
         compute = sum(end - start for start, end, kind, _ in row if kind != "comm")
         comm = sum(end - start for start, end, kind, _ in row if kind == "comm")
         print(f"rank {rank}: compute {compute:.4f} s, communication/wait {comm:.4f} s")
     print(f"measured bubble (time not computing) {bubble:.4f}")
-    return rows, f"trace {args.trace}: {len(rows)} ranks, bubble {bubble:.1%}", "rank", "time (s)"
+    title = f"trace {args.trace}: {len(rows)} ranks, bubble {bubble:.1%}"
+    return rows, title, "rank", "time (s)", chrome_trace.from_trace(spans, title)
 
 
 def main(argv=None):
@@ -244,20 +280,28 @@ def main(argv=None):
                         help="model chunks per stage, v (interleaved only; default 2)")
     parser.add_argument("--t-forward", type=finite_positive_float, default=1.0)
     parser.add_argument("--t-backward", type=finite_positive_float, default=1.0)
+    parser.add_argument("--t-weight", type=finite_nonnegative_float, default=None,
+                        help="weight-gradient time T_W (default 1 for zb-h1/zb-h2, else 0; "
+                             "a whole backward takes t-backward + t-weight)")
     parser.add_argument("--out", type=output_path, default="timeline.png",
                         help="PNG path; '' for text only")
     parser.add_argument("--trace", type=existing_file,
                         help="JSON list of spans from a real run, drawn instead")
+    parser.add_argument("--chrome-trace", type=output_path, default=None,
+                        help="also write the timeline as Chrome trace JSON (Perfetto)")
     args = parser.parse_args(argv)
     banner("timeline")
     try:
-        rows, title, row_name, xlabel = (_traced if args.trace else _simulated)(args)
+        rows, title, row_name, xlabel, trace = (_traced if args.trace else _simulated)(args)
     except ValueError as error:
         parser.error(str(error))
     except (TypeError, KeyError, IndexError) as error:
         if not args.trace:
             raise                                          # a bug, not bad input: traceback
         parser.error(f"argument --trace: {args.trace!r} is not a list of spans ({error!r})")
+    if args.chrome_trace:
+        print(f"wrote {chrome_trace.write(trace, args.chrome_trace)} (Chrome trace: open it "
+              f"in https://ui.perfetto.dev)")
     if args.out:
         try:
             draw_timeline(rows, args.out, title, row_name, xlabel)

@@ -54,6 +54,7 @@ from minimegatron import comm, comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
 from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
+from minimegatron.parallel.pipeline_parallel.zero_bubble import check_executable
 from minimegatron.parallel.split import rows_of
 from minimegatron.tensor import Tensor
 
@@ -81,6 +82,7 @@ class PipelineEngine:
                  checkpoint_activations=False, memory_meter=None, device_time=None):
         self.chunks = getattr(stage_module, "chunks", [stage_module])   # ChunkedStage: v
         self.schedule_fn = get_schedule(schedule, len(self.chunks))   # ValueError: bad name
+        check_executable(schedule)                          # zb-h1, zb-h2: not on ranks yet
         if not isinstance(num_micro_batches, int) or num_micro_batches < 1:
             raise ValueError(f"num_micro_batches must be an int >= 1, got {num_micro_batches!r}")
         comm_check.agree(pp_group, "PipelineEngine configuration",     # before any message

@@ -1,4 +1,4 @@
-"""Pipeline schedules as data: naive, GPipe and 1F1B.
+"""Pipeline schedules as data: naive, GPipe and 1F1B (zero-bubble ZB-H1, ZB-H2: zero_bubble.py).
 
 The idea. A model cut into K stages (consecutive layers on K ranks) sends
 activations forward and gradients backward between neighbouring stages. Stage
@@ -34,12 +34,15 @@ from fractions import Fraction
 from functools import partial
 
 OPS = {"recv_act": "RA", "forward": "F", "send_act": "SA",
-       "recv_grad": "RG", "backward": "B", "send_grad": "SG"}
+       "recv_grad": "RG", "backward": "B", "send_grad": "SG", "weight": "W"}
 
 
 @dataclass(frozen=True)
 class Action:
     """One step of a stage: op in OPS, on micro-batch ``micro_batch``. str: "F3", "RG3".
+
+    "weight" ("W3"): the weight gradient alone, in a schedule that splits the
+    backward (zero_bubble.py); its "backward" is then the input gradient only.
 
     ``chunk``: None for a stage that holds one piece of the model, else which of
     its model chunks the step runs on (``interleaved``); str then "F3c1".
@@ -165,6 +168,9 @@ def check_interleaved(num_stages, num_micro_batches, num_chunks):
 
 
 SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved}
+# ZB-H1 and ZB-H2 split the backward into B and W; they build on the helpers above.
+from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE  # noqa: E402
+SCHEDULES.update(ZERO_BUBBLE)
 
 
 def get_schedule(name, num_chunks=1):
@@ -194,13 +200,17 @@ def _resolve(schedule, num_chunks=1):
 
 
 def peak_in_flight(actions):
-    """Most micro-batches whose forward is done and backward is not (activations held)."""
+    """Most micro-batches whose forward is done and backward is not (activations held).
+
+    In a list with W actions (backward split), a micro-batch is held until its W.
+    """
+    release = "weight" if any(action.op == "weight" for action in actions) else "backward"
     held = peak = 0
     for action in actions:
         if action.op == "forward":
             held += 1
             peak = max(peak, held)
-        elif action.op == "backward":
+        elif action.op == release:
             held -= 1
     return peak
 
@@ -216,7 +226,7 @@ def bubble_formula(num_stages, num_micro_batches, num_chunks=1):
 
 @dataclass(frozen=True)
 class Slot:
-    """A timed compute step: op "F" or "B" on micro_batch (and chunk) from start to end."""
+    """A timed compute step: op "F", "B" or "W" on micro_batch (and chunk) from start to end."""
     start: float
     end: float
     op: str
@@ -242,6 +252,16 @@ class Simulation:
     def idle(self, stage):
         return self.makespan - self.busy(stage)
 
+    def stage_bubble(self, stage):
+        """Idle time between the start of the stage's first step and the end of its last."""
+        row = self.slots[stage]
+        return row[-1].end - row[0].start - self.busy(stage)
+
+    @property
+    def bubble(self):
+        """The zero-bubble paper's bubble: the largest ``stage_bubble`` over the stages."""
+        return max(self.stage_bubble(stage) for stage in range(self.num_stages))
+
     def idle_slots(self, stage):
         """The idle gaps of a stage as (start, end) pairs, up to the makespan."""
         gaps, now = [], self.makespan * 0
@@ -265,7 +285,7 @@ class Simulation:
 
 
 def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0,
-             num_chunks=1):
+             num_chunks=1, t_weight=0):
     """Run every stage's action list in order against a clock; communication is free.
 
     A send is posted at once (nonblocking) and a receive waits until its
@@ -276,14 +296,24 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
     ``num_chunks`` model chunks per stage (interleaved), chunk c of stage s is
     virtual stage c*K + s of K*v, and one chunk's step takes t_forward / v
     (or t_backward / v): a stage's work per micro-batch stays t_forward + t_backward.
+
+    ``t_weight``: the weight gradient's time T_W. A schedule with W actions
+    (zero_bubble.py) runs B in t_backward and W in t_weight (> 0); in one without,
+    the backward computes both and takes t_backward + t_weight, so 1F1B with
+    t_weight = 0 is unchanged and with T_W > 0 compares with ZB-H1 at equal work.
     """
-    if not (t_forward > 0 and t_backward > 0):
+    if not (t_forward > 0 and t_backward > 0 and t_weight >= 0):
         raise ValueError(f"need positive step times; got t_forward={t_forward}, "
-                         f"t_backward={t_backward}")
+                         f"t_backward={t_backward}, t_weight={t_weight}")
     fn, name = _resolve(schedule, num_chunks)
-    t_forward, t_backward = t_forward / num_chunks, t_backward / num_chunks
     programs = [fn(num_stages, num_micro_batches, s) for s in range(num_stages)]
-    clock, pc = [t_forward * 0] * num_stages, [0] * num_stages
+    split = any(action.op == "weight" for program in programs for action in program)
+    if split and not t_weight > 0:
+        raise ValueError(f"schedule {name!r} runs W on its own: need t_weight > 0, "
+                         f"got t_weight={t_weight}")
+    duration = {"forward": t_forward / num_chunks, "weight": t_weight / num_chunks,
+                "backward": (t_backward + (0 if split else t_weight)) / num_chunks}
+    clock, pc = [duration["forward"] * 0] * num_stages, [0] * num_stages
     posted = {}  # (from_stage, to_stage, micro_batch) -> time the send was posted
     slots = [[] for _ in range(num_stages)]
     progress = True
@@ -302,10 +332,10 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
                 elif action.op.startswith("send"):
                     posted[(here, here + step, action.micro_batch)] = clock[s]
                 else:
-                    duration = t_forward if action.op == "forward" else t_backward
-                    slots[s].append(Slot(clock[s], clock[s] + duration,
+                    step_time = duration[action.op]
+                    slots[s].append(Slot(clock[s], clock[s] + step_time,
                                          OPS[action.op], action.micro_batch, action.chunk))
-                    clock[s] += duration
+                    clock[s] += step_time
                 pc[s] += 1
                 progress = True
     stuck = [f"stage {s} at {p[pc[s]]}" for s, p in enumerate(programs) if pc[s] < len(p)]
@@ -316,7 +346,7 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
 
 
 def bubble_fraction(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0,
-                    num_chunks=1):
+                    num_chunks=1, t_weight=0):
     """Simulated idle / (num_stages * makespan) of a schedule."""
     return simulate(schedule, num_stages, num_micro_batches,
-                    t_forward, t_backward, num_chunks).bubble_fraction
+                    t_forward, t_backward, num_chunks, t_weight).bubble_fraction
