@@ -34,6 +34,7 @@ import numpy as np
 from minimegatron.exercise_checks.common import CheckFailed, expect_close
 from minimegatron.exercise_checks.lesson import Lesson, Point, comm_log
 from minimegatron.i18n import text
+from minimegatron.parallel.split import row_slice
 
 DTYPES = ("float64", "float32")
 A = [[10, 14], [11, 15], [12, 16], [13, 17]]
@@ -316,16 +317,11 @@ def collect_column(group, seed):
     return {"runs": runs, "worked": {k: worked[k] for k in ("A_i", "Y_i", "Y", "dA_i")}}
 
 
-def _cols(p, r, tp):
-    w = p["out"] // tp
-    return slice(r * w, (r + 1) * w)
-
-
 def judge_columns(ranks, seed):
     p = _layer_problem(seed, 33, COLUMN_DIMS)
     for ev in ranks:
         for name, run in ev["runs"].items():
-            cols = _cols(p, run["r"], run["tp"])
+            cols = row_slice(p["out"], run["r"], run["tp"])
             exact(text("tp.shard", name=name, tp=run["tp"], r=run["r"], what="A[:, cols]"),
                   run["weight"], p["W"][:, cols], ev)
             exact(text("tp.shard", name=name, tp=run["tp"], r=run["r"], what="b[cols]"),
@@ -337,7 +333,7 @@ def judge_column_output(ranks, seed):
     p = _layer_problem(seed, 33, COLUMN_DIMS)
     for ev in ranks:
         for name, run in ev["runs"].items():
-            cols = _cols(p, run["r"], run["tp"])
+            cols = row_slice(p["out"], run["r"], run["tp"])
             exact(text("tp.layer", name=name, what="Y_i = X A_i + b_i"), run.get("Y_i"),
                   p["X"] @ p["W"][:, cols] + p["bias"][cols], ev)
             exact(text("tp.layer", name=name, what="Y = X A + b"), run.get("Y"),
@@ -372,16 +368,11 @@ def collect_row_split(group, seed):
     return {"runs": runs, "worked": {k: worked[k] for k in ("A_i", "Y_i", "Y")}}
 
 
-def _rows(p, r, tp):
-    h = p["in"] // tp
-    return slice(r * h, (r + 1) * h)
-
-
 def judge_rows(ranks, seed):
     p = _layer_problem(seed, 34, ROW_DIMS)
     for ev in ranks:
         for name, run in ev["runs"].items():
-            rows = _rows(p, run["r"], run["tp"])
+            rows = row_slice(p["in"], run["r"], run["tp"])
             exact(text("tp.shard", name=name, tp=run["tp"], r=run["r"], what="A[rows, :]"),
                   run["weight"], p["W"][rows], ev)
             exact(text("tp.shard", name=name, tp=run["tp"], r=run["r"], what="b"),
@@ -393,7 +384,7 @@ def judge_row_output(ranks, seed):
     p = _layer_problem(seed, 34, ROW_DIMS)
     for ev in ranks:
         for name, run in ev["runs"].items():
-            rows = _rows(p, run["r"], run["tp"])
+            rows = row_slice(p["in"], run["r"], run["tp"])
             exact(text("tp.layer", name=name, what="Y_i = X_i A_i"), run.get("Y_i"),
                   p["X"][:, rows] @ p["W"][rows], ev)
             exact(text("tp.layer", name=name, what="Y = X A + b"), run.get("Y"),
@@ -415,7 +406,7 @@ def collect_row_forward(group, seed):
     from minimegatron.checks.worked_example import worked_row
     from minimegatron.parallel.tensor_parallel.linear import RowParallelLinear
     p = _layer_problem(seed, 35, ROW_DIMS)
-    rows = _rows(p, group.rank, group.size)
+    rows = row_slice(p["in"], group.rank, group.size)
     runs = {}
     for dtype in DTYPES:
         layer = RowParallelLinear(p["in"], p["out"], group, input_is_parallel=True,
@@ -440,7 +431,7 @@ def collect_row_forward(group, seed):
 def judge_partial(ranks, seed):
     p = _layer_problem(seed, 35, ROW_DIMS)
     for ev in ranks:
-        rows = _rows(p, ev["rank"], len(ev["group"]))
+        rows = row_slice(p["in"], ev["rank"], len(ev["group"]))
         for dtype, run in ev["runs"].items():
             exact(text("tp.last_partial", dtype=dtype), run["Y_i"],
                   p["X"][:, rows] @ p["W"][rows], ev)
@@ -450,7 +441,7 @@ def judge_partial(ranks, seed):
 def judge_row_sum(ranks, seed):
     p = _layer_problem(seed, 35, ROW_DIMS)
     for ev in ranks:
-        rows = _rows(p, ev["rank"], len(ev["group"]))
+        rows = row_slice(p["in"], ev["rank"], len(ev["group"]))
         for dtype, run in ev["runs"].items():
             layer = f"RowParallelLinear ({dtype})"
             exact(text("tp.layer", name=layer, what="Y = sum_i X_i A_i + b"), run["Y"],
