@@ -63,6 +63,10 @@ def check_config(config, cp, attention, split, tp=1):
     if attention == "ulysses":
         if split != "contiguous":
             raise ValueError("context parallel: Ulysses needs the contiguous split")
+        if tp > 1 and (config.n_head // tp) % cp:
+            raise ValueError(f"Ulysses: the {config.n_head // tp} heads of a tp rank "
+                             f"({config.n_head} heads / tp={tp}) do not split over cp={cp} "
+                             "ranks; use fewer tp or cp ranks (or ring / all-gather attention)")
         check_heads(config.n_head // tp, cp)
     check_split(config.seq_len, cp, split)
 
