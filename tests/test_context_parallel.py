@@ -207,6 +207,20 @@ def test_gpt_with_cp_tp_and_pp_equals_one_process(eight):
                 (key, got)
 
 
+def test_activation_bytes_with_cp_and_tp_equal_the_calculator(eight):
+    """One block's arrays kept for backward on a rank of tp2 x cp2 (and with sequence
+    parallelism), measured from the autograd graph == tools/memory.py, exactly."""
+    from minimegatron.tools import memory
+    for res in eight:
+        for key, got in res["mixed_memory"].items():
+            attention, sp = key.split("_")
+            want = memory.activation_bytes_per_layer(
+                memory.GPTShape.of(CP_CONFIG), 2, 2, "float64", sp == "sp", cp=2,
+                attention=attention)
+            assert got == want, (key, got, want)
+        assert len(res["mixed_memory"]) == 6
+
+
 def test_gradients_averaged_over_dp_only_do_not_match(eight):
     """tp2 x cp2 x dp2 with DDP over dp instead of dp x cp: each cp half of the sequence
     trains its own weights, and the check sees it."""
@@ -242,3 +256,10 @@ def test_tutorial_12_runs_on_4_ranks():
     diffs = re.search(r"\|loss diff\| (\S+), \|grad diff\| (\S+), \|weight diff\| (\S+)$",
                       out, re.M)
     assert diffs and all(float(d) < 1e-10 for d in diffs.groups()), out
+    part4 = out[out.index("\n4. "):]                        # measured == tools/memory.py
+    rows = re.findall(r"^(allgather|ring|ulysses) +([\d,]+) +([\d,]+)$", part4, re.M)
+    assert [name for name, _, _ in rows] == ["allgather", "ring", "ulysses"], out
+    assert all(got == want for _, got, want in rows), rows
+    assert "(one process: 205,824 B)" in part4                # 4x what the ring keeps
+    assert dict((n, int(g.replace(",", ""))) for n, g, _ in rows)["ring"] == 45952
+    assert "forward 8,192 B, backward 16,384 B" in part4

@@ -13,7 +13,8 @@ import numpy as np
 from minimegatron import comm, trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks.common import max_abs_diff
-from minimegatron.checks.context import CP_CONFIG, check_context_parallel
+from minimegatron.checks.context import (CP_CONFIG, check_context_parallel,
+                                         layer_activation_bytes)
 from minimegatron.checks.threed import check_3d
 from minimegatron.checks.tensor import _adjoint
 from minimegatron.nn.gpt import causal_attention
@@ -169,5 +170,10 @@ def check_all():
         results[str(cp)] = res
     results["gpt"] = gpt_training(world)
     results["mixed"] = mixed_grids()
+    grid = ProcessGrid(dp=2, tp=2, cp=2)
+    results["mixed_memory"] = {
+        f"{attention}_{'sp' if sp else 'tp'}": layer_activation_bytes(
+            grid.cp, CP_CONFIG, attention, 2, grid.tp, sp)
+        for attention in ("ring", "allgather", "ulysses") for sp in (False, True)}
     comm.barrier(world)
     return results
