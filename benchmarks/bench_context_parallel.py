@@ -6,9 +6,10 @@ Rank 0 first times one process's causal attention (nn/gpt.py: the fused softmax
 keeps the (B, H, S, S) matrix) while the others wait; then every rank runs each
 cp variant (all-gather, ring with zigzag, Ulysses) on its S/cp tokens. One
 measurement is a forward and a backward of sum(Y * W); the best of
-``--repeats`` is reported (the machine is shared: the best is the least disturbed), and the peak bytes allocated during one more
-(under tracemalloc, which NumPy reports its arrays to; the inputs, allocated
-before, are not counted). Time includes the wait for the other ranks inside
+``--repeats`` is reported (on a shared machine the best is the least
+disturbed), and the peak bytes allocated during one more run (under
+tracemalloc, which NumPy reports its arrays to; the inputs, allocated before,
+are not counted; garbage collection off during it). Time includes the wait for the other ranks inside
 the collectives: with more ranks than cores (2 cores here) the ranks share
 them, so time is the weak figure and memory the strong one. Not a timed test.
 """
