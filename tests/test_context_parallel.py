@@ -198,7 +198,7 @@ def test_gpt_with_cp_tp_and_pp_equals_one_process(eight):
     whatever its gradient, so float32 weights differ by ~1e-5 after 3 steps)."""
     from workers.cp_checks import MIXED
     for res in eight:
-        assert len(res["mixed"]) == len(MIXED) + 1
+        assert len(res["mixed"]) == len(MIXED) + 3
         for dims, attention, sp, dtype in MIXED:
             key = "dp{}_pp{}_tp{}_cp{}".format(*dims) + f"_{attention}{'_sp' * sp}[{dtype}]"
             got = res["mixed"][key]
@@ -219,6 +219,15 @@ def test_activation_bytes_with_cp_and_tp_equal_the_calculator(eight):
                 attention=attention)
             assert got == want, (key, got, want)
         assert len(res["mixed_memory"]) == 6
+
+
+def test_zero_and_recomputation_over_dp_x_cp_equal_one_process(eight):
+    """ZeRO-2 (reduce-scatter over dp x cp) with activation recomputation on tp2 x cp2 x dp2,
+    ZeRO-1 on cp2 x pp2 x dp2 (all-gather attention)."""
+    for res in eight:
+        for key in ("zero2_dp2_pp1_tp2_cp2", "zero1_dp2_pp2_tp1_cp2"):
+            got = res["mixed"][key]
+            assert max(got.values()) < 1e-12, (key, got)
 
 
 def test_gradients_averaged_over_dp_only_do_not_match(eight):

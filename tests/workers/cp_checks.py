@@ -151,6 +151,12 @@ def mixed_grids():
                        attention=attention, sequence_parallel=sp)
         key = "dp{}_pp{}_tp{}_cp{}".format(*dims) + f"_{attention}{'_sp' * sp}[{dtype}]"
         out[key] = {k: got[k] for k in ("loss", "grad", "weight", "compared")}
+    for dims, attention, zero, recompute in (((2, 1, 2, 2), "ring", 2, True),
+                                             ((2, 2, 1, 2), "allgather", 1, False)):
+        got = check_3d(dims, micro_batches=2, batch_size=4, config=CP_CONFIG,
+                       attention=attention, zero_stage=zero, checkpoint_activations=recompute)
+        out[f"zero{zero}_" + "dp{}_pp{}_tp{}_cp{}".format(*dims)] = {
+            k: got[k] for k in ("loss", "grad", "weight")}
     got = check_3d((2, 1, 2, 2), micro_batches=2, batch_size=4, config=CP_CONFIG,
                    grad_group="dp")
     out["dp_only"] = {k: got[k] for k in ("loss", "grad", "weight")}
