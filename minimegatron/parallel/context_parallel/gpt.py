@@ -42,8 +42,7 @@ from minimegatron.parallel.context_parallel.ring import ring_attention
 from minimegatron.parallel.context_parallel.ulysses import check_heads, ulysses_attention
 from minimegatron.parallel.context_parallel.zigzag import check_split, positions, split_sequence
 from minimegatron.parallel.split import flatten, unflatten
-from minimegatron.parallel.tensor_parallel.gpt import (ParallelGPT, ParallelSelfAttention,
-                                                       _label)
+from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT, ParallelSelfAttention
 from minimegatron.parallel.tensor_parallel.sequence import (check_sequence_length,
                                                             scatter_to_sequence)
 from minimegatron.tensor import unwrap
@@ -167,11 +166,13 @@ class TensorContextParallelGPT(TokenShards, ParallelGPT):
         (B, S/cp) -> (B, S/cp, D), or this tp rank's (B, S/(cp*tp), D) (sequence parallel)."""
         idx = unwrap(idx)
         where = self.global_positions(idx.shape[-1])                   # (S/cp,)
+        outer = trace.current_label()
+        label = trace.label(f"{outer}/embed" if outer else "embed")    # as ParallelGPT's
         if not self.sequence_parallel:
-            with _label("embed"):
+            with label:
                 return self.drop(self.wte(idx) + self.wpe(where))
         check_sequence_length(idx.shape[-1], self.tp_group.size)      # before any collective
-        with _label("embed"):
+        with label:
             pos = self.wpe(where).reshape(1, len(where), self.config.d_model)
             pos = scatter_to_sequence(pos, self.tp_group)              # (1, S/(cp*tp), D)
             return self.drop(self.wte(idx) + pos)
