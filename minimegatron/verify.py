@@ -20,11 +20,15 @@ for every scheme and grid and prints one table on rank 0:
     cp-ring     context.check_context_parallel("ring")       every dp x cp = N with cp > 1
     cp-allgather  context.check_context_parallel("allgather")  the same grids
     cp-ulysses  context.check_context_parallel("ulysses")    the same (heads divide by cp)
+    4d-ring     threed.check_3d (dp, pp, tp, cp, "ring", M=2)  every dp*pp*tp*cp = N with
+    4d-allgather  the same, "allgather"                        cp > 1 and tp or pp > 1
+    4d-ulysses  the same, "ulysses"                            (H/tp heads divide by cp)
 
 On one rank every scheme runs once with groups of 1. The data-parallel
 schemes train demo.SMALL_CONFIG (2 layers), the context-parallel ones
-demo.CONTEXT_CONFIG (the same with 16 tokens); the others VERIFY_CONFIG
-(8 layers, 8 heads, d_model 32); a cp row's grid reads "dp x pp x tp, M, cp".
+demo.CONTEXT_CONFIG (the same with 16 tokens; also the 4d rows, so pp <= 2
+layers and tp <= 4 heads); the others VERIFY_CONFIG (8 layers, 8 heads,
+d_model 32); a cp row's grid reads "dp x pp x tp, M, cp".
 Any world size works: the batch (8 for data and pipeline rows, 4 for tp and
 cp, 16 for 3D) is rounded up to a multiple of dp x M,
 pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
@@ -115,7 +119,7 @@ ABORT_AFTER_S = 60.0      # a rank that raised waits this long for the others to
 class Scheme:
     """One row kind of the table: its label, its kind (which check) and micro-batches M."""
     label: str
-    kind: str                 # "data", "tp", "pipe", "3d" or "cp"
+    kind: str                 # "data", "tp", "pipe", "3d", "cp" or "4d" (cp with tp / pp)
     micro_batches: int = 1
 
 
@@ -134,10 +138,14 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "tp-sp": Scheme("tensor+seq", "tp"),
            "cp-ring": Scheme("cp ring", "cp"),
            "cp-allgather": Scheme("cp allgather", "cp"),
-           "cp-ulysses": Scheme("cp Ulysses", "cp")}
+           "cp-ulysses": Scheme("cp Ulysses", "cp"),
+           "4d-ring": Scheme("4D ring", "4d", 2),
+           "4d-allgather": Scheme("4D allgather", "4d", 2),
+           "4d-ulysses": Scheme("4D Ulysses", "4d", 2)}
 CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
-          "cp": "context"}                                                  # checks/<name>
-BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4}  # rounded up to a multiple of dp x M
+          "cp": "context", "4d": "threed"}                                  # checks/<name>
+BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4,
+         "4d": 4}                                       # rounded up to a multiple of dp x M
 INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
 
 
@@ -162,8 +170,12 @@ def group_sizes(n):
 
 def grids(scheme, world_size):
     """[(dp, pp, tp, M)] this scheme is checked on, for a world of ``world_size`` ranks
-    ((dp, pp, tp, M, cp) for a context-parallel scheme: every dp x cp = N with cp > 1)."""
+    ((dp, pp, tp, M, cp) for a context-parallel scheme: every dp x cp = N with cp > 1;
+    for a 4d one every dp x pp x tp x cp = N with cp > 1 and tp or pp > 1)."""
     kind, m = SCHEMES[scheme].kind, SCHEMES[scheme].micro_batches
+    if kind == "4d":
+        return [(dp, pp, tp, m, cp) for cp in group_sizes(world_size) if cp > 1
+                for dp, pp, tp in factorisations(world_size // cp) if pp > 1 or tp > 1]
     if kind == "cp":
         if world_size == 1:
             return [(1, 1, 1, m, 1)]
@@ -189,10 +201,10 @@ def fit(scheme, dims):
     config = common_config(scheme)
     chunks = INTERLEAVED_CHUNKS if scheme == "pp-interleaved" else 1
     try:
-        if SCHEMES[scheme].kind == "cp":
+        if SCHEMES[scheme].kind in ("cp", "4d"):
             attention = scheme[3:]
             check_cp_config(config, cp, attention,
-                            "contiguous" if attention == "ulysses" else "zigzag")
+                            "contiguous" if attention == "ulysses" else "zigzag", tp)
         check_tp_config(config, tp)
         stage_layers(config.n_layer, pp * chunks, 0)          # K*v layer groups
         if chunks > 1:
@@ -206,7 +218,8 @@ def fit(scheme, dims):
 
 def common_config(scheme):
     kind = SCHEMES[scheme].kind
-    return SMALL_CONFIG if kind == "data" else CONTEXT_CONFIG if kind == "cp" else VERIFY_CONFIG
+    return (SMALL_CONFIG if kind == "data" else CONTEXT_CONFIG if kind in ("cp", "4d")
+            else VERIFY_CONFIG)
 
 
 def _unpack(dims):
@@ -241,6 +254,10 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
         return _checks("context").check_context_parallel(
             ProcessGrid(dp=dp, cp=cp, comm=group.comm), scheme[3:], config=config, steps=steps,
             batch_size=batch_size)
+    if kind == "4d":
+        return _checks("threed").check_3d((dp, pp, tp, cp), steps=steps, micro_batches=m,
+                                          batch_size=batch_size, config=config,
+                                          mpi_comm=group.comm, attention=scheme[3:])
     if kind == "pipe":
         return _checks("pipeline").check_pipeline(group, scheme[3:], m, config=config,
                                                   steps=steps, batch_size=batch_size,

@@ -2,7 +2,8 @@
 that checks the all-to-all adjoint and the three causal attention variants (all-gather, ring
 with zigzag, Ulysses) against one process for cp = 2, 4 and 8 (forward, dQ, dK, dV), with
 the bytes each moved read from the trace and compared with the formulas, and the GPT trained
-with cp and dp x cp; tutorial 12 on 4 ranks.
+with cp and dp x cp, and with cp next to tp (sequence parallel too) and pp, whose gradients
+must average over dp x cp (over dp alone they do not match); tutorial 12 on 4 ranks.
 """
 import dataclasses
 import re
@@ -190,6 +191,53 @@ def test_gpt_trained_with_cp_and_dp_x_cp_equals_one_process(eight):
                 assert got["attention_sent"] == layers * per_layer[attention], (dp, cp, got)
 
 
+def test_gpt_with_cp_tp_and_pp_equals_one_process(eight):
+    """tp2 x cp2 x dp2 and cp2 x pp2 x tp2 (with and without sequence parallelism) and
+    cp2 x pp2 x dp2, every variant, 3 AdamW steps with 2 micro-batches: float64 to 1e-12
+    (observed ~1e-14 on the weights), float32 to 1e-4 (AdamW moves a weight by ~lr
+    whatever its gradient, so float32 weights differ by ~1e-5 after 3 steps)."""
+    from workers.cp_checks import MIXED
+    for res in eight:
+        assert len(res["mixed"]) == len(MIXED) + 3
+        for dims, attention, sp, dtype in MIXED:
+            key = "dp{}_pp{}_tp{}_cp{}".format(*dims) + f"_{attention}{'_sp' * sp}[{dtype}]"
+            got = res["mixed"][key]
+            tol = 1e-12 if dtype == "float64" else 1e-4
+            assert got["compared"] > 0 and max(got["loss"], got["grad"], got["weight"]) < tol, \
+                (key, got)
+
+
+def test_activation_bytes_with_cp_and_tp_equal_the_calculator(eight):
+    """One block's arrays kept for backward on a rank of tp2 x cp2 (and with sequence
+    parallelism), measured from the autograd graph == tools/memory.py, exactly."""
+    from minimegatron.tools import memory
+    for res in eight:
+        for key, got in res["mixed_memory"].items():
+            attention, sp = key.split("_")
+            want = memory.activation_bytes_per_layer(
+                memory.GPTShape.of(CP_CONFIG), 2, 2, "float64", sp == "sp", cp=2,
+                attention=attention)
+            assert got == want, (key, got, want)
+        assert len(res["mixed_memory"]) == 6
+
+
+def test_zero_and_recomputation_over_dp_x_cp_equal_one_process(eight):
+    """ZeRO-2 (reduce-scatter over dp x cp) with activation recomputation on tp2 x cp2 x dp2,
+    ZeRO-1 on cp2 x pp2 x dp2 (all-gather attention)."""
+    for res in eight:
+        for key in ("zero2_dp2_pp1_tp2_cp2", "zero1_dp2_pp2_tp1_cp2"):
+            got = res["mixed"][key]
+            assert max(got.values()) < 1e-12, (key, got)
+
+
+def test_gradients_averaged_over_dp_only_do_not_match(eight):
+    """tp2 x cp2 x dp2 with DDP over dp instead of dp x cp: each cp half of the sequence
+    trains its own weights, and the check sees it."""
+    for res in eight:
+        got = res["mixed"]["dp_only"]
+        assert got["grad"] > 1e-3 and got["weight"] > 1e-3 and got["loss"] > 1e-4, got
+
+
 def test_gpt_refuses_what_cp_cannot_split():
     with pytest.raises(ValueError, match="dropout"):
         check_config(dataclasses.replace(CP_CONFIG, dropout=0.1), 2, "ring", "zigzag")
@@ -199,6 +247,8 @@ def test_gpt_refuses_what_cp_cannot_split():
         check_config(CP_CONFIG, 16, "ring", "zigzag")
     with pytest.raises(ValueError, match="attention must be one of"):
         check_config(CP_CONFIG, 2, "tree", "zigzag")
+    with pytest.raises(ValueError, match=r"the 1 heads of a tp rank \(4 heads / tp=4\)"):
+        check_config(CP_CONFIG, 2, "ulysses", "contiguous", tp=4)
 
 
 def test_tutorial_12_runs_on_4_ranks():
@@ -215,3 +265,10 @@ def test_tutorial_12_runs_on_4_ranks():
     diffs = re.search(r"\|loss diff\| (\S+), \|grad diff\| (\S+), \|weight diff\| (\S+)$",
                       out, re.M)
     assert diffs and all(float(d) < 1e-10 for d in diffs.groups()), out
+    part4 = out[out.index("\n4. "):]                        # measured == tools/memory.py
+    rows = re.findall(r"^(allgather|ring|ulysses) +([\d,]+) +([\d,]+)$", part4, re.M)
+    assert [name for name, _, _ in rows] == ["allgather", "ring", "ulysses"], out
+    assert all(got == want for _, got, want in rows), rows
+    assert "(one process: 205,824 B)" in part4                # 4x what the ring keeps
+    assert dict((n, int(g.replace(",", ""))) for n, g, _ in rows)["ring"] == 45952
+    assert "forward 8,192 B, backward 16,384 B" in part4

@@ -101,6 +101,44 @@ def test_activations():
     assert ckpt == 3 * 18 * s * b * h * 2 + per_layer
 
 
+def test_context_parallel_activations_and_traffic():
+    """cp = c: every per-token array holds s/c tokens; what attention keeps depends on the
+    variant (exact, float64, measured in tests/test_context_parallel.py and tutorial 12);
+    the ring's K/V in flight; the cp bytes per layer; ZeRO and dp traffic over dp x cp."""
+    g = mm.GPTShape(16, 16, 2, 16, 4)                     # demo.CONTEXT_CONFIG
+    s, b, h, a, c = 16, 4, 16, 4, 4
+    q = s // c                                            # s' = s/c tokens on a rank
+    assert mm.activation_bytes_per_layer(g, b, precision="float64", cp=1) == \
+        mm.activation_bytes_per_layer(g, b, precision="float64")
+    ring = mm.activation_bytes_per_layer(g, b, precision="float64", cp=c)
+    assert ring == 8 * (22 * q * b * h + 2 * q * b + a * q * b) + 8 * s == 45952
+    gather = mm.activation_bytes_per_layer(g, b, precision="float64", cp=c,
+                                           attention="allgather")
+    assert gather == 8 * (20 * q * b * h + 2 * s * b * h + 2 * q * b + a * q * b) + q * s
+    ulysses = mm.activation_bytes_per_layer(g, b, precision="float64", cp=c, attention="ulysses")
+    assert ulysses == 8 * (21 * q * b * h + 2 * q * b + a * s * s * b / c)
+    serial = mm.activation_bytes_per_layer(g, b, precision="float64")
+    assert serial > 4 * ring                              # no s x s matrix on the ring
+    big = mm.GPTShape(51200, 8192, 32, 4096, 32)          # mixed: 34 sbh / c, no 5as/h
+    assert mm.activation_bytes_per_layer(big, 1, 8, cp=4) == pytest.approx(
+        8192 / 4 * 4096 * (10 + 24 / 8))
+    with pytest.raises(ValueError, match="attention must be one of"):
+        mm.activation_bytes_per_layer(g, b, cp=2, attention="tree")
+    flight = mm.ring_in_flight_bytes(g, b, cp=c, precision="float64")
+    block = 2 * q * b * h * 8                             # one K/V block
+    assert flight == {"forward": 2 * block, "backward": 4 * block}
+    for attention, per_layer in (("allgather", 2 * 2 * (c - 1) * s * h * 8 * b // c),
+                                 ("ring", (3 * c - 2) * 2 * (s // c) * h * 8 * b),
+                                 ("ulysses", 2 * 4 * (c - 1) * (s // c) * h * 8 * b // c)):
+        got = mm.comm_bytes(g, b, dp=2, cp=c, precision="float64", attention=attention)
+        assert got["cp"] == pytest.approx(g.n_layer * per_layer), attention
+        assert got["dp"] == pytest.approx(2 * 7 / 8 * mm.param_count(g) * 8)   # dp x cp = 8
+    r = mm.rank_report(g, b, dp=2, zero=1, cp=c, precision="float64")
+    assert r["optimizer"] == mm.model_state_bytes(r["params"], 8, 1, "float64")["optimizer"]
+    assert r["total"] == (r["weights"] + r["grads"] + r["optimizer"] + r["activations"]
+                          + r["ring_in_flight"])
+
+
 def test_flops_seeds_vs_megatron():
     B, T, D, H, V = 3, 16, 8, 2, 50
     matmuls = [(T, D, 3 * D), (T, D, T), (T, T, D), (T, D, D), (T, D, 4 * D), (T, 4 * D, D)]
@@ -172,3 +210,22 @@ def test_cli(capsys):
     assert memory_cli.main(["--dp", "64", "--tp", "8", "--zero", "1"]) == 0
     assert "8,474,327,040" in capsys.readouterr().out
     assert memory_cli.main(["scaling"]) == 0 and "15.1 PFLOP/s" in capsys.readouterr().out
+
+
+def test_cli_context_parallel(capsys):
+    args = ["--layers", "32", "--hidden", "4096", "--heads", "32", "--seq", "8192", "--tp", "8",
+            "--dp", "2", "--micro-batch", "1"]
+    assert memory_cli.main(args) == 0
+    plain = capsys.readouterr().out
+    assert memory_cli.main(args + ["--cp", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "cp=4 (ring attention) (64 ranks)" in out and "cp comm" in out
+    activ = [float(line.split()[6]) for text in (plain, out) for line in text.splitlines()
+             if line.strip().startswith("0 ")]
+    assert activ[1] < activ[0] / 4                      # s/4 tokens and no s x s softmax
+    with pytest.raises(SystemExit):
+        memory_cli.main(args + ["--cp", "8", "--attention", "ulysses"])   # 4 heads per tp rank
+    assert "the 4 heads of a tp rank must divide by --cp 8" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        memory_cli.main(args + ["--cp", "3"])
+    assert "--seq 8192 must divide into 6 equal chunks" in capsys.readouterr().err

@@ -12,6 +12,9 @@ Three things, each from the real code (minimegatron/parallel/context_parallel/):
    sent in the forward, read from the trace, next to the formula.
 3. The GPT with its sequence split over every rank (ring attention), trained
    a few AdamW steps next to one process: loss, gradients, weights.
+4. What one layer of that GPT keeps for backward on a rank, per variant,
+   measured from the autograd graph next to the calculator (tools/memory.py),
+   and the ring's K/V blocks in flight.
 
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
@@ -26,12 +29,15 @@ import argparse
 import numpy as np
 
 from minimegatron import comm
-from minimegatron.checks.context import check_attention, check_context_parallel, forward_bytes
+from minimegatron.checks.context import (BATCH as GPT_BATCH, CP_CONFIG, check_attention,
+                                         check_context_parallel, forward_bytes,
+                                         layer_activation_bytes)
 from minimegatron.entry import run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.context_parallel import (causal_pairs, check_split, positions,
                                                     ring_blocks)
 from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.tools import memory
 
 STEPS, HEADS, HD, BATCH = 16, 8, 4, 2
 
@@ -80,6 +86,21 @@ def main():
     comm.print0(text("t12.part3", cp=cp, steps=opts.steps,
                      loss=worst(group, diffs["loss"]), grad=worst(group, diffs["grad"]),
                      weight=worst(group, diffs["weight"])))
+
+    shape = memory.GPTShape.of(CP_CONFIG)
+    comm.print0(text("t12.part4", batch=GPT_BATCH, serial=int(memory.activation_bytes_per_layer(
+        shape, GPT_BATCH, precision="float64"))))
+    comm.print0(f"{'variant':<11}{'measured':>12}{'calculator':>12}")
+    for name in ("allgather", "ring", "ulysses"):
+        if name == "ulysses" and CP_CONFIG.n_head % cp:
+            continue
+        got = worst(group, layer_activation_bytes(group, CP_CONFIG, name, GPT_BATCH))
+        want = memory.activation_bytes_per_layer(shape, GPT_BATCH, precision="float64", cp=cp,
+                                                 attention=name)
+        comm.print0(f"{name:<11}{int(got):>12,d}{int(want):>12,d}")
+    flight = memory.ring_in_flight_bytes(shape, GPT_BATCH, cp=cp, precision="float64")
+    comm.print0(text("t12.in_flight", forward=int(flight["forward"]),
+                     backward=int(flight["backward"])))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@ Returned for this rank: ``{"loss", "grad", "weight"}`` max abs differences and
 ``check_attention(group, variant)`` checks one attention variant alone (forward, dQ,
 dK, dV and its bytes); ``forward_bytes`` is the formula of each variant's docstring.
 
+``layer_activation_bytes(cp_group, config, attention)`` measures what one block keeps for
+backward on this rank (tools/activation_memory.py), next to tools/memory.py's formula.
+
 ``demo.CONTEXT_CONFIG`` has 16 tokens, so the zigzag split reaches cp = 8 (2cp chunks).
 Tolerance in float64: 1e-10 absolute, as for the other schemes; observed ~1e-15.
 """
@@ -24,9 +27,12 @@ from minimegatron.demo import CONTEXT_CONFIG as CP_CONFIG, batch
 from minimegatron.nn.gpt import causal_attention
 from minimegatron.parallel.context_parallel import (allgather_attention, ring_attention,
                                                     split_sequence, ulysses_attention)
-from minimegatron.parallel.context_parallel.gpt import ContextParallelGPT, average_gradients
+from minimegatron.parallel.context_parallel.gpt import (ContextParallelGPT,
+                                                        TensorContextParallelGPT,
+                                                        average_gradients)
 from minimegatron.parallel.split import shard_batch
 from minimegatron.tensor import Tensor
+from minimegatron.tools.activation_memory import activation_bytes
 
 STEPS, BATCH = 3, 4
 
@@ -119,3 +125,21 @@ def check_attention(group, name, split=None, dtype="float64", batch=2, steps=16,
             if s["kind"] == "comm" and s["label"] == label and s["bytes_sent"]:
                 out[phase][s["op"]] = out[phase].get(s["op"], 0) + s["bytes_sent"]
     return out
+
+
+def layer_activation_bytes(cp_group, config, attention, batch_size=2, tp_group=None,
+                           sequence_parallel=False):
+    """Bytes block 0 keeps for backward on this rank: every array saved for backward plus
+    the block's output, not the parameters and not its input (B, S/cp, D) (/tp with
+    sequence parallelism)."""
+    if tp_group is None:
+        model = ContextParallelGPT(config, cp_group, attention)
+        parts = cp_group.size
+    else:
+        model = TensorContextParallelGPT(config, tp_group, cp_group, attention,
+                                         sequence_parallel=sequence_parallel)
+        parts = cp_group.size * (tp_group.size if sequence_parallel else 1)
+    shape = (batch_size, config.seq_len // parts, config.d_model)
+    x = Tensor(asarray(np.random.default_rng(0).standard_normal(shape)), requires_grad=True)
+    out = model.blocks[0](x)
+    return activation_bytes([out], exclude=model.parameters() + [x])

@@ -10,6 +10,10 @@
   parallelism.
   float64: ~1e-15 .. 1e-13 in practice; tolerance 1e-10 (float32: ~1e-5). float16:
   mixed precision (checks/precision.py), found-inf MAX over the whole grid.
+- ``check_3d((dp, pp, tp, cp), attention=...)``: the same with context parallelism
+  (the sequence split over cp, one of the three attention variants; gradients
+  and the loss averaged over dp x cp). ``grad_group="dp"`` averages the
+  gradients over dp alone, a deliberate bug the tests expect to fail.
 - ``check_all_grids(world_size)``: every factorisation dp x pp x tp of the world,
   one after the other in ONE launch (each a fresh ProcessGrid).
 - ``measured_vs_predicted(grid_dims)``: one traced step of the demo GPT (tutorial 8):
@@ -21,6 +25,8 @@
   2(N-1)/N * 8 B over dp (the loss all-reduce) and 8(K-1) B over pp on the last
   stage (the loss broadcast), under 0.1% (the tests allow 1%).
 """
+import copy
+
 from minimegatron import comm, trace
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import check_optimizer, unscaled
@@ -36,18 +42,23 @@ from minimegatron.tools.memory_measure import measure
 
 def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
              config=VERIFY_CONFIG, mpi_comm=None, zero_stage=0, checkpoint_activations=False,
-             chunks=1, sequence_parallel=False):
+             chunks=1, sequence_parallel=False, attention="ring", grad_group="dp_cp"):
     """{"loss", "grad", "weight": max abs diff, "compared": #params, "losses": [..]}.
 
-    ``mpi_comm``: the communicator the grid spans (default the world). ZeRO-2
-    keeps only a slice of the flat gradient: it is compared with the same slice of
-    the flattened serial gradient shards.
+    ``grid_dims``: (dp, pp, tp) or (dp, pp, tp, cp). ``mpi_comm``: the communicator
+    the grid spans (default the world). ZeRO-2 keeps only a slice of the flat
+    gradient: it is compared with the same slice of the flattened serial gradient
+    shards. ``grad_group="dp"`` (cp > 1): gradients and loss averaged over dp only (wrong).
     """
-    dp, pp, tp = grid_dims
-    grid = ProcessGrid(dp, pp, tp, comm=mpi_comm)
+    dp, pp, tp, cp = tuple(grid_dims) + (1,) * (4 - len(grid_dims))
+    grid = ProcessGrid(dp, pp, tp, comm=mpi_comm, cp=cp)
+    if grad_group == "dp":                           # the bug: cp ranks never meet
+        grid = copy.copy(grid)
+        grid.dp_cp = grid.dp
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
                         zero_stage=zero_stage, checkpoint_activations=checkpoint_activations,
                         chunks=chunks, sequence_parallel=sequence_parallel,
+                        attention=attention,
                         optimizer_fn=lambda ps: check_optimizer(ps, config, grid.world))
     ref = serial_reference(config, steps, batch_size)
     diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "compared": 0, "losses": []}

@@ -131,6 +131,19 @@ EXERCISES = [
              "Mixed-precision training (Megatron, DeepSpeed): 20 bytes per parameter; on an "
              "inf/nan gradient every rank skips the step and the loss scale is halved.",
              group="dp"),
+    Exercise("8.1", "context parallel: the online-softmax merge", "context_parallel", 4,
+             "new_lse = log(e^lse + e^block_lse), computed from top = the larger of lse and "
+             "block_lse in each row (top + log(e^(lse-top) + e^(block_lse-top))); return "
+             "e^(lse-new_lse) out + e^(block_lse-new_lse) block_out and new_lse",
+             "Online softmax (Milakov & Gimelshein 2018; flash attention, ring attention): two "
+             "partial attentions over disjoint keys merge as lse = log(e^lse_1 + e^lse_2), "
+             "O = e^(lse_1 - lse) O_1 + e^(lse_2 - lse) O_2.", group="dp"),
+    Exercise("8.2", "context parallel: the zigzag assignment", "context_parallel", 4,
+             "cut the S tokens into 2cp chunks of size = steps // (2 * cp); return the positions "
+             "of chunk rank, then of chunk 2*cp - 1 - rank, in increasing order",
+             "Zigzag (Megatron-LM context parallelism): rank i of cp holds chunks i and "
+             "2cp-1-i of the sequence, an early chunk and its mirror, so every rank does the "
+             "same causal attention work.", group="dp"),
 ]
 
 

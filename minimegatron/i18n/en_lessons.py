@@ -393,4 +393,53 @@ MESSAGES = {
                           "weights unchanged at step 1: {unchanged}",
     "mp.zero_scales": "ZeRO-2 in float16: the loss scale per step {got}, expected "
                       "[256.0, 256.0, 128.0, 128.0]",
+    # 8.x context parallel (exercise_checks/context_parallel.py)
+    "point.8.1.union": "merging the (O, lse) of two pieces over disjoint keys gives attention "
+                       "over all their keys: O and lse",
+    "point.8.1.union.hint": "new_lse = log(e^lse + e^block_lse); each piece's output is "
+                            "weighted by its share of the softmax mass, e^(lse - new_lse) and "
+                            "e^(block_lse - new_lse): rescale the old output too",
+    "point.8.1.stable": "lse rows of +-1000 and pieces 1000 apart give finite, right results: "
+                        "shift by the larger lse of EACH row",
+    "point.8.1.stable.hint": "log(e^a + e^b) overflows at a = 710: compute top = "
+                             "xp.maximum(lse, block_lse) (per row, not of the whole array) and "
+                             "new_lse = top + log(e^(lse - top) + e^(block_lse - top))",
+    "point.8.1.chain": "folding 4 pieces one at a time, in any order, gives attention over all "
+                       "keys, and the pieces handed in are not changed",
+    "point.8.1.chain.hint": "return the MERGED lse with the merged output (the next piece "
+                            "merges against it), and build new arrays instead of writing into "
+                            "out or block_out",
+    "point.8.1.ring": "ring attention (rank i merges i blocks) on cp groups of 2 and 4 equals "
+                      "one process's causal attention, forward and dQ, dK, dV",
+    "point.8.1.ring.hint": "the backward reuses the final lse of the forward: the merge must "
+                           "return the lse over every key seen so far",
+    "point.8.2.mirror": "rank i holds chunk i, then chunk 2cp-1-i, of 2cp chunks of S/(2cp) "
+                        "tokens, each in increasing order, for any cp",
+    "point.8.2.mirror.hint": "size = steps // (2 * cp); the early chunk is rank, its mirror "
+                             "2 * cp - 1 - rank (not a constant that only fits cp = 2); early "
+                             "chunk first",
+    "point.8.2.partition": "the ranks' positions together are 0..S-1, every token exactly "
+                           "once, S/cp per rank",
+    "point.8.2.partition.hint": "chunk c holds positions c*size .. (c+1)*size - 1, and the "
+                                "mirror of chunk i is 2*cp - 1 - i (the last chunk is 2cp-1)",
+    "point.8.2.balance": "every rank computes the same number of causal (query, key) pairs",
+    "point.8.2.balance.hint": "a contiguous split gives rank cp-1 the most work: pair an early "
+                              "chunk with its mirror from the end",
+    "point.8.2.attention": "all-gather attention with the zigzag split on cp groups of 2 and 4 "
+                           "equals one process's causal attention, forward and dQ, dK, dV",
+    "point.8.2.attention.hint": "positions must cut every sequence the same way on every rank: "
+                                "a partition of 0..S-1 into S/cp tokens each",
+    "cp.not_finite": "{what}: not finite (inf or NaN)",
+    "cp.two_pieces": "two pieces",
+    "cp.far_apart": "lse rows near {lse}, pieces up to 1000 apart",
+    "cp.four_pieces": "4 pieces (keys cut at {cuts}) merged in the order {order}",
+    "cp.pieces_changed": "merge changed the arrays it was handed (out or block_out, lse or "
+                         "block_lse)",
+    "cp.against_serial": "{what} with cp = {cp}, against one process",
+    "cp.not_run": "cp = {cp}: not run, the positions do not split the sequence into a "
+                  "partition",
+    "cp.raised": "positions(S={steps}, rank={rank}, cp={cp}) raised {error}",
+    "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, expected {want}",
+    "cp.not_partition": "S={steps}, cp={cp}: the ranks hold {got}, not every token once",
+    "cp.unbalanced": "S={steps}, cp={cp}: causal pairs per rank {pairs}, not all equal",
 }

@@ -136,4 +136,9 @@ MESSAGES = {
     "t12.part3": "\n3. GPT with its sequence split over cp={cp} ranks (ring attention) vs one "
                  "process, {steps} AdamW steps: max |loss diff| {loss:.1e}, |grad diff| "
                  "{grad:.1e}, |weight diff| {weight:.1e}",
+    "t12.part4": "\n4. activation bytes one layer of that GPT keeps for backward on a rank "
+                 "(batch {batch}, float64), measured from the autograd graph next to "
+                 "tools/memory.py (one process: {serial:,d} B)",
+    "t12.in_flight": "ring K/V blocks in flight (transient, one layer): forward {forward:,d} B, "
+                     "backward {backward:,d} B",
 }

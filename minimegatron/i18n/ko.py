@@ -104,6 +104,20 @@ EXERCISES = {
             "note": "혼합 정밀도(mixed precision) 학습(Megatron, DeepSpeed): 파라미터당 20 바이트; "
                     "기울기에 inf/nan이 있으면 모든 랭크가 그 스텝을 건너뛰고 손실 스케일을 "
                     "절반으로 줄입니다."},
+    "8.1": {"title": "컨텍스트 병렬화(context parallel): 온라인 소프트맥스 병합",
+            "hint": "new_lse = log(e^lse + e^block_lse)를 행마다 lse와 block_lse 중 큰 값 top에서 "
+                    "계산하고 (top + log(e^(lse-top) + e^(block_lse-top))), "
+                    "e^(lse-new_lse) out + e^(block_lse-new_lse) block_out과 new_lse를 "
+                    "돌려주세요",
+            "note": "온라인 소프트맥스(Milakov & Gimelshein 2018; flash attention, ring attention): "
+                    "서로 겹치지 않는 키에 대한 두 부분 어텐션은 lse = log(e^lse_1 + e^lse_2), "
+                    "O = e^(lse_1 - lse) O_1 + e^(lse_2 - lse) O_2로 합쳐집니다."},
+    "8.2": {"title": "컨텍스트 병렬화(context parallel): 지그재그(zigzag) 배정",
+            "hint": "S개 토큰을 크기 size = steps // (2 * cp)인 청크 2cp개로 자르고, 청크 rank의 "
+                    "위치, 그다음 청크 2*cp - 1 - rank의 위치를 오름차순으로 돌려주세요",
+            "note": "지그재그(Megatron-LM 컨텍스트 병렬화): cp의 랭크 i는 시퀀스의 청크 i와 "
+                    "2cp-1-i, 앞쪽 청크와 그 거울상을 가지므로, 모든 랭크가 같은 양의 인과 "
+                    "어텐션을 계산합니다."},
 }
 
 MESSAGES = {

@@ -383,4 +383,53 @@ MESSAGES = {
                           "그대로: {unchanged}",
     "mp.zero_scales": "float16 ZeRO-2: 스텝별 손실 스케일 {got}, 기댓값 "
                       "[256.0, 256.0, 128.0, 128.0]",
+    # 8.x context parallel (exercise_checks/context_parallel.py)
+    "point.8.1.union": "서로 겹치지 않는 키에 대한 두 조각의 (O, lse)를 병합하면 그 키 전체에 "
+                       "대한 어텐션이 됩니다: O와 lse",
+    "point.8.1.union.hint": "new_lse = log(e^lse + e^block_lse); 각 조각의 출력은 소프트맥스 "
+                            "질량 중 제 몫 e^(lse - new_lse)와 e^(block_lse - new_lse)로 "
+                            "가중합니다: 이전 출력도 다시 스케일하세요",
+    "point.8.1.stable": "lse 행이 +-1000이고 조각끼리 1000 떨어져 있어도 결과가 유한하고 "
+                        "맞습니다: 행마다 더 큰 lse로 옮겨서 계산합니다",
+    "point.8.1.stable.hint": "log(e^a + e^b)는 a = 710에서 넘칩니다: top = xp.maximum(lse, "
+                             "block_lse)을 (배열 전체가 아니라 행마다) 구하고 new_lse = top + "
+                             "log(e^(lse - top) + e^(block_lse - top))로 계산하세요",
+    "point.8.1.chain": "조각 4개를 하나씩, 어떤 순서로 접어도 모든 키에 대한 어텐션이 되고, "
+                       "넘겨받은 조각은 바뀌지 않습니다",
+    "point.8.1.chain.hint": "병합된 출력과 함께 병합된 lse를 돌려주고 (다음 조각이 그것과 "
+                            "병합됩니다), out이나 block_out에 쓰지 말고 새 배열을 만드세요",
+    "point.8.1.ring": "cp 그룹 2개짜리와 4개짜리에서 링 어텐션(랭크 i는 블록 i개를 병합)이 "
+                      "한 프로세스의 인과 어텐션과 같습니다, 순전파와 dQ, dK, dV",
+    "point.8.1.ring.hint": "역전파는 순전파의 마지막 lse를 다시 씁니다: 병합은 지금까지 본 "
+                           "모든 키에 대한 lse를 돌려주어야 합니다",
+    "point.8.2.mirror": "랭크 i는 S/(2cp) 토큰짜리 청크 2cp개 중 청크 i, 그다음 청크 "
+                        "2cp-1-i를 각각 오름차순으로 가집니다, 어떤 cp에서든",
+    "point.8.2.mirror.hint": "size = steps // (2 * cp); 앞쪽 청크는 rank, 그 거울상은 "
+                             "2 * cp - 1 - rank (cp = 2에만 맞는 상수가 아니라); 앞쪽 청크가 "
+                             "먼저",
+    "point.8.2.partition": "랭크들의 위치를 모으면 0..S-1이고, 모든 토큰이 정확히 한 번, "
+                           "랭크마다 S/cp개입니다",
+    "point.8.2.partition.hint": "청크 c는 위치 c*size .. (c+1)*size - 1을 가지고, 청크 i의 "
+                                "거울상은 2*cp - 1 - i입니다 (마지막 청크는 2cp-1)",
+    "point.8.2.balance": "모든 랭크가 같은 수의 인과 (쿼리, 키) 쌍을 계산합니다",
+    "point.8.2.balance.hint": "연속 분할은 랭크 cp-1에 일을 가장 많이 줍니다: 앞쪽 청크를 "
+                              "끝에서부터의 거울상과 짝지으세요",
+    "point.8.2.attention": "cp 그룹 2개짜리와 4개짜리에서 지그재그 분할의 올개더 어텐션이 한 "
+                           "프로세스의 인과 어텐션과 같습니다, 순전파와 dQ, dK, dV",
+    "point.8.2.attention.hint": "positions는 모든 랭크에서 시퀀스를 같은 방식으로 잘라야 "
+                                "합니다: 0..S-1을 S/cp 토큰씩 나눈 분할",
+    "cp.not_finite": "{what}: 유한하지 않습니다 (inf 또는 NaN)",
+    "cp.two_pieces": "조각 두 개",
+    "cp.far_apart": "{lse} 근처의 lse 행, 조각끼리 최대 1000 차이",
+    "cp.four_pieces": "조각 4개 (키를 {cuts}에서 자름)를 {order} 순서로 병합",
+    "cp.pieces_changed": "merge가 넘겨받은 배열을 바꿨습니다 (out이나 block_out, lse나 "
+                         "block_lse)",
+    "cp.against_serial": "cp = {cp}의 {what}, 한 프로세스와 비교",
+    "cp.not_run": "cp = {cp}: 실행하지 않음, positions가 시퀀스를 분할(partition)하지 "
+                  "않습니다",
+    "cp.raised": "positions(S={steps}, rank={rank}, cp={cp})가 {error}를 냈습니다",
+    "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, 기댓값 {want}",
+    "cp.not_partition": "S={steps}, cp={cp}: 랭크들이 {got}를 가집니다, 모든 토큰이 한 번씩이 "
+                        "아닙니다",
+    "cp.unbalanced": "S={steps}, cp={cp}: 랭크별 인과 쌍 {pairs}, 모두 같지 않습니다",
 }

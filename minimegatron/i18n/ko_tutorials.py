@@ -142,4 +142,9 @@ MESSAGES = {
     "t12.part3": "\n3. 시퀀스(sequence)를 cp={cp}개 랭크에 나눈 GPT (링 어텐션) 대 한 프로세스, "
                  "AdamW {steps}단계: 최대 |loss 차이| {loss:.1e}, |grad 차이| {grad:.1e}, "
                  "|weight 차이| {weight:.1e}",
+    "t12.part4": "\n4. 그 GPT의 층 하나가 한 랭크에서 역전파(backward)를 위해 갖는 활성값 바이트 "
+                 "(배치 {batch}, float64), 자동 미분 그래프에서 잰 값과 tools/memory.py "
+                 "(한 프로세스: {serial:,d} B)",
+    "t12.in_flight": "전송 중인 링 K/V 블록 (일시적, 층 하나): 순전파 {forward:,d} B, "
+                     "역전파 {backward:,d} B",
 }

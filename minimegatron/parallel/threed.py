@@ -42,6 +42,15 @@ the tp all-reduces become all-gathers / reduce-scatters along the sequence,
 and the activation between stages is this rank's tokens (B/M, T/tp, D): the pp
 sends shrink by tp. The sequence length must divide by tp (checked first).
 
+Context parallel (``grid.cp_size`` > 1, ``attention`` ring / allgather / ulysses,
+context_parallel/gpt.py): each rank also keeps its S/cp tokens of its rows
+(zigzag, contiguous for Ulysses) and the model attends over ``grid.cp``; the
+pipeline then carries (B/M, S/cp, D) (S/(cp*tp) with sequence parallelism).
+Every rank of dp x cp holds the same weights (shard), so DDP / ZeRO and the
+loss mean run over ``grid.dp_cp`` instead of ``grid.dp`` (with cp = 1 the two
+are one group): cp adds to dp's all-reduce only its extra ranks, and per layer
+the attention variant's K/V traffic over cp.
+
 Which combinations are supported: any dp x pp x tp that divides the world,
 tp dividing d_model and n_head (the vocabulary is padded), pp <= n_layer, with
 zero_stage 0 (DDP), 1 or 2 over dp. ZeRO-3 is not composed with the pipeline
@@ -55,6 +64,9 @@ from minimegatron.demo import make_optimizer
 from minimegatron.guards import check_finite, check_ids, check_targets
 from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
+from minimegatron.parallel.context_parallel.gpt import context_parallel_model
+from minimegatron.parallel.context_parallel.zigzag import check_split, split_sequence
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.generate import pipeline_generate
@@ -67,9 +79,17 @@ from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT, check_tp_conf
 from minimegatron.parallel.tensor_parallel.sequence import check_sequence_length
 
 
-def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1):
+def cp_split(attention):
+    """The split a cp attention variant uses: contiguous for Ulysses, else zigzag."""
+    return "contiguous" if attention == "ulysses" else "zigzag"
+
+
+def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
+                    attention="ring"):
     """The same ValueError on every rank, before any collective, for a grid that cannot work."""
     check_tp_config(config, grid.tp_size)
+    if grid.cp_size > 1:
+        check_cp_config(config, grid.cp_size, attention, cp_split(attention), grid.tp_size)
     get_schedule(schedule, chunks)                            # chunks only for interleaved
     check_executable(schedule)                                # the engine runs B and W as one
     stage_layers(config.n_layer, grid.pp_size * chunks, 0)    # pp * v <= n_layer
@@ -95,6 +115,8 @@ class Trainer3D:
     ``optimizer_fn`` may return a MixedPrecisionOptimizer (float16 config) whose
     group is the whole grid (``grid.world``): every dp x pp x tp rank then skips a
     step together; the pipeline starts backward from its loss scale S.
+    ``attention``: the context-parallel variant when ``grid.cp_size`` > 1 (gradients and
+    the loss then average over ``grid.dp_cp``).
     ``check_finite`` (default on): a NaN/inf loss raises guards.NonFiniteError on
     every rank together (the loss is all-reduced first), a NaN/inf gradient or
     weight on the ranks that hold it (the abort hook then ends the job).
@@ -102,12 +124,18 @@ class Trainer3D:
 
     def __init__(self, config, grid, schedule="1f1b", micro_batches=1, zero_stage=0,
                  checkpoint_activations=False, optimizer_fn=make_optimizer, check_finite=True,
-                 chunks=1, sequence_parallel=False):
-        check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks)
+                 chunks=1, sequence_parallel=False, attention="ring"):
+        check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
         self.config, self.grid, self.check_finite = config, grid, check_finite
         self.sequence_parallel = sequence_parallel and grid.tp_size > 1
-        model = (ParallelGPT(config, grid.tp, sequence_parallel=sequence_parallel)
-                 if grid.tp_size > 1 else GPT(config))
+        self.split = cp_split(attention)
+        if grid.cp_size > 1:                            # this rank's S/cp tokens, attention
+            model = context_parallel_model(config, grid.tp, grid.cp, attention,  # over cp
+                                           self.split, sequence_parallel)
+        elif grid.tp_size > 1:
+            model = ParallelGPT(config, grid.tp, sequence_parallel=sequence_parallel)
+        else:
+            model = GPT(config)
         if schedule == "interleaved":                 # v chunks: layer groups k, k+pp, ...
             self.stage = ChunkedStage(model, grid.pp_rank, grid.pp_size, chunks)
         else:
@@ -117,12 +145,13 @@ class Trainer3D:
         self.micro_batches = self.engine.num_micro_batches      # naive: always 1
         self.zero_stage, params = zero_stage, self.stage.parameters()
         if zero_stage == 0:
-            self.ddp = DistributedDataParallel(self.stage, grid.dp, overlap=False,  # collective
+            self.ddp = DistributedDataParallel(self.stage, grid.dp_cp, overlap=False,
                                                check_finite=check_finite)
             self.optimizer = optimizer_fn(params)
         else:
             self.ddp = None
-            self.optimizer = ShardedOptimizer(params, grid.dp, zero_stage, optimizer_fn(params))
+            self.optimizer = ShardedOptimizer(params, grid.dp_cp, zero_stage,
+                                              optimizer_fn(params))
         rule = self.optimizer if zero_stage == 0 else self.optimizer.optimizer
         self.rule = rule
         if hasattr(rule, "names") and len(rule.names) == len(params):   # mixed precision
@@ -148,8 +177,12 @@ class Trainer3D:
                              f"use a multiple of {parts}")
 
     def local_batch(self, array):
-        """This dp rank's contiguous rows r*B/dp .. (r+1)*B/dp of a global batch."""
-        return rows_of(array, self.grid.dp_rank, self.grid.dp_size)   # (B/dp, T)
+        """This dp rank's contiguous rows r*B/dp .. (r+1)*B/dp of a global batch, and with
+        cp > 1 this cp rank's tokens of them: (B/dp, T), or (B/dp, T/cp)."""
+        rows = rows_of(array, self.grid.dp_rank, self.grid.dp_size)   # (B/dp, T)
+        if self.grid.cp_size == 1:
+            return rows
+        return split_sequence(rows, self.grid.cp_rank, self.grid.cp_size, self.split)
 
     def forward_backward(self, inputs, targets):
         """Pipeline forward/backward on this dp shard, then the dp gradient average.
@@ -159,8 +192,10 @@ class Trainer3D:
         ``optimizer.grad_shard``, this rank's slice of the flat gradients).
         """
         self.check_batch(inputs.shape[0])                         # before any message
+        if self.grid.cp_size > 1:
+            check_split(inputs.shape[1], self.grid.cp_size, self.split)
         if self.sequence_parallel:
-            check_sequence_length(inputs.shape[1], self.grid.tp_size)
+            check_sequence_length(inputs.shape[1] // self.grid.cp_size, self.grid.tp_size)
         check_ids(inputs, self.config.vocab_size)                 # every stage, not only the
         check_targets(targets, self.config.vocab_size)            # first / last: no hang
         self.optimizer.zero_grad()
@@ -169,11 +204,11 @@ class Trainer3D:
         loss = self.engine.train_step(x, y)                       # every stage: the shapes
         if self.ddp is not None:
             with trace.label("dp.grads"):
-                self.ddp.finish()                                 # all-reduce (mean) over dp
+                self.ddp.finish()                         # all-reduce (mean) over dp x cp
         else:
-            self.optimizer.reduce_gradients()                     # ZeRO: over dp
+            self.optimizer.reduce_gradients()                     # ZeRO: over dp x cp
         with trace.label("dp.loss"):
-            mean = comm.all_reduce(xp.asarray([loss]), self.grid.dp, op="mean")
+            mean = comm.all_reduce(xp.asarray([loss]), self.grid.dp_cp, op="mean")
         if self.check_finite:                                     # the same on every rank
             check_finite("loss", [mean], self.optimizer.step_count + 1)
         return float(mean[0])
@@ -193,13 +228,14 @@ class Trainer3D:
         """Sample on the grid: (B, T + n) ids on every rank, the serial model's tokens.
         Each dp replica samples the same text (pipeline_parallel/generate.py).
 
-        Not with the interleaved schedule or sequence parallelism (a chunked stage
-        and a split sequence need their own sampling loop): the same ValueError on
+        Not with the interleaved schedule, sequence or context parallelism (a chunked
+        stage and a split sequence need their own sampling loop): the same ValueError on
         every rank, before any message; ``minimegatron sample`` reads the checkpoint.
         """
-        if isinstance(self.stage, ChunkedStage) or self.sequence_parallel:
+        if isinstance(self.stage, ChunkedStage) or self.sequence_parallel or \
+                self.grid.cp_size > 1:
             raise ValueError("Trainer3D.generate runs plain pipeline stages without sequence "
-                             "parallelism; save a checkpoint (save_checkpoint) and write "
-                             "text with: minimegatron sample --checkpoint FILE")
+                             "or context parallelism; save a checkpoint (save_checkpoint) "
+                             "and write text with: minimegatron sample --checkpoint FILE")
         return pipeline_generate(self.stage, self.grid.pp, idx, max_new_tokens, temperature,
                                  top_k, seed)

@@ -1,7 +1,8 @@
 """Parameters, memory, FLOPs and communication of a GPT, in closed form.
 
 Notation (Megatron's): L layers, h hidden, a heads, V vocabulary, s sequence,
-b micro-batch, B batch, t = tp size, K = pp stages, N = dp size, M micro-batches.
+b micro-batch, B batch, t = tp size, K = pp stages, N = dp size, M micro-batches,
+c = cp size (context parallel: each rank holds s/c tokens, ``--cp`` and ``--attention``).
 Our GPT: pre-LayerNorm blocks with biases, FFN 4h, learned positions, final
 LayerNorm, UNTIED head (h x V, no bias). Per layer: ln1 2h, qkv 3h^2+3h,
 proj h^2+h, ln2 2h, fc1 4h^2+4h, fc2 4h^2+h, so 12h^2 + 13h.
@@ -9,6 +10,7 @@ proj h^2+h, ln2 2h, fc1 4h^2+4h, fc2 4h^2+h, so 12h^2 + 13h.
     minimegatron memory --layers 72 --hidden 3072 --heads 32 --dp 64 --tp 8 --zero 1
     minimegatron memory table1 | table2 | zero | scaling [--hardware calib.json]
     minimegatron memory --tp 8 --sequence-parallel        (Korthikanti et al. 2022)
+    minimegatron memory --cp 4 --attention ring            (context parallel)
 
 GB = 1e9 bytes everywhere. The page ``docs/memory.md`` walks through every formula.
 """
@@ -122,8 +124,11 @@ def sharded_state_bytes(per_param, params, dp=1, zero=0):
 RECOMPUTE = (None, "selective", "full")
 
 
+ATTENTION = ("ring", "allgather", "ulysses")       # context_parallel/: what a cp layer keeps
+
+
 def activation_bytes_per_layer(cfg, micro_batch, tp=1, precision=MIXED, sequence_parallel=False,
-                               recompute=None):
+                               recompute=None, cp=1, attention="ring"):
     """Bytes one transformer layer keeps for backward, per micro-batch (Table 2 of
     Korthikanti et al. 2022 in mixed precision; this code's exact count in float).
 
@@ -145,25 +150,71 @@ def activation_bytes_per_layer(cfg, micro_batch, tp=1, precision=MIXED, sequence
                                     the softmax output, which att @ v reuses)
     so tp: b[sbh(5 + 16/t + as/(ht)) + 2sb], tp + sequence parallel:
     b[sbh(21 + as/h) + 2sb]/t, and full recompute b*sbh (/t with sp).
+
+    Context parallel (cp = c > 1, context_parallel/): every per-token array holds s/c
+    tokens, s' = s/c; attention keeps, instead of q, k, v and the s x s softmax
+    (float, exact; t divides the head-split parts as above):
+        ring       q (heads copy), its own K and V, O: 4s'bh, lse as'b: no s x s matrix;
+                   + the cp position arrays, 8s bytes (int64)
+                   -> b[s'bh(5 + 17/t) + 2s'b + as'b/t] + 8s
+        allgather  q and O 2s'bh, the GATHERED K and V 2sbh, lse as'b, the s' x s mask
+                   (1 byte) -> b[s'bh(5 + 15/t) + 2sbh/t + 2s'b + as'b/t] + s's
+        ulysses    q, k, v of every token of its a/c heads 3s'bh, softmax as^2b/c
+                   -> b[s'bh(5 + 16/t) + 2s'b + as^2b/(ct)]
+    (sequence parallelism divides the replicated part by t once more). Mixed
+    precision: the per-token sbh(10/t_sp + 24/t) divided by c; ring and allgather keep no
+    s x s softmax (their 5as/(ht) term is gone), allgather adds the gathered K and V
+    4sbh/t, Ulysses keeps 5as^2b/(ct). The ring's K/V blocks in flight are transient,
+    not kept: ``ring_in_flight_bytes``.
     """
     g = GPTShape.of(cfg)
     s, h, a, t, b = g.seq_len, g.d_model, g.n_head, tp, micro_batch
     if recompute not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {RECOMPUTE}, got {recompute!r}")
+    if cp > 1 and attention not in ATTENTION:
+        raise ValueError(f"attention must be one of {ATTENTION}, got {attention!r}")
     split = t if sequence_parallel else 1               # what sequence parallelism divides
-    sbh = s * b * h
+    local = s // cp                                     # s' = s/c tokens on this rank
+    sbh = local * b * h
     if precision == MIXED:
         if recompute == "full":
             return 2 * sbh / split
-        attention = 0 if recompute == "selective" else 5 * a * s / (h * t)
-        return sbh * (10 / split + 24 / t + attention)
+        if cp > 1 and recompute != "selective":
+            extra = {"ring": 0, "allgather": 4 * s * b * h / t,
+                     "ulysses": 5 * a * s * s * b / (cp * t)}[attention]
+            return sbh * (10 / split + 24 / t) + extra
+        attention_term = 0 if recompute == "selective" else 5 * a * s / (h * t)
+        return sbh * (10 / split + 24 / t + attention_term)
     if recompute == "selective":
         raise ValueError("this code has no selective recomputation (only full: recompute.py)")
+    itemsize = PRECISIONS[precision]
     if recompute == "full":
-        return PRECISIONS[precision] * sbh / split
-    replicated = 5 * sbh + 2 * s * b
-    sharded = 16 * sbh + a * s * s * b
-    return PRECISIONS[precision] * (replicated / split + sharded / t)
+        return itemsize * sbh / split
+    replicated = 5 * sbh + 2 * local * b
+    if cp == 1:
+        return itemsize * (replicated / split + (16 * sbh + a * s * s * b) / t)
+    if attention == "ring":
+        return itemsize * (replicated / split + (17 * sbh + a * local * b) / t) + 8 * s
+    if attention == "allgather":
+        sharded = 15 * sbh + 2 * s * b * h + a * local * b
+        return itemsize * (replicated / split + sharded / t) + local * s
+    return itemsize * (replicated / split + (16 * sbh + a * s * s * b / cp) / t)
+
+
+def ring_in_flight_bytes(cfg, micro_batch, tp=1, cp=1, precision=MIXED):
+    """{"forward", "backward"}: the ring's transient K/V buffers in one layer (ring.py).
+
+    A K/V block is 2s'bh values (s' = s/c, h/t with tp). Forward: the block being
+    attended and the one arriving, 2 blocks beside the rank's own (kept as an
+    activation); backward: the block and the one arriving, and their dK/dV
+    accumulators (the one travelling and the one arriving), 4 blocks. Freed after
+    the layer: added to the peak of one layer, not to every layer's activations.
+    """
+    g = GPTShape.of(cfg)
+    if cp == 1:
+        return {"forward": 0, "backward": 0}
+    block = 2 * (g.seq_len // cp) * micro_batch * g.d_model / tp * PRECISIONS[precision]
+    return {"forward": 2 * block, "backward": 4 * block}
 
 
 def in_flight(pp, micro_batches, stage, schedule="1f1b"):
@@ -174,21 +225,24 @@ def in_flight(pp, micro_batches, stage, schedule="1f1b"):
 
 
 def activation_bytes(cfg, micro_batch, micro_batches=1, pp=1, tp=1, stage=0,
-                     schedule="1f1b", checkpoint=False, precision=MIXED, sequence_parallel=False):
+                     schedule="1f1b", checkpoint=False, precision=MIXED, sequence_parallel=False,
+                     cp=1, attention="ring"):
     """Peak activation bytes of one rank: in_flight * (L/K) * per-layer.
 
     With checkpointing each layer keeps only its input, sbh*b_elem (/t with sequence
     parallel), and one layer's full activations live during its recompute:
     in_flight * (L/K) * sbh*b_elem + per_layer.
     Transformer layers only: the logits (sbV/t values) come on top on the last stage.
+    Context parallel: s/c tokens per rank (``activation_bytes_per_layer``).
     """
     g = GPTShape.of(cfg)
     layers = g.n_layer // pp
-    per_layer = activation_bytes_per_layer(g, micro_batch, tp, precision, sequence_parallel)
+    per_layer = activation_bytes_per_layer(g, micro_batch, tp, precision, sequence_parallel,
+                                           cp=cp, attention=attention)
     held = in_flight(pp, micro_batches, stage, schedule)
     if not checkpoint:
         return held * layers * per_layer
-    block_input = g.seq_len * micro_batch * g.d_model * PRECISIONS[precision]
+    block_input = g.seq_len // cp * micro_batch * g.d_model * PRECISIONS[precision]
     return held * layers * block_input / (tp if sequence_parallel else 1) + per_layer
 
 
@@ -235,8 +289,32 @@ def reduce_scatter_bytes(nbytes, n):
 all_gather_bytes = reduce_scatter_bytes
 
 
+def cp_attention_bytes(cfg, micro_batch, tp=1, cp=1, attention="ring", precision=MIXED):
+    """{"forward", "backward"}: bytes one rank sends inside ONE layer's attention over cp
+    (context_parallel/; s tokens, h/t the width of K on a tp rank, b bytes a value):
+        allgather  2 all-gathers (K, V) of (c-1)/c sbh forward, 2 reduce-scatters backward
+        ring       c-1 hops of a K/V block 2(s/c)bh forward; c-1 of K/V and c of dK/dV
+        ulysses    4 all-to-alls of (c-1)/c (s/c)bh forward, 4 backward
+    """
+    g = GPTShape.of(cfg)
+    c = cp
+    if c == 1:
+        return {"forward": 0, "backward": 0}
+    kv = g.seq_len * micro_batch * g.d_model / tp * PRECISIONS[precision]     # sbh/t * bytes
+    if attention == "allgather":
+        forward = backward = 2 * (c - 1) / c * kv
+    elif attention == "ring":
+        forward, backward = (c - 1) * 2 * kv / c, (2 * c - 1) * 2 * kv / c
+    elif attention == "ulysses":
+        forward = backward = 4 * (c - 1) / c * kv / c
+    else:
+        raise ValueError(f"attention must be one of {ATTENTION}, got {attention!r}")
+    return {"forward": forward, "backward": backward}
+
+
 def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
-               recompute=False, precision=MIXED, sequence_parallel=False):
+               recompute=False, precision=MIXED, sequence_parallel=False, cp=1,
+               attention="ring"):
     """Bytes one rank of stage `stage` sends per training step, by parallel dimension.
 
     dp: gradients G = P_rank * b: all-reduce (ZeRO 0), 2(N-1)/N * G; ZeRO 2 reduce-scatter
@@ -253,22 +331,30 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
     values (LayerNorm and bias gradients); the embedding sbh (reduce-scatter, all-gather
     back) and half of sh (the position embedding's all-gather), the head 1.5 sbh (all-gather,
     re-gather, reduce-scatter) and 2h (ln_f); pp sends shrink to sbh/t.
+    cp (context parallel, c ranks): every s above is the rank's s/c tokens; the gradients
+    are reduced over dp x cp (N = dp * c); "cp" is ``cp_attention_bytes`` per layer and
+    micro-batch (its forward twice with recomputation).
     """
     g = GPTShape.of(cfg)
     b = PRECISIONS[precision]
-    sbh = g.seq_len * micro_batch * g.d_model * b
+    local = g.seq_len // cp                                       # tokens on this rank
+    sbh = local * micro_batch * g.d_model * b
     grads = rank_param_count(g, pp, tp, stage) * b
-    dp_bytes = (3 if zero in (1, 3) else 2) * (dp - 1) / dp * grads
+    ranks = dp * cp                                               # who sums the gradients
+    dp_bytes = (3 if zero in (1, 3) else 2) * (ranks - 1) / ranks * grads
     sp = sequence_parallel and tp > 1
     per_layer = (6 if recompute else 4) + sp                # + sp: the 2 re-gathers
     h_b = g.d_model * b
     tp_values = g.n_layer // pp * (per_layer * sbh + sp * 6 * h_b)
-    first, last = (sbh + 0.5 * g.seq_len * h_b, 1.5 * sbh + 2 * h_b) if sp else (sbh, sbh)
+    first, last = (sbh + 0.5 * local * h_b, 1.5 * sbh + 2 * h_b) if sp else (sbh, sbh)
     tp_values += (stage == 0) * first + (stage == pp - 1) * (last + 3 * sbh / g.d_model)
     tp_bytes = micro_batches * all_reduce_bytes(tp_values, tp)
     pp_bytes = micro_batches * sbh / (tp if sp else 1) * ((stage < pp - 1) + (stage > 0))
-    return {"dp": dp_bytes, "tp": tp_bytes, "pp": pp_bytes,
-            "total": dp_bytes + tp_bytes + pp_bytes}
+    attn = cp_attention_bytes(g, micro_batch, tp, cp, attention, precision)
+    cp_bytes = micro_batches * g.n_layer // pp * (attn["forward"] * (2 if recompute else 1)
+                                                  + attn["backward"])
+    return {"dp": dp_bytes, "tp": tp_bytes, "pp": pp_bytes, "cp": cp_bytes,
+            "total": dp_bytes + tp_bytes + pp_bytes + cp_bytes}
 
 
 # ---------------------------------------------------------------- command line
@@ -305,17 +391,23 @@ def zero_text(params=7.5e9, dp=64):
 
 
 def rank_report(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
-                schedule="1f1b", checkpoint=False, precision=MIXED, sequence_parallel=False):
+                schedule="1f1b", checkpoint=False, precision=MIXED, sequence_parallel=False,
+                cp=1, attention="ring"):
     """Everything one rank of `stage` holds and sends per step (bytes): the sum of
-    model_state_bytes, activation_bytes and comm_bytes (checkpointing = recomputation)."""
+    model_state_bytes, activation_bytes and comm_bytes (checkpointing = recomputation).
+    With cp > 1 ZeRO shards over dp x cp, and "ring_in_flight" is the ring's transient
+    K/V buffers of one layer (backward, the larger), added to the total."""
     params = rank_param_count(cfg, pp, tp, stage)
-    report = dict(model_state_bytes(params, dp, zero, precision), params=params)
+    report = dict(model_state_bytes(params, dp * cp, zero, precision), params=params)
     report["activations"] = activation_bytes(cfg, micro_batch, micro_batches, pp, tp, stage,
                                              schedule, checkpoint, precision,
-                                             sequence_parallel)
-    report["total"] += report["activations"]
+                                             sequence_parallel, cp, attention)
+    report["ring_in_flight"] = (ring_in_flight_bytes(cfg, micro_batch, tp, cp,
+                                                     precision)["backward"]
+                                if attention == "ring" else 0)
+    report["total"] += report["activations"] + report["ring_in_flight"]
     report["comm"] = comm_bytes(cfg, micro_batch, micro_batches, dp, pp, tp, stage, zero,
-                                checkpoint, precision, sequence_parallel)
+                                checkpoint, precision, sequence_parallel, cp, attention)
     return report
 
 
@@ -324,23 +416,28 @@ def config_text(a):
     g = GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
     batch = a.dp * a.micro_batches * a.micro_batch
     sp = getattr(a, "sequence_parallel", False)
+    cp, attention = getattr(a, "cp", 1), getattr(a, "attention", "ring")
     rows = [rank_report(g, a.micro_batch, a.micro_batches, a.dp, a.pp, a.tp, stage, a.zero,
-                        a.schedule, a.checkpoint, a.precision, sp) for stage in range(a.pp)]
+                        a.schedule, a.checkpoint, a.precision, sp, cp, attention)
+            for stage in range(a.pp)]
     unit, size = next((u, v) for u, v in [("GB", GB), ("MB", 1e6), ("kB", 1e3)]
                       if max(r["total"] for r in rows) >= v or u == "kB")
     out = [f"GPT L={g.n_layer} h={g.d_model} heads={g.n_head} V={g.vocab} s={g.seq_len}: "
            f"{param_count(g):,d} parameters (Megatron's formula: "
            f"{megatron_param_count(g.n_layer, g.d_model, g.vocab, g.seq_len):,d})",
-           f"grid dp={a.dp} pp={a.pp} tp={a.tp} ({a.dp * a.pp * a.tp} ranks), ZeRO-{a.zero}, "
+           f"grid dp={a.dp} pp={a.pp} tp={a.tp}"
+           + (f" cp={cp} ({attention} attention)" if cp > 1 else "")
+           + f" ({a.dp * a.pp * a.tp * cp} ranks), ZeRO-{a.zero}, "
            f"{a.precision}, micro-batch {a.micro_batch} x {a.micro_batches} ({a.schedule}),"
            f" checkpointing {'on' if a.checkpoint else 'off'}"
            f"{', sequence parallel' if sp else ''}",
            f"per rank, {unit} = 10^{round(math.log10(size))} bytes; comm = bytes sent per step",
            f"{'stage':>5} {'params/rank':>14} {'weights':>8} {'grads':>8} {'optim':>8} "
-           f"{'activ':>8} {'total':>8} {'dp comm':>8} {'tp comm':>8} {'pp comm':>8}"]
+           f"{'activ':>8} {'total':>8} {'dp comm':>8} {'tp comm':>8} {'pp comm':>8}"
+           + (f" {'cp comm':>8}" if cp > 1 else "")]
     for stage, r in enumerate(rows):
         parts = [r[k] for k in ("weights", "grads", "optimizer", "activations", "total")]
-        parts += [r["comm"][k] for k in ("dp", "tp", "pp")]
+        parts += [r["comm"][k] for k in ("dp", "tp", "pp") + (("cp",) if cp > 1 else ())]
         out.append(f"{stage:5d} {r['params']:14,d} " + " ".join(f"{x / size:8.2f}" for x in parts))
     flops = training_flops(g, batch, a.checkpoint)
     out.append(f"FLOPs per step (batch {batch}): {flops:.3e}; Megatron's 96BsLh^2(...) "

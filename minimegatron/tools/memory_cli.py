@@ -3,6 +3,7 @@
     minimegatron memory --layers 72 --hidden 3072 --heads 32 --dp 64 --tp 8 --zero 1
     minimegatron memory table1 | table2 | zero | scaling [--hardware calib.json]
     minimegatron memory --tp 8 --sequence-parallel
+    minimegatron memory --cp 4 --attention ring     (context parallel: s/cp tokens per rank)
     minimegatron memory mixed        (bytes per parameter measured vs formula: memory_mixed.py)
 """
 import argparse
@@ -18,7 +19,7 @@ def main(argv=None):
     ap.add_argument("view", nargs="?", default="config",
                     choices=["config", "table1", "zero", "scaling", "table2", "mixed"])
     for flag, default in [("layers", 72), ("hidden", 3072), ("heads", 32), ("vocab", 51200),
-                          ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1),
+                          ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1), ("cp", 1),
                           ("micro-batch", 8), ("micro-batches", 1)]:
         ap.add_argument(f"--{flag}", type=positive_int, default=default)
     ap.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
@@ -27,6 +28,8 @@ def main(argv=None):
     ap.add_argument("--precision", choices=list(memory.PRECISIONS), default=memory.MIXED)
     ap.add_argument("--sequence-parallel", action="store_true",
                     help="split LayerNorm/dropout activations by tokens over tp (Table 2)")
+    ap.add_argument("--attention", choices=list(memory.ATTENTION), default="ring",
+                    help="the context-parallel variant when --cp > 1 (what a layer keeps)")
     ap.add_argument("--hardware", type=existing_file,
                     help="JSON from `minimegatron calibrate` (default DGX-2H)")
     a = ap.parse_args(argv)
@@ -38,13 +41,20 @@ def main(argv=None):
         if a.layers % a.pp or a.hidden % a.tp or a.heads % a.tp:   # before any work
             ap.error(f"--layers {a.layers} must divide by --pp {a.pp}, and --hidden "
                      f"{a.hidden} and --heads {a.heads} by --tp {a.tp}")
-        if a.sequence_parallel and a.seq % a.tp:
-            ap.error(f"--sequence-parallel: --seq {a.seq} must divide by --tp {a.tp}")
+        parts = a.cp if a.attention == "ulysses" else 2 * a.cp        # zigzag: 2cp chunks
+        if a.cp > 1 and a.seq % parts:
+            ap.error(f"--cp {a.cp}: --seq {a.seq} must divide into {parts} equal chunks")
+        if a.cp > 1 and a.attention == "ulysses" and (a.heads // a.tp) % a.cp:
+            ap.error(f"--attention ulysses: the {a.heads // a.tp} heads of a tp rank must "
+                     f"divide by --cp {a.cp}")
+        if a.sequence_parallel and (a.seq // a.cp) % a.tp:
+            ap.error(f"--sequence-parallel: --seq {a.seq} / --cp {a.cp} must divide by "
+                     f"--tp {a.tp}")
         print(memory.config_text(a))
         g = memory.GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
         t = scaling.step_time(g, hw, a.dp, a.tp, a.pp, a.micro_batch, a.micro_batches,
                               a.checkpoint, memory.PRECISIONS[a.precision])
-        print(f"predicted step on {hw.name} (scaling.step_time, ZeRO ignored): "
+        print(f"predicted step on {hw.name} (scaling.step_time, ZeRO and cp ignored): "
               f"{t['total']:.3g} s = compute {t['compute']:.3g} + tp {t['tp']:.3g} + dp "
               f"{t['dp']:.3g} + pp {t['pp']:.3g}; efficiency {t['efficiency']:.0%}")
     elif a.view == "table2":

@@ -3,14 +3,19 @@
 The world splits into groups of cp ranks (8/cp groups work side by side); each
 group runs the all-to-all adjoint, the three attention variants against one
 process's causal attention (nn/gpt.py) in float64 and float32, the bytes each
-moved (from the trace), and the bad inputs. One dict of measurements per rank.
+moved (from the trace), and the bad inputs. Then the GPT with dp x cp, and with cp
+next to tp and pp on the whole world. One dict of measurements per rank.
 """
+import dataclasses
+
 import numpy as np
 
 from minimegatron import comm, trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks.common import max_abs_diff
-from minimegatron.checks.context import check_context_parallel
+from minimegatron.checks.context import (CP_CONFIG, check_context_parallel,
+                                         layer_activation_bytes)
+from minimegatron.checks.threed import check_3d
 from minimegatron.checks.tensor import _adjoint
 from minimegatron.nn.gpt import causal_attention
 from minimegatron.parallel import context_parallel as cp_
@@ -127,6 +132,37 @@ def gpt_training(world):
     return out
 
 
+# (dp, pp, tp, cp), attention, sequence parallel, dtype; 8 ranks, 3 AdamW steps, M = 2
+MIXED = [((2, 1, 2, 2), "ring", False, "float64"), ((2, 1, 2, 2), "ring", True, "float64"),
+         ((2, 1, 2, 2), "allgather", True, "float64"), ((2, 1, 2, 2), "ulysses", False,
+                                                        "float64"),
+         ((1, 2, 2, 2), "ring", True, "float64"), ((1, 2, 2, 2), "allgather", False, "float64"),
+         ((1, 2, 2, 2), "ulysses", True, "float64"), ((2, 2, 1, 2), "ring", False, "float64"),
+         ((1, 2, 2, 2), "ring", True, "float32"), ((2, 1, 2, 2), "ulysses", True, "float32")]
+
+
+def mixed_grids():
+    """cp with tp (and sequence parallelism) and pp, next to one process; and the same grid
+    with its gradients averaged over dp only, which must not match."""
+    out = {}
+    for dims, attention, sp, dtype in MIXED:
+        config = dataclasses.replace(CP_CONFIG, dtype=dtype)
+        got = check_3d(dims, micro_batches=2, batch_size=4, config=config,
+                       attention=attention, sequence_parallel=sp)
+        key = "dp{}_pp{}_tp{}_cp{}".format(*dims) + f"_{attention}{'_sp' * sp}[{dtype}]"
+        out[key] = {k: got[k] for k in ("loss", "grad", "weight", "compared")}
+    for dims, attention, zero, recompute in (((2, 1, 2, 2), "ring", 2, True),
+                                             ((2, 2, 1, 2), "allgather", 1, False)):
+        got = check_3d(dims, micro_batches=2, batch_size=4, config=CP_CONFIG,
+                       attention=attention, zero_stage=zero, checkpoint_activations=recompute)
+        out[f"zero{zero}_" + "dp{}_pp{}_tp{}_cp{}".format(*dims)] = {
+            k: got[k] for k in ("loss", "grad", "weight")}
+    got = check_3d((2, 1, 2, 2), micro_batches=2, batch_size=4, config=CP_CONFIG,
+                   grad_group="dp")
+    out["dp_only"] = {k: got[k] for k in ("loss", "grad", "weight")}
+    return out
+
+
 def check_all():
     world = comm.world()
     results = {}
@@ -139,5 +175,11 @@ def check_all():
             res.update({f"{k}[{dtype}]": v for k, v in attention(group, dtype).items()})
         results[str(cp)] = res
     results["gpt"] = gpt_training(world)
+    results["mixed"] = mixed_grids()
+    grid = ProcessGrid(dp=2, tp=2, cp=2)
+    results["mixed_memory"] = {
+        f"{attention}_{'sp' if sp else 'tp'}": layer_activation_bytes(
+            grid.cp, CP_CONFIG, attention, 2, grid.tp, sp)
+        for attention in ("ring", "allgather", "ulysses") for sp in (False, True)}
     comm.barrier(world)
     return results

@@ -19,6 +19,17 @@ bytes in float64 for P parameters and N = dp*cp ranks. Dropout is refused:
 its masks would have to follow the tokens. ``generate`` is not offered: the
 last position lives on one rank. Checked against one process by
 checks/context.py (tests/test_context_parallel.py, ``minimegatron verify``).
+
+With the other axes (``context_parallel_model``, used by threed.Trainer3D):
+``TensorContextParallelGPT`` is ParallelGPT (tensor_parallel/gpt.py) whose
+attention runs the cp variant on this tp rank's H/tp heads: qkv and proj stay
+split by heads / rows over tp, the tokens stay split over cp, and the two
+never meet (a tp all-reduce sums over heads of the same tokens, a cp ring
+moves tokens of the same heads). Sequence parallelism splits the rank's S/cp
+tokens once more, (B, S/(cp*tp), D) between the linears; the column-parallel
+qkv gathers them back over tp before attention. Pipeline stages cut either
+model by blocks (pipeline_parallel/stage.py): the activation between stages is
+(B/M, S/cp, D), or (B/M, S/(cp*tp), D) with sequence parallelism.
 Tutorial: ``minimegatron run -n 4 tutorials/12_context_parallel.py``.
 """
 from minimegatron import trace
@@ -31,12 +42,17 @@ from minimegatron.parallel.context_parallel.ring import ring_attention
 from minimegatron.parallel.context_parallel.ulysses import check_heads, ulysses_attention
 from minimegatron.parallel.context_parallel.zigzag import check_split, positions, split_sequence
 from minimegatron.parallel.split import flatten, unflatten
+from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT, ParallelSelfAttention
+from minimegatron.parallel.tensor_parallel.sequence import (check_sequence_length,
+                                                            scatter_to_sequence)
+from minimegatron.tensor import unwrap
 
 ATTENTION = ("ring", "allgather", "ulysses")
 
 
-def check_config(config, cp, attention, split):
-    """The same ValueError on every rank, before any collective, for a GPT cp cannot split."""
+def check_config(config, cp, attention, split, tp=1):
+    """The same ValueError on every rank, before any collective, for a GPT cp cannot split
+    (``tp``: the heads are first split over tp, Ulysses then splits the H/tp over cp)."""
     if attention not in ATTENTION:
         raise ValueError(f"context parallel: attention must be one of {ATTENTION}, "
                          f"got {attention!r}")
@@ -46,7 +62,11 @@ def check_config(config, cp, attention, split):
     if attention == "ulysses":
         if split != "contiguous":
             raise ValueError("context parallel: Ulysses needs the contiguous split")
-        check_heads(config.n_head, cp)
+        if tp > 1 and (config.n_head // tp) % cp:
+            raise ValueError(f"Ulysses: the {config.n_head // tp} heads of a tp rank "
+                             f"({config.n_head} heads / tp={tp}) do not split over cp={cp} "
+                             "ranks; use fewer tp or cp ranks (or ring / all-gather attention)")
+        check_heads(config.n_head // tp, cp)
     check_split(config.seq_len, cp, split)
 
 
@@ -59,16 +79,39 @@ class ContextParallelSelfAttention(CausalSelfAttention):
 
     def forward(self, x):                                            # x: (B, S/cp, D)
         q, k, v = split_columns(self.qkv(x), 3, axis=-1)             # 3 x (B, S/cp, D)
-        if self.attention == "ulysses":
-            y = ulysses_attention(q, k, v, self.group, self.n_head)
-        elif self.attention == "ring":
-            y = ring_attention(q, k, v, self.group, self.n_head, self.split)
-        else:
-            y = allgather_attention(q, k, v, self.group, self.n_head, self.split)
+        y = attend(self.attention, q, k, v, self.group, self.n_head, self.split)
         return self.resid_drop(self.proj(y))                         # (B, S/cp, D)
 
 
-class ContextParallelGPT(GPT):
+def attend(attention, q, k, v, group, n_head, split):
+    """Causal attention of this rank's tokens by the named variant: (B, S/cp, n_head*hd)."""
+    if attention == "ulysses":
+        return ulysses_attention(q, k, v, group, n_head)
+    if attention == "ring":
+        return ring_attention(q, k, v, group, n_head, split)
+    return allgather_attention(q, k, v, group, n_head, split)
+
+
+class TokenShards:
+    """What a GPT on cp ranks adds: its tokens of a batch, their global positions."""
+
+    def shard(self, tokens):
+        """This rank's tokens of (B, S) ids or targets: (B, S) -> (B, S/cp)."""
+        return split_sequence(tokens, self.group.rank, self.group.size, self.split)
+
+    def global_positions(self, local_steps):
+        """Positions 0..S-1 of this rank's S/cp tokens (ValueError past seq_len)."""
+        steps = local_steps * self.group.size
+        if steps > self.config.seq_len:
+            raise ValueError(f"sequence of {steps} tokens, but seq_len is {self.config.seq_len}")
+        return positions(steps, self.group.rank, self.group.size, self.split)   # (S/cp,)
+
+    def last_logits(self, x):
+        raise NotImplementedError("context parallel: the last position lives on one rank; "
+                                  "generate with the serial GPT")
+
+
+class ContextParallelGPT(TokenShards, GPT):
     """GPT(config) on this rank's tokens; same initial weights as one process."""
 
     def __init__(self, config, group, attention="ring", split=None):
@@ -82,21 +125,66 @@ class ContextParallelGPT(GPT):
                                                       f"blocks.{i}.attn")
             block.attn.load_state_dict(serial.state_dict())
 
-    def shard(self, tokens):
-        """This rank's tokens of (B, S) ids or targets: (B, S) -> (B, S/cp)."""
-        return split_sequence(tokens, self.group.rank, self.group.size, self.split)
-
     def embed(self, idx):
         """Token plus position embedding at each token's global position: (B, S/cp, D)."""
-        steps = idx.shape[-1] * self.group.size
-        if steps > self.config.seq_len:
-            raise ValueError(f"sequence of {steps} tokens, but seq_len is {self.config.seq_len}")
-        where = positions(steps, self.group.rank, self.group.size, self.split)   # (S/cp,)
-        return self.drop(self.wte(idx) + self.wpe(where))
+        return self.drop(self.wte(idx) + self.wpe(self.global_positions(idx.shape[-1])))
 
-    def last_logits(self, x):
-        raise NotImplementedError("context parallel: the last position lives on one rank; "
-                                  "generate with the serial GPT")
+
+class TensorContextParallelSelfAttention(ParallelSelfAttention):
+    """ParallelSelfAttention's shards (qkv by heads, proj by rows); its H/tp heads attend
+    over the cp group by a cp variant."""
+
+    def __init__(self, config, tp_group, cp_group, attention, split, name, sequence_parallel):
+        super().__init__(config, tp_group, name, sequence_parallel=sequence_parallel)
+        self.group, self.attention, self.split = cp_group, attention, split
+
+    def forward(self, x):                              # (B, S/cp, D), sp: (B, S/(cp*tp), D)
+        q, k, v = split_columns(self.qkv(x), 3, axis=-1)             # 3 x (B, S/cp, D/tp)
+        y = attend(self.attention, q, k, v, self.group, self.local_heads, self.split)
+        return self.resid_drop(self.proj(y))                         # (B, S/cp, D) after g
+
+
+class TensorContextParallelGPT(TokenShards, ParallelGPT):
+    """ParallelGPT(config, tp_group) on this cp rank's tokens; each parameter holds its tp
+    shard of one process's weight (the same names, shards.py)."""
+
+    def __init__(self, config, tp_group, cp_group, attention="ring", split=None,
+                 sequence_parallel=False):
+        split = split or ("contiguous" if attention == "ulysses" else "zigzag")
+        check_config(config, cp_group.size, attention, split, tp_group.size)
+        super().__init__(config, tp_group, sequence_parallel=sequence_parallel)
+        self.group, self.attention, self.split = cp_group, attention, split
+        for i, block in enumerate(self.blocks):
+            plain = block.attn
+            block.attn = TensorContextParallelSelfAttention(
+                config, tp_group, cp_group, attention, split, f"blocks.{i}.attn",
+                self.sequence_parallel)
+            block.attn.load_state_dict(plain.state_dict())
+
+    def embed(self, idx):
+        """Vocab-parallel token embedding plus the global positions' embedding:
+        (B, S/cp) -> (B, S/cp, D), or this tp rank's (B, S/(cp*tp), D) (sequence parallel)."""
+        idx = unwrap(idx)
+        where = self.global_positions(idx.shape[-1])                   # (S/cp,)
+        outer = trace.current_label()
+        label = trace.label(f"{outer}/embed" if outer else "embed")    # as ParallelGPT's
+        if not self.sequence_parallel:
+            with label:
+                return self.drop(self.wte(idx) + self.wpe(where))
+        check_sequence_length(idx.shape[-1], self.tp_group.size)      # before any collective
+        with label:
+            pos = self.wpe(where).reshape(1, len(where), self.config.d_model)
+            pos = scatter_to_sequence(pos, self.tp_group)              # (1, S/(cp*tp), D)
+            return self.drop(self.wte(idx) + pos)
+
+
+def context_parallel_model(config, tp_group, cp_group, attention="ring", split=None,
+                           sequence_parallel=False):
+    """The GPT on a tp x cp cell: ContextParallelGPT (tp = 1) or TensorContextParallelGPT."""
+    if tp_group.size == 1:
+        return ContextParallelGPT(config, cp_group, attention, split)
+    return TensorContextParallelGPT(config, tp_group, cp_group, attention, split,
+                                    sequence_parallel)
 
 
 def average_gradients(model, group):

@@ -35,18 +35,19 @@ def check_split(steps, cp, split):
                          f"length divisible by {parts}")
 
 
-def chunks_of(rank, cp, split):
-    """The chunk indices rank ``rank`` holds: zigzag (i, 2cp-1-i) of 2cp, contiguous (i,) of cp."""
-    return (rank, 2 * cp - 1 - rank) if split == "zigzag" else (rank,)
-
-
 def positions(steps, rank, cp, split):
-    """Global token positions of rank ``rank``'s shard, in the order it holds them."""
+    """Global token positions of rank ``rank``'s shard, in the order it holds them:
+    contiguous, tokens i*S/cp .. (i+1)*S/cp; zigzag, chunk i then chunk 2cp-1-i of 2cp."""
     check_split(steps, cp, split)
-    parts = 2 * cp if split == "zigzag" else cp
-    size = steps // parts
-    return xp.concatenate([xp.arange(c * size, (c + 1) * size)
-                           for c in chunks_of(rank, cp, split)])
+    if split == "contiguous":
+        size = steps // cp
+        return xp.arange(rank * size, (rank + 1) * size)               # (S/cp,)
+    # EXERCISE 8.2 begin
+    size = steps // (2 * cp)                                           # c = S/(2cp) per chunk
+    early, late = rank, 2 * cp - 1 - rank                              # chunk i, its mirror
+    return xp.concatenate([xp.arange(early * size, (early + 1) * size),
+                           xp.arange(late * size, (late + 1) * size)])   # (S/cp,)
+    # EXERCISE 8.2 end
 
 
 def split_sequence(x, rank, cp, split="zigzag", axis=1):
