@@ -20,7 +20,8 @@ batch (``serial``), the bucket layout, the padded sizes and the slices.
                          bytes (bucket.reduce: float32 for a float16 model)
          overlap         the all-reduce is still in flight when _launch returns
          mean_in_place   after finish() every p.grad, a view of the flat buffer, holds the
-                         mean gradient = one process's (float64, float32, float16, 4 ranks)
+                         mean gradient = one process's (float64, float32, float16, 4 ranks);
+                         MPI reads and writes bucket.reduce itself (no copy sent, put back)
          same_update     loss and weights after each AdamW step = one process's
     5.1  reduce_scatter  ONE reduce_scatter over the group of the padded flat gradients
          own_slice       self.grad_shard = slice r of one process's mean gradient
@@ -86,6 +87,16 @@ def _in_flight(handle):
     return not done and bool(getattr(handle, "requests", None))
 
 
+def _reads_and_writes(handle, buffer):
+    """Does the started all-reduce read and write ``buffer`` itself (in place)? False when
+    MPI works on another array (a copy sent, the result put back with ``out=``); None when
+    it cannot be told (not a comm.Handle, or a GPU array staged through the host)."""
+    keep = getattr(handle, "keep", None)
+    if not keep or not isinstance(buffer, np.ndarray) or not buffer.flags.c_contiguous:
+        return None
+    return all(isinstance(b, np.ndarray) and np.shares_memory(b, buffer) for b in keep)
+
+
 def _ddp_run(group, seed, dtype, steps):
     """One DDP training run; fills and returns its evidence (even when the code raises)."""
     from minimegatron import comm, trace
@@ -99,11 +110,12 @@ def _ddp_run(group, seed, dtype, steps):
         model = GPT(config)
         ddp = DistributedDataParallel(model, group, bucket_bytes=BUCKET_BYTES)
         opt = make_optimizer(model.parameters()) if steps else None
-        launched, launch = [], ddp._launch
+        launched, in_place, launch = [], [], ddp._launch
 
         def watched(bucket):
             launch(bucket)
             launched.append(_in_flight(bucket.handle))
+            in_place.append(_reads_and_writes(bucket.handle, bucket.reduce))
         ddp._launch = watched
         buffer = ddp.grad_buffer.data
         for step in range(max(steps, 1)):
@@ -114,12 +126,14 @@ def _ddp_run(group, seed, dtype, steps):
             if opt is not None:
                 opt.zero_grad()
             launched.clear()
+            in_place.clear()
             trace.reset()
             loss = model.loss(x, y)
             loss.backward()
             ddp.finish()
             record["calls"] = comm_log(trace.spans(), [group, comm.world()])
             record["in_flight"] = list(launched)
+            record["in_place"] = list(in_place)
             record["loss"] = float(loss.item())
             named = list(model.named_parameters())
             record["copies"] = [n for n, p in named if p.grad is None
@@ -149,6 +163,14 @@ def _owner_bytes(array):
     return int(array.nbytes)
 
 
+def _same(a, b):
+    """Does a hold the same values as b (a copy of the gradient slice is as good)?"""
+    from minimegatron.backend import to_numpy
+    if a is None or b is None or getattr(a, "shape", None) != getattr(b, "shape", None):
+        return False
+    return bool(np.array_equal(np.asarray(to_numpy(a)), np.asarray(to_numpy(b))))
+
+
 def _zero_run(group, seed, dtype, stage, steps):
     from minimegatron import comm, trace
     from minimegatron.demo import batch, make_optimizer
@@ -164,7 +186,8 @@ def _zero_run(group, seed, dtype, stage, steps):
 
         def watched(param, grad, state, step):
             updates.append({"shape": list(getattr(param, "shape", ())),
-                            "param": param is zero.shard, "grad": grad is zero.grad_shard,
+                            "param": param is zero.shard,
+                            "grad": grad is zero.grad_shard or _same(grad, zero.grad_shard),
                             "state": state is zero.flat.state, "step": repr(step)})
             return rule(param, grad, state, step)
         zero.optimizer.update = watched
@@ -386,6 +409,9 @@ def judge_mean_in_place(ranks, seed):
         if record["copies"]:
             raise CheckFailed(text("dp.grad_copies", rank=me, run=name,
                                    names=", ".join(record["copies"][:4])))
+        if False in record.get("in_place", []):
+            raise CheckFailed(text("dp.not_in_place", rank=me, run=name, step=step,
+                                   count=record["in_place"].count(False)))
         want = serial(config_for(seed, run["group"], run["dtype"]),
                       _steps(DDP_RUNS, name))["grads"][step]
         tol = _tol(run["dtype"], want.values())

@@ -339,6 +339,9 @@ MESSAGES = {
                        "bytes",
     "dp.not_in_flight": "rank {rank}, {run}, step {step}: {done} of {count} bucket all-reduces "
                         "had already finished when _launch returned (it waited)",
+    "dp.not_in_place": "rank {rank}, {run}, step {step}: {count} bucket(s) all-reduced "
+                       "another array (a copy, the result put back into bucket.reduce): the "
+                       "all-reduce must read and write bucket.reduce itself (inplace=True)",
     "dp.grad_copies": "rank {rank}, {run}: after finish() p.grad of {names} is not a view of "
                       "the flat gradient buffer (a copy)",
     "dp.grad_calls": "rank {rank}, {run}, step {step}: reduce_gradients made {got}; expected ONE "
@@ -363,10 +366,11 @@ MESSAGES = {
                             "flag per update, over the group that holds the gradients",
     "point.7.1.group_flag.hint": "all-reduce `local` with op=\"max\" over `group` (not the "
                                  "world, not a gather), once per update, before you decide",
-    "point.7.1.together": "an inf on ANY rank of the group makes EVERY rank of it skip the "
-                          "step, and only that group",
-    "point.7.1.together.hint": "decide found_inf from the reduced flag, not from this rank's "
-                               "own gradients",
+    "point.7.1.together": "an inf, -inf or NaN in any gradient on ANY rank of the group "
+                          "makes EVERY rank of it skip the step, and only that group",
+    "point.7.1.together.hint": "set local from all_finite(grads) (every array; NaN counts as "
+                               "much as inf), then decide found_inf from the reduced flag, not "
+                               "from this rank's own gradients",
     "point.7.1.backoff": "on an overflow the scale becomes max(scale * backoff_factor, "
                          "min_scale): the settings, never a constant",
     "point.7.1.backoff.hint": "use self.backoff_factor and self.min_scale (not 0.5 and 1), and "
@@ -384,6 +388,8 @@ MESSAGES = {
     "mp.flag_calls": "rank {rank}: {steps} updates made {count} collective(s) ({got}); "
                      "expected {steps} all_reduce on the group {group}",
     "mp.flag_bytes": "the flag all-reduce moved {nbytes} bytes: one number is enough",
+    "mp.skip_poison": "rank {rank} (group {group}), step {step}: not skipped, but rank "
+                      "{holder} of the group had {what} in grads[{index}]",
     "mp.skip_step": "rank {rank} (group {group}), step {step}: skipped {got}, expected {want}",
     "mp.backoff_wrong": "after the overflow at step {step} (scale {before}) the scale is {got}, "
                         "expected {want} with {settings}",

@@ -329,6 +329,9 @@ MESSAGES = {
                        "{want} 바이트",
     "dp.not_in_flight": "랭크 {rank}, {run}, 스텝 {step}: 버킷 올리듀스 {count}개 중 {done}개가 "
                         "_launch가 반환될 때 이미 끝나 있었습니다 (기다렸습니다)",
+    "dp.not_in_place": "랭크 {rank}, {run}, 스텝 {step}: 버킷 {count}개가 다른 배열(복사본, "
+                       "결과를 bucket.reduce에 다시 넣음)을 올리듀스했습니다: 올리듀스는 "
+                       "bucket.reduce 자체를 읽고 써야 합니다 (inplace=True)",
     "dp.grad_copies": "랭크 {rank}, {run}: finish() 후 {names}의 p.grad가 평탄한 기울기 버퍼의 "
                       "뷰가 아닙니다 (복사본)",
     "dp.grad_calls": "랭크 {rank}, {run}, 스텝 {step}: reduce_gradients가 {got}을(를) "
@@ -354,10 +357,11 @@ MESSAGES = {
     "point.7.1.group_flag.hint": "`local`을 `group` 위에서 op=\"max\"로 올리듀스하세요 "
                                  "(월드도, 개더(gather)도 아니고), 판단하기 전에 update마다 "
                                  "한 번",
-    "point.7.1.together": "그룹의 어느 랭크에든 inf가 있으면 그 그룹의 모든 랭크가 그 스텝을 "
-                          "건너뛰고, 그 그룹만 건너뜁니다",
-    "point.7.1.together.hint": "found_inf는 이 랭크의 기울기가 아니라 리듀스된 플래그로 "
-                               "정하세요",
+    "point.7.1.together": "그룹의 어느 랭크든 어느 기울기에든 inf, -inf, NaN이 있으면 그 "
+                          "그룹의 모든 랭크가 그 스텝을 건너뛰고, 그 그룹만 건너뜁니다",
+    "point.7.1.together.hint": "local은 all_finite(grads)로 정하고 (모든 배열; NaN도 inf와 "
+                               "똑같이 셉니다), found_inf는 이 랭크의 기울기가 아니라 리듀스된 "
+                               "플래그로 정하세요",
     "point.7.1.backoff": "오버플로가 나면 스케일은 max(scale * backoff_factor, min_scale)이 "
                          "됩니다: 상수가 아니라 설정값입니다",
     "point.7.1.backoff.hint": "0.5와 1이 아니라 self.backoff_factor와 self.min_scale을 쓰고, "
@@ -374,6 +378,8 @@ MESSAGES = {
     "mp.flag_calls": "랭크 {rank}: update {steps}번이 집합 통신 {count}번을 했습니다 ({got}); "
                      "그룹 {group} 위의 all_reduce {steps}번이어야 합니다",
     "mp.flag_bytes": "플래그 올리듀스가 {nbytes}바이트를 옮겼습니다: 숫자 하나면 됩니다",
+    "mp.skip_poison": "랭크 {rank} (그룹 {group}), 스텝 {step}: 건너뛰지 않았지만 그룹의 "
+                      "랭크 {holder}의 grads[{index}]에 {what}이(가) 있었습니다",
     "mp.skip_step": "랭크 {rank} (그룹 {group}), 스텝 {step}: 건너뜀 {got}, 기댓값 {want}",
     "mp.backoff_wrong": "스텝 {step}의 오버플로 뒤 (스케일 {before}) 스케일이 {got}입니다, "
                         "{settings}에서 기댓값은 {want}",
