@@ -76,6 +76,10 @@ MUTANTS = {
         "reduce-scatter over the world": ([
             I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), comm.world(),",
             I5 + '                                      op="mean")'] + FREE, "reduce_scatter"),
+        "the full flat gradients kept in an attribute (memory never freed)": ([
+            I5 + "self.flat_grads = flat.flat_grads()",
+            I5 + "self.grad_shard = comm.reduce_scatter(self.flat_grads, self.group, "
+            "op=\"mean\")"] + FREE, "freed"),
         "p.grad not freed": ([
             I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",
             I5 + '                                      op="mean")'], "freed"),

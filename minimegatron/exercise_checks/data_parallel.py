@@ -26,6 +26,7 @@ batch (``serial``), the bucket layout, the padded sizes and the slices.
     5.1  reduce_scatter  ONE reduce_scatter over the group of the padded flat gradients
          own_slice       self.grad_shard = slice r of one process's mean gradient
          freed           every p.grad is None; the gradients hold the slice's bytes only
+                         (counting arrays kept in attributes the student's code added)
     5.2  own_update      optimizer.update once per step on (self.shard, self.grad_shard,
                          flat.state, self.step_count); its state is slice-sized
          all_gather      ONE all_gather over the group of this rank's slice
@@ -171,6 +172,22 @@ def _same(a, b):
     return bool(np.array_equal(np.asarray(to_numpy(a)), np.asarray(to_numpy(b))))
 
 
+def _kept_aside(known):
+    """Bytes of the arrays held by attributes that the student's code added to the
+    ShardedOptimizer or its FlatShard (``self.flat_grads = ...``: memory never freed).
+    ``known``: [(object, the names of its attributes when it was built)]."""
+    total = 0
+    for obj, names in known:
+        for name, value in vars(obj).items():
+            if name in names:
+                continue
+            values = (value.values() if isinstance(value, dict) else
+                      value if isinstance(value, (list, tuple)) else [value])
+            total += sum(_owner_bytes(v) for v in values
+                         if hasattr(v, "nbytes") and hasattr(v, "shape"))
+    return total
+
+
 def _zero_run(group, seed, dtype, stage, steps):
     from minimegatron import comm, trace
     from minimegatron.demo import batch, make_optimizer
@@ -191,6 +208,7 @@ def _zero_run(group, seed, dtype, stage, steps):
                             "state": state is zero.flat.state, "step": repr(step)})
             return rule(param, grad, state, step)
         zero.optimizer.update = watched
+        known = [(obj, set(vars(obj))) for obj in (zero, zero.flat)]
         for step in range(steps):
             record = {}
             run["steps"].append(record)
@@ -208,7 +226,7 @@ def _zero_run(group, seed, dtype, stage, steps):
             record["alive"] = [n for n, p in named if p.grad is not None]
             record["grad_bytes"] = sum(_owner_bytes(p.grad) for n, p in named
                                        if p.grad is not None) + (
-                0 if shard is None else _owner_bytes(shard))
+                0 if shard is None else _owner_bytes(shard)) + _kept_aside(known)
             record["grad_shard"] = None if shard is None else np.array(shard, copy=True)
             updates.clear()
             trace.reset()

@@ -299,7 +299,8 @@ MESSAGES = {
     "point.5.1.freed": "그다음 모든 전체 p.grad를 해제(None)하고, 기울기는 조각의 바이트만 "
                        "차지합니다: 이것이 2단계가 아끼는 메모리입니다",
     "point.5.1.freed.hint": "flat.params의 모든 p에 p.grad = None을 하고, self.grad_shard에 전체 "
-                            "크기 기울기 버퍼의 뷰를 남기지 마세요",
+                            "크기 기울기 버퍼의 뷰를 남기지 말고, 직접 만든 속성에 전체 기울기를 "
+                            "담아 두지도 마세요",
     "point.5.2.own_update": "옵티마이저의 규칙은 스텝마다 한 번, 이 랭크의 조각에만 적용됩니다: "
                             "update(self.shard, self.grad_shard, flat.state, "
                             "self.step_count), 그 옵티마이저 상태(AdamW의 m과 v)는 조각 크기",
@@ -341,7 +342,7 @@ MESSAGES = {
                       "{count}개가 남아 있습니다 ({names} ...)",
     "dp.grad_memory": "랭크 {rank}, {run}, 스텝 {step}: reduce_gradients 뒤 기울기가 {got} "
                       "바이트를 차지합니다; 조각만이면 {want} 바이트 (뷰는 버퍼 전체를 살려 "
-                      "둡니다)",
+                      "둡니다; 전체 기울기를 담아 둔 속성도 마찬가지입니다)",
     "dp.update_count": "랭크 {rank}, {run}, 스텝 {step}: self.optimizer.update가 {count}번 "
                        "실행되었습니다; 기댓값은 한 번",
     "dp.update_args": "랭크 {rank}, {run}, 스텝 {step}: update의 param이 self.shard인가 "
