@@ -14,6 +14,7 @@ from lesson_mutants import assert_mutants, block_of, grade_lessons
 
 WORLD = "from minimegatron.comm import world"
 ALL_REDUCE = "from minimegatron.comm import all_reduce"
+BUFFER = ["import numpy as np", "buffers = globals().setdefault('_BUFFERS', {})"]
 
 MUTANTS = {
     "3.1": {
@@ -38,6 +39,11 @@ MUTANTS = {
         "3.1 all-reduce in place into grad_out (the wrong buffer)": ([
             "            return all_reduce(grad_out, ctx.group, inplace=True), None"],
             "grad_out_kept"),
+        "3.1 a result buffer kept from call to call (the next f overwrites it)": ([
+            " " * 12 + line for line in BUFFER + [
+                "buf = buffers.setdefault((grad_out.shape, str(grad_out.dtype)), "
+                "np.empty_like(grad_out))",
+                "return all_reduce(grad_out, ctx.group, out=buf), None"]], "grad_out_kept"),
     },
     "3.2": {
         "3.2 all-reduce over the world (wrong group)": ([
@@ -57,6 +63,10 @@ MUTANTS = {
         "3.2 all-reduce in place into x (the wrong buffer)": ([
             "        return x if group.size == 1 else all_reduce(x, group, inplace=True)"],
             "input_kept"),
+        "3.2 a result buffer kept from call to call (the next g overwrites it)": ([
+            " " * 8 + line for line in ["if group.size == 1:", "    return x"] + BUFFER + [
+                "buf = buffers.setdefault((x.shape, str(x.dtype)), np.empty_like(x))",
+                "return all_reduce(x, group, out=buf)"]], "input_kept"),
     },
     "3.3": {
         "3.3 strided columns": ([
@@ -163,6 +173,11 @@ MUTANTS = {
             "        r = group.rank",
             "        return x if group.size == 1 else all_reduce(x, group)[:, 2 * r:2 * r + 2]"],
             "tokens"),
+        "6.2 a result buffer kept from call to call (the next g-bar overwrites it)": ([
+            " " * 8 + line for line in ["if group.size == 1:", "    return x"] + BUFFER + [
+                "shape = (x.shape[0], x.shape[1] // group.size) + x.shape[2:]",
+                "buf = buffers.setdefault((shape, str(x.dtype)), np.empty(shape, x.dtype))",
+                "return reduce_scatter(x, group, axis=SEQ, out=buf)"]], "tokens"),
     },
 }
 

@@ -190,7 +190,8 @@ MESSAGES = {
     "point.3.1.grad_out_kept": "f's backward leaves the incoming gradient as it is: another "
                                "branch that shares that array keeps its own value",
     "point.3.1.grad_out_kept.hint": "return the all-reduce's new array; do not reduce in place "
-                                    "(inplace=True) into grad_out",
+                                    "(inplace=True) into grad_out, nor into a buffer kept from "
+                                    "call to call (out=)",
     "point.3.2.sum": "g's forward gives every rank the SUM of the group's x, in the dtype of x "
                      "(on one rank: x itself)",
     "point.3.2.sum.hint": "all-reduce x over group (not the world), or return x when "
@@ -201,7 +202,8 @@ MESSAGES = {
                                      "not an all-gather then a sum",
     "point.3.2.input_kept": "g returns a new array: its input, this rank's partial product "
                             "X_i A_i, keeps its value",
-    "point.3.2.input_kept.hint": "do not all-reduce in place (inplace=True) into x",
+    "point.3.2.input_kept.hint": "do not all-reduce in place (inplace=True) into x, nor into a "
+                                 "buffer kept from call to call (out=)",
     "point.3.3.columns": "rank r keeps columns r*w .. (r+1)*w of the master weight and of the "
                          "bias, w = out_features / tp, for any tp (2, 1 and 4 ranks)",
     "point.3.3.columns.hint": "w = out_features / tp: rank r of the tp group keeps columns r*w .. "
@@ -243,10 +245,14 @@ MESSAGES = {
     "tp.f_forward": "f(x) ({dtype}): identity",
     "tp.f_backward": "dL/dX ({dtype}): the sum of dL/dY over the ranks {group}",
     "tp.f_shared": "the other branch's gradient ({dtype}), which shares dL/dY with f",
+    "tp.f_reused": "dL/dX of f ({dtype}), held while a second f of the same shape ran "
+                   "(a buffer reused across calls is overwritten)",
     "tp.g_forward": "g(x) ({dtype}): the sum of x over the ranks {group}",
     "tp.g_backward": "dL/dx ({dtype}): g's backward is the identity",
     "tp.g_alone": "g(x) on a group of one rank: x",
     "tp.g_input": "x after g(x) ({dtype}): this rank's own x",
+    "tp.g_reused": "g(x) ({dtype}), held while a second g of the same shape ran (a "
+                   "buffer reused across calls is overwritten)",
     "tp.shard": "{name} (tp={tp}), rank {r} of the group: {what}",
     "tp.layer": "{name}: {what}",
     "tp.last_partial": "last_partial ({dtype}): X_i A_i",
@@ -262,7 +268,8 @@ MESSAGES = {
     "point.6.2.tokens": "g-bar gives rank r tokens r*T/t .. (r+1)*T/t of the SUM of the group's "
                         "x, shape (B, T/t, D) in x's dtype (on one rank: x itself)",
     "point.6.2.tokens.hint": "a reduce-scatter over the tp group (not the world), split along the "
-                             "sequence axis SEQ (not the batch, not the hidden axis)",
+                             "sequence axis SEQ (not the batch, not the hidden axis), into a new "
+                             "array (no buffer kept from call to call)",
     "point.6.2.one_reduce_scatter": "g-bar costs ONE reduce-scatter of x over the tp group (an "
                                     "all-reduce then a slice moves twice the bytes), and nothing "
                                     "on a group of one rank",
@@ -276,6 +283,8 @@ MESSAGES = {
                   "sum over the ranks {group}",
     "sp.backward": "dL/dx ({dtype}): the all-gather of the ranks' dL/dy along the sequence",
     "sp.alone": "g-bar(x) on a group of one rank: x",
+    "sp.reused": "g-bar(x) ({dtype}), held while a second g-bar of the same shape ran "
+                 "(a buffer reused across calls is overwritten)",
     # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py)
     "point.4.1.one_per_bucket": "each bucket is ONE all-reduce per step, over the dp group, of "
                                 "its own slice of the flat gradient buffer (bucket.reduce: the "

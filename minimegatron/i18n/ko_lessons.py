@@ -186,7 +186,8 @@ MESSAGES = {
     "point.3.1.grad_out_kept": "f의 역전파는 들어온 기울기를 그대로 둡니다: 그 배열을 함께 쓰는 "
                                "다른 가지는 자기 값을 그대로 받습니다",
     "point.3.1.grad_out_kept.hint": "올리듀스가 만든 새 배열을 돌려주세요; grad_out 안으로 제자리"
-                                    "(inplace=True) 올리듀스하지 마세요",
+                                    "(inplace=True) 올리듀스하지 말고, 호출마다 다시 쓰는 버퍼(out=)에도 "
+                                    "넣지 마세요",
     "point.3.2.sum": "g의 순전파는 모든 랭크에 그룹의 x의 합(SUM)을 x의 자료형으로 줍니다 "
                      "(랭크 하나면 x 그대로)",
     "point.3.2.sum.hint": "x를 group 위에서 (월드가 아니라) 올리듀스하고, group.size == 1이면 "
@@ -198,7 +199,8 @@ MESSAGES = {
                                      "올개더 뒤의 합이 아닙니다",
     "point.3.2.input_kept": "g는 새 배열을 돌려줍니다: 입력인 이 랭크의 부분 곱 X_i A_i는 제 값을 "
                             "그대로 가집니다",
-    "point.3.2.input_kept.hint": "x 안으로 제자리(inplace=True) 올리듀스하지 마세요",
+    "point.3.2.input_kept.hint": "x 안으로 제자리(inplace=True) 올리듀스하지 말고, 호출마다 "
+                                 "다시 쓰는 버퍼(out=)에도 넣지 마세요",
     "point.3.3.columns": "랭크 r은 마스터 가중치와 편향의 열 r*w .. (r+1)*w를 가집니다, "
                          "w = out_features / tp, 어떤 tp에서든 (랭크 2개, 1개, 4개)",
     "point.3.3.columns.hint": "w = out_features / tp: tp 그룹의 랭크 r은 열 r*w .. (r+1)*w를 가집니다; 상수가 아니라 "
@@ -234,10 +236,14 @@ MESSAGES = {
     "tp.f_forward": "f(x) ({dtype}): 항등",
     "tp.f_backward": "dL/dX ({dtype}): 랭크 {group}의 dL/dY의 합",
     "tp.f_shared": "f와 dL/dY를 함께 쓰는 다른 가지의 기울기 ({dtype})",
+    "tp.f_reused": "두 번째 f(같은 모양)가 도는 동안 들고 있던 f의 dL/dX ({dtype}) "
+                   "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
     "tp.g_forward": "g(x) ({dtype}): 랭크 {group}의 x의 합",
     "tp.g_backward": "dL/dx ({dtype}): g의 역전파는 항등",
     "tp.g_alone": "랭크 하나짜리 그룹에서 g(x): x",
     "tp.g_input": "g(x) 뒤의 x ({dtype}): 이 랭크 자신의 x",
+    "tp.g_reused": "두 번째 g(같은 모양)가 도는 동안 들고 있던 g(x) ({dtype}) "
+                   "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
     "tp.shard": "{name} (tp={tp}), 그룹의 랭크 {r}: {what}",
     "tp.layer": "{name}: {what}",
     "tp.last_partial": "last_partial ({dtype}): X_i A_i",
@@ -252,7 +258,8 @@ MESSAGES = {
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
     "point.6.2.tokens": "g-bar는 랭크 r에 그룹의 x의 합(SUM) 가운데 토큰 r*T/t .. (r+1)*T/t를 "
                         "x의 자료형, 모양 (B, T/t, D)로 줍니다 (랭크 하나면 x 그대로)",
-    "point.6.2.tokens.hint": "tp 그룹 위의 (월드가 아니라) 리듀스-스캐터, 시퀀스 축 SEQ를 따라 나누기 (배치 축도, 은닉 축도 아니게)",
+    "point.6.2.tokens.hint": "tp 그룹 위의 (월드가 아니라) 리듀스-스캐터, 시퀀스 축 SEQ를 따라 나누기 (배치 축도, 은닉 축도 아니게), "
+                             "새 배열로 (호출마다 다시 쓰는 버퍼가 아니게)",
     "point.6.2.one_reduce_scatter": "g-bar의 비용은 tp 그룹 위의 x 리듀스 스캐터(reduce-scatter) "
                                     "한 번이고 (올리듀스 뒤에 자르면 두 배의 바이트를 옮깁니다), "
                                     "랭크 하나짜리 그룹에서는 아무것도 없습니다",
@@ -266,6 +273,8 @@ MESSAGES = {
                   "랭크의 토큰",
     "sp.backward": "dL/dx ({dtype}): 랭크들의 dL/dy를 시퀀스 축으로 올개더한 것",
     "sp.alone": "랭크 하나짜리 그룹에서 g-bar(x): x",
+    "sp.reused": "두 번째 g-bar(같은 모양)가 도는 동안 들고 있던 g-bar(x) ({dtype}) "
+                 "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
     # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py)
     "point.4.1.one_per_bucket": "버킷 하나는 스텝마다 dp 그룹 위의 올리듀스(all-reduce) 한 "
                                 "번이며, 평탄한 기울기 버퍼 중 자기 조각(bucket.reduce: 버퍼 "
