@@ -157,11 +157,43 @@ def collect_ddp(group, seed):
     return {"runs": runs}
 
 
-def _owner_bytes(array):
-    """The bytes of the array that owns this one's memory (a view keeps its base alive)."""
+def _owner(array):
+    """The array that owns this one's memory (a view keeps its base alive)."""
     while getattr(array, "base", None) is not None and hasattr(array.base, "nbytes"):
         array = array.base
-    return int(array.nbytes)
+    return array
+
+
+def _owner_bytes(array):
+    return int(_owner(array).nbytes)
+
+
+def _arrays_in(value):
+    """The arrays in an attribute's value: itself, or one level of a list, tuple or dict."""
+    values = (value.values() if isinstance(value, dict) else
+              value if isinstance(value, (list, tuple)) else [value])
+    return [v for v in values if hasattr(v, "nbytes") and hasattr(v, "shape")]
+
+
+def _gradient_bytes(grads, known, weights):
+    """Bytes the gradients hold: the memory owning ``grads`` (p.grad and the slice), and
+    what attributes added by the student's code to the ShardedOptimizer or its FlatShard
+    keep alive (``self.flat_grads = ...``: never freed), each owner counted once and the
+    weights' and optimizer state's memory left out. ``known``: [(object, the names of its
+    attributes when it was built)]; ``weights``: the parameters' arrays."""
+    owned, aside = {id(_owner(w)) for w in weights}, []
+    for obj, names in known:
+        for name, value in vars(obj).items():
+            if name not in names:
+                aside += _arrays_in(value)
+            elif name != "grad_shard":
+                owned.update(id(_owner(a)) for a in _arrays_in(value))
+    owners = {}
+    for a in [g for g in grads if g is not None] + aside:
+        owner = _owner(a)
+        if id(owner) not in owned:
+            owners[id(owner)] = int(owner.nbytes)
+    return sum(owners.values())
 
 
 def _same(a, b):
@@ -170,22 +202,6 @@ def _same(a, b):
     if a is None or b is None or getattr(a, "shape", None) != getattr(b, "shape", None):
         return False
     return bool(np.array_equal(np.asarray(to_numpy(a)), np.asarray(to_numpy(b))))
-
-
-def _kept_aside(known):
-    """Bytes of the arrays held by attributes that the student's code added to the
-    ShardedOptimizer or its FlatShard (``self.flat_grads = ...``: memory never freed).
-    ``known``: [(object, the names of its attributes when it was built)]."""
-    total = 0
-    for obj, names in known:
-        for name, value in vars(obj).items():
-            if name in names:
-                continue
-            values = (value.values() if isinstance(value, dict) else
-                      value if isinstance(value, (list, tuple)) else [value])
-            total += sum(_owner_bytes(v) for v in values
-                         if hasattr(v, "nbytes") and hasattr(v, "shape"))
-    return total
 
 
 def _zero_run(group, seed, dtype, stage, steps):
@@ -224,9 +240,8 @@ def _zero_run(group, seed, dtype, stage, steps):
             named = list(model.named_parameters())
             shard = zero.grad_shard
             record["alive"] = [n for n, p in named if p.grad is not None]
-            record["grad_bytes"] = sum(_owner_bytes(p.grad) for n, p in named
-                                       if p.grad is not None) + (
-                0 if shard is None else _owner_bytes(shard)) + _kept_aside(known)
+            record["grad_bytes"] = _gradient_bytes([p.grad for n, p in named] + [shard],
+                                                   known, [p.data for n, p in named])
             record["grad_shard"] = None if shard is None else np.array(shard, copy=True)
             updates.clear()
             trace.reset()
