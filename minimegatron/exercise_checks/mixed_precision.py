@@ -92,7 +92,7 @@ def collect(group, seed):
             count, holder = bad.get(step, (None, None))
             if holder == group.rank:
                 _, value, which = poison(count)
-                grads[which][1] = value
+                grads[which][count % grads[which].size] = value     # not always one place
             scales.append(scaler.scale)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)       # "at the minimum scale"
