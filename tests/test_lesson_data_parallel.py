@@ -56,6 +56,10 @@ MUTANTS = {
             I4 + "                                 inplace=True)",
             I4 + "bucket.handle.wait()",
             I4 + "bucket.reduce[...] /= 2"], "mean_in_place"),
+        "a copy all-reduced, the mean put back with out= (not in place)": ([
+            I4 + "bucket.handle = comm.iall_reduce(bucket.reduce.copy(), self.group,",
+            I4 + '                                 op="mean", out=bucket.reduce)'],
+            "mean_in_place"),
     },
     "5.1": {
         "all-reduce, then this rank's slice (a view: the full buffer stays)": ([
@@ -72,6 +76,10 @@ MUTANTS = {
         "reduce-scatter over the world": ([
             I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), comm.world(),",
             I5 + '                                      op="mean")'] + FREE, "reduce_scatter"),
+        "the full flat gradients kept in an attribute (memory never freed)": ([
+            I5 + "self.flat_grads = flat.flat_grads()",
+            I5 + "self.grad_shard = comm.reduce_scatter(self.flat_grads, self.group, "
+            "op=\"mean\")"] + FREE, "freed"),
         "p.grad not freed": ([
             I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",
             I5 + '                                      op="mean")'], "freed"),
@@ -109,10 +117,48 @@ MUTANTS = {
     },
 }
 
+# Right answers written another way: each must PASS (a false FAIL is the second worst thing).
+ALTERNATIVES = {
+    "4.1": {
+        "divided by the group size first, then an all-reduce (sum) in place": [
+            I4 + "bucket.reduce /= self.group.size",
+            I4 + 'bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="sum",',
+            I4 + "                                 inplace=True)"],
+    },
+    "5.1": {
+        "reduce-scatter (sum), then divided by the group size": [
+            I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group)",
+            I5 + "self.grad_shard /= self.group.size"] + FREE,
+        "the slice also kept under a name of one's own (an alias: no more memory)": [
+            I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",
+            I5 + '                                      op="mean")',
+            I5 + "self.my_grads = self.grad_shard",
+            I5 + "self.reduced = getattr(self, 'reduced', 0) + 1"] + FREE,
+    },
+    "5.2": {
+        "the optimizer given a copy of the gradient slice": [
+            I6 + 'with no_grad(), trace.span("optimizer"):',
+            I6 + "    self.optimizer.update(self.shard, self.grad_shard.copy(), flat.state,",
+            I6 + "                          self.step_count)"] + GATHER,
+        "a copy of the slice all-gathered": UPDATE + [
+            I6 + "full = comm.all_gather(self.shard.copy(), self.group)"],
+    },
+}
+
 
 @pytest.fixture(scope="module")
 def verdicts():
-    return grade_lessons({ex_id: block_of(ex_id) for ex_id in MUTANTS}, MUTANTS, timeout=120)
+    variants = {ex_id: {**MUTANTS[ex_id], **{name: (body, None) for name, body
+                                              in ALTERNATIVES.get(ex_id, {}).items()}}
+                for ex_id in MUTANTS}
+    return grade_lessons({ex_id: block_of(ex_id) for ex_id in MUTANTS}, variants, timeout=120)
+
+
+@pytest.mark.parametrize("ex_id,name", [(ex_id, name) for ex_id, alts in ALTERNATIVES.items()
+                                        for name in alts])
+def test_a_right_answer_written_another_way_passes(verdicts, ex_id, name):
+    verdict = verdicts[ex_id][name]
+    assert verdict.passed, f"{name}: {verdict.result}\n" + "\n".join(verdict.lines)
 
 
 @pytest.mark.parametrize("ex_id", list(MUTANTS))

@@ -55,12 +55,48 @@ MUTANTS = {
         "            if self.clean_steps == self.growth_interval:",
         "                self.scale *= 2.0",
         "                self.clean_steps = 0"], "growth"),
+    "looks for inf only (a NaN gradient is not an overflow)": ([
+        "        local = xp.asarray([1.0 if any(bool(xp.isinf(g).any()) for g in grads) "
+        "else 0.0])"] + REDUCE + DECIDE + BACKOFF + GROW, "together"),
+    "tests grads[0] only (an inf in another array is missed)": ([
+        "        local = xp.asarray([0.0 if all_finite([grads[0]]) else 1.0])"]
+        + REDUCE + DECIDE + BACKOFF + GROW, "together"),
+    "max == inf (a NaN or a -inf is missed)": ([
+        "        local = xp.asarray([1.0 if max(float(g.max()) for g in grads) == float('inf') "
+        "else 0.0])"] + REDUCE + DECIDE + BACKOFF + GROW, "together"),
+}
+
+# Right answers written another way: each must PASS.
+ALTERNATIVES = {
+    "op sum for the flag, found_inf a NumPy bool, >= for the count": (FLAG + [
+        "        if group is not None:",
+        "            local = comm.all_reduce(local, group)",
+        "        found_inf = local[0] > 0",
+        "        if found_inf:",
+        "            self.scale = max(self.scale * self.backoff_factor, self.min_scale)",
+        "            self.clean_steps = 0",
+        "        else:",
+        "            self.clean_steps += 1",
+        "            if self.clean_steps >= self.growth_interval:",
+        "                self.scale *= self.growth_factor",
+        "                self.clean_steps = 0"]),
+    "isfinite over every array, a float32 flag": ([
+        "        bad = not all(bool(xp.isfinite(g).all()) for g in grads)",
+        "        local = xp.asarray([float(bad)], dtype=xp.float32)"]
+        + REDUCE + DECIDE + BACKOFF + GROW),
 }
 
 
 @pytest.fixture(scope="module")
 def verdicts():
-    return grade_with_reference(EX, REFERENCE, MUTANTS)
+    return grade_with_reference(EX, REFERENCE, {**MUTANTS, **{name: (body, None) for name, body
+                                                              in ALTERNATIVES.items()}})
+
+
+@pytest.mark.parametrize("name", list(ALTERNATIVES))
+def test_a_right_answer_written_another_way_passes(verdicts, name):
+    verdict = verdicts[name]
+    assert verdict.passed, f"{name}: {verdict.result}\n" + "\n".join(verdict.lines)
 
 
 def test_the_reference_passes_every_point(verdicts):

@@ -14,6 +14,7 @@ from lesson_mutants import assert_mutants, block_of, grade_lessons
 
 WORLD = "from minimegatron.comm import world"
 ALL_REDUCE = "from minimegatron.comm import all_reduce"
+BUFFER = ["import numpy as np", "buffers = globals().setdefault('_BUFFERS', {})"]
 
 MUTANTS = {
     "3.1": {
@@ -38,6 +39,11 @@ MUTANTS = {
         "3.1 all-reduce in place into grad_out (the wrong buffer)": ([
             "            return all_reduce(grad_out, ctx.group, inplace=True), None"],
             "grad_out_kept"),
+        "3.1 a result buffer kept from call to call (the next f overwrites it)": ([
+            " " * 12 + line for line in BUFFER + [
+                "buf = buffers.setdefault((grad_out.shape, str(grad_out.dtype)), "
+                "np.empty_like(grad_out))",
+                "return all_reduce(grad_out, ctx.group, out=buf), None"]], "grad_out_kept"),
     },
     "3.2": {
         "3.2 all-reduce over the world (wrong group)": ([
@@ -57,6 +63,10 @@ MUTANTS = {
         "3.2 all-reduce in place into x (the wrong buffer)": ([
             "        return x if group.size == 1 else all_reduce(x, group, inplace=True)"],
             "input_kept"),
+        "3.2 a result buffer kept from call to call (the next g overwrites it)": ([
+            " " * 8 + line for line in ["if group.size == 1:", "    return x"] + BUFFER + [
+                "buf = buffers.setdefault((x.shape, str(x.dtype)), np.empty_like(x))",
+                "return all_reduce(x, group, out=buf)"]], "input_kept"),
     },
     "3.3": {
         "3.3 strided columns": ([
@@ -163,13 +173,54 @@ MUTANTS = {
             "        r = group.rank",
             "        return x if group.size == 1 else all_reduce(x, group)[:, 2 * r:2 * r + 2]"],
             "tokens"),
+        "6.2 a result buffer kept from call to call (the next g-bar overwrites it)": ([
+            " " * 8 + line for line in ["if group.size == 1:", "    return x"] + BUFFER + [
+                "shape = (x.shape[0], x.shape[1] // group.size) + x.shape[2:]",
+                "buf = buffers.setdefault((shape, str(x.dtype)), np.empty(shape, x.dtype))",
+                "return reduce_scatter(x, group, axis=SEQ, out=buf)"]], "tokens"),
     },
+}
+
+# Right answers written another way: each must PASS (a false FAIL is the second worst thing).
+ALTERNATIVES = {
+    "3.1": {"a fresh copy reduced in place (a new array each call)": [
+        "            return all_reduce(grad_out.copy(), ctx.group, inplace=True), None"]},
+    "3.2": {"a fresh copy reduced in place (a new array each call)": [
+        "        return x if group.size == 1 else all_reduce(x.copy(), group, inplace=True)"]},
+    "3.3": {"the columns as an index array": [
+        "        import numpy as np",
+        "        width = out_features // tp_group.size",
+        "        cols = np.arange(out_features).reshape(tp_group.size, width)[tp_group.rank]"]},
+    "3.4": {"the rows from np.array_split": [
+        "        import numpy as np",
+        "        height = in_features // tp_group.size",
+        "        rows = np.array_split(np.arange(in_features), tp_group.size)[tp_group.rank]"]},
+    "3.5": {"last_partial set after g": [
+        "        partial = x @ self.weight",
+        "        y = reduce_from_tp(partial, self.tp_group)",
+        "        self.last_partial = partial.data"]},
+    "6.2": {"axis 1 written out": [
+        "        return x if group.size == 1 else reduce_scatter(x, group, axis=1)"],
+            "the sequence moved to the front and back": [
+        "        if group.size == 1:",
+        "            return x",
+        "        return reduce_scatter(x.swapaxes(0, 1), group, axis=0).swapaxes(0, 1)"]},
 }
 
 
 @pytest.fixture(scope="module")
 def verdicts():
-    return grade_lessons({ex_id: block_of(ex_id) for ex_id in MUTANTS}, MUTANTS)
+    variants = {ex_id: {**MUTANTS[ex_id], **{name: (body, None) for name, body
+                                              in ALTERNATIVES.get(ex_id, {}).items()}}
+                for ex_id in MUTANTS}
+    return grade_lessons({ex_id: block_of(ex_id) for ex_id in MUTANTS}, variants)
+
+
+@pytest.mark.parametrize("ex_id, name", [(ex_id, name) for ex_id, alts in ALTERNATIVES.items()
+                                         for name in alts])
+def test_a_right_answer_written_another_way_passes(verdicts, ex_id, name):
+    verdict = verdicts[ex_id][name]
+    assert verdict.passed, f"{name}: {verdict.result}\n" + "\n".join(verdict.lines)
 
 
 @pytest.mark.parametrize("ex_id", list(MUTANTS))

@@ -20,11 +20,13 @@ batch (``serial``), the bucket layout, the padded sizes and the slices.
                          bytes (bucket.reduce: float32 for a float16 model)
          overlap         the all-reduce is still in flight when _launch returns
          mean_in_place   after finish() every p.grad, a view of the flat buffer, holds the
-                         mean gradient = one process's (float64, float32, float16, 4 ranks)
+                         mean gradient = one process's (float64, float32, float16, 4 ranks);
+                         MPI reads and writes bucket.reduce itself (no copy sent, put back)
          same_update     loss and weights after each AdamW step = one process's
     5.1  reduce_scatter  ONE reduce_scatter over the group of the padded flat gradients
          own_slice       self.grad_shard = slice r of one process's mean gradient
          freed           every p.grad is None; the gradients hold the slice's bytes only
+                         (counting arrays kept in attributes the student's code added)
     5.2  own_update      optimizer.update once per step on (self.shard, self.grad_shard,
                          flat.state, self.step_count); its state is slice-sized
          all_gather      ONE all_gather over the group of this rank's slice
@@ -86,6 +88,16 @@ def _in_flight(handle):
     return not done and bool(getattr(handle, "requests", None))
 
 
+def _reads_and_writes(handle, buffer):
+    """Does the started all-reduce read and write ``buffer`` itself (in place)? False when
+    MPI works on another array (a copy sent, the result put back with ``out=``); None when
+    it cannot be told (not a comm.Handle, or a GPU array staged through the host)."""
+    keep = getattr(handle, "keep", None)
+    if not keep or not isinstance(buffer, np.ndarray) or not buffer.flags.c_contiguous:
+        return None
+    return all(isinstance(b, np.ndarray) and np.shares_memory(b, buffer) for b in keep)
+
+
 def _ddp_run(group, seed, dtype, steps):
     """One DDP training run; fills and returns its evidence (even when the code raises)."""
     from minimegatron import comm, trace
@@ -99,11 +111,12 @@ def _ddp_run(group, seed, dtype, steps):
         model = GPT(config)
         ddp = DistributedDataParallel(model, group, bucket_bytes=BUCKET_BYTES)
         opt = make_optimizer(model.parameters()) if steps else None
-        launched, launch = [], ddp._launch
+        launched, in_place, launch = [], [], ddp._launch
 
         def watched(bucket):
             launch(bucket)
             launched.append(_in_flight(bucket.handle))
+            in_place.append(_reads_and_writes(bucket.handle, bucket.reduce))
         ddp._launch = watched
         buffer = ddp.grad_buffer.data
         for step in range(max(steps, 1)):
@@ -114,12 +127,14 @@ def _ddp_run(group, seed, dtype, steps):
             if opt is not None:
                 opt.zero_grad()
             launched.clear()
+            in_place.clear()
             trace.reset()
             loss = model.loss(x, y)
             loss.backward()
             ddp.finish()
             record["calls"] = comm_log(trace.spans(), [group, comm.world()])
             record["in_flight"] = list(launched)
+            record["in_place"] = list(in_place)
             record["loss"] = float(loss.item())
             named = list(model.named_parameters())
             record["copies"] = [n for n, p in named if p.grad is None
@@ -142,11 +157,51 @@ def collect_ddp(group, seed):
     return {"runs": runs}
 
 
-def _owner_bytes(array):
-    """The bytes of the array that owns this one's memory (a view keeps its base alive)."""
+def _owner(array):
+    """The array that owns this one's memory (a view keeps its base alive)."""
     while getattr(array, "base", None) is not None and hasattr(array.base, "nbytes"):
         array = array.base
-    return int(array.nbytes)
+    return array
+
+
+def _owner_bytes(array):
+    return int(_owner(array).nbytes)
+
+
+def _arrays_in(value):
+    """The arrays in an attribute's value: itself, or one level of a list, tuple or dict."""
+    values = (value.values() if isinstance(value, dict) else
+              value if isinstance(value, (list, tuple)) else [value])
+    return [v for v in values if hasattr(v, "nbytes") and hasattr(v, "shape")]
+
+
+def _gradient_bytes(grads, known, weights):
+    """Bytes the gradients hold: the memory owning ``grads`` (p.grad and the slice), and
+    what attributes added by the student's code to the ShardedOptimizer or its FlatShard
+    keep alive (``self.flat_grads = ...``: never freed), each owner counted once and the
+    weights' and optimizer state's memory left out. ``known``: [(object, the names of its
+    attributes when it was built)]; ``weights``: the parameters' arrays."""
+    owned, aside = {id(_owner(w)) for w in weights}, []
+    for obj, names in known:
+        for name, value in vars(obj).items():
+            if name not in names:
+                aside += _arrays_in(value)
+            elif name != "grad_shard":
+                owned.update(id(_owner(a)) for a in _arrays_in(value))
+    owners = {}
+    for a in [g for g in grads if g is not None] + aside:
+        owner = _owner(a)
+        if id(owner) not in owned:
+            owners[id(owner)] = int(owner.nbytes)
+    return sum(owners.values())
+
+
+def _same(a, b):
+    """Does a hold the same values as b (a copy of the gradient slice is as good)?"""
+    from minimegatron.backend import to_numpy
+    if a is None or b is None or getattr(a, "shape", None) != getattr(b, "shape", None):
+        return False
+    return bool(np.array_equal(np.asarray(to_numpy(a)), np.asarray(to_numpy(b))))
 
 
 def _zero_run(group, seed, dtype, stage, steps):
@@ -164,10 +219,12 @@ def _zero_run(group, seed, dtype, stage, steps):
 
         def watched(param, grad, state, step):
             updates.append({"shape": list(getattr(param, "shape", ())),
-                            "param": param is zero.shard, "grad": grad is zero.grad_shard,
+                            "param": param is zero.shard,
+                            "grad": grad is zero.grad_shard or _same(grad, zero.grad_shard),
                             "state": state is zero.flat.state, "step": repr(step)})
             return rule(param, grad, state, step)
         zero.optimizer.update = watched
+        known = [(obj, set(vars(obj))) for obj in (zero, zero.flat)]
         for step in range(steps):
             record = {}
             run["steps"].append(record)
@@ -183,9 +240,8 @@ def _zero_run(group, seed, dtype, stage, steps):
             named = list(model.named_parameters())
             shard = zero.grad_shard
             record["alive"] = [n for n, p in named if p.grad is not None]
-            record["grad_bytes"] = sum(_owner_bytes(p.grad) for n, p in named
-                                       if p.grad is not None) + (
-                0 if shard is None else _owner_bytes(shard))
+            record["grad_bytes"] = _gradient_bytes([p.grad for n, p in named] + [shard],
+                                                   known, [p.data for n, p in named])
             record["grad_shard"] = None if shard is None else np.array(shard, copy=True)
             updates.clear()
             trace.reset()
@@ -386,6 +442,9 @@ def judge_mean_in_place(ranks, seed):
         if record["copies"]:
             raise CheckFailed(text("dp.grad_copies", rank=me, run=name,
                                    names=", ".join(record["copies"][:4])))
+        if False in record.get("in_place", []):
+            raise CheckFailed(text("dp.not_in_place", rank=me, run=name, step=step,
+                                   count=record["in_place"].count(False)))
         want = serial(config_for(seed, run["group"], run["dtype"]),
                       _steps(DDP_RUNS, name))["grads"][step]
         tol = _tol(run["dtype"], want.values())

@@ -2,12 +2,15 @@
 
 The grader runs this on 4 ranks, on the dp groups [0, 2] and [1, 3]. Each group
 gets its own pattern of overflows, drawn from the grading seed, and in each
-overflow ONE rank of the group (drawn too) holds the inf. Points:
+overflow ONE rank of the group (drawn too) holds a non-finite value (NaN, inf
+or -inf, in one of its two gradient arrays). Points:
 
     group_flag   one all-reduce of a one-element flag per update, over THIS group
                  (a flag over the world mixes the two groups' overflows)
     together     every rank of the group skips the same steps, and the other group's
-                 steps are not skipped
+                 steps are not skipped; the bad value is a NaN, an inf or a -inf, in
+                 the first or the second gradient array (a test for inf only, or of
+                 grads[0] only, misses some)
     backoff      on an overflow S = max(S * backoff_factor, min_scale): checked with
                  backoff 0.25 and a min_scale that is reached
     growth       after growth_interval clean steps in a row S = S * growth_factor, and
@@ -43,6 +46,17 @@ def overflows(seed, group_ranks, settings_index):
     return [(step, int(rng.integers(len(group_ranks)))) for step in steps]
 
 
+POISONS = (("NaN", np.nan, 0), ("inf", np.inf, 1), ("-inf", -np.inf, 0), ("NaN", np.nan, 1),
+           ("inf", np.inf, 0), ("-inf", -np.inf, 1))
+
+
+def poison(count):
+    """(name, value, which array of grads) of a group's ``count``-th overflow: NaN, inf and
+    -inf, in the first and in the second gradient array, so that a test for inf only, or of
+    grads[0] only, misses some."""
+    return POISONS[count % len(POISONS)]
+
+
 def replay(settings, bad_steps):
     """[(scale used, skipped)] per step by the rule, for one group's overflow steps."""
     scale, clean = settings["init_scale"], 0
@@ -67,17 +81,21 @@ def collect(group, seed):
     from minimegatron.comm import world
     from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
     runs = []
-    for index, settings in enumerate(SETTINGS):      # overflows at min_scale are expected here
-        scaler = DynamicLossScaler(**settings, at_min_scale="warn")
-        bad = dict(overflows(seed, group.ranks, index))
+    for index, settings in enumerate(SETTINGS):
+        scaler = DynamicLossScaler(**settings, at_min_scale="warn")   # min_scale is reached
+        bad = {step: (count, holder) for count, (step, holder)
+               in enumerate(overflows(seed, group.ranks, index))}
         trace.reset()
         scales, skipped = [], []
         for step in range(STEPS):
-            poisoned = bad.get(step) == group.rank
-            grads = [np.array([1.0, np.inf if poisoned else 2.0, 3.0]), np.ones(2)]
+            grads = [np.array([1.0, 2.0, 3.0]), np.ones(2)]
+            count, holder = bad.get(step, (None, None))
+            if holder == group.rank:
+                _, value, which = poison(count)
+                grads[which][count % grads[which].size] = value     # not always one place
             scales.append(scaler.scale)
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
+                warnings.simplefilter("ignore", RuntimeWarning)       # "at the minimum scale"
                 skipped.append(bool(scaler.update(grads, group)))
         runs.append({"scales": scales, "skipped": skipped,
                      "calls": comm_log(trace.spans(), [group, world()])})
@@ -110,6 +128,13 @@ def judge_together(ranks, seed):
             want = [skip for _, skip in _replays(ev, seed, index)]
             if run["skipped"] != want:
                 step = next(i for i, (a, b) in enumerate(zip(run["skipped"], want)) if a != b)
+                bad = {s: (count, holder) for count, (s, holder)
+                       in enumerate(overflows(seed, ev["group"], index))}
+                if step in bad:
+                    name, _, which = poison(bad[step][0])
+                    raise CheckFailed(text("mp.skip_poison", rank=ev["group"][ev["rank"]],
+                                           group=ev["group"], step=step, what=name,
+                                           index=which, holder=ev["group"][bad[step][1]]))
                 raise CheckFailed(text("mp.skip_step", rank=ev["group"][ev["rank"]],
                                        group=ev["group"], step=step, want=want[step],
                                        got=run["skipped"][step]))

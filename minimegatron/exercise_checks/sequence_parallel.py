@@ -7,8 +7,8 @@ float32 and float64) are drawn from the grading seed; the judge draws them again
 and computes every expected value itself, serially, with NumPy. Points:
 
     tokens              rank r gets tokens r*T/t .. (r+1)*T/t of the SUM over the group,
-                        (B, T/t, D) in x's dtype; its backward gives every rank the
-                        all-gathered gradient
+                        (B, T/t, D) in x's dtype, a new array (a second g-bar leaves it
+                        as it was); its backward gives every rank the all-gathered gradient
     one_reduce_scatter  forward: ONE reduce_scatter of x's bytes over the tp group (an
                         all-reduce then a slice moves twice the bytes); backward: one
                         all_gather; a group of one rank: no collective at all
@@ -54,13 +54,17 @@ def collect(group, seed):
         x = tensor_of(ints(seed, 62, (b, t, d), 1, rank), dtype, grad=True)
         start_trace()
         y = reduce_scatter_to_sequence(x, group)
-        run = {"y": y.data, "dtype": dtype_of(y.data), "forward": traced_calls([group])}
+        run = {"y": y.data.copy(), "dtype": dtype_of(y.data), "forward": traced_calls([group]),
+               "y_later": y.data}
         shapes_right = shapes_right and tuple(y.shape) == want
         if tuple(y.shape) == want:
             (y * tensor_of(ints(seed, 62, want, 2, rank), dtype)).sum().backward()
             run["dx"] = x.grad
         run["backward"] = traced_calls([group])
         runs[dtype] = run
+    for dtype in DTYPES:        # another g-bar of the same shape: the g-bar(x) above (held,
+        reduce_scatter_to_sequence(tensor_of(ints(seed, 62, (b, t, d), 3, rank), dtype),
+                                   group)   # not copied) keeps its value: no buffer reused
     alone = alone_group(group)
     start_trace()
     y = reduce_scatter_to_sequence(tensor_of(ints(seed, 62, (b, t, d), 1, rank), "float64"),
@@ -94,6 +98,7 @@ def judge_tokens(ranks, seed):
                   _tokens(total, r, tp), ev)
             expect_dtype(ev, "g-bar(x)", run["dtype"], dtype)
             exact(text("sp.backward", dtype=dtype), run.get("dx"), grad, ev)
+            exact(text("sp.reused", dtype=dtype), run.get("y_later"), _tokens(total, r, tp), ev)
         exact(text("sp.alone"), ev["alone"]["y"], ints(seed, 62, (b, t, d), 1, world_rank(ev)),
               ev)
 

@@ -11,11 +11,13 @@ judge also reads which collectives ran (op, group, bytes). Points:
               one_all_reduce   forward: no collective; backward: ONE all_reduce of dL/dY's bytes
                                over the tp group
               grad_out_kept    the incoming gradient is not overwritten (a branch that shares
-                               it keeps its own value: no in-place all-reduce)
+                               it keeps its own value: no in-place all-reduce), and dL/dX is
+                               a new array (a second f of the same shape leaves it as it was)
     3.2 g     sum              every rank gets the sum of the group's x, in x's dtype
               one_all_reduce   ONE all_reduce of x's bytes over the group; none in backward,
                                none on a group of one rank
-              input_kept       x itself (the partial product X_i A_i) keeps its value
+              input_kept       x itself (the partial product X_i A_i) keeps its value, and
+                               g(x) is a new array (a second g leaves it as it was)
     3.3       columns          rank r keeps columns r*w .. (r+1)*w of the master weight and bias,
                                w = out/tp, for tp = 2 (the tp group), 1 and 4 (the world)
               output           Y_i = X A_i + b_i, the gathered Y = X A + b, dA_i = X^T dY_i
@@ -89,6 +91,10 @@ def start_trace():
     trace.reset()
 
 
+def _copied(a):
+    return None if a is None else a.copy()
+
+
 def dtype_of(a):
     return str(getattr(a, "dtype", None))
 
@@ -142,6 +148,7 @@ F_DIMS = ((2, 3), (3, 4, 5))                       # x: (b, n)
 def collect_copy(group, seed):
     """x (the same on the group's ranks) -> h = f(x), z = h + w; rank r's dL/dz = G_r. The add
     hands f and w the SAME gradient array, so f must not overwrite it."""
+    from minimegatron import trace
     from minimegatron.checks.worked_example import worked_column
     from minimegatron.parallel.tensor_parallel.mappings import copy_to_tp
     shape, rank = dims(seed, 31, F_DIMS), group.ranks[group.rank]
@@ -154,9 +161,14 @@ def collect_copy(group, seed):
         forward = traced_calls([group])
         (((h + w) * tensor_of(ints(seed, 31, shape, 2, rank), dtype)).sum()).backward()
         backward = traced_calls([group])
-        runs[dtype] = {"y": h.data, "y_dtype": dtype_of(h.data), "dx": x.grad,
+        runs[dtype] = {"y": h.data, "y_dtype": dtype_of(h.data), "dx": _copied(x.grad),
                        "dx_dtype": dtype_of(x.grad), "dw": w.grad, "forward": forward,
-                       "backward": backward}
+                       "backward": backward, "dx_later": x.grad}
+    for dtype in DTYPES:        # another f of the same shape: the dL/dX above (held, not
+        other = tensor_of(ints(seed, 31, shape, 3, group.ranks[0]), dtype, grad=True)
+        (copy_to_tp(other, group) * tensor_of(ints(seed, 31, shape, 4, rank), dtype)
+         ).sum().backward()     # copied) keeps its value: no buffer reused across calls
+    trace.reset()
     worked = worked_column(group)
     return {"runs": runs, "worked": {"dX": worked["dX"]}}
 
@@ -186,8 +198,10 @@ def judge_copy_kept(ranks, seed):
     shape = dims(seed, 31, F_DIMS)
     for ev in ranks:
         own = ints(seed, 31, shape, 2, world_rank(ev))
+        want = sum(ints(seed, 31, shape, 2, q) for q in ev["group"])
         for dtype, run in ev["runs"].items():
             exact(text("tp.f_shared", dtype=dtype), run["dw"], own, ev)
+            exact(text("tp.f_reused", dtype=dtype), run.get("dx_later"), want, ev)
 
 
 # --- 3.2 g: all-reduce forward, identity backward --------------------------------------------
@@ -207,9 +221,13 @@ def collect_reduce(group, seed):
         start_trace()
         y = reduce_from_tp(x, group)
         forward = traced_calls([group])
-        runs[dtype] = {"y": y.data.copy(), "y_dtype": dtype_of(y.data), "forward": forward}
+        runs[dtype] = {"y": y.data.copy(), "y_dtype": dtype_of(y.data), "forward": forward,
+                       "y_later": y.data}
         (y * tensor_of(ints(seed, 32, shape, 2, group.ranks[0]), dtype)).sum().backward()
         runs[dtype].update({"backward": traced_calls([group]), "dx": x.grad, "x_after": x.data})
+    for dtype in DTYPES:        # another g of the same shape: the g(x) above (held, not
+        reduce_from_tp(tensor_of(ints(seed, 32, shape, 3, rank), dtype), group)   # copied)
+    start_trace()               # keeps its value: no buffer reused across calls
     alone = alone_group(group)
     x = tensor_of(ints(seed, 32, shape, 1, rank), "float64")
     start_trace()
@@ -248,8 +266,10 @@ def judge_reduce_kept(ranks, seed):
     shape = dims(seed, 32, G_DIMS)
     for ev in ranks:
         own = ints(seed, 32, shape, 1, world_rank(ev))
+        want = sum(ints(seed, 32, shape, 1, q) for q in ev["group"])
         for dtype, run in ev["runs"].items():
             exact(text("tp.g_input", dtype=dtype), run["x_after"], own, ev)
+            exact(text("tp.g_reused", dtype=dtype), run.get("y_later"), want, ev)
         _worked(ev, "row", "Y_i", ROW_Y_I[ev["rank"]])
 
 

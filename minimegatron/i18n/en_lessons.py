@@ -190,7 +190,8 @@ MESSAGES = {
     "point.3.1.grad_out_kept": "f's backward leaves the incoming gradient as it is: another "
                                "branch that shares that array keeps its own value",
     "point.3.1.grad_out_kept.hint": "return the all-reduce's new array; do not reduce in place "
-                                    "(inplace=True) into grad_out",
+                                    "(inplace=True) into grad_out, nor into a buffer kept from "
+                                    "call to call (out=)",
     "point.3.2.sum": "g's forward gives every rank the SUM of the group's x, in the dtype of x "
                      "(on one rank: x itself)",
     "point.3.2.sum.hint": "all-reduce x over group (not the world), or return x when "
@@ -201,7 +202,8 @@ MESSAGES = {
                                      "not an all-gather then a sum",
     "point.3.2.input_kept": "g returns a new array: its input, this rank's partial product "
                             "X_i A_i, keeps its value",
-    "point.3.2.input_kept.hint": "do not all-reduce in place (inplace=True) into x",
+    "point.3.2.input_kept.hint": "do not all-reduce in place (inplace=True) into x, nor into a "
+                                 "buffer kept from call to call (out=)",
     "point.3.3.columns": "rank r keeps columns r*w .. (r+1)*w of the master weight and of the "
                          "bias, w = out_features / tp, for any tp (2, 1 and 4 ranks)",
     "point.3.3.columns.hint": "w = out_features / tp: rank r of the tp group keeps columns r*w .. "
@@ -243,10 +245,14 @@ MESSAGES = {
     "tp.f_forward": "f(x) ({dtype}): identity",
     "tp.f_backward": "dL/dX ({dtype}): the sum of dL/dY over the ranks {group}",
     "tp.f_shared": "the other branch's gradient ({dtype}), which shares dL/dY with f",
+    "tp.f_reused": "dL/dX of f ({dtype}), held while a second f of the same shape ran "
+                   "(a buffer reused across calls is overwritten)",
     "tp.g_forward": "g(x) ({dtype}): the sum of x over the ranks {group}",
     "tp.g_backward": "dL/dx ({dtype}): g's backward is the identity",
     "tp.g_alone": "g(x) on a group of one rank: x",
     "tp.g_input": "x after g(x) ({dtype}): this rank's own x",
+    "tp.g_reused": "g(x) ({dtype}), held while a second g of the same shape ran (a "
+                   "buffer reused across calls is overwritten)",
     "tp.shard": "{name} (tp={tp}), rank {r} of the group: {what}",
     "tp.layer": "{name}: {what}",
     "tp.last_partial": "last_partial ({dtype}): X_i A_i",
@@ -262,7 +268,8 @@ MESSAGES = {
     "point.6.2.tokens": "g-bar gives rank r tokens r*T/t .. (r+1)*T/t of the SUM of the group's "
                         "x, shape (B, T/t, D) in x's dtype (on one rank: x itself)",
     "point.6.2.tokens.hint": "a reduce-scatter over the tp group (not the world), split along the "
-                             "sequence axis SEQ (not the batch, not the hidden axis)",
+                             "sequence axis SEQ (not the batch, not the hidden axis), into a new "
+                             "array (no buffer kept from call to call)",
     "point.6.2.one_reduce_scatter": "g-bar costs ONE reduce-scatter of x over the tp group (an "
                                     "all-reduce then a slice moves twice the bytes), and nothing "
                                     "on a group of one rank",
@@ -276,6 +283,8 @@ MESSAGES = {
                   "sum over the ranks {group}",
     "sp.backward": "dL/dx ({dtype}): the all-gather of the ranks' dL/dy along the sequence",
     "sp.alone": "g-bar(x) on a group of one rank: x",
+    "sp.reused": "g-bar(x) ({dtype}), held while a second g-bar of the same shape ran "
+                 "(a buffer reused across calls is overwritten)",
     # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py)
     "point.4.1.one_per_bucket": "each bucket is ONE all-reduce per step, over the dp group, of "
                                 "its own slice of the flat gradient buffer (bucket.reduce: the "
@@ -309,7 +318,8 @@ MESSAGES = {
     "point.5.1.freed": "then every full p.grad is freed (None) and the gradients hold only the "
                        "slice's bytes: that is the memory stage 2 saves",
     "point.5.1.freed.hint": "set p.grad = None for every p in flat.params, and keep no view of a "
-                            "full-size gradient buffer in self.grad_shard",
+                            "full-size gradient buffer in self.grad_shard, nor the full gradients in an "
+                            "attribute of your own",
     "point.5.2.own_update": "the optimizer's rule runs once per step on this rank's slice only: "
                             "update(self.shard, self.grad_shard, flat.state, self.step_count), "
                             "its state (AdamW's m and v) slice-sized",
@@ -339,6 +349,9 @@ MESSAGES = {
                        "bytes",
     "dp.not_in_flight": "rank {rank}, {run}, step {step}: {done} of {count} bucket all-reduces "
                         "had already finished when _launch returned (it waited)",
+    "dp.not_in_place": "rank {rank}, {run}, step {step}: {count} bucket(s) all-reduced "
+                       "another array (a copy, the result put back into bucket.reduce): the "
+                       "all-reduce must read and write bucket.reduce itself (inplace=True)",
     "dp.grad_copies": "rank {rank}, {run}: after finish() p.grad of {names} is not a view of "
                       "the flat gradient buffer (a copy)",
     "dp.grad_calls": "rank {rank}, {run}, step {step}: reduce_gradients made {got}; expected ONE "
@@ -348,7 +361,7 @@ MESSAGES = {
                       "reduce_gradients ({names} ...)",
     "dp.grad_memory": "rank {rank}, {run}, step {step}: the gradients hold {got} bytes after "
                       "reduce_gradients; the slice alone is {want} bytes (a view keeps its whole "
-                      "buffer alive)",
+                      "buffer alive, and so does an attribute that keeps the full gradients)",
     "dp.update_count": "rank {rank}, {run}, step {step}: self.optimizer.update ran {count} "
                        "time(s); expected once",
     "dp.update_args": "rank {rank}, {run}, step {step}: update got param is self.shard {param} "
@@ -363,10 +376,11 @@ MESSAGES = {
                             "flag per update, over the group that holds the gradients",
     "point.7.1.group_flag.hint": "all-reduce `local` with op=\"max\" over `group` (not the "
                                  "world, not a gather), once per update, before you decide",
-    "point.7.1.together": "an inf on ANY rank of the group makes EVERY rank of it skip the "
-                          "step, and only that group",
-    "point.7.1.together.hint": "decide found_inf from the reduced flag, not from this rank's "
-                               "own gradients",
+    "point.7.1.together": "an inf, -inf or NaN in any gradient on ANY rank of the group "
+                          "makes EVERY rank of it skip the step, and only that group",
+    "point.7.1.together.hint": "set local from all_finite(grads) (every array; NaN counts as "
+                               "much as inf), then decide found_inf from the reduced flag, not "
+                               "from this rank's own gradients",
     "point.7.1.backoff": "on an overflow the scale becomes max(scale * backoff_factor, "
                          "min_scale): the settings, never a constant",
     "point.7.1.backoff.hint": "use self.backoff_factor and self.min_scale (not 0.5 and 1), and "
@@ -384,6 +398,8 @@ MESSAGES = {
     "mp.flag_calls": "rank {rank}: {steps} updates made {count} collective(s) ({got}); "
                      "expected {steps} all_reduce on the group {group}",
     "mp.flag_bytes": "the flag all-reduce moved {nbytes} bytes: one number is enough",
+    "mp.skip_poison": "rank {rank} (group {group}), step {step}: not skipped, but rank "
+                      "{holder} of the group had {what} in grads[{index}]",
     "mp.skip_step": "rank {rank} (group {group}), step {step}: skipped {got}, expected {want}",
     "mp.backoff_wrong": "after the overflow at step {step} (scale {before}) the scale is {got}, "
                         "expected {want} with {settings}",

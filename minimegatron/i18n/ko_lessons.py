@@ -186,7 +186,8 @@ MESSAGES = {
     "point.3.1.grad_out_kept": "f의 역전파는 들어온 기울기를 그대로 둡니다: 그 배열을 함께 쓰는 "
                                "다른 가지는 자기 값을 그대로 받습니다",
     "point.3.1.grad_out_kept.hint": "올리듀스가 만든 새 배열을 돌려주세요; grad_out 안으로 제자리"
-                                    "(inplace=True) 올리듀스하지 마세요",
+                                    "(inplace=True) 올리듀스하지 말고, 호출마다 다시 쓰는 버퍼(out=)에도 "
+                                    "넣지 마세요",
     "point.3.2.sum": "g의 순전파는 모든 랭크에 그룹의 x의 합(SUM)을 x의 자료형으로 줍니다 "
                      "(랭크 하나면 x 그대로)",
     "point.3.2.sum.hint": "x를 group 위에서 (월드가 아니라) 올리듀스하고, group.size == 1이면 "
@@ -198,7 +199,8 @@ MESSAGES = {
                                      "올개더 뒤의 합이 아닙니다",
     "point.3.2.input_kept": "g는 새 배열을 돌려줍니다: 입력인 이 랭크의 부분 곱 X_i A_i는 제 값을 "
                             "그대로 가집니다",
-    "point.3.2.input_kept.hint": "x 안으로 제자리(inplace=True) 올리듀스하지 마세요",
+    "point.3.2.input_kept.hint": "x 안으로 제자리(inplace=True) 올리듀스하지 말고, 호출마다 "
+                                 "다시 쓰는 버퍼(out=)에도 넣지 마세요",
     "point.3.3.columns": "랭크 r은 마스터 가중치와 편향의 열 r*w .. (r+1)*w를 가집니다, "
                          "w = out_features / tp, 어떤 tp에서든 (랭크 2개, 1개, 4개)",
     "point.3.3.columns.hint": "w = out_features / tp: tp 그룹의 랭크 r은 열 r*w .. (r+1)*w를 가집니다; 상수가 아니라 "
@@ -234,10 +236,14 @@ MESSAGES = {
     "tp.f_forward": "f(x) ({dtype}): 항등",
     "tp.f_backward": "dL/dX ({dtype}): 랭크 {group}의 dL/dY의 합",
     "tp.f_shared": "f와 dL/dY를 함께 쓰는 다른 가지의 기울기 ({dtype})",
+    "tp.f_reused": "두 번째 f(같은 모양)가 도는 동안 들고 있던 f의 dL/dX ({dtype}) "
+                   "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
     "tp.g_forward": "g(x) ({dtype}): 랭크 {group}의 x의 합",
     "tp.g_backward": "dL/dx ({dtype}): g의 역전파는 항등",
     "tp.g_alone": "랭크 하나짜리 그룹에서 g(x): x",
     "tp.g_input": "g(x) 뒤의 x ({dtype}): 이 랭크 자신의 x",
+    "tp.g_reused": "두 번째 g(같은 모양)가 도는 동안 들고 있던 g(x) ({dtype}) "
+                   "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
     "tp.shard": "{name} (tp={tp}), 그룹의 랭크 {r}: {what}",
     "tp.layer": "{name}: {what}",
     "tp.last_partial": "last_partial ({dtype}): X_i A_i",
@@ -252,7 +258,8 @@ MESSAGES = {
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
     "point.6.2.tokens": "g-bar는 랭크 r에 그룹의 x의 합(SUM) 가운데 토큰 r*T/t .. (r+1)*T/t를 "
                         "x의 자료형, 모양 (B, T/t, D)로 줍니다 (랭크 하나면 x 그대로)",
-    "point.6.2.tokens.hint": "tp 그룹 위의 (월드가 아니라) 리듀스-스캐터, 시퀀스 축 SEQ를 따라 나누기 (배치 축도, 은닉 축도 아니게)",
+    "point.6.2.tokens.hint": "tp 그룹 위의 (월드가 아니라) 리듀스-스캐터, 시퀀스 축 SEQ를 따라 나누기 (배치 축도, 은닉 축도 아니게), "
+                             "새 배열로 (호출마다 다시 쓰는 버퍼가 아니게)",
     "point.6.2.one_reduce_scatter": "g-bar의 비용은 tp 그룹 위의 x 리듀스 스캐터(reduce-scatter) "
                                     "한 번이고 (올리듀스 뒤에 자르면 두 배의 바이트를 옮깁니다), "
                                     "랭크 하나짜리 그룹에서는 아무것도 없습니다",
@@ -266,6 +273,8 @@ MESSAGES = {
                   "랭크의 토큰",
     "sp.backward": "dL/dx ({dtype}): 랭크들의 dL/dy를 시퀀스 축으로 올개더한 것",
     "sp.alone": "랭크 하나짜리 그룹에서 g-bar(x): x",
+    "sp.reused": "두 번째 g-bar(같은 모양)가 도는 동안 들고 있던 g-bar(x) ({dtype}) "
+                 "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
     # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py)
     "point.4.1.one_per_bucket": "버킷 하나는 스텝마다 dp 그룹 위의 올리듀스(all-reduce) 한 "
                                 "번이며, 평탄한 기울기 버퍼 중 자기 조각(bucket.reduce: 버퍼 "
@@ -299,7 +308,8 @@ MESSAGES = {
     "point.5.1.freed": "그다음 모든 전체 p.grad를 해제(None)하고, 기울기는 조각의 바이트만 "
                        "차지합니다: 이것이 2단계가 아끼는 메모리입니다",
     "point.5.1.freed.hint": "flat.params의 모든 p에 p.grad = None을 하고, self.grad_shard에 전체 "
-                            "크기 기울기 버퍼의 뷰를 남기지 마세요",
+                            "크기 기울기 버퍼의 뷰를 남기지 말고, 직접 만든 속성에 전체 기울기를 "
+                            "담아 두지도 마세요",
     "point.5.2.own_update": "옵티마이저의 규칙은 스텝마다 한 번, 이 랭크의 조각에만 적용됩니다: "
                             "update(self.shard, self.grad_shard, flat.state, "
                             "self.step_count), 그 옵티마이저 상태(AdamW의 m과 v)는 조각 크기",
@@ -329,6 +339,9 @@ MESSAGES = {
                        "{want} 바이트",
     "dp.not_in_flight": "랭크 {rank}, {run}, 스텝 {step}: 버킷 올리듀스 {count}개 중 {done}개가 "
                         "_launch가 반환될 때 이미 끝나 있었습니다 (기다렸습니다)",
+    "dp.not_in_place": "랭크 {rank}, {run}, 스텝 {step}: 버킷 {count}개가 다른 배열(복사본, "
+                       "결과를 bucket.reduce에 다시 넣음)을 올리듀스했습니다: 올리듀스는 "
+                       "bucket.reduce 자체를 읽고 써야 합니다 (inplace=True)",
     "dp.grad_copies": "랭크 {rank}, {run}: finish() 후 {names}의 p.grad가 평탄한 기울기 버퍼의 "
                       "뷰가 아닙니다 (복사본)",
     "dp.grad_calls": "랭크 {rank}, {run}, 스텝 {step}: reduce_gradients가 {got}을(를) "
@@ -338,7 +351,7 @@ MESSAGES = {
                       "{count}개가 남아 있습니다 ({names} ...)",
     "dp.grad_memory": "랭크 {rank}, {run}, 스텝 {step}: reduce_gradients 뒤 기울기가 {got} "
                       "바이트를 차지합니다; 조각만이면 {want} 바이트 (뷰는 버퍼 전체를 살려 "
-                      "둡니다)",
+                      "둡니다; 전체 기울기를 담아 둔 속성도 마찬가지입니다)",
     "dp.update_count": "랭크 {rank}, {run}, 스텝 {step}: self.optimizer.update가 {count}번 "
                        "실행되었습니다; 기댓값은 한 번",
     "dp.update_args": "랭크 {rank}, {run}, 스텝 {step}: update의 param이 self.shard인가 "
@@ -354,10 +367,11 @@ MESSAGES = {
     "point.7.1.group_flag.hint": "`local`을 `group` 위에서 op=\"max\"로 올리듀스하세요 "
                                  "(월드도, 개더(gather)도 아니고), 판단하기 전에 update마다 "
                                  "한 번",
-    "point.7.1.together": "그룹의 어느 랭크에든 inf가 있으면 그 그룹의 모든 랭크가 그 스텝을 "
-                          "건너뛰고, 그 그룹만 건너뜁니다",
-    "point.7.1.together.hint": "found_inf는 이 랭크의 기울기가 아니라 리듀스된 플래그로 "
-                               "정하세요",
+    "point.7.1.together": "그룹의 어느 랭크든 어느 기울기에든 inf, -inf, NaN이 있으면 그 "
+                          "그룹의 모든 랭크가 그 스텝을 건너뛰고, 그 그룹만 건너뜁니다",
+    "point.7.1.together.hint": "local은 all_finite(grads)로 정하고 (모든 배열; NaN도 inf와 "
+                               "똑같이 셉니다), found_inf는 이 랭크의 기울기가 아니라 리듀스된 "
+                               "플래그로 정하세요",
     "point.7.1.backoff": "오버플로가 나면 스케일은 max(scale * backoff_factor, min_scale)이 "
                          "됩니다: 상수가 아니라 설정값입니다",
     "point.7.1.backoff.hint": "0.5와 1이 아니라 self.backoff_factor와 self.min_scale을 쓰고, "
@@ -374,6 +388,8 @@ MESSAGES = {
     "mp.flag_calls": "랭크 {rank}: update {steps}번이 집합 통신 {count}번을 했습니다 ({got}); "
                      "그룹 {group} 위의 all_reduce {steps}번이어야 합니다",
     "mp.flag_bytes": "플래그 올리듀스가 {nbytes}바이트를 옮겼습니다: 숫자 하나면 됩니다",
+    "mp.skip_poison": "랭크 {rank} (그룹 {group}), 스텝 {step}: 건너뛰지 않았지만 그룹의 "
+                      "랭크 {holder}의 grads[{index}]에 {what}이(가) 있었습니다",
     "mp.skip_step": "랭크 {rank} (그룹 {group}), 스텝 {step}: 건너뜀 {got}, 기댓값 {want}",
     "mp.backoff_wrong": "스텝 {step}의 오버플로 뒤 (스케일 {before}) 스케일이 {got}입니다, "
                         "{settings}에서 기댓값은 {want}",
