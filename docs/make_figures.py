@@ -202,9 +202,15 @@ def loss_scale_over_steps(out, steps=80, growth_interval=8):
     fig.savefig(path, metadata=PNG_META)
     return [path]
 
+def context_parallel_picture(out):
+    """context_parallel.png: S = 16 tokens over cp = 4, both splits, the causal pairs per
+    rank and the ring (docs/context_parallel.md, tutorials/12)."""
+    from minimegatron.tools.cp_picture import draw_context_parallel
+    return [draw_context_parallel(16, 4, os.path.join(out, "context_parallel.png"))]
+
 
 FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,
-           interleaved_timeline, zero_bubble_timelines,
+           interleaved_timeline, zero_bubble_timelines, context_parallel_picture,
            sequence_parallel_trace, loss_scale_over_steps)
 
 

@@ -251,10 +251,13 @@ def test_gpt_refuses_what_cp_cannot_split():
         check_config(CP_CONFIG, 2, "ulysses", "contiguous", tp=4)
 
 
-def test_tutorial_12_runs_on_4_ranks():
-    code, out, err = run_script(4, "tutorials/12_context_parallel.py", ["--steps", "2"],
-                                timeout=120)
+def test_tutorial_12_runs_on_4_ranks(tmp_path):
+    code, out, err = run_script(4, "tutorials/12_context_parallel.py",
+                                ["--steps", "2", "--out", str(tmp_path)], timeout=120)
     assert code == 0, err
+    picture = tmp_path / "12_context_parallel.png"
+    assert f"picture of the splits, the causal work and the ring: {picture}" in out, out
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and picture.stat().st_size > 20000
     rows = re.findall(r"^ +(\d) +[\d,]+ +[\d,]+ +(\d) +(\d+) +(\d+)$", out, re.M)
     assert rows == [("0", "1", "10", "34"), ("1", "2", "26", "34"), ("2", "3", "42", "34"),
                     ("3", "4", "58", "34")], out

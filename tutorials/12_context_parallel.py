@@ -16,6 +16,10 @@ Three things, each from the real code (minimegatron/parallel/context_parallel/):
    measured from the autograd graph next to the calculator (tools/memory.py),
    and the ring's K/V blocks in flight.
 
+Rank 0 draws part 1 and the ring into --out/12_context_parallel.png
+(tools/cp_picture.py): the two splits, the causal pairs each rank computes,
+and the ring the K/V blocks travel.
+
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
@@ -38,6 +42,7 @@ from minimegatron.parallel.context_parallel import (causal_pairs, check_split, p
                                                     ring_blocks)
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.tools import memory
+from minimegatron.tools.cp_picture import draw_context_parallel
 
 STEPS, HEADS, HD, BATCH = 16, 8, 4, 2
 
@@ -53,6 +58,7 @@ def worst(group, value):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--out", default="out", help="folder for the picture")
     opts = parser.parse_args()
     language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
@@ -67,6 +73,14 @@ def main():
     for r in range(cp):
         comm.print0(f"{r:>4}  {tokens(r, cp, 'contiguous'):<22}{tokens(r, cp, 'zigzag'):<22}"
                     f"{blocks[r]:>12}{contiguous[r]:>15}{zigzag[r]:>14}")
+    if group.rank == 0:
+        try:
+            os.makedirs(opts.out, exist_ok=True)
+            path = draw_context_parallel(STEPS, cp, os.path.join(opts.out,
+                                                                 "12_context_parallel.png"))
+            print(text("t12.picture", path=path))
+        except ImportError as err:      # no matplotlib: the numbers still come, one line says why
+            print(err)
 
     comm.print0(text("t12.part2", heads=HEADS, hd=HD, batch=BATCH, steps=STEPS))
     comm.print0(f"{'variant':<11}{'Y':>9}{'dQ':>9}{'dK':>9}{'dV':>9}"

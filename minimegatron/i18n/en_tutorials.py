@@ -139,6 +139,7 @@ MESSAGES = {
     "t12.part4": "\n4. activation bytes one layer of that GPT keeps for backward on a rank "
                  "(batch {batch}, float64), measured from the autograd graph next to "
                  "tools/memory.py (one process: {serial:,d} B)",
+    "t12.picture": "picture of the splits, the causal work and the ring: {path}",
     "t12.in_flight": "ring K/V blocks in flight (transient, one layer): forward {forward:,d} B, "
                      "backward {backward:,d} B",
 }

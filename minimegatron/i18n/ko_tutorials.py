@@ -145,6 +145,7 @@ MESSAGES = {
     "t12.part4": "\n4. 그 GPT의 층 하나가 한 랭크에서 역전파(backward)를 위해 갖는 활성값 바이트 "
                  "(배치 {batch}, float64), 자동 미분 그래프에서 잰 값과 tools/memory.py "
                  "(한 프로세스: {serial:,d} B)",
+    "t12.picture": "분할, 인과 계산량, 링(ring)의 그림: {path}",
     "t12.in_flight": "전송 중인 링 K/V 블록 (일시적, 층 하나): 순전파 {forward:,d} B, "
                      "역전파 {backward:,d} B",
 }
