@@ -99,13 +99,13 @@ EXERCISES = [
              "bucket.handle",
              "DistributedDataParallel: one process per worker. forward -> backward -> "
              "(all-reduce grads) -> update. No rank is special.", group="dp"),
-    Exercise("5.1", "ZeRO stage 2: reduce-scatter the gradients", "data_parallel", 4,
+    Exercise("5.1", "ZeRO stage 2: reduce-scatter the gradients", "zero", 4,
              "each rank keeps only its slice of the MEAN gradient: reduce-scatter (op mean) "
              "the flat gradients into self.grad_shard, then free every p.grad",
              "ZeRO (optimizer-state, gradient and parameter partitioning) is named as the "
              "memory fix for data parallelism. / Ring all-reduce sends 2(N-1)/N of the "
              "buffer per rank; reduce-scatter and all-gather each (N-1)/N.", group="dp"),
-    Exercise("5.2", "ZeRO: update your shard, all-gather the weights", "data_parallel", 4,
+    Exercise("5.2", "ZeRO: update your shard, all-gather the weights", "zero", 4,
              "apply self.optimizer.update to this rank's slice only (self.shard, "
              "self.grad_shard, flat.state, self.step_count) under no_grad(), then "
              "all-gather the slices into the full flat weights: full",

@@ -285,7 +285,7 @@ MESSAGES = {
     "sp.alone": "g-bar(x) on a group of one rank: x",
     "sp.reused": "g-bar(x) ({dtype}), held while a second g-bar of the same shape ran "
                  "(a buffer reused across calls is overwritten)",
-    # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py)
+    # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py, zero.py, dp_problem.py)
     "point.4.1.one_per_bucket": "each bucket is ONE all-reduce per step, over the dp group, of "
                                 "its own slice of the flat gradient buffer (bucket.reduce: the "
                                 "bucket's bytes, not the whole buffer's)",

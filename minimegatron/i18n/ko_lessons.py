@@ -275,7 +275,7 @@ MESSAGES = {
     "sp.alone": "랭크 하나짜리 그룹에서 g-bar(x): x",
     "sp.reused": "두 번째 g-bar(같은 모양)가 도는 동안 들고 있던 g-bar(x) ({dtype}) "
                  "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
-    # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py)
+    # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py, zero.py, dp_problem.py)
     "point.4.1.one_per_bucket": "버킷 하나는 스텝마다 dp 그룹 위의 올리듀스(all-reduce) 한 "
                                 "번이며, 평탄한 기울기 버퍼 중 자기 조각(bucket.reduce: 버퍼 "
                                 "전체가 아니라 버킷의 바이트)만 보냅니다",
