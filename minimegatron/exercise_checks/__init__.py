@@ -69,26 +69,26 @@ EXERCISES = [
              "step, then the backwards that are left",
              "1F1B keeps at most min(M, K - k) micro-batches of activations in flight on "
              "stage k; GPipe keeps M."),
-    Exercise("3.1", "f: identity forward, all-reduce backward", "tensor_parallel", 4,
+    Exercise("3.1", "f: identity forward, all-reduce backward", "mappings", 4,
              "f's backward: every rank's dL/dX is the SUM of grad_out over the ranks of "
              "ctx.group (one collective); return it and None for the group argument",
              F_AND_G, group="tp"),
-    Exercise("3.2", "g: all-reduce forward, identity backward", "tensor_parallel", 4,
+    Exercise("3.2", "g: all-reduce forward, identity backward", "mappings", 4,
              "g's forward: every rank gets the SUM of x over the ranks of group (one "
              "collective; nothing to do when group.size == 1)", F_AND_G, group="tp"),
-    Exercise("3.3", "column split of A (ColumnParallelLinear)", "tensor_parallel", 4,
+    Exercise("3.3", "column split of A (ColumnParallelLinear)", "linear", 4,
              "rank r keeps columns r*w .. (r+1)*w of the (in, out) weight and of the bias, "
              "w = out_features / tp: set width and the slice cols",
              "Column-wise split of A (input X is broadcast to both workers; outputs are "
              "all-gathered / concatenated): A1 = [10, 11, 12, 13]^T -> Y1 = X.A1 = "
              "[74, 258]^T; A2 = [14, 15, 16, 17]^T -> Y2 = X.A2 = [98, 346]^T", group="tp"),
-    Exercise("3.4", "row split of A (RowParallelLinear)", "tensor_parallel", 4,
+    Exercise("3.4", "row split of A (RowParallelLinear)", "linear", 4,
              "rank r keeps rows r*h .. (r+1)*h of the (in, out) weight, h = in_features / "
              "tp: set height and the slice rows",
              "Row-wise split of A (X is scattered by columns; partial outputs are summed "
              "with all-reduce): X1 = [[0, 1], [4, 5]], A1 = [[10, 14], [11, 15]] -> "
              "Y1 = [[11, 15], [95, 131]]", group="tp"),
-    Exercise("3.5", "row-parallel forward: partial products, then g", "tensor_parallel", 4,
+    Exercise("3.5", "row-parallel forward: partial products, then g", "linear", 4,
              "partial = X_i A_i (keep its .data in self.last_partial), then y = g(partial): "
              "reduce_from_tp(partial, self.tp_group)",
              "Row-wise split of A (X is scattered by columns; partial outputs are summed "

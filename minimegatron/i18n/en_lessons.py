@@ -177,7 +177,7 @@ MESSAGES = {
                                "{actions}",
     "sched.il_capped": "{where}: the formula gives {formula}, more than all {total} chunk "
                        "forwards; got a warm-up of {got}, expected {total}",
-    # 3.x tensor parallel (exercise_checks/tensor_parallel.py)
+    # 3.x tensor parallel (exercise_checks/mappings.py, linear.py, tp_problem.py)
     "point.3.1.sum": "f's backward gives every rank the SUM of the group's dL/dY (its forward is "
                      "the identity), in the dtype of x",
     "point.3.1.sum.hint": "all-reduce grad_out over ctx.group (not the world) and return it with "

@@ -173,7 +173,7 @@ MESSAGES = {
                                "{actions}",
     "sched.il_capped": "{where}: 공식이 {formula}로 청크 순전파 전부 {total}번보다 많습니다; "
                        "워밍업 {got}번, 기댓값 {total}",
-    # 3.x tensor parallel (exercise_checks/tensor_parallel.py)
+    # 3.x tensor parallel (exercise_checks/mappings.py, linear.py, tp_problem.py)
     "point.3.1.sum": "f의 역전파는 모든 랭크에 그룹의 dL/dY의 합(SUM)을 x의 자료형으로 줍니다 "
                      "(순전파는 항등)",
     "point.3.1.sum.hint": "grad_out을 ctx.group 위에서 (월드가 아니라) 올리듀스하고, 그룹에 "
