@@ -250,3 +250,23 @@ def test_a_check_that_hangs_is_killed_and_the_others_still_graded(tmp_path):
     assert verdicts == {"1.2": False, "1.3": True}, out.getvalue()
     assert "HANG: no progress for 3 s, so every rank was killed" in section(out.getvalue(),
                                                                             "1.2")
+
+
+def test_self_check_mode_grades_the_copy_as_it_is(tmp_path):
+    """A student runs the copy's own grader: no answers to put back, so an exercise that
+    reaches an unfinished earlier one says so, and the copy's own blocks are judged."""
+    path = str(tmp_path / "copy")
+    exercises.make(path)
+    exercises.solve(path, ["1.2", "4.1"])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = path                         # the copy's own minimegatron
+    proc = subprocess.run([sys.executable, "-m", "minimegatron", "grade", "1.2,1.3,4.1"],
+                          cwd=path, capture_output=True, text=True, timeout=300, env=env)
+    out = proc.stdout
+    assert proc.returncode == 1, proc.stderr
+    assert f"package {os.path.join(path, 'minimegatron')}" in out, out
+    assert "this minimegatron is itself a student copy (self-check mode)" in out, out
+    assert section(out, "1.2").startswith("PASS  1.2"), out
+    assert section(out, "1.3").startswith("TODO  1.3"), out
+    ddp = section(out, "4.1")
+    assert ddp.startswith("FAIL  4.1") and "needs Exercise 1." in ddp, ddp
