@@ -160,17 +160,28 @@ def _files(root, top_only=False):
     return sorted(found)
 
 
+def _code_lines(text, rel):
+    """The lines of a source outside its blocks, as an editor may save them: line endings
+    and trailing spaces do not count, nor blank lines at the end."""
+    lines = [line.rstrip() for line in without_bodies(text, rel).splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def _same(copy_file, reference_file, rel):
-    """True if the two files agree outside the exercise blocks."""
+    """True if the two files agree outside the exercise blocks (whitespace aside)."""
     with open(copy_file, "rb") as f:
         mine = f.read()
     with open(reference_file, "rb") as f:
         theirs = f.read()
-    if not rel.endswith(".py") or mine == theirs:
-        return mine == theirs
+    if mine == theirs:
+        return True
     try:
-        return without_bodies(mine.decode("utf-8"), rel) == without_bodies(
-            theirs.decode("utf-8"), rel)
+        mine, theirs = mine.decode("utf-8"), theirs.decode("utf-8")
+        if not rel.endswith(".py"):
+            return mine.split() == theirs.split()
+        return _code_lines(mine, rel) == _code_lines(theirs, rel)
     except (UnicodeDecodeError, ValueError):           # broken markers differ too
         return False
 

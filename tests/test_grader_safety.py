@@ -75,6 +75,12 @@ def test_an_untouched_copy_is_not_changed(tmp_path):
     exercises.make(str(tmp_path))
     exercises.solve(str(tmp_path), ["1.2"])
     assert exercises.changed_outside(str(tmp_path)) == []
+    ops = tmp_path / "minimegatron" / "ops.py"          # an editor's save: CRLF, spaces
+    ops.write_bytes(ops.read_bytes().replace(b"\n", b"  \r\n") + b"\r\n\r\n")
+    assert exercises.changed_outside(str(tmp_path)) == []
+    ops.write_bytes(ops.read_bytes() + b"x = 1\r\n")       # but not one more statement
+    assert exercises.changed_outside(str(tmp_path)) == ["minimegatron/ops.py"]
+    ops.write_bytes(ops.read_bytes()[:-len(b"x = 1\r\n")])
     verdicts = grade_copy(str(tmp_path), "1.2,1.3")
     assert verdicts["1.2"].result == "PASS", verdicts["1.2"].lines
     assert verdicts["1.3"].result == "TODO", verdicts["1.3"].lines
