@@ -116,6 +116,25 @@ def test_diverging_serial_training_stops_with_the_step():
     assert 1 < opt.step_count < 200
 
 
+def test_the_activation_watch_names_the_first_non_finite_input_or_output(monkeypatch):
+    """A NaN made by an op between modules (here GeLU) is named as the next module's input;
+    clear() lets the kept activations go; an unwatched model keeps none."""
+    from minimegatron import functional
+    from minimegatron.nn.watch import ActivationWatch
+    model = nn.GPT(SMALL_CONFIG)
+    watch = ActivationWatch(model)
+    model.loss(*batch(SMALL_CONFIG, 2, 0))
+    assert watch.first_non_finite() is None and len(watch.records) > 10
+    gelu = functional.gelu
+    monkeypatch.setattr(functional, "gelu", lambda x: gelu(x) * np.nan)
+    model.loss(*batch(SMALL_CONFIG, 2, 0))
+    assert watch.first_non_finite() == "input of 'blocks.0.mlp.fc2'"
+    watch.clear()
+    assert watch.first_non_finite() is None and not watch.records
+    nn.GPT(SMALL_CONFIG).loss(*batch(SMALL_CONFIG, 2, 0))
+    assert not watch.records
+
+
 # ---- token ids and targets -----------------------------------------------------------------
 @pytest.mark.parametrize("bad", [V, V + 100, -1, -V])
 def test_serial_embedding_and_loss_refuse_ids_outside_the_vocabulary(bad):
@@ -165,13 +184,17 @@ def test_a_nan_weight_on_one_rank_stops_every_rank(ranks):
 
 def test_a_nan_weight_in_a_pipeline_is_named_where_it_is_before_the_dp_reduce(ranks):
     """pp spreads the NaN to every stage; each rank stops before DDP's all-reduce (over a dp
-    group of one here), rank 0 naming its weight, the others their gradients."""
+    group of one here), rank 0 naming its weight, the others the first activation they saw
+    it in: rank 1 (rank 0's tp peer) an output in stage 0, ranks 2 and 3 their input,
+    received from stage 0."""
     note = "before DDP's all-reduce over group"
     assert ranks[0]["nan_pp_tp"].startswith("NonFiniteError: non-finite weight "
                                             f"'blocks.0.ln1.weight' on rank 0, {note}")
     for r in ranks[1:]:
-        assert r["nan_pp_tp"].startswith("NonFiniteError: non-finite gradient '"), r
-        assert f"' on rank {r['rank']}, {note}" in r["nan_pp_tp"]
+        origin = ("output of 'blocks.0." if r["rank"] == 1
+                  else "input of pipeline stage 1, received from stage 0 (")
+        assert r["nan_pp_tp"].startswith(f"NonFiniteError: non-finite activation: {origin}"), r
+        assert f"every weight finite) on rank {r['rank']}, {note}" in r["nan_pp_tp"]
 
 
 # (case, ranks, the rank with the NaN weight); before: "non-finite gradient (or loss) at step
@@ -188,6 +211,22 @@ def test_a_nan_weight_is_named_with_its_rank_before_ddp_spreads_it(case, nprocs,
     assert summary.startswith(
         f"minimegatron run: the job failed (exit code 1): rank {bad}: raised NonFiniteError: "
         f"non-finite weight 'blocks.0.ln1.weight' on rank {bad}, before DDP's all-reduce"), err
+    assert "trained on" not in out and seconds < 30
+
+
+def test_a_nan_activation_is_named_with_its_module_and_rank_before_ddp_spreads_it():
+    """Every weight finite, rank 1's attention in block 1 overflows: the report names the
+    activation (the first module input that is not finite) and the rank, not a gradient.
+    Before: "non-finite gradient 'head.weight' on rank 1"."""
+    code, out, err, seconds = minimegatron_run("-n", "2", "--timeout", "50",
+                                               f"{TESTS_DIR}/workers/nan_weight.py", "activation")
+    assert code not in (0, 124), err
+    summary = err[err.index("minimegatron run: the job failed"):]
+    assert summary.startswith(
+        "minimegatron run: the job failed (exit code 1): rank 1: raised NonFiniteError: "
+        "non-finite activation: input of 'blocks.1.attn.proj' (the first module input or "
+        "output that is not finite; every weight finite) on rank 1, before DDP's all-reduce "
+        "over group 'world'"), err
     assert "trained on" not in out and seconds < 30
 
 

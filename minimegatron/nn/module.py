@@ -34,7 +34,11 @@ class Module:
     def forward(self, *args, **kwargs):
         raise NotImplementedError
 
+    _watch = None        # an ActivationWatch (nn/watch.py) keeps this module's activations
+
     def __call__(self, *args, **kwargs):
+        if self._watch is not None:
+            return self._watch.call(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
     # ---- traversal ---------------------------------------------------------------

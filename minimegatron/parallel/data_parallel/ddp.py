@@ -55,8 +55,11 @@ gradients are tested before its all-reduce, as Megatron's DDP does: after it,
 one rank's NaN is every rank's, and every rank would report it. A non-finite
 bucket raises guards.NonFiniteError on the rank where it appeared, naming the
 first place: a non-finite weight (its name) if the rank holds one, else the
-gradient's parameter. A float16 model's inf/NaN gradient with finite weights is
-an overflow, the loss scaler's to skip (mixed_precision/), not an error.
+first non-finite activation (an ActivationWatch, nn/watch.py, keeps each
+module's last input and output; ``watch_activations=False`` keeps none), else
+the gradient's parameter. A float16 model's inf/NaN gradient with finite
+weights is an overflow, the loss scaler's to skip (mixed_precision/), not an
+error.
 
 Works on any Module (a tensor-parallel shard, a pipeline stage): it only
 all-reduces, over the group it is given, the gradients of the parameters it
@@ -70,7 +73,8 @@ from minimegatron import comm, comm_check, trace
 from minimegatron.backend import to_numpy, xp
 from minimegatron.bound import bind_all_reduce
 from minimegatron.flat import FlatBuffer
-from minimegatron.guards import all_finite, check_named
+from minimegatron.guards import NonFiniteError, all_finite, check_named, where
+from minimegatron.nn.watch import ActivationWatch
 from minimegatron.parallel.split import flatten, unflatten
 
 DEFAULT_BUCKET_BYTES = 2 ** 20
@@ -160,11 +164,13 @@ class DistributedDataParallel:
     ``reduce_dtype``: None (float32 for a float16 model, else the model's dtype),
     "float16" or "float32" (see "Mixed precision" above). ``bound=True``: each
     bucket's all-reduce is bound once (bound.py), for speed; the same gradients.
+    ``watch_activations`` (with ``check_finite``): keep each module's last activations so
+    that a NaN report can name the first non-finite one (nn/watch.py).
     """
 
     def __init__(self, module, group, bucket_bytes=DEFAULT_BUCKET_BYTES, overlap=True,
                  check_consistency=True, root=0, reduce_dtype=None, bound=False,
-                 check_finite=True):
+                 check_finite=True, watch_activations=True):
         if not isinstance(bucket_bytes, int) or bucket_bytes < 1:
             raise ValueError(f"bucket_bytes must be a positive int, got {bucket_bytes!r}")
         self.module, self.group, self.overlap, self.bound = module, group, overlap, bound
@@ -207,6 +213,7 @@ class DistributedDataParallel:
                 self._bucket_of[id(p)] = bucket
                 p.register_grad_hook(self._grad_ready)
         self._sync = True
+        self.watch = ActivationWatch(module) if check_finite and watch_activations else None
 
     def __call__(self, *args, **kwargs):
         if any(b.handle is not None for b in self.buckets):
@@ -256,11 +263,17 @@ class DistributedDataParallel:
             # EXERCISE 4.1 end
 
     def _name_non_finite(self, bucket):
-        """NonFiniteError at the first place: a weight of this rank, else the gradient (a
-        float16 gradient with finite weights is an overflow: the loss scaler's)."""
+        """NonFiniteError at the first place: a weight of this rank, else an activation, else
+        the gradient (a float16 gradient with finite weights is an overflow: the loss
+        scaler's)."""
         note = f", before DDP's all-reduce over group {self.group.name!r}"
         check_named("weight", [(n, p.data) for n, p in self.named], note=note)
         if xp.dtype(self.params[0].dtype) != xp.float16:
+            first = self.watch.first_non_finite() if self.watch is not None else None
+            if first is not None:
+                raise NonFiniteError(f"non-finite activation: {first} (the first module input "
+                                     "or output that is not finite; every weight finite) "
+                                     f"{where()}{note}")
             names = {id(p): n for n, p in self.named}
             check_named("gradient", [(names[id(p)], view) for p, view
                                      in zip(bucket.params, bucket.views)], note=note)
@@ -277,6 +290,8 @@ class DistributedDataParallel:
             if bucket.reduce is not bucket.grads:
                 bucket.grads[...] = bucket.reduce             # cast down: one rounding
             bucket.handle, bucket.ready = None, 0
+        if self.watch is not None:
+            self.watch.clear()                                # the step's activations go
 
     def buffers(self):
         """The float32 reduce buffer when float16 gradients are reduced in float32, else []."""

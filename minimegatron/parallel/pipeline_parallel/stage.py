@@ -99,6 +99,8 @@ class PipelineStage(Module):
         self.stage, self.num_stages, self.layers = stage, num_stages, layers
         self.config = getattr(model, "config", None)
         self.checkpoint_activations = False
+        self.input_origin = (None if stage == 0 else      # how a NaN report names the input
+                             f"pipeline stage {stage}, received from stage {stage - 1}")
 
     @property
     def is_first(self):
