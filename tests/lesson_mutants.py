@@ -9,7 +9,7 @@ langs=("en", "ko"))``), so Korean costs no second run.
 from minimegatron.exercise_checks import by_id
 from minimegatron.exercises import find_blocks
 from minimegatron.grader import grade_variants
-from minimegatron.i18n import speaking, text
+from minimegatron.i18n import speaking
 
 
 def block_of(ex_id):
@@ -41,15 +41,18 @@ def assert_mutants(verdicts, ex_id, mutants):
         print(f"--- {by_id(ex_id).id} {name}: missed {verdict.missed}\n{shown}")
 
 
-def grade_lessons(references, mutants, timeout=60):
+def grade_lessons(references, mutants, alternatives=None, timeout=60):
     """{ex_id: {name: Verdict}} for several exercises in one go (one launch per rank count):
     ``references`` is {ex_id: reference body lines}, ``mutants`` {ex_id: {name: (body,
-    point)}}; each exercise's reference is graded under the name "reference"."""
+    point)}}, ``alternatives`` {ex_id: {name: body}} (right answers written another way);
+    each exercise's reference is graded under the name "reference"."""
     variants = {}
     for ex_id, reference in references.items():
+        bodies = {name: body for name, (body, _) in mutants.get(ex_id, {}).items()}
+        bodies.update((alternatives or {}).get(ex_id, {}))
         variants[(ex_id, "reference")] = (ex_id, [line + "\n" for line in reference])
         variants.update({(ex_id, name): (ex_id, [line + "\n" for line in body])
-                         for name, (body, _) in mutants.get(ex_id, {}).items()})
+                         for name, body in bodies.items()})
     keyed = {f"{ex_id}: {name}": variant for (ex_id, name), variant in variants.items()}
     verdicts = grade_variants(keyed, timeout=timeout, langs=("en", "ko"))
     return {ex_id: {name: verdicts[f"{ex_id}: {name}"] for (e, name) in variants if e == ex_id}

@@ -222,10 +222,7 @@ ALTERNATIVES = {      # right answers written another way: each must PASS
 
 @pytest.fixture(scope="module")
 def verdicts():
-    variants = {ex_id: {**MUTANTS[ex_id], **{name: (body, None) for name, body in
-                                              ALTERNATIVES.get(ex_id, {}).items()}}
-                for ex_id in IDS}
-    return grade_lessons({ex_id: block_of(ex_id) for ex_id in IDS}, variants)
+    return grade_lessons({ex_id: block_of(ex_id) for ex_id in IDS}, MUTANTS, ALTERNATIVES)
 
 
 @pytest.mark.parametrize("ex_id", IDS)

@@ -210,10 +210,7 @@ ALTERNATIVES = {
 
 @pytest.fixture(scope="module")
 def verdicts():
-    variants = {ex_id: {**MUTANTS[ex_id], **{name: (body, None) for name, body
-                                              in ALTERNATIVES.get(ex_id, {}).items()}}
-                for ex_id in MUTANTS}
-    return grade_lessons({ex_id: block_of(ex_id) for ex_id in MUTANTS}, variants)
+    return grade_lessons({ex_id: block_of(ex_id) for ex_id in MUTANTS}, MUTANTS, ALTERNATIVES)
 
 
 @pytest.mark.parametrize("ex_id, name", [(ex_id, name) for ex_id, alts in ALTERNATIVES.items()

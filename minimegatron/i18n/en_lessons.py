@@ -318,8 +318,8 @@ MESSAGES = {
     "point.5.1.freed": "then every full p.grad is freed (None) and the gradients hold only the "
                        "slice's bytes: that is the memory stage 2 saves",
     "point.5.1.freed.hint": "set p.grad = None for every p in flat.params, and keep no view of a "
-                            "full-size gradient buffer in self.grad_shard, nor the full gradients in an "
-                            "attribute of your own",
+                            "full-size gradient buffer in self.grad_shard, nor the full "
+                            "gradients in an attribute of your own",
     "point.5.2.own_update": "the optimizer's rule runs once per step on this rank's slice only: "
                             "update(self.shard, self.grad_shard, flat.state, self.step_count), "
                             "its state (AdamW's m and v) slice-sized",
