@@ -4,7 +4,7 @@
     python docs/make_figures.py --out /tmp/x # somewhere else (tests/test_docs.py does this)
 
 The pipeline timelines are drawn by ``minimegatron timeline`` itself
-(``minimegatron.tools.timeline.main``), from the action lists of
+(``minimegatron.commands.timeline.main``), from the action lists of
 ``minimegatron/parallel/pipeline_parallel/schedules.py`` timed by ``simulate``; the bubble and
 memory plots read the same ``simulate`` and ``peak_in_flight``. So a change in
 a schedule changes the pictures, and the pages cannot drift from the code.
@@ -22,7 +22,7 @@ import tempfile
 
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                peak_in_flight, simulate)
-from minimegatron.tools import timeline
+from minimegatron.commands import timeline
 
 STAGES, MICRO_BATCHES = 4, 8
 COLORS = {"gpipe": "#4C78A8", "1f1b": "#F58518", "formula": "#333333"}

@@ -7,7 +7,7 @@ import pytest
 from minimegatron.comm import trace
 from minimegatron.parallel.pipeline_parallel.schedules import get_schedule, simulate
 from minimegatron.tools import chrome_trace
-from minimegatron.tools.timeline import main
+from minimegatron.commands.timeline import main
 
 
 def check_chrome_trace(document):

@@ -6,12 +6,12 @@ import argparse
 
 import pytest
 
-from minimegatron.runtime.entry import PACKAGE_DIR
+from minimegatron.commands.entry import PACKAGE_DIR
 
 from minimegatron.commands import argtypes
-from minimegatron.tools import calibrate, memory_cli, timeline
+from minimegatron.commands import calibrate, memory, timeline
 
-MAINS = {"memory": memory_cli.main, "timeline": timeline.main, "calibrate": calibrate.main}
+MAINS = {"memory": memory.main, "timeline": timeline.main, "calibrate": calibrate.main}
 SIZES = ["0", "-1", "abc", "1.5", ""]
 
 BAD = [("memory", [f"--{flag}", v]) for flag in
@@ -39,7 +39,7 @@ def _fails_in_one_line(command, argv, capsys):
     assert "Traceback" not in out + err
     errors = [line for line in err.splitlines() if "error:" in line]
     assert len(errors) == 1 and errors[0].startswith(f"minimegatron {command}: error:"), err
-    # no work was done: at most the banner naming the package (minimegatron/runtime/entry.py)
+    # no work was done: at most the banner naming the package (minimegatron/commands/entry.py)
     assert out in ("", f"minimegatron {command}: package {PACKAGE_DIR}\n"), out
     return errors[0]
 
@@ -69,7 +69,7 @@ def test_memory_malformed_hardware_file(tmp_path, capsys, text):
 
 
 def test_good_arguments_still_run(capsys):
-    assert memory_cli.main(["--layers", "4", "--hidden", "64", "--heads", "4", "--pp", "2",
+    assert memory.main(["--layers", "4", "--hidden", "64", "--heads", "4", "--pp", "2",
                         "--tp", "2"]) == 0
     assert "grid dp=1 pp=2 tp=2" in capsys.readouterr().out
     assert timeline.main(["--stages", "2", "--micro-batches", "2", "--out", ""]) == 0

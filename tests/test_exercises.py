@@ -17,7 +17,8 @@ from mpi_harness import REPO_ROOT
 from minimegatron.classroom import exercises
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from minimegatron.classroom.grader import grade
-from minimegatron.classroom.grader import main as grade_main
+from minimegatron.commands.exercises import main as exercises_main
+from minimegatron.commands.grade import main as grade_main
 
 IDS = [ex.id for ex in EXERCISES]
 ONE = "4.1"        # solved in the "one solved" copy: DDP, which needs MatMul etc.
@@ -128,7 +129,7 @@ def test_student_copy_imports(fresh):
 
 
 def test_make_refuses_an_existing_copy_and_a_student_source(fresh, capsys):
-    assert exercises.main(["make", fresh]) == 2
+    assert exercises_main(["make", fresh]) == 2
     assert "is not empty" in capsys.readouterr().err
     with pytest.raises(ValueError, match="itself a student copy"):
         exercises.make(os.path.join(fresh, "again"), source_root=fresh)
@@ -139,11 +140,11 @@ def test_make_refuses_root_home_and_a_non_empty_directory(tmp_path, capsys):
         with pytest.raises(ValueError, match="refusing to write a copy into"):
             exercises.make(bad, force=True)
     (tmp_path / "keep.txt").write_text("mine")
-    assert exercises.main(["make", str(tmp_path)]) == 2
+    assert exercises_main(["make", str(tmp_path)]) == 2
     assert "is not empty (1 entries)" in capsys.readouterr().err
     assert (tmp_path / "keep.txt").read_text() == "mine"            # nothing written
     assert sorted(os.listdir(tmp_path)) == ["keep.txt"]
-    assert exercises.main(["make", str(tmp_path), "--force"]) == 0
+    assert exercises_main(["make", str(tmp_path), "--force"]) == 0
     assert (tmp_path / "keep.txt").read_text() == "mine"
     assert (tmp_path / "setup.cfg").is_file()                        # pip install -e works
 

@@ -15,6 +15,7 @@ import pytest
 
 from minimegatron import i18n
 from minimegatron.classroom import exercises, grader
+from minimegatron.commands import grade as grade_command
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from mpi_harness import REPO_ROOT, run_script
 
@@ -61,7 +62,7 @@ def test_language_default_and_unknown(monkeypatch):
 
 def test_unknown_language_is_one_line_from_the_grader(monkeypatch, capsys):
     monkeypatch.setenv("MINIMEGATRON_LANG", "fr")
-    assert grader.main(["3.2", "--path", REPO_ROOT]) == 2
+    assert grade_command.main(["3.2", "--path", REPO_ROOT]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "MINIMEGATRON_LANG='fr'" in err, err
 

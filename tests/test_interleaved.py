@@ -133,7 +133,7 @@ def test_chunked_stage_owns_layer_groups_k_k_plus_K():
 
 
 def test_timeline_command_draws_it(capsys, tmp_path):
-    from minimegatron.tools.timeline import main
+    from minimegatron.commands.timeline import main
     png = tmp_path / "il.png"
     assert main(["--schedule", "interleaved", "--stages", "4", "--chunks", "2",
                  "--micro-batches", "8", "--out", str(png)]) in (0, 1)

@@ -10,6 +10,7 @@ import pytest
 from mpi_harness import REPO_ROOT, TESTS_DIR, minimegatron_run, run_script
 
 from minimegatron import i18n
+from minimegatron.commands import run as run_command
 from minimegatron.runtime import faults, launcher, reaper, threads
 
 WORKERS = os.path.join(TESTS_DIR, "workers")
@@ -129,7 +130,7 @@ TIMEOUT_ERROR = "argument --timeout: must be a finite positive number, got "
 ])
 def test_bad_arguments_give_one_line_and_exit_2(argv, message, capsys):
     with pytest.raises(SystemExit) as stop:
-        launcher.main(argv)
+        run_command.main(argv)
     err = capsys.readouterr().err
     assert stop.value.code == 2
     assert err.splitlines()[-1] == f"minimegatron run: error: {message}", err

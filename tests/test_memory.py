@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from minimegatron.tools import memory as mm
-from minimegatron.tools import memory_cli
+from minimegatron.commands import memory as memory_command
 from minimegatron.tools import scaling
 
 TABLE1 = [(1536, 16, 40, 1.2, 1.21), (1920, 20, 54, 2.5, 2.49),
@@ -203,29 +203,29 @@ def test_hardware_from_json(tmp_path):
 
 
 def test_cli(capsys):
-    assert memory_cli.main(["table1"]) == 0
+    assert memory_command.main(["table1"]) == 0
     out = capsys.readouterr().out
     assert all(f" {x:.2f} " in out for *_, x in TABLE1) and "166 GB" in out
-    assert memory_cli.main(["zero"]) == 0 and "31.4" in capsys.readouterr().out
-    assert memory_cli.main(["--dp", "64", "--tp", "8", "--zero", "1"]) == 0
+    assert memory_command.main(["zero"]) == 0 and "31.4" in capsys.readouterr().out
+    assert memory_command.main(["--dp", "64", "--tp", "8", "--zero", "1"]) == 0
     assert "8,474,327,040" in capsys.readouterr().out
-    assert memory_cli.main(["scaling"]) == 0 and "15.1 PFLOP/s" in capsys.readouterr().out
+    assert memory_command.main(["scaling"]) == 0 and "15.1 PFLOP/s" in capsys.readouterr().out
 
 
 def test_cli_context_parallel(capsys):
     args = ["--layers", "32", "--hidden", "4096", "--heads", "32", "--seq", "8192", "--tp", "8",
             "--dp", "2", "--micro-batch", "1"]
-    assert memory_cli.main(args) == 0
+    assert memory_command.main(args) == 0
     plain = capsys.readouterr().out
-    assert memory_cli.main(args + ["--cp", "4"]) == 0
+    assert memory_command.main(args + ["--cp", "4"]) == 0
     out = capsys.readouterr().out
     assert "cp=4 (ring attention) (64 ranks)" in out and "cp comm" in out
     activ = [float(line.split()[6]) for text in (plain, out) for line in text.splitlines()
              if line.strip().startswith("0 ")]
     assert activ[1] < activ[0] / 4                      # s/4 tokens and no s x s softmax
     with pytest.raises(SystemExit):
-        memory_cli.main(args + ["--cp", "8", "--attention", "ulysses"])   # 4 heads per tp rank
+        memory_command.main(args + ["--cp", "8", "--attention", "ulysses"])   # 4 heads per tp rank
     assert "the 4 heads of a tp rank must divide by --cp 8" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        memory_cli.main(args + ["--cp", "3"])
+        memory_command.main(args + ["--cp", "3"])
     assert "--seq 8192 must divide into 6 equal chunks" in capsys.readouterr().err

@@ -22,7 +22,7 @@ from minimegatron.checks.mixed import HALF_CONFIG, INIT_SCALE, run_mixed
 from minimegatron.data.demo import LR, WEIGHT_DECAY, batch
 from minimegatron.autodiff.guards import NonFiniteError
 from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
-from minimegatron.mixed_precision.cast import UpcastHalf, float32_if_half
+from minimegatron.autodiff.cast import UpcastHalf, float32_if_half
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW

@@ -15,7 +15,7 @@ import pytest
 from mpi_harness import run_mpi
 
 from minimegatron.tools import memory
-from minimegatron.tools.memory_cli import main as memory_main
+from minimegatron.commands.memory import main as memory_main
 
 SIZES = [1, 2, 4]
 B, T, D, L = 2, 8, 32, 2           # the batch, sequence, width and layers of sp_checks.CONFIG

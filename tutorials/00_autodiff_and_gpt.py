@@ -22,7 +22,7 @@ import math
 import minimegatron as mm
 from minimegatron import nn, optim
 from minimegatron.data.datasets import repeat_task
-from minimegatron.runtime.entry import ArgumentParser, run
+from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.runtime.threads import rank_from_env, world_size_from_env
 

@@ -23,7 +23,7 @@ import numpy as np
 from minimegatron import comm, nn
 from minimegatron.comm import trace
 from minimegatron.backend import asarray, to_numpy
-from minimegatron.runtime.entry import run
+from minimegatron.commands.entry import run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.tensor_parallel.gpt import ParallelMLP
 from minimegatron.autodiff.tensor import Tensor

@@ -22,7 +22,7 @@ import time
 from minimegatron import comm, nn
 from minimegatron.comm import trace
 from minimegatron.data.demo import batch, make_optimizer
-from minimegatron.runtime.entry import ArgumentParser, run
+from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 

@@ -24,7 +24,7 @@ from minimegatron import comm, nn, optim
 from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.data.datasets import repeat_task
-from minimegatron.runtime.entry import ArgumentParser, run
+from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.zero3 import zero_optimizer

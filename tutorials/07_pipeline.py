@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 from minimegatron import comm
-from minimegatron.runtime import entry
+from minimegatron.commands import entry
 from minimegatron.comm import trace
 from minimegatron.data.datasets import repeat_task
 from minimegatron.i18n import language, text

@@ -41,7 +41,7 @@ from minimegatron.comm import trace
 from minimegatron.commands.argtypes import positive_int
 from minimegatron.data.datasets import CharTokenizer, known_words, text_batches, tiny_corpus
 from minimegatron.data.demo import DEMO_CONFIG
-from minimegatron.runtime.entry import ArgumentParser, run, usage_error
+from minimegatron.commands.entry import ArgumentParser, run, usage_error
 from minimegatron.i18n import language, text
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW

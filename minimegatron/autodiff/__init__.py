@@ -8,6 +8,7 @@ fused.py       fused ops (softmax-cross-entropy, GeLU, layer norm) with hand bac
 functional.py  composites built from the ops (no backward of their own)
 gradcheck.py   central differences: the test every op passes
 guards.py      stop on a non-finite number, reject an id out of range
+cast.py        UpcastHalf: half logits go to float32 before the loss (mixed precision)
 """
 from minimegatron.autodiff.function import (  # noqa: F401
     Function, enable_grad, is_grad_enabled, no_grad)

@@ -23,7 +23,7 @@ from minimegatron.backend import xp
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import backward, check_optimizer, loss_scale, unscaled
 from minimegatron.data.demo import SMALL_CONFIG, batch
-from minimegatron.mixed_precision.cast import float32_if_half
+from minimegatron.autodiff.cast import float32_if_half
 from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.master import DataParallel

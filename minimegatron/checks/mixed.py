@@ -12,7 +12,8 @@ all-reduce must tell the others). Returned for this rank, per step:
     unchanged whether every weight this rank holds is bitwise unchanged by the step
     weight    max |w - w_serial| against the one-process mixed run with the same overflow
 and ``memory``: tools/memory_measure.measure of the model state held between the
-last backward (gradients reduced) and its step.
+last backward (gradients reduced) and its step. ``measured_per_param()`` is that
+per parameter for one process (``minimegatron memory mixed`` prints it).
 
 ``skip_together(kind, group)`` does the same for a model split over ranks
 ("pp": one stage per rank of ``group``, "tp": ParallelGPT over ``group``, "3d":
@@ -96,6 +97,16 @@ def run_mixed(group, scheme="serial", steps=4, overflow=None, growth_interval=10
                                          zip(before, _held(model, opt)))})
     return {"model": model, "zero": zero, "mixed": mixed, "names": names, "records": records,
             "memory": memory}
+
+
+def measured_per_param():
+    """(bytes per parameter by kind, parameter count) of a real float16 run: this process
+    alone, DDP over a group of one (its float32 reduce buffer exists), two AdamW steps."""
+    from minimegatron import comm
+    from minimegatron.tools.memory_measure import per_param_bytes
+    run = run_mixed(comm.world().split(comm.world().rank, name="self"), "ddp", steps=2)
+    params = run["model"].num_parameters()
+    return per_param_bytes(run["memory"], params), params
 
 
 def check_mixed(group, scheme, steps=4, overflow=None, growth_interval=1000):

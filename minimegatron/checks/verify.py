@@ -77,26 +77,25 @@ flips a tiny gradient's sign moves it by 2 lr, as much as a bug). Two tests:
       |gradient| and |weight|: a few float16 roundings per layer.
       The table's "vs f64" is the worst bound / that tolerance (<= 1 passes).
 
+The command (argparse, printing) is ``minimegatron/commands/verify.py``; this module
+is the plain functions it calls (``run_rows``, ``table``).
+
     mpirun -n 8 python -m minimegatron verify        (or: minimegatron run -n 8 verify)
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
     minimegatron run -n 8 verify --precision mixed --steps 2
 """
 import dataclasses
 import importlib
-import sys
 import time
 import traceback
 
 import numpy as np
 
-from minimegatron import comm, i18n
+from minimegatron import comm
 from minimegatron.comm import comm_check
 from minimegatron.runtime import faults
-from minimegatron.commands.argtypes import positive_int
-from minimegatron.backend import use_backend
 from minimegatron.checks.common import float64_gap, serial_sensitivity
 from minimegatron.data.demo import CONTEXT_CONFIG, SMALL_CONFIG, VERIFY_CONFIG
-from minimegatron.runtime.entry import ArgumentParser, banner, usage_error
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
 from minimegatron.parallel.grid import ProcessGrid, factorisations
 from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved
@@ -419,50 +418,3 @@ def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
         if progress:
             comm.print0(progress_line(i, len(plan), row))
     return rows
-
-
-def main(argv=None):
-    parser = ArgumentParser(prog="minimegatron verify",
-                            description="check every parallel scheme against one process "
-                                        "(run under mpirun -n N)")
-    parser.add_argument("--schemes", default=",".join(SCHEMES),
-                        help=f"comma list from {','.join(SCHEMES)} (default: all)")
-    parser.add_argument("--dtype", choices=sorted(FLOOR), default="float64")
-    parser.add_argument("--precision", choices=["full", "mixed"], default="full",
-                        help="mixed: float16 model, float32 masters, loss scale, SGD "
-                             "(= --dtype float16; see the docstring)")
-    parser.add_argument("--backend", choices=["numpy", "cupy"], default=None)
-    parser.add_argument("--steps", type=positive_int, default=2,
-                        help="AdamW steps per row (default 2)")
-    opts = parser.parse_args(argv)
-    schemes = [s.strip() for s in opts.schemes.split(",") if s.strip()]
-    unknown = [s for s in schemes if s not in SCHEMES]
-    if unknown or not schemes:
-        parser.error(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEMES)}")
-    if opts.precision == "mixed":
-        opts.dtype = "float16"
-    banner("verify")
-    if opts.backend:
-        use_backend(opts.backend)
-    comm.install_abort_hook()
-    world = comm.world()
-    rule = "mixed-precision SGD" if opts.dtype == "float16" else "AdamW"
-    comm.print0(f"minimegatron verify: {world.size} ranks, {opts.dtype}, {opts.steps} {rule} "
-                f"steps per row, schemes {','.join(schemes)}")
-    start = time.time()
-    rows = run_rows(schemes, opts.dtype, opts.steps, progress=True)
-    if not rows:
-        comm.print0(f"no grid of these schemes fits {world.size} rank(s): 3D needs two axes "
-                    "> 1, so at least 4 ranks")
-        return 2
-    for r in rows:
-        if r["status"] == "ERROR":
-            comm.print0(f"--- {r['label']} {r['grid']}: ERROR ---\n{r['traceback']}")
-    comm.print0("\n" + table(rows, opts.dtype) + f"\n({time.time() - start:.1f} s)")
-    if all(r["status"] == "SKIP" for r in rows):
-        usage_error(i18n.text("verify.none_ran", n=world.size, schemes=",".join(schemes)))
-    return 1 if any(r["status"] in ("FAIL", "ERROR") for r in rows) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

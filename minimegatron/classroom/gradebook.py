@@ -24,8 +24,11 @@ JSON, one row per cell::
 lesson that was missed (the JSON also has every missed point and the
 grader's full text). The exit status is 0 when every cell got a result
 (grading worked), whatever the students scored; 2 on a usage error.
+
+The class options (``--class``, ``--csv``, ``--json``, ``--jobs``, ``--student-timeout``)
+are parsed by ``minimegatron/commands/grade.py``; the functions here take them as
+plain arguments.
 """
-import argparse
 import csv
 import json
 import os
@@ -35,27 +38,12 @@ import tempfile
 import time
 
 from minimegatron import i18n
-from minimegatron.commands.argtypes import finite_positive_float, positive_int
 from minimegatron.classroom.exercise_checks import EXERCISES
 from minimegatron.classroom.exercises import select
 from minimegatron.runtime.launcher import kill_group
 
 SHORT = {"PASS": "pass", "FAIL": "FAIL", "TODO": "todo", "HANG": "HANG", "ERROR": "ERR",
          "CHANGED": "CHGD", "TIMEOUT": "TIME"}
-
-
-def add_arguments(parser):
-    """The class options of ``minimegatron grade``."""
-    group = parser.add_argument_group("a whole class")
-    group.add_argument("--class", dest="class_dir", metavar="DIR",
-                       help="grade every student folder under DIR (one copy each)")
-    group.add_argument("--csv", metavar="FILE", help="write the gradebook as CSV")
-    group.add_argument("--json", metavar="FILE", help="write the gradebook as JSON")
-    group.add_argument("--jobs", type=positive_int, default=max(1, (os.cpu_count() or 1) // 4),
-                       help="copies graded at once (default: cores / 4)")
-    group.add_argument("--student-timeout", type=finite_positive_float, default=1200.0,
-                       metavar="S", help="seconds one copy may take in all (default 1200)")
-    group.add_argument("--report", help=argparse.SUPPRESS)   # one copy's verdicts, as JSON
 
 
 def students(class_dir):
@@ -168,15 +156,3 @@ def write(book, csv_path=None, json_path=None):
     if json_path:
         with open(json_path, "w", encoding="utf-8") as f:
             json.dump(rows(book), f, indent=1, ensure_ascii=False)
-
-
-def main(opts):
-    """``grade --class``: grade, print the table, write the files; 0 when graded."""
-    book = grade_class(opts.class_dir, opts.exercise, opts.timeout, opts.jobs,
-                       opts.student_timeout)
-    print(table(book))
-    write(book, opts.csv, opts.json)
-    for path in (opts.csv, opts.json):
-        if path:
-            print(i18n.text("gradebook.wrote", path=path))
-    return 0

@@ -36,8 +36,10 @@ waits, and the remaining ones run again without it.
 Self-check mode (this package is itself a student copy, so it has no answers):
 the copy runs as it is, with this package's checks; an exercise that needs an
 unfinished earlier one says so.
+
+The command's arguments are ``minimegatron/commands/grade.py``; ``grade_copy``
+and ``grade`` here take plain arguments.
 """
-import argparse
 import functools
 import json
 import os
@@ -51,9 +53,6 @@ import time
 
 from minimegatron import i18n
 from minimegatron.runtime import faults
-from minimegatron.classroom import gradebook
-from minimegatron.commands.argtypes import finite_positive_float
-from minimegatron.runtime.entry import banner
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
@@ -66,14 +65,6 @@ POLL_S = 0.1
 DUMP_WAIT_S = 3.0   # how long the ranks get to say where they wait before the kill
 SKEW_S = 10.0       # some ranks finished a check, the others still inside it after this: HANG
 MAX_OUTPUT = 64 * 2 ** 20         # bytes of output a check may print before it is killed
-EPILOG = """\
-a student, from the copy's directory:   minimegatron grade 3.2
-the teacher, one copy:                  minimegatron grade --path class/alice
-the teacher, the whole class:           minimegatron grade --class class/ --csv book.csv \\
-                                                           --json book.json
-Each cell is PASS, FAIL (the point of the lesson missed, and a hint), TODO, HANG,
-ERROR, CHANGED (a file outside the exercise blocks differs from the handout: never
-PASS) or TIMEOUT. What each exercise checks: exercises/<id>.md, docs/teaching.md."""
 SEED = 20261125     # the problem seed of the mutation tests (a real grade draws one)
 
 
@@ -416,34 +407,3 @@ def grade(path=".", spec=None, timeout=60.0, out=sys.stdout, seed=None):
     passed = sum(v.passed for v in verdicts.values())
     print(i18n.text("grader.summary", passed=passed, count=len(verdicts)), file=out)
     return {ex_id: v.passed for ex_id, v in verdicts.items()}
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="minimegatron grade", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="check a student copy, exercise by exercise (--class: every copy of a "
-                    "class, into a gradebook)", epilog=EPILOG)
-    parser.add_argument("exercise", nargs="?", default="all",
-                        help="an id (3.2), a group (3), a list (1.1,3) or all (default)")
-    parser.add_argument("--path", default=".", help="directory holding the copy's minimegatron/")
-    parser.add_argument("--timeout", type=finite_positive_float, default=60.0,
-                        help="seconds a check may run without finishing (default 60)")
-    gradebook.add_arguments(parser)
-    opts = parser.parse_args(argv)
-    banner("grade")
-    try:
-        if opts.class_dir:
-            return gradebook.main(opts)
-        if opts.report:                     # one copy of a class: gradebook.py reads it
-            gradebook.write_report(opts.report, grade_copy(opts.path, opts.exercise,
-                                                           opts.timeout))
-            return 0
-        results = grade(opts.path, opts.exercise, opts.timeout)
-    except (ValueError, FileNotFoundError) as err:      # FileNotFoundError: no mpiexec
-        print(f"minimegatron grade: {err}", file=sys.stderr)
-        return 2
-    return 0 if all(results.values()) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

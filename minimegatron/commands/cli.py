@@ -17,13 +17,13 @@ import importlib
 import sys
 
 COMMANDS = {
-    "run": ("minimegatron.runtime.launcher", "launch a script (or 'verify') on N MPI ranks"),
-    "verify": ("minimegatron.checks.verify", "check every parallel scheme against one process"),
-    "memory": ("minimegatron.tools.memory_cli", "parameters, memory, FLOPs and scaling model"),
-    "calibrate": ("minimegatron.tools.calibrate", "measure this machine's GEMM and MPI rates"),
-    "timeline": ("minimegatron.tools.timeline", "draw a pipeline schedule or a traced run"),
-    "exercises": ("minimegatron.classroom.exercises", "make a student copy of the package"),
-    "grade": ("minimegatron.classroom.grader", "grade a student copy"),
+    "run": ("minimegatron.commands.run", "launch a script (or 'verify') on N MPI ranks"),
+    "verify": ("minimegatron.commands.verify", "check every parallel scheme against one process"),
+    "memory": ("minimegatron.commands.memory", "parameters, memory, FLOPs and scaling model"),
+    "calibrate": ("minimegatron.commands.calibrate", "measure this machine's GEMM and MPI rates"),
+    "timeline": ("minimegatron.commands.timeline", "draw a pipeline schedule or a traced run"),
+    "exercises": ("minimegatron.commands.exercises", "make a student copy of the package"),
+    "grade": ("minimegatron.commands.grade", "grade a student copy"),
     "sample": ("minimegatron.commands.sample", "load a checkpoint and let the GPT write text"),
 }
 

@@ -21,7 +21,7 @@ import dataclasses
 from minimegatron.commands.argtypes import finite_positive_float, nonnegative_int, positive_int
 from minimegatron.backend import asarray
 from minimegatron.data.datasets import CharTokenizer, tiny_corpus
-from minimegatron.runtime.entry import run
+from minimegatron.commands.entry import run
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.tools.checkpoint_format import CheckpointError, read_checkpoint
 

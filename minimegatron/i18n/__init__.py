@@ -11,11 +11,11 @@ or stay in the template as they are; the Korean uses the terms of
 docs/glossary.md. The exercises' titles, hints and source notes are English
 data in ``exercise_checks`` (a student copy raises the English hint, which
 ``exercises.is_blank`` compares), so ``exercise_text`` picks the Korean ones
-by exercise id when the grader shows them.
+by exercise id when the grader shows them (``classroom/blank.py`` turns a blank
+block's English hint into the current language's).
 """
 import contextlib
 import os
-import re
 
 from minimegatron.i18n import en, en_lessons, en_tutorials, ko, ko_lessons, ko_tutorials
 
@@ -37,20 +37,6 @@ def text(key, /, **fields):
     """The message ``key`` in the current language, its {fields} filled in (a field may
     itself be called ``key``: the first argument is positional only)."""
     return CATALOGS[language()][key].format(**fields)
-
-
-def blank_message(message):
-    """(exercise id or None, text): a blank block's "Exercise X: <English hint>" with the hint
-    in the current language (any other message comes back as it is)."""
-    from minimegatron.classroom.exercise_checks import EXERCISES    # plain data: imports nothing else
-    match = re.match(r"Exercise (\d+\.\d+): (.*)", message, re.DOTALL)
-    if not match:
-        return None, message
-    ex_id, hint = match.groups()
-    exercise = next((ex for ex in EXERCISES if ex.id == ex_id), None)
-    if exercise is not None and hint == exercise.hint:
-        message = text("grader.exercise_hint", id=ex_id, hint=exercise_text(exercise, "hint"))
-    return ex_id, message
 
 
 def exercise_text(exercise, field):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from minimegatron.autodiff import functional as F
 from minimegatron.backend import xp
-from minimegatron.mixed_precision.cast import float32_if_half
+from minimegatron.autodiff.cast import float32_if_half
 from minimegatron.nn.generate import generate
 from minimegatron.nn.init import gpt_init
 from minimegatron.nn.layers import Dropout, Embedding, LayerNorm, Linear

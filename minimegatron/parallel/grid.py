@@ -32,9 +32,8 @@ ValueError on every rank instead of hanging). Tutorial:
 """
 import numbers
 
-from mpi4py import MPI
-
 from minimegatron.comm import Group, world
+from minimegatron.comm.local import self_group
 
 
 def check_grid(world_size, dp, pp, tp, cp=1):
@@ -115,10 +114,11 @@ class ProcessGrid:
     ``.pp``, ``.cp`` and ``.dp_cp`` (gradients are reduced over dp_cp)."""
 
     def __init__(self, dp=1, pp=1, tp=1, comm=None, cp=1):
-        comm = MPI.COMM_WORLD if comm is None else comm
+        whole = world()
+        comm = whole.comm if comm is None else comm
         check_grid(comm.Get_size(), dp, pp, tp, cp)  # before any collective
         self.dp_size, self.pp_size, self.tp_size, self.cp_size = dp, pp, tp, cp
-        self.world = world() if comm == MPI.COMM_WORLD else Group(comm, "grid")
+        self.world = whole if comm == whole.comm else Group(comm, "grid")
         rank = comm.Get_rank()
         self.dp_rank, self.pp_rank, self.tp_rank = grid_coordinates(rank, dp, tp, cp)
         self.cp_rank = cp_coordinate(rank, tp, cp)
@@ -127,7 +127,7 @@ class ProcessGrid:
         self.dp = Group(comm.Split(index["dp"], rank), f"dp{index['dp']}")
         self.pp = Group(comm.Split(index["pp"], rank), f"pp{index['pp']}")
         if cp == 1:                          # no sequence split: dp x cp is dp
-            self.cp, self.dp_cp = Group(MPI.COMM_SELF, "cp"), self.dp
+            self.cp, self.dp_cp = self_group("cp"), self.dp
         else:
             self.cp = Group(comm.Split(index["cp"], rank), f"cp{index['cp']}")
             self.dp_cp = Group(comm.Split(index["dp_cp"], rank), f"dp_cp{index['dp_cp']}")

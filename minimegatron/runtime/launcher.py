@@ -5,7 +5,7 @@ What it adds to a bare ``mpiexec -n N python script.py``:
 1. the right mpiexec: the one next to ``sys.executable`` (pip's mpich puts it
    there), then the one next to mpi4py's configured compiler, then PATH;
 2. each rank runs ``python -m minimegatron.runtime.launcher --child script.py args``,
-   which installs ``comm.install_abort_hook()`` first (``minimegatron.runtime.faults``):
+   which installs the abort hook first (``minimegatron.runtime.faults.install``):
    an uncaught exception, a ``sys.exit(code)`` or a normal end while other
    ranks still wait ends every rank, and says which rank and why;
 3. it owns its job: SIGTERM, SIGHUP or SIGINT sent to the launcher goes to
@@ -29,8 +29,9 @@ What it adds to a bare ``mpiexec -n N python script.py``:
 
 A first word that is not a ``.py`` file is a minimegatron command:
 ``minimegatron run -n 8 verify`` runs ``python -m minimegatron verify``.
+The command's arguments are parsed by ``minimegatron/commands/run.py``; the
+functions here take plain arguments (``build_command``, ``supervise``).
 """
-import argparse
 import ctypes
 import functools
 import os
@@ -45,8 +46,6 @@ import time
 
 from minimegatron import i18n
 from minimegatron.runtime import faults, reaper
-from minimegatron.commands.argtypes import finite_positive_float, positive_int
-from minimegatron.runtime.entry import banner
 from minimegatron.runtime.threads import BLAS_ENV, cores, threads_per_rank
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # .../minimegatron
@@ -364,10 +363,9 @@ def _say(text):
 
 def child_main(argv):
     """Inside each rank: abort hook first, then run the script (or minimegatron command)."""
-    from minimegatron import comm
     from minimegatron.runtime import threads
     threads.limit_blas_threads()
-    comm.install_abort_hook()
+    faults.install()             # what comm.install_abort_hook() calls: runtime/ needs no comm/
     target, args = argv[0], argv[1:]
     try:
         if target.endswith(".py"):
@@ -384,34 +382,8 @@ def child_main(argv):
     return code
 
 
-def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--child"]:
-        return child_main(argv[1:])
-    parser = argparse.ArgumentParser(prog="minimegatron run",
-                                     description="run a script (or command) on N MPI ranks",
-                                     epilog=i18n.text("run.epilog"))
-    parser.add_argument("-n", "--np", type=positive_int, required=True,
-                        help="number of ranks")
-    parser.add_argument("--timeout", type=finite_positive_float, default=None,
-                        help="after S s, report where each rank waits (HANG), kill the job")
-    parser.add_argument("target", help="script.py, or a minimegatron command such as verify")
-    parser.add_argument("args", nargs=argparse.REMAINDER)
-    opts = parser.parse_args(argv)
-    if opts.target.endswith(".py") and not os.path.isfile(opts.target):
-        parser.error(f"no such script: {opts.target}")
-    banner("run")
-    root = package_root(opts.target)
-    if root != PACKAGE_ROOT:
-        print(f"minimegatron run: the ranks import {os.path.join(root, 'minimegatron')} (beside "
-              "the script)", flush=True)
-    try:
-        cmd = build_command(opts.np, opts.target, opts.args)
-    except FileNotFoundError as err:              # no (matching) mpiexec: one line
-        _say(f"error: {err}")
-        return 2
-    return supervise(cmd, opts.np, timeout=opts.timeout, env=child_env(opts.np, root=root))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":      # each rank: python -m minimegatron.runtime.launcher --child ...
+    if sys.argv[1:2] != ["--child"]:
+        sys.exit("usage: python -m minimegatron.runtime.launcher --child TARGET [ARGS] "
+                 "(what `minimegatron run` starts on each rank)")
+    sys.exit(child_main(sys.argv[2:]))

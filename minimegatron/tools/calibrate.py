@@ -27,13 +27,14 @@ latency_s, ranks_per_node, name) plus the raw figures:
     minimegatron memory config --hardware hardware.json ...
     python benchmarks/bench_scaling.py      # predicted vs measured step times
 
+The command's arguments and printing are ``minimegatron/commands/calibrate.py``.
+
 ``gemm_flops`` is the float64 rate of this process with its BLAS threads (our
 models are float64; alone: one thread per core). ``machine_flops`` scales it to
 every core (gemm_flops * cores / blas_threads, assuming linear thread scaling);
 n ranks on this host each get machine_flops / n (``per_rank_flops``), the rule
 the comparison in benchmarks/bench_scaling.py uses.
 """
-import argparse
 import json
 import os
 import platform
@@ -42,7 +43,6 @@ import sys
 import tempfile
 import time
 
-from minimegatron.commands.argtypes import output_path, positive_int
 from minimegatron.tools import rates
 
 SIZES = [2 ** k for k in range(3, 23, 2)]        # bytes: 8 B .. 4 MiB (x 4 each)
@@ -188,39 +188,3 @@ def summary(m):
         lines.append(f"{'bytes':>10} {'seconds':>10}")
         lines += [f"{int(k):>10} {v:>10.2e}" for k, v in m["all_reduce_seconds"].items()]
     return "\n".join(lines)
-
-
-def main(argv=None):
-    """`minimegatron calibrate [--out hardware.json] [--ranks N] [--no-mpi]`; returns 0."""
-    ap = argparse.ArgumentParser(prog="minimegatron calibrate", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=output_path, default="hardware.json",
-                    help="JSON path ('' to only print)")
-    ap.add_argument("--ranks", type=positive_int, default=2,
-                    help="ranks for the collective run when started alone (default 2)")
-    ap.add_argument("--no-mpi", action="store_true", help="GEMM only, no MPI launch")
-    ap.add_argument("--collectives-only", action="store_true", help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
-    from minimegatron.runtime.threads import world_size_from_env
-    group = None
-    if world_size_from_env() > 1 and not a.no_mpi:
-        from minimegatron import comm
-        group = comm.world()
-    if a.collectives_only:
-        m = collectives(group) if group is not None else {}
-    else:
-        m = measure(group, a.ranks, use_mpi=not a.no_mpi)
-    if group is not None and group.rank != 0:
-        return 0
-    if not a.collectives_only:
-        print(summary(m))
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(m, f, indent=1)
-        if not a.collectives_only:
-            print(f"wrote {a.out} (read it with --hardware {a.out})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,9 +1,10 @@
 """``minimegatron memory mixed``: bytes per parameter under mixed precision, measured.
 
 One process trains demo.SMALL_CONFIG in float16 for two AdamW steps
-(checks/mixed.run_mixed, DDP on a group of one rank so its float32 reduce
-buffer exists) and ``tools/memory_measure.measure`` counts the arrays it holds
-between backward and the step, next to the formula (ZeRO paper, K = 12):
+(``checks.mixed.measured_per_param``: run_mixed, DDP on a group of one rank so
+its float32 reduce buffer exists) and ``tools/memory_measure.measure`` counts the
+arrays it holds between backward and the step; ``mixed_text`` sets those bytes
+next to the formula (ZeRO paper, K = 12):
 
     float16 weights 2 + float16 grads 2 + float32 master, m, v 12 = 16 (model state)
     + DDP's float32 gradient / communication buffer 4              = 20
@@ -13,24 +14,15 @@ stage 3: 16/N), and the 7.5B, Nd = 64 example runs through the same
 ``tools.memory.sharded_state_bytes`` with the MEASURED bytes per parameter.
 """
 from minimegatron.tools.memory import GB, model_state_bytes, sharded_state_bytes
-from minimegatron.tools.memory_measure import per_param_bytes
 
 FORMULA = {"weights": 2, "grads": 2, "optimizer": 12, "buffers": 4}
 NAMES = {"weights": "float16 weights", "grads": "float16 gradients",
          "optimizer": "float32 master, m, v", "buffers": "DDP float32 reduce buffer"}
 
 
-def measured_per_param():
-    """(bytes per parameter by kind, parameter count) of a real float16 run."""
-    from minimegatron import comm
-    from minimegatron.checks.mixed import run_mixed
-    run = run_mixed(comm.world().split(comm.world().rank, name="self"), "ddp", steps=2)
-    params = run["model"].num_parameters()
-    return per_param_bytes(run["memory"], params), params
-
-
-def mixed_text(params=7.5e9, dp=64):
-    per_param, counted = measured_per_param()
+def mixed_text(per_param, counted, params=7.5e9, dp=64):
+    """The table: measured bytes per parameter by kind (``per_param``, of a run of
+    ``counted`` parameters) beside the formula, then ZeRO's stages for ``params`` on ``dp``."""
     out = [f"Mixed precision, bytes per parameter: measured on a float16 GPT of {counted} "
            "parameters (AdamW, DDP reducing in float32) | formula",
            f"{'':<28}{'measured':>9}{'formula':>9}"]

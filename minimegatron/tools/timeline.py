@@ -30,21 +30,13 @@ like grid.py's ("tp0", "dp1", "pp0"), else grey. A communication span that
 lies inside a compute box of its rank (the tp all-reduces inside a layer) is
 drawn as a strip along the box's bottom edge. start and end are seconds from
 any common origin; "kind" is accepted in place of "op".
-"""
-import argparse
-import bisect
-import json
-import re
-import sys
 
-from minimegatron.commands.argtypes import (existing_file, finite_nonnegative_float,
-                                   finite_positive_float, output_path, positive_int)
-from minimegatron.runtime.entry import banner
-from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
-                                                               get_schedule, peak_in_flight,
-                                                               simulate)
-from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE, bubble_table
-from minimegatron.tools import chrome_trace
+The command (its arguments and printed lines) is ``minimegatron/commands/timeline.py``;
+this module computes the rows and draws them.
+"""
+import bisect
+import re
+
 
 COLORS = {"forward": "#4C78A8", "backward": "#F58518", "weight": "#2A9D8F", "tp": "#54A24B",
           "pp": "#B279A2", "dp": "#E45756", "comm": "#8C8C8C", "idle": "#EEEEEE"}
@@ -201,116 +193,3 @@ def draw_timeline(rows, path, title, row_name="stage", xlabel="time"):
     fig.suptitle(title, x=0.08, y=1 - 0.1 / height, ha="left", va="top", fontsize=12)
     fig.savefig(path)
     return path
-
-
-def _simulated(args):
-    chunks = args.chunks or (2 if args.schedule == "interleaved" else 1)
-    split = args.schedule in ZERO_BUBBLE
-    t_weight = args.t_weight if args.t_weight is not None else float(split)  # zb: T_W = 1
-    times = (args.t_forward, args.t_backward)
-    sim = simulate(args.schedule, args.stages, args.micro_batches, *times, chunks, t_weight)
-    micro_batches = 1 if args.schedule == "naive" else args.micro_batches
-    schedule = get_schedule(args.schedule, chunks)
-    peaks = [peak_in_flight(schedule(args.stages, args.micro_batches, stage))
-             for stage in range(args.stages)]
-    formula = bubble_formula(args.stages, micro_batches, chunks)
-    print(text_grid(sim))
-    bubble = f"bubble {sim.bubble_fraction:.1%} (formula {formula})"
-    if split:
-        bubble = _zero_bubble_lines(args, sim, t_weight, peaks)
-    elif chunks == 1:
-        print(f"makespan {sim.makespan:g}, bubble {sim.bubble_fraction:.4f} "
-              f"(GPipe formula (K-1)/(M+K-1) = {formula} = {float(formula):.4f})")
-        print(f"activations held at peak, per stage: {peaks}")
-    else:
-        plain = bubble_formula(args.stages, micro_batches)
-        print(f"makespan {sim.makespan:g}, bubble {sim.bubble_fraction:.4f} = (K-1)/(vM+K-1)"
-              f" = {formula} (plain 1F1B {plain} = {float(plain):.4f}); idle/busy "
-              f"{sim.bubble_ratio} = (1/v)(K-1)/M (Megatron's t_pb/t_id)")
-        print(f"chunk activations held at peak, per stage: {peaks} (1/{chunks} of a "
-              f"stage each)")
-    name = args.schedule + (f" v={chunks}" if chunks > 1 else "")
-    title = (f"{name}: K={args.stages} stages, M={micro_batches} micro-batches | "
-             f"{bubble} | peak activations per stage {', '.join(map(str, peaks))}")
-    return (rows_from_simulation(sim), title, "stage", "time (units of t_forward)",
-            chrome_trace.from_simulation(sim))
-
-
-def _zero_bubble_lines(args, sim, t_weight, peaks):
-    """Print a zero-bubble schedule's bubble beside 1F1B's at the same times; the title's."""
-    K, times = args.stages, (args.t_forward, args.t_backward, t_weight)
-    plain = simulate("1f1b", K, args.micro_batches, *times[:2], t_weight=t_weight)
-    plain_peaks = [peak_in_flight(get_schedule("1f1b")(K, args.micro_batches, stage))
-                   for stage in range(K)]
-    table, expression, holds = bubble_table(args.schedule, K, *times)
-    plain_table, plain_expression, _ = bubble_table("1f1b", K, *times)
-    print(f"T_F {times[0]:g}, T_B {times[1]:g}, T_W {times[2]:g}; bubble = the most a stage "
-          f"idles between its first and last step (the zero-bubble paper's)")
-    print(f"bubble {args.schedule} {sim.bubble:g} (table {expression} = {table:g}"
-          + ("" if holds else ", which assumes T_W <= T_F (zb-h2: also 2T_W <= T_F+T_B)")
-          + f") vs 1f1b {plain.bubble:g} (table {plain_expression} = {plain_table:g})")
-    print(f"makespan {sim.makespan:g} vs 1f1b {plain.makespan:g}; idle / (stages * makespan) "
-          f"{sim.bubble_fraction:.4f} vs 1f1b {plain.bubble_fraction:.4f}")
-    print(f"activations held at peak (F done, W not), per stage: {peaks} "
-          f"(1f1b: {plain_peaks})")
-    return f"T_W {t_weight:g}, bubble {sim.bubble:g} vs 1f1b {plain.bubble:g}, table {expression}"
-
-
-def _traced(args):
-    with open(args.trace) as file:
-        spans = json.load(file)
-    rows = rows_from_trace(spans)
-    bubble = bubble_from_rows(rows)
-    for rank, row in enumerate(rows):
-        compute = sum(end - start for start, end, kind, _ in row if kind != "comm")
-        comm = sum(end - start for start, end, kind, _ in row if kind == "comm")
-        print(f"rank {rank}: compute {compute:.4f} s, communication/wait {comm:.4f} s")
-    print(f"measured bubble (time not computing) {bubble:.4f}")
-    title = f"trace {args.trace}: {len(rows)} ranks, bubble {bubble:.1%}"
-    return rows, title, "rank", "time (s)", chrome_trace.from_trace(spans, title)
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="minimegatron timeline",
-                                     description="draw a pipeline schedule or a traced run")
-    parser.add_argument("--schedule", choices=list(SCHEDULES), default="gpipe")
-    parser.add_argument("--stages", type=positive_int, default=4)
-    parser.add_argument("--micro-batches", type=positive_int, default=8)
-    parser.add_argument("--chunks", type=positive_int, default=None,
-                        help="model chunks per stage, v (interleaved only; default 2)")
-    parser.add_argument("--t-forward", type=finite_positive_float, default=1.0)
-    parser.add_argument("--t-backward", type=finite_positive_float, default=1.0)
-    parser.add_argument("--t-weight", type=finite_nonnegative_float, default=None,
-                        help="weight-gradient time T_W (default 1 for zb-h1/zb-h2, else 0; "
-                             "a whole backward takes t-backward + t-weight)")
-    parser.add_argument("--out", type=output_path, default="timeline.png",
-                        help="PNG path; '' for text only")
-    parser.add_argument("--trace", type=existing_file,
-                        help="JSON list of spans from a real run, drawn instead")
-    parser.add_argument("--chrome-trace", type=output_path, default=None,
-                        help="also write the timeline as Chrome trace JSON (Perfetto)")
-    args = parser.parse_args(argv)
-    banner("timeline")
-    try:
-        rows, title, row_name, xlabel, trace = (_traced if args.trace else _simulated)(args)
-    except ValueError as error:
-        parser.error(str(error))
-    except (TypeError, KeyError, IndexError) as error:
-        if not args.trace:
-            raise                                          # a bug, not bad input: traceback
-        parser.error(f"argument --trace: {args.trace!r} is not a list of spans ({error!r})")
-    if args.chrome_trace:
-        print(f"wrote {chrome_trace.write(trace, args.chrome_trace)} (Chrome trace: open it "
-              f"in https://ui.perfetto.dev)")
-    if args.out:
-        try:
-            draw_timeline(rows, args.out, title, row_name, xlabel)
-        except ImportError as error:
-            print(error, file=sys.stderr)
-            return 1
-        print(f"wrote {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -214,9 +214,9 @@ def _kept(before, after):
 def _raised(err):
     """'ValueError: ... (in Max.backward: <the line>)': the error and where, in the copy."""
     import os
-    import minimegatron
+    from minimegatron.classroom import PACKAGE_DIR
     from minimegatron.classroom.exercise_checks.runner import where_it_failed
-    copy = os.path.dirname(os.path.dirname(os.path.abspath(minimegatron.__file__)))
+    copy = os.path.dirname(PACKAGE_DIR)
     return f"{type(err).__name__}: {err}{where_it_failed(err.__traceback__, copy)}"
 
 

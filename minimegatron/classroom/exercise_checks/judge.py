@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from minimegatron import i18n
+from minimegatron.classroom.blank import blank_message
 from minimegatron.classroom.exercise_checks import by_id
 from minimegatron.classroom.exercise_checks.evidence import decode
 
@@ -50,7 +51,7 @@ def _todo(message, own_id):
     A blank block raises "Exercise X: <English hint>"; the hint is shown in
     the current language when it is the exercise's own.
     """
-    ex_id, message = i18n.blank_message(message)
+    ex_id, message = blank_message(message)
     if ex_id is None or ex_id == own_id:
         return i18n.text("grader.todo", message=message), True
     return i18n.text("grader.needs_first", id=ex_id, message=message), False

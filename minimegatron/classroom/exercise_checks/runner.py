@@ -62,7 +62,8 @@ def collect(ex_id, path, group, seed):
     from minimegatron.classroom.exercise_checks.evidence import encode
     exercise = by_id(ex_id)
     try:
-        module = importlib.import_module(f"minimegatron.classroom.exercise_checks.{exercise.module}")
+        module = importlib.import_module(
+            f"minimegatron.classroom.exercise_checks.{exercise.module}")
         evidence = module.LESSONS[ex_id].collect(group, seed)
         if group is not None:
             evidence = {**evidence, "rank": group.rank, "group": list(group.ranks)}
@@ -108,8 +109,8 @@ def main(argv):
     sys.stdout.flush()
     sys.stderr.flush()
     if use_mpi:
-        from mpi4py import MPI
-        MPI.Finalize()
+        from minimegatron.comm.local import finalize
+        finalize()
     os._exit(0)          # no atexit hook of student code runs after the last line
 
 

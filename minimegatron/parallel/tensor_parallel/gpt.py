@@ -35,7 +35,7 @@ from minimegatron.backend import xp
 from minimegatron.comm import all_gather, all_reduce
 from minimegatron.autodiff.function import Function
 from minimegatron.autodiff.guards import check_ids, check_targets
-from minimegatron.mixed_precision.cast import float32_if_half
+from minimegatron.autodiff.cast import float32_if_half
 from minimegatron.nn import (Embedding, LayerNorm, Module, ModuleList, Parameter,
                              causal_attention, gpt_init)
 from minimegatron.nn.generate import generate

@@ -5,6 +5,10 @@
     minimegatron memory --tp 8 --sequence-parallel
     minimegatron memory --cp 4 --attention ring     (context parallel: s/cp tokens per rank)
     minimegatron memory mixed        (bytes per parameter measured vs formula: memory_mixed.py)
+
+The figures are plain functions of ``minimegatron/tools/`` (memory.py, scaling.py,
+memory_mixed.py); this is the command: its arguments, the checks that fail in one
+line before any work, and the printing.
 """
 import argparse
 
@@ -60,8 +64,9 @@ def main(argv=None):
     elif a.view == "table2":
         print(memory.table2_text())
     elif a.view == "mixed":
+        from minimegatron.checks.mixed import measured_per_param
         from minimegatron.tools.memory_mixed import mixed_text
-        print(mixed_text())
+        print(mixed_text(*measured_per_param()))
     else:
         print(scaling.report(hw) if a.view == "scaling"
               else memory.table1_text() if a.view == "table1" else memory.zero_text())

@@ -22,6 +22,7 @@ import sys
 import traceback
 
 from minimegatron import i18n
+from minimegatron.classroom.blank import blank_message
 from minimegatron.runtime import faults
 from minimegatron.runtime.threads import rank_from_env
 
@@ -76,7 +77,7 @@ def run(main, name, *args):
     except ValueError as err:
         _fail(str(err))
     except NotImplementedError as err:
-        ex_id, message = i18n.blank_message(str(err))
+        ex_id, message = blank_message(str(err))
         if ex_id is None:
             raise
         _fail(i18n.text("entry.blank", message=message, id=ex_id))
