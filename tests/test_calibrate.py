@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from minimegatron.commands import calibrate as calibrate_command
 from minimegatron.tools import calibrate, step_model
 from minimegatron.tools.memory import comm_bytes, training_flops
 from minimegatron.tools.scaling import Hardware, all_reduce_time
@@ -30,7 +31,7 @@ def test_gemm_rate_is_positive_and_per_rank_share():
 
 def test_gemm_only_json_is_read_by_hardware(tmp_path, capsys):
     path = tmp_path / "hw.json"
-    assert calibrate.main(["--no-mpi", "--out", str(path)]) == 0
+    assert calibrate_command.main(["--no-mpi", "--out", str(path)]) == 0
     out = capsys.readouterr().out
     assert "GEMM only" in out and "GFLOP/s" in out
     data = json.loads(path.read_text())
@@ -43,7 +44,7 @@ def test_gemm_only_json_is_read_by_hardware(tmp_path, capsys):
 def test_collectives_measured_on_two_ranks(tmp_path, capsys):
     """Run alone, calibrate launches itself under mpiexec on 2 ranks for the all-reduces."""
     path = tmp_path / "hw.json"
-    assert calibrate.main(["--ranks", "2", "--out", str(path)]) == 0
+    assert calibrate_command.main(["--ranks", "2", "--out", str(path)]) == 0
     assert "all-reduce over 2 ranks" in capsys.readouterr().out
     data = json.loads(path.read_text())
     assert data["ranks_measured"] == 2
@@ -201,7 +202,7 @@ def test_optimizer_passes_are_adamw_fused_traced():
 
 def test_calibration_json_has_the_step_model_keys(tmp_path):
     path = tmp_path / "hw.json"
-    assert calibrate.main(["--no-mpi", "--out", str(path)]) == 0
+    assert calibrate_command.main(["--no-mpi", "--out", str(path)]) == 0
     data = json.loads(path.read_text())
     assert data["op_overhead_s"] > 0 and data["elementwise_bytes_per_s"] > 0
     assert data["gemm_flops_linear"] > 0 and data["gemm_flops_batched"] > 0

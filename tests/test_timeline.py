@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from minimegatron.parallel.pipeline_parallel.schedules import simulate
+from minimegatron.commands.timeline import main
 from minimegatron.tools.timeline import (
-    COLORS, bubble_from_rows, draw_timeline, main, rows_from_simulation, rows_from_trace,
-    text_grid, traffic_kind)
+    COLORS, bubble_from_rows, draw_timeline, rows_from_simulation, rows_from_trace, text_grid,
+    traffic_kind)
 
 # K=4, M=8 GPipe by hand: stage k starts forward i at k+i; the last stage starts
 # backward 0 at K-1+M = 11 and stage k backward i at 11 + (3-k) + i.
