@@ -14,7 +14,9 @@ traceback as well.
 
 Neither function starts MPI: the rank comes from the launcher's environment
 (``threads.rank_from_env``), so a serial tutorial under ``mpirun -n 8`` also
-prints once.
+prints once. It lives in commands/ (argparse and printing) and so sits above
+classroom/: ``run`` shows a blank exercise's hint in the reader's language
+(``classroom/blank.py``).
 """
 import argparse
 import os
