@@ -3,6 +3,9 @@ from fractions import Fraction
 
 import pytest
 
+from minimegatron.demo import VERIFY_CONFIG
+from minimegatron.nn import GPT
+from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
 from minimegatron.parallel.pipeline_parallel.schedules import (
     Action, get_schedule, one_f_one_b, peak_in_flight, simulate)
 from minimegatron.parallel.pipeline_parallel.zero_bubble import (check_executable, zb_h1,
@@ -211,8 +214,6 @@ def test_registry_and_errors():
             simulate("zb-h1", 4, 8, times[0], times[1], t_weight=times[2])
     with pytest.raises(ValueError, match="need t_weight > 0, got t_weight=0"):
         simulate("zb-h1", 4, 8)
-    with pytest.raises(ValueError, match="does not do yet"):
-        check_executable("zb-h2")
     check_executable("1f1b")
 
 
@@ -225,9 +226,34 @@ def test_1f1b_is_unchanged_by_a_zero_weight_time():
             assert simulate("1f1b", K, M, 1.0, t_backward, t_weight=1.0) == folded
 
 
-def test_the_engine_refuses_to_run_w_before_any_message():
-    """The engine runs the backward whole: zb-h1 is a ValueError in its constructor."""
+class NoMessages:
+    """A pp group of 4 that fails any collective: errors must come before the first message."""
+    size, rank = 4, 0
+
+    def __getattr__(self, name):
+        raise AssertionError(f"a collective was reached (group.{name})")
+
+
+def test_the_engine_names_bad_input_before_any_message():
     from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
-    for name in ZB:
-        with pytest.raises(ValueError, match=f"'{name}' splits the backward into B and W"):
-            PipelineEngine(object(), None, schedule=name, num_micro_batches=8)
+    from minimegatron.parallel.pipeline_parallel.stage import ChunkedStage, PipelineStage
+    model = GPT(VERIFY_CONFIG)
+    stage, v_stage = PipelineStage(model, 0, 4), ChunkedStage(model, 0, 4, 2, placement="v")
+    for module, schedule, m, error in [
+            (stage, "zb-h3", 8, "unknown schedule 'zb-h3'"),
+            (stage, "zb-h1", 3, "'zb-h1' needs at least 4 micro-batches for 4 stages"),
+            (stage, "zb-h2", 6, "'zb-h2' needs at least 7 micro-batches"),
+            (v_stage, "zbv", 6, "'zbv' needs at least 7 micro-batches"),
+            (stage, "zbv", 8, "placement='v'"),
+            (v_stage, "zb-h1", 8, "runs the schedule 'zbv', not 'zb-h1'")]:
+        with pytest.raises(ValueError, match=error):
+            PipelineEngine(module, NoMessages(), schedule=schedule, num_micro_batches=m)
+    for times in [(-1, 1), (1, 1, -0.5), (1, float("inf"), 1)]:
+        with pytest.raises(ValueError, match="must be seconds >= 0"):
+            DeviceTime(*times)
+
+
+def test_trainer_3d_refuses_zero_bubble_schedules():
+    for name in ["zb-h1", "zb-h2", "zbv"]:
+        with pytest.raises(ValueError, match="Trainer3D does not do yet"):
+            check_executable(name)

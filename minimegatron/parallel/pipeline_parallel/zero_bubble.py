@@ -98,7 +98,70 @@ def zb_h2(num_stages, num_micro_batches, stage):
                            lambda K, k: 2 * (K - k) - 1, 2 * num_stages - 1, "zb-h2")
 
 
-ZERO_BUBBLE = {"zb-h1": zb_h1, "zb-h2": zb_h2}
+def v_placement(num_stages, stage, chunk):
+    """The V: chunk 0 of stage k is virtual stage k, chunk 1 is 2K-1-k (down, then back up)."""
+    return stage if chunk == 0 else 2 * num_stages - 1 - stage
+
+
+class _VStage:
+    """One stage's ZBV action list, built step by step: ``run("F", chunk)`` appends the
+    next micro-batch's F (with its receive and send) on that chunk; "B" and "W" alike."""
+
+    def __init__(self, num_stages, stage):
+        self.num_stages, self.stage, self.actions = num_stages, stage, []
+        self.done = {(op, chunk): 0 for op in "FBW" for chunk in (0, 1)}
+
+    def run(self, op, chunk, times=1):
+        for _ in range(times):
+            i, here = self.done[op, chunk], v_placement(self.num_stages, self.stage, chunk)
+            self.done[op, chunk] += 1
+            if op == "W":
+                self.actions.append(Action("weight", i, chunk))
+            else:
+                make = _forward if op == "F" else _backward
+                self.actions += make(2 * self.num_stages, here, i, chunk)
+
+
+def zbv(num_stages, num_micro_batches, stage):
+    """ZBV: two chunks per stage in a V, F/B/W of each chunk interleaved (M >= 2K-1).
+
+    Stage k (of K; chunk 0 on the way down, chunk 1 on the way up):
+    warm-up   2(K-k)-1 F0; k times F1 F0; K-k times F1 B1 W1
+    steady    until every F1 is done: F0 (while any is left) B0 W0 F1 B1 W1
+    cool-down k times B0 B1; K-k times B0 W0; then the W1's and W0's left.
+    """
+    _check(num_stages, num_micro_batches, stage)
+    K, M, k = num_stages, num_micro_batches, stage
+    if M < 2 * K - 1:
+        raise ValueError(f"schedule 'zbv' needs at least {2 * K - 1} micro-batches for "
+                         f"{K} stages (the first stage's warm-up); got {M}")
+    v = _VStage(K, k)
+    v.run("F", 0, 2 * (K - k) - 1)
+    for _ in range(k):
+        v.run("F", 1)
+        v.run("F", 0)
+    for _ in range(K - k):
+        for op in "FBW":
+            v.run(op, 1)
+    while v.done["F", 1] < M:
+        if v.done["F", 0] < M:
+            v.run("F", 0)
+        for op, chunk in [("B", 0), ("W", 0), ("F", 1), ("B", 1), ("W", 1)]:
+            v.run(op, chunk)
+    for _ in range(k):
+        v.run("B", 0)
+        v.run("B", 1)
+    for _ in range(K - k):
+        v.run("B", 0)
+        v.run("W", 0)
+    v.run("W", 1, M - v.done["W", 1])
+    v.run("W", 0, M - v.done["W", 0])
+    return v.actions
+
+
+ZERO_BUBBLE = {"zb-h1": zb_h1, "zb-h2": zb_h2, "zbv": zbv}
+FIXED_CHUNKS = {"zbv": 2}
+PLACEMENTS = {"zbv": v_placement}
 # the paper's Table 2: bubble (p-1)(T_F + T_B + sign T_W), and when it holds
 TABLE = {"1f1b": (1, "(p-1)(T_F+T_B+T_W)", lambda t_f, t_b, t_w: True),
          "zb-h1": (-1, "(p-1)(T_F+T_B-T_W)", lambda t_f, t_b, t_w: t_w <= t_f),
@@ -118,8 +181,20 @@ def bubble_table(schedule, num_stages, t_forward, t_backward, t_weight):
 
 
 def check_executable(schedule):
-    """ValueError for a schedule with W actions: the engine runs the backward whole."""
+    """ValueError for a schedule Trainer3D does not run: the zero-bubble ones (PipelineEngine
+    runs them, with a PipelineStage, or a ChunkedStage placed in a V for zbv)."""
     if schedule in ZERO_BUBBLE:
         raise ValueError(f"schedule {schedule!r} splits the backward into B and W, which "
-                         f"the pipeline engine does not do yet; it runs naive, gpipe, 1f1b "
-                         f"and interleaved (simulate {schedule!r}: minimegatron timeline)")
+                         f"Trainer3D does not do yet; PipelineEngine runs it on a pipeline "
+                         f"alone (minimegatron verify --schemes pp-{schedule})")
+
+
+def check_chunks(schedule, stage_module):
+    """ValueError unless the stage holds what the schedule runs: for zbv two chunks in a V."""
+    chunks = len(getattr(stage_module, "chunks", [stage_module]))
+    in_a_v = getattr(stage_module, "placement", None) == "v"
+    if schedule == "zbv" and not (chunks == 2 and in_a_v):
+        raise ValueError("schedule 'zbv' runs two model chunks per stage placed in a V: build "
+                         "the stage as ChunkedStage(model, stage, K, 2, placement='v')")
+    if schedule != "zbv" and in_a_v:
+        raise ValueError(f"a stage placed in a V runs the schedule 'zbv', not {schedule!r}")
