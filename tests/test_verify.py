@@ -43,7 +43,12 @@ def expected_rows(world_size):
 
 def test_grids_of_eight_ranks():
     rows = expected_rows(8)
-    assert len(rows) == 70
+    assert len(rows) == 85
+    assert [g for s, g in rows if s == "pp-zbv"] == ["1x2x1, M=8", "1x4x1, M=8", "1x8x1, M=8",
+                                                     "2x2x1, M=8", "2x4x1, M=8"]
+    assert "'zb-h2' needs at least 15 micro-batches" in verify.fit("pp-zb-h2", (1, 8, 1, 8))[1]
+    assert "pipeline of 16 stages" in verify.fit("pp-zbv", (1, 8, 1, 8))[1]
+    assert verify.fit("pp-zb-h1", (2, 4, 1, 8)) == (16, None)
     assert [g for s, g in rows if s == "tp-sp"] == ["1x1x2, M=1", "1x1x4, M=1", "1x1x8, M=1"]
     assert [g for s, g in rows if s == "ddp"] == ["2x1x1, M=1", "4x1x1, M=1", "8x1x1, M=1"]
     assert [g for s, g in rows if s == "pp-1f1b"] == ["1x2x1, M=4", "1x4x1, M=4",
@@ -67,7 +72,8 @@ def test_grids_of_eight_ranks():
         "4d-ulysses", (1, 1, 4, 2, 2))[1]
     # 3d: 2x2x1, 2x1x2, 1x2x2; each cp scheme: 2x1x1 with cp=2, 1x1x1 with cp=4;
     # each 4d scheme: 1x2x1 and 1x1x2 with cp=2
-    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3 + 2 + 2 + 3 * 2 + 3 * 2
+    # each zero-bubble scheme: 1x2x1, 1x4x1 and 2x2x1 (two data-parallel pipelines)
+    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3 + 2 + 2 + 3 * 2 + 3 * 2 + 3 * 3
     assert len([1 for s, _ in expected_rows(4) if s == "3d"]) == 3
 
 
@@ -85,6 +91,12 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         line = re.search(rf"^{re.escape(label)}\s+{re.escape(grid)} .*$", table, re.M)
         if (scheme, grid) == ("pp-interleaved", "1x8x1, M=4"):     # 16 layer groups > 8
             assert line and "SKIP (2 chunks x 8 stages" in line.group(0), line
+            continue
+        if (scheme, grid) == ("pp-zbv", "1x8x1, M=8"):              # 16 layer groups > 8
+            assert line and "SKIP (2 chunks x 8 stages" in line.group(0), line
+            continue
+        if (scheme, grid) == ("pp-zb-h2", "1x8x1, M=8"):            # M = 8 < 2K-1 = 15
+            assert line and "SKIP (schedule 'zb-h2' needs at least 15" in line.group(0), line
             continue
         if (scheme, grid) == ("cp-ulysses", "1x1x1, M=1, cp=8"):   # 4 heads over 8 ranks
             assert line and "SKIP (Ulysses: 4 heads" in line.group(0), line

@@ -8,8 +8,7 @@ from minimegatron.nn import GPT
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
 from minimegatron.parallel.pipeline_parallel.schedules import (
     Action, get_schedule, one_f_one_b, peak_in_flight, simulate)
-from minimegatron.parallel.pipeline_parallel.zero_bubble import (check_executable, zb_h1,
-                                                                 zb_h2)
+from minimegatron.parallel.pipeline_parallel.zero_bubble import zb_h1, zb_h2
 
 ZB = {"zb-h1": zb_h1, "zb-h2": zb_h2}
 LEAST = {"zb-h1": lambda K: K, "zb-h2": lambda K: 2 * K - 1}       # fewest micro-batches
@@ -214,7 +213,6 @@ def test_registry_and_errors():
             simulate("zb-h1", 4, 8, times[0], times[1], t_weight=times[2])
     with pytest.raises(ValueError, match="need t_weight > 0, got t_weight=0"):
         simulate("zb-h1", 4, 8)
-    check_executable("1f1b")
 
 
 def test_1f1b_is_unchanged_by_a_zero_weight_time():
@@ -253,7 +251,13 @@ def test_the_engine_names_bad_input_before_any_message():
             DeviceTime(*times)
 
 
-def test_trainer_3d_refuses_zero_bubble_schedules():
-    for name in ["zb-h1", "zb-h2", "zbv"]:
-        with pytest.raises(ValueError, match="Trainer3D does not do yet"):
-            check_executable(name)
+def test_trainer_3d_names_too_few_micro_batches_before_any_message():
+    from minimegatron.parallel.threed import check_3d_config
+
+    class Grid:
+        tp_size, cp_size, pp_size = 1, 1, 4
+    for name, m, least in [("zb-h1", 3, 4), ("zb-h2", 6, 7), ("zbv", 6, 7)]:
+        with pytest.raises(ValueError, match=f"'{name}' needs at least {least} micro-batches"):
+            check_3d_config(VERIFY_CONFIG, Grid(), name, m, 0)
+    with pytest.raises(ValueError, match="pipeline of 16 stages"):       # zbv: 2 chunks
+        check_3d_config(VERIFY_CONFIG, type("G", (Grid,), {"pp_size": 8})(), "zbv", 15, 0)

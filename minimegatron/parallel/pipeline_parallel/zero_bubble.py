@@ -180,15 +180,6 @@ def bubble_table(schedule, num_stages, t_forward, t_backward, t_weight):
     return bubble, formula, holds(t_forward, t_backward, t_weight)
 
 
-def check_executable(schedule):
-    """ValueError for a schedule Trainer3D does not run: the zero-bubble ones (PipelineEngine
-    runs them, with a PipelineStage, or a ChunkedStage placed in a V for zbv)."""
-    if schedule in ZERO_BUBBLE:
-        raise ValueError(f"schedule {schedule!r} splits the backward into B and W, which "
-                         f"Trainer3D does not do yet; PipelineEngine runs it on a pipeline "
-                         f"alone (minimegatron verify --schemes pp-{schedule})")
-
-
 def check_chunks(schedule, stage_module):
     """ValueError unless the stage holds what the schedule runs: for zbv two chunks in a V."""
     chunks = len(getattr(stage_module, "chunks", [stage_module]))
