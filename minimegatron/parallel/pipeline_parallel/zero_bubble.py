@@ -162,22 +162,25 @@ def zbv(num_stages, num_micro_batches, stage):
 ZERO_BUBBLE = {"zb-h1": zb_h1, "zb-h2": zb_h2, "zbv": zbv}
 FIXED_CHUNKS = {"zbv": 2}
 PLACEMENTS = {"zbv": v_placement}
-# the paper's Table 2: bubble (p-1)(T_F + T_B + sign T_W), and when it holds
-TABLE = {"1f1b": (1, "(p-1)(T_F+T_B+T_W)", lambda t_f, t_b, t_w: True),
-         "zb-h1": (-1, "(p-1)(T_F+T_B-T_W)", lambda t_f, t_b, t_w: t_w <= t_f),
+# the paper's Table 2: bubble (p-1)(T_F + T_B + sign T_W), and when it holds; zbv ("Pipeline
+# Parallelism with Controllable Memory", Qi et al. 2024): no bubble when the three are equal
+TABLE = {"1f1b": (1, "(p-1)(T_F+T_B+T_W)", lambda t_f, t_b, t_w: True, "any times"),
+         "zb-h1": (-1, "(p-1)(T_F+T_B-T_W)", lambda t_f, t_b, t_w: t_w <= t_f, "T_W <= T_F"),
          "zb-h2": (-2, "(p-1)(T_F+T_B-2T_W)", lambda t_f, t_b, t_w: t_w <= t_f
-                   and 2 * t_w <= t_f + t_b)}
+                   and 2 * t_w <= t_f + t_b, "T_W <= T_F and 2T_W <= T_F+T_B"),
+         "zbv": (None, "0", lambda t_f, t_b, t_w: t_f == t_b == t_w, "T_F = T_B = T_W")}
 
 
 def bubble_table(schedule, num_stages, t_forward, t_backward, t_weight):
-    """(bubble, formula, holds) from the paper's table for 1f1b, zb-h1 or zb-h2.
+    """(bubble, formula, holds, assumption) from the papers' tables (1f1b, zb-h1, zb-h2, zbv).
 
-    ``holds``: whether the times meet the table's assumption (module docstring);
+    ``holds``: whether the times meet the table's ``assumption`` (module docstring);
     where they do, ``simulate(...).bubble`` equals the bubble exactly.
     """
-    sign, formula, holds = TABLE[schedule]
-    bubble = (num_stages - 1) * (t_forward + t_backward + sign * t_weight)
-    return bubble, formula, holds(t_forward, t_backward, t_weight)
+    sign, formula, holds, assumption = TABLE[schedule]
+    bubble = (0 * t_forward if sign is None else
+              (num_stages - 1) * (t_forward + t_backward + sign * t_weight))
+    return bubble, formula, holds(t_forward, t_backward, t_weight), assumption
 
 
 def check_chunks(schedule, stage_module):
