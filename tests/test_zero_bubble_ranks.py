@@ -68,3 +68,42 @@ def test_a_skipped_or_misplaced_w_fails(launch):
             assert "before its B" in mutants[f"{name}/weight_first"]["error"]
         nothing = mutants["zb-h1/w_does_nothing"]            # weights never get a gradient
         assert "NoneType" in nothing.get("error", "") or nothing["grad"] > 1e-3
+
+
+@pytest.fixture(scope="module")
+def emulated():
+    """4 stages, M = 8, T_F = T_B = T_W = 20 ms of emulated device time."""
+    return run_mpi(4, "workers/zb_checks.py:emulated", args=([0.02, 0.02, 0.02], 8),
+                   timeout=240)[0]
+
+
+def test_emulated_device_time_measures_the_simulated_bubbles(emulated):
+    """Simulated: 1F1B 9 T, ZB-H1 3 T, ZBV 0 (T = 20 ms); measured within a few wake-ups."""
+    simulated = {name: run["simulated"]["bubble"] for name, run in emulated.items()}
+    assert simulated == pytest.approx({"1f1b": 0.18, "zb-h1": 0.06, "zbv": 0.0})
+    measured = {name: run["measured"]["bubble"] for name, run in emulated.items()}
+    assert measured["1f1b"] > measured["zb-h1"] + 0.04 and measured["1f1b"] > measured["zbv"]
+    for name, run in emulated.items():
+        assert run["measured"]["makespan"] == pytest.approx(run["simulated"]["makespan"],
+                                                            rel=0.3), name
+        assert max(run["slowest"].values()) < 0.01          # real compute below the sleep
+        assert measured[name] >= simulated[name] - 0.01     # a real run only adds delays
+    assert emulated["zbv"]["measured"]["makespan"] < emulated["1f1b"]["measured"]["makespan"]
+
+
+def test_chrome_trace_of_a_real_zbv_run_matches_its_trace(emulated, tmp_path):
+    from test_chrome_trace import check_chrome_trace
+    from minimegatron.tools import chrome_trace
+    spans = emulated["zbv"]["spans"]
+    path = chrome_trace.write(chrome_trace.from_trace(spans, "zbv on 4 ranks"),
+                              str(tmp_path / "zbv.json"))
+    with open(path) as file:
+        events = check_chrome_trace(file.read())
+    assert len(events) == len(spans)
+    compute = [e for e in events if e["cat"] in ("forward", "backward", "weight")]
+    assert len(compute) == 4 * 8 * 2 * 3                     # F, B, W of 8 x 2 chunks x 4
+    origin = min(span["start"] for span in spans)
+    expected = sorted((s["rank"], s["op"], round((s["start"] - origin) * 1e6, 3),
+                       round((s["end"] - s["start"]) * 1e6, 3)) for s in spans)
+    got = sorted((e["tid"], e["cat"], round(e["ts"], 3), round(e["dur"], 3)) for e in events)
+    assert got == expected

@@ -93,3 +93,12 @@ def run():
     comm.barrier(group)
     return out
 
+
+
+def emulated(times, micro_batches):
+    """Rank 0: {schedule: emulated_run(...)} for 1f1b, zb-h1 and zbv (checks/zero_bubble.py)."""
+    from minimegatron.checks.zero_bubble import emulated_run
+    group = comm.world()
+    runs = {name: emulated_run(group, name, micro_batches, times)
+            for name in ("1f1b", "zb-h1", "zbv")}
+    return runs if group.rank == 0 else None

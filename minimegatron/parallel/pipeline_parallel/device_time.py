@@ -72,10 +72,15 @@ class DeviceTime:
         return any(self.seconds.values())
 
     @contextlib.contextmanager
-    def lasts(self, op, progress=None):
+    def lasts(self, op, progress=None, share=1.0):
         """Run the body (the real compute), then sleep until ``op``'s device time is up,
-        calling ``progress()`` every PROGRESS_S meanwhile (see the module docstring)."""
-        start, seconds = time.perf_counter(), sum(self.seconds[o] for o in op.split("+"))
+        calling ``progress()`` every PROGRESS_S meanwhile (see the module docstring).
+
+        ``share``: the part of a micro-batch's step this is (a stage of v model chunks
+        runs 1/v of its layers per step), so a stage's work per micro-batch stays the same.
+        """
+        start = time.perf_counter()
+        seconds = share * sum(self.seconds[o] for o in op.split("+"))
         yield
         real = time.perf_counter() - start
         first = op.split("+")[0]                             # a whole backward: "backward"

@@ -50,7 +50,8 @@ Trace: every forward, backward and weight step is a ``trace.span("forward"|
 "backward"|"weight", label="mb<i>", micro_batch=i)``; ``tools.trace_gather.gather_timeline``
 collects them for ``tools.timeline`` (Gantt PNG, measured bubble). With
 ``device_time=(t_f, t_b[, t_w])`` each forward lasts at least t_f, each B t_b and
-each W t_w (a whole backward t_b + t_w), the rest slept without a core (device_time.py: emulated GPU time, so 4
+each W t_w (a whole backward t_b + t_w; with v chunks each chunk's step 1/v of
+that, as ``simulate``), the rest slept without a core (device_time.py: emulated GPU time, so 4
 stages on 2 cores measure the formula's bubble); the spans include the sleep.
 A ``memory_meter`` (tools/activation_memory.py) sees each micro-batch's graph
 after its forward, to measure what each stage holds. Tutorial:
@@ -163,6 +164,7 @@ class PipelineEngine:
         held, outputs, sends, loss_sum, peak_in_flight = {}, {}, [], 0.0, 0
         weights, local = {}, {}     # W halves waiting; the V's turn: handed over in memory
         backward_time = "backward" if self.split else "backward+weight"
+        share = 1.0 / len(self.chunks)      # device time: one chunk runs 1/v of the layers
 
         def progress():                                   # messages move while a stage "computes"
             for handle in sends:
@@ -182,7 +184,7 @@ class PipelineEngine:
                 held[key] = Tensor(buf, requires_grad=True)
             elif op == "forward":
                 with trace.span("forward", label=f"mb{i}", micro_batch=i), \
-                        device.lasts("forward", progress):
+                        device.lasts("forward", progress, share):
                     out = chunk(ids[i] if chunk.is_first else held[key])
                     if chunk.is_last:
                         out = chunk.loss(out, labels[i]) * (1.0 / M)   # loss_i / M
@@ -212,7 +214,7 @@ class PipelineEngine:
                                           tag=self.tag(i, c, True)).wait()
             elif op == "backward":                        # split: B, the input gradients
                 with trace.span("backward", label=f"mb{i}", micro_batch=i), \
-                        device.lasts(backward_time, progress):
+                        device.lasts(backward_time, progress, share):
                     out = outputs.pop(key)
                     seed = (xp.full(out.shape, self.loss_scale, out.dtype)
                             if chunk.is_last else grad)           # d(S loss_i/M) = S
@@ -221,7 +223,7 @@ class PipelineEngine:
                     weights[key] = half                   # the W half, for "W<i>"
             elif op == "weight":                          # W: param.grad += dL/dA
                 with trace.span("weight", label=f"mb{i}", micro_batch=i), \
-                        device.lasts("weight", progress):
+                        device.lasts("weight", progress, share):
                     if key not in weights:
                         raise RuntimeError(f"schedule {self.schedule!r} runs {action} on "
                                            f"stage {stage} before its B")
