@@ -261,3 +261,22 @@ def test_trainer_3d_names_too_few_micro_batches_before_any_message():
             check_3d_config(VERIFY_CONFIG, Grid(), name, m, 0)
     with pytest.raises(ValueError, match="pipeline of 16 stages"):       # zbv: 2 chunks
         check_3d_config(VERIFY_CONFIG, type("G", (Grid,), {"pp_size": 8})(), "zbv", 15, 0)
+
+
+@pytest.mark.parametrize("name", ["zb-h1", "zb-h2", "zbv"])
+def test_every_zero_bubble_schedule_beats_1f1b_and_keeps_f_b_w_in_order_in_time(name):
+    """T_W > 0: bubble strictly below 1F1B's at equal work; each W after its B after its F."""
+    least = {"zb-h1": lambda K: K}.get(name, lambda K: 2 * K - 1)
+    for K in range(2, 6):
+        for M in (least(K), least(K) + 3):
+            for times in [(1, 1, Fraction(1, 4)), (1, 1, 1), (2, 1, 1), (1, 2, 3)]:
+                t_forward, t_backward, t_weight = map(Fraction, times)
+                zb = simulate(name, K, M, t_forward, t_backward, t_weight=t_weight)
+                plain = simulate("1f1b", K, M, t_forward, t_backward, t_weight=t_weight)
+                assert zb.bubble < plain.bubble, (name, K, M, times)
+                for row in zb.slots:
+                    end = {(slot.op, slot.micro_batch, slot.chunk): slot.end for slot in row}
+                    for slot in row:
+                        if slot.op != "F":
+                            before = {"B": "F", "W": "B"}[slot.op]
+                            assert end[before, slot.micro_batch, slot.chunk] <= slot.start
