@@ -8,14 +8,14 @@ the serial GPT (whole and cut into pipeline stages); by central differences
 import numpy as np
 import pytest
 
-from minimegatron import functional as F
+from minimegatron.autodiff import functional as F
 from minimegatron import nn
-from minimegatron.demo import VERIFY_CONFIG, batch
-from minimegatron.gradcheck import numerical_grad
+from minimegatron.data.demo import VERIFY_CONFIG, batch
+from minimegatron.autodiff.gradcheck import numerical_grad
 from minimegatron.nn.module import Parameter
-from minimegatron.ops import embedding
+from minimegatron.autodiff.ops import embedding
 from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 RNG = np.random.default_rng(0)
 

@@ -12,7 +12,7 @@ from fractions import Fraction
 import pytest
 
 from minimegatron.nn import GPT
-from minimegatron.demo import VERIFY_CONFIG
+from minimegatron.data.demo import VERIFY_CONFIG
 from minimegatron.parallel.pipeline_parallel.schedules import (Action, get_schedule,
                                                                peak_in_flight, placement,
                                                                simulate)

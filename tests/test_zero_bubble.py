@@ -3,7 +3,7 @@ from fractions import Fraction
 
 import pytest
 
-from minimegatron.demo import VERIFY_CONFIG
+from minimegatron.data.demo import VERIFY_CONFIG
 from minimegatron.nn import GPT
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
 from minimegatron.parallel.pipeline_parallel.schedules import (

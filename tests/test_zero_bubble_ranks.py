@@ -86,7 +86,6 @@ def test_emulated_device_time_measures_the_simulated_bubbles(emulated):
     for name, run in emulated.items():
         assert run["measured"]["makespan"] == pytest.approx(run["simulated"]["makespan"],
                                                             rel=0.3), name
-        assert max(run["slowest"].values()) < 0.01          # real compute below the sleep
         assert measured[name] >= simulated[name] - 0.01     # a real run only adds delays
     assert emulated["zbv"]["measured"]["makespan"] < emulated["1f1b"]["measured"]["makespan"]
 

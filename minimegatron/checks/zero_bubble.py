@@ -1,4 +1,4 @@
-"""Zero-bubble schedules on real ranks with emulated device time: the bubble, measured and simulated.
+"""Zero-bubble schedules on real ranks with emulated device time: bubble measured and simulated.
 
 ``emulated_run(group, schedule, num_micro_batches, times)`` runs one warm-up
 step, then one traced step in which every forward lasts T_F, every B T_B and
@@ -19,9 +19,10 @@ prints the same numbers side by side::
     run = emulated_run(comm.world(), "zbv", 8, (0.02, 0.02, 0.02))
     if run: print(run["measured"]["bubble"], run["simulated"]["bubble"])
 """
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.checks.pipeline import build
-from minimegatron.demo import batch
+from minimegatron.data.demo import batch
 from minimegatron.nn import GPTConfig
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
 from minimegatron.parallel.pipeline_parallel.schedules import simulate

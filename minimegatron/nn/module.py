@@ -5,13 +5,13 @@ in assignment order, so ``named_parameters()`` gives stable dotted names such
 as ``blocks.0.attn.qkv.weight``. Those names are the keys of ``state_dict()``,
 of checkpoints, and of the comparison of every parallel scheme with one process.
 """
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 class Parameter(Tensor):
     """A leaf Tensor that a Module owns and an optimizer updates."""
 
-    is_weight = True      # its gradient is W in a split backward (split_backward.py)
+    is_weight = True      # its gradient is W in a split backward (autodiff/split_backward.py)
 
     def __init__(self, data, dtype=None):
         super().__init__(data, requires_grad=True, dtype=dtype)

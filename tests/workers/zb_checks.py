@@ -8,13 +8,14 @@ schedule, a W before its B, W halves never run), and DDP over two pipelines
 """
 from dataclasses import replace
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.checks.pipeline import build, check_pipeline
 from minimegatron.checks.threed import check_3d
-from minimegatron.demo import VERIFY_CONFIG, batch
+from minimegatron.data.demo import VERIFY_CONFIG, batch
 from minimegatron.parallel.pipeline_parallel import schedules
-from minimegatron.split_backward import WeightGradients
-from minimegatron.verify import tolerance
+from minimegatron.autodiff.split_backward import WeightGradients
+from minimegatron.checks.verify import tolerance
 
 SCHEDULES = ("zb-h1", "zb-h2", "zbv")
 

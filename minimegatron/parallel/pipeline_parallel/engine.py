@@ -13,11 +13,12 @@ overlap (the bubble) and how many micro-batches each holds (the memory):
                  (stage.ChunkedStage; the same 1F1B over K*v virtual stages)
     zb-h1, zb-h2, zbv  backward split into B and W (zero_bubble.py): "B3" runs
                  ``out.backward(grad, defer_weight_grads=True)`` (every input gradient,
-                 so dL/dX is sent at once) and keeps the returned W half; "W3" calls it
-                 (``param.grad += dL/dA``, split_backward.py). A micro-batch is held until
-                 its W. zbv: ChunkedStage(..., 2, placement="v"), the model down the ranks
-                 and back up; on the last rank chunk 0 hands chunk 1 its activation (and
-                 chunk 1 hands back the gradient) in memory, with no message.
+                 so dL/dX is sent at once) and keeps the returned W half; "W3" calls
+                 it (``param.grad += dL/dA``, autodiff/split_backward.py). A micro-batch
+                 is held until its W. zbv: ChunkedStage(..., 2, placement="v"), the
+                 model down the ranks and back up; on the last rank chunk 0 hands
+                 chunk 1 its activation (and chunk 1 hands back the gradient) in
+                 memory, with no message.
 
 The math. The last stage computes loss_i, the mean cross entropy of
 micro-batch i, and backpropagates loss_i / M; so the step's loss is
@@ -58,14 +59,15 @@ after its forward, to measure what each stage holds. Tutorial:
 
     mpirun -n 4 python tutorials/07_pipeline.py
 """
-from minimegatron import comm, comm_check, trace
+from minimegatron import comm
+from minimegatron.comm import comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
 from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved, get_schedule,
                                                                placement)
 from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE, check_chunks
 from minimegatron.parallel.split import rows_of
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 class PipelineEngine:
