@@ -12,7 +12,8 @@ group's rank 0 it returns the step measured from the trace next to
     idle_fraction  idle / (stages x makespan), every stage counted to the end
     makespan       first compute start to last compute end (seconds)
 
-and the spans (for tools.timeline and tools.chrome_trace). Elsewhere None.
+with ``step_time``, the slowest rank's wall time of the step (the loss broadcast
+included), ``slowest``, the longest real compute of each op, and the spans (for tools.timeline and tools.chrome_trace). Elsewhere None.
 Used by the zero-bubble tests and benchmarks/bench_zero_bubble.py; a tutorial
 prints the same numbers side by side::
 
@@ -56,7 +57,9 @@ def emulated_run(group, schedule, num_micro_batches, times, config=EMULATED_CONF
     comm.barrier(group)
     trace.reset()
     loss = engine.train_step(inputs, targets)
-    slowest = comm.gather_object(device.slowest, group)   # real compute, to check it is short
+    elapsed = trace.now()                                 # this rank's step, loss included
+    ranks = comm.gather_object((device.slowest, elapsed), group)    # small metadata
+    slowest = [mine for mine, _ in ranks or []]           # real compute, to check it is short
     spans = gather_timeline(group)
     if spans is None:
         return None
@@ -65,6 +68,7 @@ def emulated_run(group, schedule, num_micro_batches, times, config=EMULATED_CONF
     sim = simulate(schedule, group.size, engine.num_micro_batches, times[0], times[1],
                    t_weight=times[2])
     return {"schedule": schedule, "loss": loss, "M": engine.num_micro_batches,
+            "step_time": max(seconds for _, seconds in ranks),
             "measured": {"bubble": max(stage_bubbles(rows)),
                          "idle_fraction": bubble_from_rows(rows),
                          "makespan": max(e for _, e in compute) - min(s for s, _ in compute)},
