@@ -111,7 +111,7 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "63 of 70 rows pass, 7 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "76 of 85 rows pass, 9 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
     assert len(re.findall(r"^\[\s*\d+/70\] ", out, re.M)) == 70     # one progress line a row
 
