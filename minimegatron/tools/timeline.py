@@ -9,7 +9,8 @@ the bubble fraction idle / (stages * makespan) next to GPipe's formula
 (K - 1) / (M + K - 1) (interleaved, v chunks per stage: (K - 1) / (vM + K - 1)).
 Zero-bubble schedules (zero_bubble.py: zb-h1, zb-h2, zbv with its two chunks
 in a V) split the backward into B and W (``--t-weight`` T_W, default 1 for
-them): printed with the paper's bubble next to 1F1B's at the same times. ``--chrome-trace FILE`` also writes the
+them): printed with the paper's bubble next to 1F1B's at the same times.
+``--chrome-trace FILE`` also writes the
 timeline as Chrome trace JSON for Perfetto (chrome_trace.py).
 
     minimegatron timeline --schedule gpipe --stages 4 --micro-batches 8
@@ -118,7 +119,7 @@ def rows_from_trace(spans):
             number = _field(span, "micro_batch")
             if number is None:                      # an older trace: the number in its label
                 number = (re.findall(r"\d+", str(_field(span, "label") or "")) or [""])[-1]
-            label = op[0].upper() + str(number)
+            label = op[0].upper() + str(number) + chrome_trace.chunk_of(_field(span, "label"))
         start, end = float(_field(span, "start")) - origin, float(_field(span, "end")) - origin
         rows[int(_field(span, "rank"))].append((start, end, kind, label))
     return [sorted(row) for row in rows]
