@@ -13,7 +13,8 @@ group's rank 0 it returns the step measured from the trace next to
     makespan       first compute start to last compute end (seconds)
 
 with ``step_time``, the slowest rank's wall time of the step (the loss broadcast
-included), ``slowest``, the longest real compute of each op, and the spans (for tools.timeline and tools.chrome_trace). Elsewhere None.
+included), ``slowest``, the longest real compute of each op, and the spans (for
+tools.timeline and tools.chrome_trace). Elsewhere None.
 Used by the zero-bubble tests and benchmarks/bench_zero_bubble.py; a tutorial
 prints the same numbers side by side::
 
