@@ -4,7 +4,6 @@ Tutorials 01-04 and 08 are run by the tests of their own scheme (test_grid,
 test_tensor_parallel, test_threed); this file runs the others, with short
 settings so the suite stays quick. Each check reads the tutorial's own output.
 """
-import json
 import os
 import re
 import subprocess
@@ -69,8 +68,10 @@ def test_06_zero_stages_equal_and_memory_matches_the_formulas():
 
 
 def test_07_pipeline_prints_emulated_and_plain_bubbles(tmp_path):
-    """The table's rows (losses, bubbles, in flight) and both timelines of every run; the
-    emulated bubble's accuracy is asserted in test_pipeline.py (a ratio, retried if busy)."""
+    """The table's rows (losses, bubbles, in flight) and both timelines of every run, each
+    with a Chrome trace in the format holding every F and B of every rank; the emulated
+    bubble's accuracy is asserted in test_pipeline.py (a ratio, retried if busy)."""
+    from test_chrome_trace import check_chrome_trace
     rc, out, err = run_script(4, tutorial("07_pipeline.py"),
                               ["--out", str(tmp_path), "--repeats", "1"], timeout=240)
     assert rc == 0, err
@@ -93,9 +94,14 @@ def test_07_pipeline_prints_emulated_and_plain_bubbles(tmp_path):
         with open(tmp_path / name, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
         with open(tmp_path / (name[:-4] + ".json")) as f:        # its Chrome trace
-            events = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+            events = check_chrome_trace(f.read())
         assert {e["tid"] for e in events} == {0, 1, 2, 3}
-        assert {"forward", "backward"} <= {e["cat"] for e in events}
+        m = int(re.search(r"_M(\d+)", name).group(1))
+        for rank in range(4):                                    # the run's every F and B
+            for op in ("forward", "backward"):
+                mine = sorted(e["args"]["micro_batch"] for e in events
+                              if e["tid"] == rank and e["cat"] == op)
+                assert mine == list(range(m)), (name, rank, op)
 
 
 def test_09_interleaved_prints_the_grid_the_bubble_and_the_check():
