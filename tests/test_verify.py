@@ -1,6 +1,6 @@
 """``minimegatron verify``: the whole matrix passes on 8 ranks, a broken scheme FAILS by name.
 
-- The full matrix (every scheme, every grid of 8 ranks, 70 rows) runs ONCE
+- The full matrix (every scheme, every grid of 8 ranks, 85 rows) runs ONCE
   here, through the real command line (``python -m minimegatron run -n 8
   verify``): exit status 0, every row PASS, ~45 s on 2 cores.
 - A 2-rank worker (tests/workers/verify_checks.py) breaks DDP's gradient
@@ -111,9 +111,9 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "63 of 70 rows pass, 7 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "76 of 85 rows pass, 9 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
-    assert len(re.findall(r"^\[\s*\d+/70\] ", out, re.M)) == 70     # one progress line a row
+    assert len(re.findall(r"^\[\s*\d+/85\] ", out, re.M)) == 85     # one progress line a row
 
 
 @pytest.fixture(scope="module")

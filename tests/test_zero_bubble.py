@@ -233,8 +233,7 @@ class NoMessages:
 
 
 def test_the_engine_names_bad_input_before_any_message():
-    from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
-    from minimegatron.parallel.pipeline_parallel.stage import ChunkedStage, PipelineStage
+    from minimegatron.parallel.pipeline_parallel import ChunkedStage, PipelineEngine, PipelineStage
     model = GPT(VERIFY_CONFIG)
     stage, v_stage = PipelineStage(model, 0, 4), ChunkedStage(model, 0, 4, 2, placement="v")
     for module, schedule, m, error in [

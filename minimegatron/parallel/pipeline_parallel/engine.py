@@ -106,8 +106,9 @@ class PipelineEngine:
                          f"chunks={len(self.chunks)}, micro-batches={num_micro_batches}")
         if schedule == "interleaved":                       # M a multiple of K, on every rank
             check_interleaved(pp_group.size, num_micro_batches, len(self.chunks))
-        K, place = pp_group.size, placement(schedule)
-        self.where = {place(K, s, c): (s, c) for s in range(K) for c in range(len(self.chunks))}
+        K, self.place = pp_group.size, placement(schedule)  # (K, stage, chunk) -> virtual
+        self.where = {self.place(K, s, c): (s, c) for s in range(K)         # and back
+                      for c in range(len(self.chunks))}
         if stage_module.num_stages != pp_group.size or stage_module.stage != pp_group.rank:
             raise ValueError(f"stage {stage_module.stage} of {stage_module.num_stages} does not "
                              f"match pp group rank {pp_group.rank} of {pp_group.size}")
@@ -174,7 +175,7 @@ class PipelineEngine:
         for action in self.schedule_fn(num_stages, M, stage):
             i, op, c = action.micro_batch, action.op, action.chunk or 0
             chunk, key = self.chunks[c], (c, i)          # one model chunk (v = 1: the stage)
-            here = placement(self.schedule)(num_stages, stage, c)    # its virtual stage
+            here = self.place(num_stages, stage, c)      # its virtual stage
             if op == "recv_act":                          # from virtual stage here - 1
                 source = self.where[here - 1][0]
                 if source == stage:                       # the V's turn: chunk 0's output

@@ -1,5 +1,9 @@
 """Zero-bubble pipeline schedules: the backward split into B and W (Qi et al., ICLR 2024).
 
+ZB-H1, ZB-H2 and ZBV (two chunks per stage in a V, Qi et al., "Pipeline
+Parallelism with Controllable Memory", 2024). The engine splits the backward
+itself (autodiff/split_backward.py); PipelineEngine runs these lists on ranks.
+
 The idea. A layer Y = XA has two gradients. B, the input gradient
 dL/dX = dL/dY A^T, is what the previous stage waits for; W, the weight
 gradient dL/dA = X^T dL/dY, is needed by nobody until the optimizer step. 1F1B
@@ -21,12 +25,24 @@ left: B, one W if it holds C, F; then the last w backwards, each followed by
 one W; then the W's still pending. The first stage's warm-up is the longest,
 so both need M >= w_0 micro-batches (K for ZB-H1, 2K - 1 for ZB-H2).
 
+ZBV. Each stage holds two chunks of half its layers: chunk 0 is virtual stage
+k, chunk 1 is 2K-1-k (``v_placement``), so a micro-batch goes down the ranks
+and back up, and the last rank turns it round in memory. Stage k runs
+2(K-k)-1 chunk-0 forwards, k pairs (F1 F0), K-k triples (F1 B1 W1), then
+F0 B0 W0 F1 B1 W1 until every forward is done, then B0 B1 (k times), B0 W0
+(K-k times) and the W's left (``zbv``; M >= 2K-1). Its first stage gets its
+first gradient back from its own chunk 1, so the warm-up bubble is gone; with
+T_F = T_B = T_W every stage works without a gap and stage k starts k T_F/2
+late (makespan M(T_F + T_B + T_W) + (K-1) T_F/2). It holds 2K chunk
+activations, K micro-batches' worth: 1F1B's peak.
+
 The math (the paper's Table 2; p = K stages, times T_F, T_B, T_W per micro-batch):
 
     schedule   bubble                  peak activations   holds if
     1F1B       (p-1)(T_F + T_B + T_W)  p                  always (backward = B + W)
     ZB-H1      (p-1)(T_F + T_B - T_W)  p                  T_W <= T_F
     ZB-H2      (p-1)(T_F + T_B - 2T_W) 2p - 1             T_W <= T_F, 2T_W <= T_F + T_B
+    ZBV        0                       p (2p half chunks) T_F = T_B = T_W
 
 with T_F = T_B = T_W: 3(p-1), p-1 (a third) and 0. The paper draws its
 schedules with equal times; the last column is where the simulator finds the
@@ -51,11 +67,15 @@ its 1F1B count and beat (p-1)(T_F + T_B): the last stage would have to run
 F, B, W back to back.
 
 Communication is 1F1B's: one activation and one gradient send per micro-batch
-and stage boundary; W sends nothing. The executor (engine.py) runs the
-backward whole, so these schedules are simulated and drawn, not run on ranks:
+and stage boundary; W sends nothing (ZBV: 2M(2K-2) messages, the V's turn is
+none). PipelineEngine (engine.py) runs B as ``backward(defer_weight_grads=True)``
+and W as the call of what it returned; ``minimegatron verify --schemes pp-zbv``
+compares it with one process:
 
     minimegatron timeline --schedule zb-h1 --stages 4 --micro-batches 8
     minimegatron timeline --schedule zb-h2 --stages 4 --micro-batches 8 --t-weight 0.5
+    minimegatron timeline --schedule zbv --stages 4 --micro-batches 8
+    minimegatron run -n 4 verify --schemes pp-zb-h1,pp-zb-h2,pp-zbv
 """
 from minimegatron.parallel.pipeline_parallel.schedules import (Action, _backward, _check,
                                                                _forward)
