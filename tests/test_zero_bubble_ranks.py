@@ -101,6 +101,9 @@ def test_chrome_trace_of_a_real_zbv_run_matches_its_trace(emulated, tmp_path):
     assert len(events) == len(spans)
     compute = [e for e in events if e["cat"] in ("forward", "backward", "weight")]
     assert len(compute) == 4 * 8 * 2 * 3                     # F, B, W of 8 x 2 chunks x 4
+    assert {(e["tid"], e["name"]) for e in compute} == {     # named by micro-batch and chunk
+        (rank, f"{op}{i}c{c}") for rank in range(4) for op in "FBW" for i in range(8)
+        for c in (0, 1)}
     origin = min(span["start"] for span in spans)
     expected = sorted((s["rank"], s["op"], round((s["start"] - origin) * 1e6, 3),
                        round((s["end"] - s["start"]) * 1e6, 3)) for s in spans)

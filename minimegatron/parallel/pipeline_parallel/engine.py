@@ -48,11 +48,12 @@ every stage has the same schedule, stages, chunks and micro-batches, and names
 the rank that differs (else the stages' sends and receives would not pair: a hang).
 
 Trace: every forward, backward and weight step is a ``trace.span("forward"|
-"backward"|"weight", label="mb<i>", micro_batch=i)``; ``tools.trace_gather.gather_timeline``
-collects them for ``tools.timeline`` (Gantt PNG, measured bubble). With
-``device_time=(t_f, t_b[, t_w])`` each forward lasts at least t_f, each B t_b and
-each W t_w (a whole backward t_b + t_w; with v chunks each chunk's step 1/v of
-that, as ``simulate``), the rest slept without a core (device_time.py: emulated GPU time, so 4
+"backward"|"weight", label="mb<i>", micro_batch=i)`` ("mb<i>c<c>" on chunk c);
+``tools.trace_gather.gather_timeline`` collects them for ``tools.timeline``
+(Gantt PNG, measured bubble). With ``device_time=(t_f, t_b[, t_w])`` each
+forward lasts at least t_f, each B t_b and each W t_w (a whole backward
+t_b + t_w; with v chunks each chunk's step 1/v of that, as ``simulate``), the
+rest slept without a core (device_time.py: emulated GPU time, so 4
 stages on 2 cores measure the formula's bubble); the spans include the sleep.
 A ``memory_meter`` (tools/activation_memory.py) sees each micro-batch's graph
 after its forward, to measure what each stage holds. Tutorial:
@@ -175,18 +176,19 @@ class PipelineEngine:
         for action in self.schedule_fn(num_stages, M, stage):
             i, op, c = action.micro_batch, action.op, action.chunk or 0
             chunk, key = self.chunks[c], (c, i)          # one model chunk (v = 1: the stage)
+            step_label = f"mb{i}" + (f"c{c}" if len(self.chunks) > 1 else "")  # "mb3c1"
             here = self.place(num_stages, stage, c)      # its virtual stage
             if op == "recv_act":                          # from virtual stage here - 1
                 source = self.where[here - 1][0]
                 if source == stage:                       # the V's turn: chunk 0's output
                     buf = local.pop(("act", c, i))
                 else:
-                    with trace.label(f"mb{i}"):
+                    with trace.label(step_label):
                         buf = comm.irecv(xp.empty(act_shape, dtype), source, group,
                                          tag=self.tag(i, c, False)).wait()
                 held[key] = Tensor(buf, requires_grad=True)
             elif op == "forward":
-                with trace.span("forward", label=f"mb{i}", micro_batch=i), \
+                with trace.span("forward", label=step_label, micro_batch=i), \
                         device.lasts("forward", progress, share):
                     out = chunk(ids[i] if chunk.is_first else held[key])
                     if chunk.is_last:
@@ -204,7 +206,7 @@ class PipelineEngine:
                 if dest == stage:                         # the V's turn: no message
                     local[("act", to_chunk, i)] = outputs[key].data
                 else:
-                    with trace.label(f"mb{i}"):
+                    with trace.label(step_label):
                         sends.append(comm.isend(outputs[key].data, dest, group,
                                                 tag=self.tag(i, to_chunk, False)))
             elif op == "recv_grad":                       # from virtual stage here + 1
@@ -212,11 +214,11 @@ class PipelineEngine:
                 if source == stage:
                     grad = local.pop(("grad", c, i))
                 else:
-                    with trace.label(f"mb{i}"):
+                    with trace.label(step_label):
                         grad = comm.irecv(xp.empty(act_shape, dtype), source, group,
                                           tag=self.tag(i, c, True)).wait()
             elif op == "backward":                        # split: B, the input gradients
-                with trace.span("backward", label=f"mb{i}", micro_batch=i), \
+                with trace.span("backward", label=step_label, micro_batch=i), \
                         device.lasts(backward_time, progress, share):
                     out = outputs.pop(key)
                     seed = (xp.full(out.shape, self.loss_scale, out.dtype)
@@ -225,7 +227,7 @@ class PipelineEngine:
                 if self.split:
                     weights[key] = half                   # the W half, for "W<i>"
             elif op == "weight":                          # W: param.grad += dL/dA
-                with trace.span("weight", label=f"mb{i}", micro_batch=i), \
+                with trace.span("weight", label=step_label, micro_batch=i), \
                         device.lasts("weight", progress, share):
                     if key not in weights:
                         raise RuntimeError(f"schedule {self.schedule!r} runs {action} on "
@@ -236,7 +238,7 @@ class PipelineEngine:
                 if dest == stage:
                     local[("grad", to_chunk, i)] = held.pop(key).grad
                 else:
-                    with trace.label(f"mb{i}"):
+                    with trace.label(step_label):
                         sends.append(comm.isend(held.pop(key).grad, dest, group,
                                                 tag=self.tag(i, to_chunk, True)))
         for handle in sends:
