@@ -3,8 +3,8 @@
 ``run``: zb-h1, zb-h2 and zbv against one process (several M, float64 and float32,
 with and without recomputation), what one traced step does (F, B and W spans per
 chunk, sends, the peak held), mutants that must not pass (a W skipped by the
-schedule, a W before its B, W halves never run), and DDP over two pipelines
-(Trainer3D) when the world has 4 ranks.
+schedule, a W before its B, W halves never run), and on 4 ranks Trainer3D: DDP
+over two pipelines, and pipelines of tensor-parallel stages (sequence parallel too).
 """
 from dataclasses import replace
 
@@ -88,9 +88,11 @@ def run():
             lambda: check_pipeline(group, "zb-h1", K, steps=1, batch_size=K))
     finally:
         WeightGradients.__call__ = real
-    if K == 4:                                                   # DDP over 2 pipelines of 2
-        out["dp2"] = {name: check_3d((2, 2, 1), steps=2, schedule=name, micro_batches=4,
-                                     batch_size=8) for name in SCHEDULES}
+    if K == 4:              # DDP over 2 pipelines of 2; pipelines of 2 tensor-parallel ranks
+        out["grids"] = {f"{name} {dims} sp={int(sp)}": check_3d(
+            dims, steps=2, schedule=name, micro_batches=4, batch_size=8, sequence_parallel=sp)
+            for name in SCHEDULES for dims, sp in [((2, 2, 1), False), ((1, 2, 2), False),
+                                                   ((1, 2, 2), True)]}
     comm.barrier(group)
     return out
 

@@ -160,7 +160,8 @@ class PipelineEngine:
         M, group, module = self.num_micro_batches, self.group, self.stage_module
         stage, num_stages = group.rank, group.size
         device = as_device_time(self.device_time)                # sleeps inside the spans
-        act_shape = (module.boundary_shape(size, steps) if hasattr(module, "boundary_shape")
+        first = self.chunks[0]                            # a PipelineStage, also when chunked
+        act_shape = (first.boundary_shape(size, steps) if hasattr(first, "boundary_shape")
                      else (size, steps, module.config.d_model))   # (B/M, T, D); T/tp: sp
         dtype = xp.dtype(module.config.dtype)
         ids, labels = self.split_micro_batches(inputs), self.split_micro_batches(targets)
