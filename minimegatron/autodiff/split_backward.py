@@ -63,7 +63,13 @@ class WeightGradients:
         self.done = False
 
     def input_half(self, node, grad_outs):
-        """B: the gradients of ``node``'s inputs that are not weights; records the W half."""
+        """B: the gradients of ``node``'s inputs that are not weights; records the W half.
+
+        For a Linear's Y = X A: B computes dL/dX = dY A^T now, and records what W needs
+        to compute dL/dA = X^T dY later (the op, its ctx, its inputs, dY, and which
+        inputs are weights). An op with no weight runs its whole backward now.
+        """
+        # EXERCISE 9.1 begin
         weights = tuple(is_weight(t) for t in node.inputs)
         if True not in weights:
             return node.fn.backward(node.ctx, *grad_outs)
@@ -72,6 +78,7 @@ class WeightGradients:
         if True not in others:                            # only weights here: all of it is W
             return (None,) * len(weights)
         return masked_backward(node.fn, node.ctx, grad_outs, others)
+        # EXERCISE 9.1 end
 
     def __len__(self):
         return len(self.steps)

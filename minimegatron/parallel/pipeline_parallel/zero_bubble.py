@@ -90,9 +90,10 @@ def _split_backward(num_stages, num_micro_batches, stage, warmup, cap, name):
                          f"{num_stages} stages (the first stage's warm-up); "
                          f"got {num_micro_batches}")
     w = warmup(num_stages, stage)
-    actions, held, weights = [], w, 0
+    actions, held, weights = [], w, 0      # held: F done, W not; weights: W's placed so far
     for i in range(w):
         actions += _forward(num_stages, stage, i)
+    # EXERCISE 9.2 begin
     for j in range(num_micro_batches - w):
         actions += _backward(num_stages, stage, j)
         if held == cap:                                 # free one micro-batch before the F
@@ -103,7 +104,9 @@ def _split_backward(num_stages, num_micro_batches, stage, warmup, cap, name):
     for j in range(num_micro_batches - w, num_micro_batches):
         actions += _backward(num_stages, stage, j) + [Action("weight", weights)]
         weights += 1
-    return actions + [Action("weight", i) for i in range(weights, num_micro_batches)]
+    actions += [Action("weight", i) for i in range(weights, num_micro_batches)]
+    # EXERCISE 9.2 end
+    return actions
 
 
 def zb_h1(num_stages, num_micro_batches, stage):
