@@ -7,15 +7,17 @@ boxes blue, backward orange, weight gradient teal, communication and waits colou
 group they ran in: tp green, pp purple, dp red, any other grey; idle pale), with
 the bubble fraction idle / (stages * makespan) next to GPipe's formula
 (K - 1) / (M + K - 1) (interleaved, v chunks per stage: (K - 1) / (vM + K - 1)).
-Zero-bubble schedules (zero_bubble.py) split the backward into B and W
-(``--t-weight`` T_W, default 1 for them): printed with the paper's bubble
-next to 1F1B's at the same times. ``--chrome-trace FILE`` also writes the
+Zero-bubble schedules (zero_bubble.py: zb-h1, zb-h2, zbv with its two chunks
+in a V) split the backward into B and W (``--t-weight`` T_W, default 1 for
+them): printed with the paper's bubble next to 1F1B's at the same times.
+``--chrome-trace FILE`` also writes the
 timeline as Chrome trace JSON for Perfetto (chrome_trace.py).
 
     minimegatron timeline --schedule gpipe --stages 4 --micro-batches 8
     minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8 --t-backward 2
     minimegatron timeline --schedule interleaved --stages 4 --chunks 2 --micro-batches 8
     minimegatron timeline --schedule zb-h1 --stages 4 --micro-batches 8 --t-weight 1
+    minimegatron timeline --schedule zbv --stages 4 --micro-batches 8
     minimegatron timeline --trace trace.json --out run.png
 
 Trace file (``--trace``): a JSON list of spans, one dict per span,
@@ -37,6 +39,7 @@ this module computes the rows and draws them.
 import bisect
 import re
 
+from minimegatron.tools import chrome_trace
 
 COLORS = {"forward": "#4C78A8", "backward": "#F58518", "weight": "#2A9D8F", "tp": "#54A24B",
           "pp": "#B279A2", "dp": "#E45756", "comm": "#8C8C8C", "idle": "#EEEEEE"}
@@ -108,7 +111,7 @@ def rows_from_trace(spans):
             number = _field(span, "micro_batch")
             if number is None:                      # an older trace: the number in its label
                 number = (re.findall(r"\d+", str(_field(span, "label") or "")) or [""])[-1]
-            label = op[0].upper() + str(number)
+            label = op[0].upper() + str(number) + chrome_trace.chunk_of(_field(span, "label"))
         start, end = float(_field(span, "start")) - origin, float(_field(span, "end")) - origin
         rows[int(_field(span, "rank"))].append((start, end, kind, label))
     return [sorted(row) for row in rows]
