@@ -162,3 +162,19 @@ def _received_rows(group, counts):
     local = len(counts) // group.size
     mine = slice(group.rank * local, (group.rank + 1) * local)
     return sum(sum(c[mine]) for q, c in enumerate(every) if q != group.rank)
+
+
+def check_moe_fits(config, moe, dims):
+    """ValueError (no message sent) unless the grid (dp, pp, tp, M, cp, ep) can train it."""
+    from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
+    from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
+    from minimegatron.parallel.pipeline_parallel.stage import stage_layers
+    from minimegatron.parallel.tensor_parallel.gpt import check_tp_config
+    dp, pp, tp, _, cp, ep = dims
+    check_tp_config(config, tp)
+    stage_layers(config.n_layer, pp, 0)
+    check_expert_parallel(ep, dp, cp, moe.num_experts)
+    if cp > 1:
+        check_cp_config(config, cp, "ring", "zigzag", tp)
+        if not moe.dropless:
+            raise ValueError("MoE with cp > 1 needs dropless routing")

@@ -49,5 +49,71 @@ def trainer_checks(rows):
         options = dict(options)
         if "moe" in options:
             options["moe"] = dataclasses.replace(checks.MOE, **options["moe"])
+        if "dtype" in options:
+            options["config"] = dataclasses.replace(checks.MOE_CONFIG,
+                                                    dtype=options.pop("dtype"))
         out[label] = checks.check_moe(tuple(dims), **options)
+    return out
+
+
+def _error(fn):
+    try:
+        fn()
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def bad_inputs():
+    """Each bad configuration's message on this rank, and the comm spans it caused (0)."""
+    from minimegatron import trace
+    from minimegatron.nn.moe import MoEConfig
+    from minimegatron.parallel.expert_parallel.trainer import MoETrainer
+    from minimegatron.parallel.grid import ProcessGrid
+    config = checks.MOE_CONFIG
+    grid = ProcessGrid(dp=8, ep=4)
+    cp_grid = ProcessGrid(dp=4, cp=2, ep=2)
+    comm.barrier(comm.world())
+    trace.reset()
+    out = {
+        "ep_grid": _error(lambda: ProcessGrid(dp=4, tp=2, ep=8)),
+        "ep_zero": _error(lambda: ProcessGrid(dp=8, ep=0)),
+        "experts": _error(lambda: MoETrainer(config, MoEConfig(num_experts=6), grid)),
+        "top_k": _error(lambda: MoETrainer(config, MoEConfig(num_experts=4, top_k=5), grid)),
+        "capacity": _error(lambda: MoETrainer(config, MoEConfig(capacity_factor=0), grid)),
+        "cp_capacity": _error(lambda: MoETrainer(config, checks.MOE, cp_grid)),
+    }
+    out["spans"] = len([s for s in trace.spans() if s["kind"] == "comm"])
+    comm.barrier(comm.world())                         # every rank is still here
+    return out
+
+
+def mutants():
+    """Wrong implementations the checks must catch: {name: max |diff|} (large)."""
+    from minimegatron.parallel.expert_parallel import dispatch, grads, layer
+    world = comm.world()
+    group = world.split(color=world.rank // 4, name="ep4")
+    out = {}
+
+    def no_regroup(rows, group, local):                 # expert-major assumed, not made
+        return dispatch.all_to_all_rows(rows, group)
+    real = layer.dispatch_padded
+    layer.dispatch_padded = no_regroup
+    try:
+        out["dispatch_layout"] = checks.check_dispatch_bytes(group, checks.MOE)["out"]
+    finally:
+        layer.dispatch_padded = real
+    real_order = dispatch.source_to_expert
+    dispatch.source_to_expert = lambda recv: real_order(recv)[::-1].copy()
+    try:
+        out["dropless_order"] = checks.check_dispatch_bytes(group, checks.DROPLESS)["out"]
+    finally:
+        dispatch.source_to_expert = real_order
+    real_sum = grads._sum
+    grads._sum = lambda value, g: (value if getattr(g, "name", "").startswith("ep")
+                                   else real_sum(value, g))
+    try:
+        out["norm_without_ep"] = checks.check_moe((8, 1, 1, 1, 4), clip=0.05)["norm"]
+    finally:
+        grads._sum = real_sum
     return out
