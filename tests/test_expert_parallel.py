@@ -129,3 +129,18 @@ def test_moe_trainer_equals_one_process(trained, label):
 def test_expert_gradients_over_the_wrong_group_fail(trained):
     worst = max(res["wrong_group"]["grad"] for res in trained)
     assert worst > 1e-3
+
+
+MEMORY_ROWS = [("ep4", (8, 1, 1, 1, 4), 1), ("ep8", (8, 1, 1, 1, 8), 1),
+               ("dp2pp2tp2", (2, 2, 2, 1, 2), 2), ("dp4tp2", (4, 1, 2, 1, 4), 1)]
+
+
+def test_memory_calculator_equals_the_measured_expert_parameters_and_buffers():
+    results = run_mpi(8, "workers/moe_checks.py:memory_checks", args=(MEMORY_ROWS,),
+                      timeout=300)
+    for res in results:
+        for label, _, _ in MEMORY_ROWS:
+            got, want = res[label]["measured"], res[label]["predicted"]
+            assert got["experts"] == want["experts"] > 0, (label, got, want)
+            assert got["dense"] == want["dense"], (label, got, want)
+            assert got["dispatch_buffer"] == [want["dispatch_buffer"]], (label, got, want)

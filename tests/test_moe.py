@@ -173,3 +173,22 @@ def _hidden(model, x):
 def test_bad_moe_configs_raise_one_clear_error(kwargs, words):
     with pytest.raises(ValueError, match=words):
         MoEConfig(**kwargs)
+
+
+def test_calculator_counts_total_and_active_parameters_and_the_cli_prints_them(capsys):
+    from minimegatron.nn import GPT
+    from minimegatron.tools.memory_cli import main
+    from minimegatron.tools.memory_moe import expert_size, moe_param_counts
+    model = MoEGPT(SMALL_CONFIG, MoEConfig(8, 2, 1.0, every=2))
+    counts = moe_param_counts(SMALL_CONFIG, 8, 2, every=2)
+    assert counts["total"] == model.num_parameters()
+    h = SMALL_CONFIG.d_model
+    assert counts["active"] == GPT(SMALL_CONFIG).num_parameters() + expert_size(h) + 8 * h
+    assert main(["moe", "--layers", "2", "--hidden", "16", "--heads", "4", "--vocab", "16",
+                 "--seq", "8", "--experts", "8", "--ep", "4", "--dp", "8",
+                 "--micro-batch", "1", "--precision", "float64"]) == 0
+    out = capsys.readouterr().out
+    assert "total 37,280, active per token 11,744" in out and "8,512" in out
+    assert "dispatch buffer (E b C h, capacity factor 1): 2,048 bytes" in out
+    with pytest.raises(SystemExit):
+        main(["moe", "--experts", "6", "--ep", "4", "--dp", "8"])

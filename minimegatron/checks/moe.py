@@ -178,3 +178,26 @@ def check_moe_fits(config, moe, dims):
         check_cp_config(config, cp, "ring", "zigzag", tp)
         if not moe.dropless:
             raise ValueError("MoE with cp > 1 needs dropless routing")
+
+
+def measured_vs_calculator(dims, moe=MOE, config=MOE_CONFIG, micro_batches=1, batch_size=8):
+    """{"measured", "predicted"}: this rank's expert and dense parameters and the bytes of one
+    dispatch buffer (the ``ep.dispatch`` all-to-all's payload, from the trace) against
+    tools/memory_moe.py."""
+    from minimegatron.tools.memory_moe import dispatch_buffer_bytes, moe_rank_params
+    dp, pp, tp, cp, ep = dims
+    grid = ProcessGrid(dp, pp, tp, cp=cp, ep=ep)
+    trainer = MoETrainer(config, moe, grid, micro_batches=micro_batches)
+    named = list(trainer.named_parameters())
+    comm.barrier(grid.world)
+    trace.reset()
+    trainer.forward_backward(*batch(config, batch_size, 0))
+    buffers = {s["nbytes"] for s in trace.spans() if s["label"] == "ep.dispatch"}
+    sequences = batch_size // (dp * micro_batches)
+    predicted = moe_rank_params(config, moe.num_experts, moe.every, ep, pp, tp, grid.pp_rank)
+    predicted["dispatch_buffer"] = dispatch_buffer_bytes(
+        config, moe.num_experts, moe.top_k, moe.capacity_factor, sequences, config.dtype)
+    return {"measured": {"experts": sum(p.size for n, p in named if is_expert(n)),
+                         "dense": sum(p.size for n, p in named if not is_expert(n)),
+                         "dispatch_buffer": sorted(buffers)},
+            "predicted": predicted}

@@ -117,3 +117,9 @@ def mutants():
     finally:
         grads._sum = real_sum
     return out
+
+
+def memory_checks(rows):
+    """measured_vs_calculator for every (label, dims, micro_batches) row."""
+    return {label: checks.measured_vs_calculator(tuple(dims), micro_batches=m)
+            for label, dims, m in rows}
