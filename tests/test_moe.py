@@ -84,6 +84,8 @@ def test_route_plan_padded_rows_are_expert_major_and_dropless_keeps_every_choice
             for token in table[e, s][table[e, s] >= 0]:
                 assert token // 6 == s and e in plan.choice[s, token % 6]
     assert plan.dropped == 2 * 6 * 2 - (plan.token >= 0).sum() > 0
+    assert plan.kept_load(4).sum() == 24 - plan.dropped and plan.load(4).sum() == 24
+    assert (plan.kept_load(4) <= 2 * 2).all()                     # C per sequence, b = 2
     free = route(probs, 2, None)
     assert free.dropped == 0 and free.counts.sum() == 24 and (np.diff(free.expert) >= 0).all()
     assert free.counts.tolist() == assignment_counts(free.choice, 4).sum(0).tolist()

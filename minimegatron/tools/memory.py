@@ -11,7 +11,6 @@ proj h^2+h, ln2 2h, fc1 4h^2+4h, fc2 4h^2+h, so 12h^2 + 13h.
     minimegatron memory table1 | table2 | zero | scaling [--hardware calib.json]
     minimegatron memory --tp 8 --sequence-parallel        (Korthikanti et al. 2022)
     minimegatron memory --cp 4 --attention ring            (context parallel)
-    minimegatron memory moe --experts 8 --top-k 2 --ep 4   (mixture of experts, memory_moe.py)
 
 GB = 1e9 bytes everywhere. The page ``docs/memory.md`` walks through every formula.
 """

@@ -31,8 +31,11 @@ def main(argv=None):
                     help="split LayerNorm/dropout activations by tokens over tp (Table 2)")
     ap.add_argument("--attention", choices=list(memory.ATTENTION), default="ring",
                     help="the context-parallel variant when --cp > 1 (what a layer keeps)")
-    moe = ap.add_argument_group("mixture of experts (view moe: total and active parameters, "
-                                "expert parameters per rank under ep, dispatch buffers)")
+    moe = ap.add_argument_group(
+        "mixture of experts",
+        "view moe: total and active parameters, expert parameters per rank under ep, the "
+        "dispatch buffer (tools/memory_moe.py), e.g. minimegatron memory moe --experts 8 "
+        "--top-k 2 --ep 4 --dp 8")
     moe.add_argument("--experts", type=positive_int, default=8, help="E experts per MoE layer")
     moe.add_argument("--top-k", type=positive_int, default=2, help="experts per token")
     moe.add_argument("--ep", type=positive_int, default=1,

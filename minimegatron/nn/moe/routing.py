@@ -56,6 +56,10 @@ class RoutePlan:
         """(E,) assignments each expert was chosen for (before capacity)."""
         return xp.bincount(self.choice.reshape(-1), minlength=num_experts)
 
+    def kept_load(self, num_experts):
+        """(E,) rows each expert computes for real tokens (after capacity)."""
+        return xp.bincount(self.expert[self.token >= 0], minlength=num_experts)
+
 
 def queue_slots(choice, num_experts):
     """(b, T, k) -> (b, T, k): each assignment's place in its expert's queue (slot-major)."""

@@ -1,0 +1,106 @@
+"""A mixture of experts: against a dense MLP with the same active parameters, and ep ranks
+against one process.
+
+    python benchmarks/bench_moe.py                      # one process: MoE vs dense
+    minimegatron run -n 4 benchmarks/bench_moe.py       # + ep = 4 against one process
+
+One measurement is a forward and a backward of sum(layer(x) * W) on (B, S, D) tokens,
+float32; the best of ``--repeats`` after one warm-up is reported (on a shared machine
+the best is the least disturbed).
+
+1. MoE against dense, one process (rank 0). The MoE layer (nn/moe: E experts of D -> 4D
+   -> D, top-k, capacity factor f or dropless) uses per token k experts: k x 8D^2
+   weights; the dense MLP D -> 4kD -> D has the same active weights (the router's D x E
+   aside). The MoE holds E/k times the parameters and does the routing on top: the
+   gather and scatter of token rows, the top-k sort, the capacity queue, the padding.
+2. ep ranks against one process (with N > 1 ranks, ep = N): rank 0 first times the
+   serial layer on all B sequences while the others wait; then every rank times
+   ExpertParallelMoE on its B/N sequences (two all-to-alls forward, two backward). The
+   time is the slowest rank's, waits inside the collectives included; with more ranks
+   than cores (2 here) the ranks share them, so it is the weak figure. Not a timed test.
+"""
+import argparse
+import time
+
+import numpy as np
+
+from minimegatron import comm, comm_check
+from minimegatron.backend import asarray
+from minimegatron.demo import SMALL_CONFIG
+from minimegatron.nn.moe import MoE, MoEConfig, init_by_name
+from minimegatron.parallel.expert_parallel import ExpertParallelMoE
+from minimegatron.tensor import Tensor
+
+
+def best_time(layer, x, weight, repeats):
+    """Best seconds of forward + backward of sum(layer(x) * weight) (one warm-up first)."""
+    times = []
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        (layer(Tensor(x, requires_grad=True)) * Tensor(weight)).sum().backward()
+        times.append(time.perf_counter() - start)
+    return min(times[1:])
+
+
+def _wide_mlp(d_model, top_k, dtype):
+    from minimegatron import functional as F
+    from minimegatron.nn import Linear, Module
+
+    class WideMLP(Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = Linear(d_model, 4 * top_k * d_model, dtype=dtype)
+            self.fc2 = Linear(4 * top_k * d_model, d_model, dtype=dtype)
+
+        def forward(self, x):
+            return self.fc2(F.gelu(self.fc1(x)))
+    return WideMLP()
+
+
+def main():
+    comm_check.disable()      # benchmarks time the collectives alone (docs/notes_comm.md)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--d-model", type=int, default=128)
+    parser.add_argument("--seq", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--experts", type=int, default=8)
+    parser.add_argument("--top-k", type=int, default=2)
+    parser.add_argument("--capacity-factor", type=float, default=1.25, help="0: dropless")
+    parser.add_argument("--repeats", type=int, default=5)
+    a = parser.parse_args()
+    world = comm.world()
+    moe = MoEConfig(a.experts, a.top_k, a.capacity_factor or None)
+    config = SMALL_CONFIG.__class__(d_model=a.d_model, n_head=4, seq_len=a.seq,
+                                    dtype="float32")
+    rng = np.random.default_rng(0)
+    x = asarray(rng.normal(size=(a.batch, a.seq, a.d_model)).astype("float32"))
+    weight = asarray(rng.normal(size=x.shape).astype("float32"))
+    serial = MoE(a.d_model, moe, "float32")
+    init_by_name(serial, "blocks.0.mlp", config)
+    if world.rank == 0:
+        dense = _wide_mlp(a.d_model, a.top_k, "float32")
+        t_moe, t_dense = (best_time(m, x, weight, a.repeats) for m in (serial, dense))
+        print(f"D={a.d_model} S={a.seq} B={a.batch} E={a.experts} top-{a.top_k} "
+              f"capacity {a.capacity_factor or 'dropless'}, float32, fwd+bwd, best of "
+              f"{a.repeats}")
+        print(f"one process: MoE {t_moe * 1e3:.1f} ms ({serial.num_parameters():,d} params)"
+              f", dense MLP D->{4 * a.top_k}D->D {t_dense * 1e3:.1f} ms "
+              f"({dense.num_parameters():,d} params): MoE / dense = {t_moe / t_dense:.2f}")
+    if world.size == 1:
+        return
+    comm.barrier(world)
+    layer = ExpertParallelMoE(a.d_model, moe, world, "float32")
+    layer.load_full("blocks.0.mlp", config)
+    share = a.batch // world.size
+    mine = slice(world.rank * share, (world.rank + 1) * share)
+    comm.barrier(world)
+    t_ep = best_time(layer, x[mine], weight[mine], a.repeats)
+    slowest = comm.all_reduce(np.array([t_ep]), world, op="max")[0]
+    if world.rank == 0:
+        print(f"ep={world.size}: {slowest * 1e3:.1f} ms on the slowest rank "
+              f"({share} sequences, {a.experts // world.size} experts each) against one "
+              f"process {t_moe * 1e3:.1f} ms: speed-up {t_moe / slowest:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
