@@ -16,7 +16,7 @@ import numpy as np
 
 import minimegatron as mm
 from minimegatron import nn, optim
-import minimegatron.functional as F
+import minimegatron.autodiff.functional as F
 
 WIDTH, BATCH, LAYERS, LR = 512, 64, 4, 1e-3
 

@@ -24,7 +24,9 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from minimegatron import bound, comm, comm_check, polling, threads
+from minimegatron import comm
+from minimegatron.comm import bound, comm_check, polling
+from minimegatron.runtime import threads
 
 WAYS = ("raw", "raw_init", "bound", "comm_ip", "comm_out")
 

@@ -18,7 +18,9 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from minimegatron import comm, comm_check, polling, threads, trace
+from minimegatron import comm
+from minimegatron.comm import comm_check, polling, trace
+from minimegatron.runtime import threads
 
 
 def raw_and_wrapped(g, n):

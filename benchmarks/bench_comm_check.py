@@ -3,7 +3,7 @@
     minimegatron run -n 2 benchmarks/bench_comm_check.py
     minimegatron run -n 4 benchmarks/bench_comm_check.py
 
-Checking mode (minimegatron/comm_check.py) runs one extra tiny ``Iallgather``
+Checking mode (minimegatron/comm/comm_check.py) runs one extra tiny ``Iallgather``
 (N x 72 bytes) before every collective. For each size (1 KiB, 64 KiB, 1 MiB,
 float64) the checked and the unchecked ``comm.all_reduce`` run in the same job,
 interleaved, ``calls`` times per sample; the median sample of each is kept
@@ -16,7 +16,8 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from minimegatron import comm, comm_check, trace
+from minimegatron import comm
+from minimegatron.comm import comm_check, trace
 
 SIZES = (1 << 10, 1 << 16, 1 << 20)
 

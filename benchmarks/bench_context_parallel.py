@@ -20,12 +20,13 @@ import tracemalloc
 
 import numpy as np
 
-from minimegatron import comm, comm_check
+from minimegatron import comm
+from minimegatron.comm import comm_check
 from minimegatron.backend import asarray
 from minimegatron.nn.gpt import causal_attention
 from minimegatron.parallel.context_parallel import (allgather_attention, ring_attention,
                                                     split_sequence, ulysses_attention)
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 VARIANTS = {"allgather": (allgather_attention, "zigzag"), "ring": (ring_attention, "zigzag"),
             "ulysses": (ulysses_attention, "contiguous")}

@@ -15,8 +15,9 @@ import statistics
 import time
 
 import minimegatron as mm
-from minimegatron import comm_check, nn, optim
-from minimegatron.datasets import repeat_task
+from minimegatron import nn, optim
+from minimegatron.comm import comm_check
+from minimegatron.data.datasets import repeat_task
 
 
 def step_time(backend, dtype, steps):

@@ -21,9 +21,11 @@ import dataclasses
 import statistics
 import time
 
-from minimegatron import comm, comm_check, functional as F, nn, optim, trace
+from minimegatron import comm, nn, optim
+from minimegatron.comm import comm_check, trace
+from minimegatron.autodiff import functional as F
 from minimegatron.backend import xp
-from minimegatron.datasets import repeat_task
+from minimegatron.data.datasets import repeat_task
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.master import DataParallel
 from minimegatron.parallel.split import shard_batch

@@ -32,9 +32,11 @@ import time
 
 import numpy as np
 
-from minimegatron import comm, comm_check, nn, optim, threads
+from minimegatron import comm, nn, optim
+from minimegatron.comm import comm_check
+from minimegatron.runtime import threads
 from minimegatron.backend import to_numpy, xp
-from minimegatron.datasets import repeat_task
+from minimegatron.data.datasets import repeat_task
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.split import shard_batch
 

@@ -24,12 +24,13 @@ import time
 
 import numpy as np
 
-from minimegatron import comm, comm_check
+from minimegatron import comm
+from minimegatron.comm import comm_check
 from minimegatron.backend import asarray
-from minimegatron.demo import SMALL_CONFIG
+from minimegatron.data.demo import SMALL_CONFIG
 from minimegatron.nn.moe import MoE, MoEConfig, init_by_name
 from minimegatron.parallel.expert_parallel import ExpertParallelMoE
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 def best_time(layer, x, weight, repeats):
@@ -43,7 +44,7 @@ def best_time(layer, x, weight, repeats):
 
 
 def _wide_mlp(d_model, top_k, dtype):
-    from minimegatron import functional as F
+    from minimegatron.autodiff import functional as F
     from minimegatron.nn import Linear, Module
 
     class WideMLP(Module):

@@ -18,8 +18,10 @@ import statistics
 import time
 
 import minimegatron as mm
-from minimegatron import comm_check, nn, optim, threads
-from minimegatron.datasets import repeat_task
+from minimegatron import nn, optim
+from minimegatron.comm import comm_check
+from minimegatron.runtime import threads
+from minimegatron.data.datasets import repeat_task
 
 from bench_vs_torch import training_step
 

@@ -18,8 +18,9 @@ import argparse
 import statistics
 import time
 
-from minimegatron import comm, comm_check, trace
-from minimegatron.datasets import repeat_task
+from minimegatron import comm
+from minimegatron.comm import comm_check, trace
+from minimegatron.data.datasets import repeat_task
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula

@@ -41,7 +41,7 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-from minimegatron import comm_check  # noqa: E402
+from minimegatron.comm import comm_check  # noqa: E402
 from minimegatron.nn import GPTConfig  # noqa: E402
 
 CONFIG = GPTConfig(vocab_size=64, seq_len=32, n_layer=8, n_head=4, d_model=64, seed=0)
@@ -71,9 +71,10 @@ def busy_seconds(spans):
 
 def child(args):
     """Inside each rank: count the warm-up step, time the others; rank 0 writes JSON."""
-    from minimegatron import comm, trace
+    from minimegatron import comm
+    from minimegatron.comm import trace
     from minimegatron.backend import xp
-    from minimegatron.demo import batch
+    from minimegatron.data.demo import batch
     from minimegatron.parallel.grid import ProcessGrid
     from minimegatron.parallel.threed import Trainer3D
     from minimegatron.tools.step_model import count_step, step_time
@@ -114,7 +115,7 @@ def child(args):
 
 def measure_run(scheme, ranks, steps, hardware, rates_in_run=False):
     """The child's JSON of a real run on ``ranks`` ranks (None if it failed)."""
-    from minimegatron.launcher import build_command, child_env, run_job
+    from minimegatron.runtime.launcher import build_command, child_env, run_job
     with tempfile.TemporaryDirectory(prefix="mm_scaling_") as tmp:
         out = os.path.join(tmp, "run.json")
         cmd = build_command(ranks, os.path.abspath(__file__),

@@ -16,8 +16,9 @@ import argparse
 import statistics
 import time
 
-from minimegatron import comm, comm_check, nn, trace
-from minimegatron.demo import batch, make_optimizer
+from minimegatron import comm, nn
+from minimegatron.comm import comm_check, trace
+from minimegatron.data.demo import batch, make_optimizer
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 
 

@@ -25,7 +25,7 @@ import argparse
 import subprocess
 import sys
 
-from minimegatron.argtypes import positive_int
+from minimegatron.commands.argtypes import positive_int
 
 SPANS_PER_STEP = 40
 UNBOUNDED = 10 ** 9
@@ -59,8 +59,9 @@ def spans_step(step, trace):
 
 
 def make_train_step():
-    from minimegatron import nn, optim, trace
-    from minimegatron.demo import batch
+    from minimegatron import nn, optim
+    from minimegatron.comm import trace
+    from minimegatron.data.demo import batch
     config = nn.GPTConfig(vocab_size=8, seq_len=4, n_layer=1, n_head=1, d_model=8, seed=0)
     model = nn.GPT(config)
     opt = optim.AdamW(model.parameters(), lr=1e-3)
@@ -79,7 +80,7 @@ def make_train_step():
 
 def child(mode, steps, max_spans):
     """One run: 'rss_mb,step' lines every steps/10, then 'spans N dropped D'."""
-    from minimegatron import trace
+    from minimegatron.comm import trace
     trace.set_max_spans(max_spans)
     trace.reset()
     step = make_train_step() if mode == "train" else (lambda i: spans_step(i, trace))

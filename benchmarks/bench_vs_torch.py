@@ -28,10 +28,12 @@ import time
 import numpy as np
 
 import minimegatron as mm
-from minimegatron import comm_check, nn, optim, threads
+from minimegatron import nn, optim
+from minimegatron.comm import comm_check
+from minimegatron.runtime import threads
 from minimegatron.backend import asarray, to_numpy
-from minimegatron.datasets import repeat_task
-import minimegatron.functional as F
+from minimegatron.data.datasets import repeat_task
+import minimegatron.autodiff.functional as F
 
 
 def training_step(loss_fn, opt):

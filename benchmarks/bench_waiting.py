@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from minimegatron import comm, comm_check, polling
+from minimegatron import comm
+from minimegatron.comm import comm_check, polling
 
 # mode: (polling.WAIT, SPIN_POLLS, YIELD_POLLS); "auto" is the default, spin-then-yield here
 MODES = {"spin": ("spin", 0, polling.YIELD_POLLS), "yield": ("yield", 0, polling.YIELD_POLLS),

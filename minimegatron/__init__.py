@@ -5,17 +5,17 @@
     (x * x).sum().backward()
 """
 # Under `minimegatron run`: fork first, a waiter that records how this rank ends (reaper.py).
-from minimegatron import reaper as _reaper
+from minimegatron.runtime import reaper as _reaper
 
 _reaper.reap_if_asked()
 
 # Freed arrays stay in the heap: no page faults on every step (heap.py: 1.8x on a GPT step).
-from minimegatron import heap as _heap  # noqa: E402
+from minimegatron.runtime import heap as _heap  # noqa: E402
 
 _heap.keep()
 
 # Before NumPy loads its BLAS: 8 ranks on 2 cores must not each start 2 BLAS threads.
-from minimegatron import threads as _threads  # noqa: E402
+from minimegatron.runtime import threads as _threads  # noqa: E402
 
 _threads.limit_blas_threads()
 if _threads.world_size_from_env() > 1:   # started by mpirun: one failing rank aborts the job
@@ -23,10 +23,11 @@ if _threads.world_size_from_env() > 1:   # started by mpirun: one failing rank a
     _comm.install_abort_hook()
 
 from minimegatron.backend import use_backend, xp, to_numpy, sync  # noqa: E402
-from minimegatron.function import Function, no_grad, enable_grad, is_grad_enabled
-from minimegatron.tensor import Tensor
-from minimegatron.ops import concatenate, split, where, embedding
-from minimegatron import functional, nn, optim
+from minimegatron.autodiff.function import Function, no_grad, enable_grad, is_grad_enabled
+from minimegatron.autodiff.tensor import Tensor
+from minimegatron.autodiff.ops import concatenate, split, where, embedding
+from minimegatron import nn, optim
+from minimegatron.autodiff import functional
 
 __version__ = "0.1.0"
 __all__ = ["use_backend", "xp", "to_numpy", "sync", "Function", "no_grad", "enable_grad",

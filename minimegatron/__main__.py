@@ -1,6 +1,6 @@
 """``python -m minimegatron ...`` is the same as the ``minimegatron`` command."""
 import sys
 
-from minimegatron.cli import main
+from minimegatron.commands.cli import main
 
 sys.exit(main())

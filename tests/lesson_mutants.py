@@ -6,9 +6,9 @@ lines (no newlines needed), and the name of the lesson point it must miss. The
 judge reads the same evidence in both languages (``grader.grade_variants(...,
 langs=("en", "ko"))``), so Korean costs no second run.
 """
-from minimegatron.exercise_checks import by_id
-from minimegatron.exercises import find_blocks
-from minimegatron.grader import grade_variants
+from minimegatron.classroom.exercise_checks import by_id
+from minimegatron.classroom.exercises import find_blocks
+from minimegatron.classroom.grader import grade_variants
 from minimegatron.i18n import speaking
 
 
@@ -28,7 +28,7 @@ def grade_with_reference(ex_id, reference, mutants, timeout=60):
 
 def assert_mutants(verdicts, ex_id, mutants):
     """Each mutant FAILs and misses its point; the FAIL names the point in both languages."""
-    from minimegatron.exercise_checks.lesson import Point
+    from minimegatron.classroom.exercise_checks.lesson import Point
     for name, (_, point) in mutants.items():
         verdict = verdicts[name]
         shown = "\n".join(verdict.lines)

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import minimegatron as mm
-import minimegatron.functional as F
-from minimegatron.gradcheck import gradcheck
+import minimegatron.autodiff.functional as F
+from minimegatron.autodiff.gradcheck import gradcheck
 
 
 def T(*shape, seed=0, positive=False):

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import minimegatron as mm
-import minimegatron.functional as F
+import minimegatron.autodiff.functional as F
 from minimegatron import nn
 from minimegatron.backend import to_numpy, xp
-from minimegatron.datasets import repeat_task
-from minimegatron.gradcheck import gradcheck
+from minimegatron.data.datasets import repeat_task
+from minimegatron.autodiff.gradcheck import gradcheck
 from mpi_harness import run_mpi
 from conftest import cupy_skip_reason
 

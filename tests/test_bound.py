@@ -9,7 +9,7 @@ import pytest
 
 from mpi_harness import run_mpi
 
-from minimegatron import faults
+from minimegatron.runtime import faults
 
 
 @pytest.fixture(scope="module", params=[2, 4])

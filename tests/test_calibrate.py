@@ -171,8 +171,8 @@ def declared_cost_errors(cls):
 
 def test_every_fused_op_declares_the_cost_its_code_makes():
     """Each fused Function's COST equals the ufunc calls traced on its NumPy path."""
-    from minimegatron import fused
-    from minimegatron.function import Function
+    from minimegatron.autodiff import fused
+    from minimegatron.autodiff.function import Function
     ops = [c for c in vars(fused).values() if isinstance(c, type)
            and issubclass(c, Function) and c.__module__ == fused.__name__]
     assert {c.__name__ for c in ops} == set(FUSED_INPUTS)   # a new op: add its call above
@@ -181,7 +181,7 @@ def test_every_fused_op_declares_the_cost_its_code_makes():
 
 
 def test_a_wrong_or_missing_cost_is_caught(monkeypatch):
-    from minimegatron import fused
+    from minimegatron.autodiff import fused
     monkeypatch.setattr(fused.GeLU, "COST", {"forward": {"passes": 3, "tanh": 1},
                                              "backward": {"passes": 28}})
     assert "GeLU.COST['forward']" in declared_cost_errors(fused.GeLU)[0]
@@ -213,7 +213,7 @@ def test_calibration_json_has_the_step_model_keys(tmp_path):
 def test_counts_of_a_serial_step_are_training_flops():
     """The counted GEMM FLOPs of one serial step are memory.training_flops exactly."""
     from workers.step_model_checks import BATCH, CONFIG, MICRO_BATCHES
-    from minimegatron.demo import batch
+    from minimegatron.data.demo import batch
     from minimegatron.parallel.grid import ProcessGrid
     from minimegatron.parallel.threed import Trainer3D
     trainer = Trainer3D(CONFIG, ProcessGrid(1, 1, 1), micro_batches=MICRO_BATCHES)

@@ -16,7 +16,7 @@ import uuid
 import pytest
 from mpi_harness import REPO_ROOT, TESTS_DIR, run_script
 
-from minimegatron import launcher
+from minimegatron.runtime import launcher
 
 WORKER = os.path.join(TESTS_DIR, "workers", "chaos_rank.py")
 

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from minimegatron import trace
+from minimegatron.comm import trace
 from minimegatron.parallel.pipeline_parallel.schedules import get_schedule, simulate
 from minimegatron.tools import chrome_trace
 from minimegatron.tools.timeline import main

@@ -6,9 +6,9 @@ import argparse
 
 import pytest
 
-from minimegatron.entry import PACKAGE_DIR
+from minimegatron.runtime.entry import PACKAGE_DIR
 
-from minimegatron import argtypes
+from minimegatron.commands import argtypes
 from minimegatron.tools import calibrate, memory_cli, timeline
 
 MAINS = {"memory": memory_cli.main, "timeline": timeline.main, "calibrate": calibrate.main}
@@ -39,7 +39,7 @@ def _fails_in_one_line(command, argv, capsys):
     assert "Traceback" not in out + err
     errors = [line for line in err.splitlines() if "error:" in line]
     assert len(errors) == 1 and errors[0].startswith(f"minimegatron {command}: error:"), err
-    # no work was done: at most the banner naming the package (minimegatron/entry.py)
+    # no work was done: at most the banner naming the package (minimegatron/runtime/entry.py)
     assert out in ("", f"minimegatron {command}: package {PACKAGE_DIR}\n"), out
     return errors[0]
 

@@ -7,7 +7,7 @@ import pytest
 
 from mpi_harness import run_mpi
 
-from minimegatron import trace
+from minimegatron.comm import trace
 
 COLLECTIVES = ["all_reduce_sum", "all_reduce_mean", "all_reduce_max", "all_reduce_inplace",
                "iall_reduce_eq", "reduce", "broadcast", "ibroadcast_eq", "scatter_rows3",

@@ -1,4 +1,4 @@
-"""Checking mode (minimegatron/comm_check.py): mismatched collectives fail as one, named.
+"""Checking mode (minimegatron/comm/comm_check.py): mismatched collectives fail as one, named.
 
 One launch per rank count (2 and 4) runs every case of tests/workers/mismatch_checks.py.
 Each mismatch must raise the SAME CollectiveMismatch on every rank, naming both
@@ -124,7 +124,7 @@ def test_an_uncaught_mismatch_ends_the_job_with_the_message():
 
 def _mode(value):
     env = {**os.environ, "PYTHONPATH": REPO_ROOT, "MINIMEGATRON_CHECK": value}
-    return subprocess.run([sys.executable, "-c", "from minimegatron import comm_check; "
+    return subprocess.run([sys.executable, "-c", "from minimegatron.comm import comm_check; "
                            "print(comm_check.enabled())"],
                           env=env, capture_output=True, text=True, timeout=60)
 
@@ -134,7 +134,7 @@ def test_switch_by_environment_and_context_manager():
     assert _mode("1").stdout.strip() == "True"
     bad = _mode("yes")
     assert bad.returncode != 0 and "MINIMEGATRON_CHECK must be 0 or 1, got 'yes'" in bad.stderr
-    from minimegatron import comm_check
+    from minimegatron.comm import comm_check
     before = comm_check.enabled()
     with comm_check.checking(False):
         assert not comm_check.enabled()
@@ -145,7 +145,7 @@ def test_switch_by_environment_and_context_manager():
 
 
 def test_disagreement_rules_without_mpi():
-    from minimegatron.comm_check import disagreement, signature
+    from minimegatron.comm.comm_check import disagreement, signature
     uneven = [np.ones((s, 3)) for s in (1, 2, 3)]
 
     def table(rows):

@@ -9,7 +9,7 @@ import pytest
 
 from mpi_harness import run_mpi
 
-from minimegatron.demo import SMALL_CONFIG
+from minimegatron.data.demo import SMALL_CONFIG
 from minimegatron.nn import GPT
 
 TOL = 1e-10

@@ -14,10 +14,10 @@ import pytest
 
 from mpi_harness import REPO_ROOT
 
-from minimegatron import exercises
-from minimegatron.exercise_checks import EXERCISES, by_id
-from minimegatron.grader import grade
-from minimegatron.grader import main as grade_main
+from minimegatron.classroom import exercises
+from minimegatron.classroom.exercise_checks import EXERCISES, by_id
+from minimegatron.classroom.grader import grade
+from minimegatron.classroom.grader import main as grade_main
 
 IDS = [ex.id for ex in EXERCISES]
 ONE = "4.1"        # solved in the "one solved" copy: DDP, which needs MatMul etc.
@@ -98,7 +98,7 @@ def test_student_copy_has_no_solution_lines(fresh):
             copy_text = f.read()
         assert "".join(block.body) not in copy_text, ex_id
         assert exercises.leaked_lines(copy_text, ref_text) == [], ex_id
-    with open(os.path.join(fresh, "minimegatron", "ops.py")) as f:
+    with open(os.path.join(fresh, "minimegatron", "autodiff", "ops.py")) as f:
         ops = f.read()
     for line in ("grad_out * (1 - ctx.saved[0] ** 2)", "xp.swapaxes(x2, -1, -2) @ g",
                  "grad = grad.sum(axis=axis, keepdims=True)"):
@@ -196,10 +196,10 @@ def test_copy_with_one_exercise_solved_passes_exactly_that_one(one_solved):
 def test_wrong_answers_say_what_to_fix(tmp_path):
     path = str(tmp_path)
     exercises.make(path)
-    ops = os.path.join(path, "minimegatron", "ops.py")
+    ops = os.path.join(path, "minimegatron", "autodiff", "ops.py")
     with open(ops) as f:
         text = f.read()
-    text = exercises.replace_bodies(text, "ops.py", {
+    text = exercises.replace_bodies(text, "autodiff/ops.py", {
         "1.3": ["        return grad_out * (1 - ctx.saved[0])\n"],          # forgot the square
         "1.4": ["        return ctx.saved[0] * grad_out\n"]})              # shapes do not match
     with open(ops, "w") as f:
@@ -239,11 +239,11 @@ def test_a_check_that_hangs_is_killed_and_the_others_still_graded(tmp_path):
     path = str(tmp_path)
     exercises.make(path)
     exercises.solve(path, ["1.3"])
-    ops = os.path.join(path, "minimegatron", "ops.py")
+    ops = os.path.join(path, "minimegatron", "autodiff", "ops.py")
     with open(ops) as f:
         text = f.read()
     with open(ops, "w") as f:
-        f.write(exercises.replace_bodies(text, "ops.py", {"1.2": ["        while True:\n",
+        f.write(exercises.replace_bodies(text, "autodiff/ops.py", {"1.2": ["        while True:\n",
                                                                   "            pass\n"]}))
     out = io.StringIO()
     verdicts = grade(path, "1.2,1.3", timeout=3, out=out)

@@ -14,7 +14,7 @@ import sys
 
 from mpi_harness import REPO_ROOT
 
-from minimegatron.threads import WORLD_SIZE_ENV
+from minimegatron.runtime.threads import WORLD_SIZE_ENV
 
 SPY = r"""
 import mpi4py
@@ -39,7 +39,7 @@ class SpiedMPI:
 
 
 mpi4py.MPI = SpiedMPI()                   # what `from mpi4py import MPI` in faults gets
-from minimegatron import faults
+from minimegatron.runtime import faults
 faults.install()
 print(" ".join(calls))
 """

@@ -1,4 +1,4 @@
-"""DDP's flat gradient buffer (minimegatron/flat.py): one array, views, no copies.
+"""DDP's flat gradient buffer (minimegatron/optim/flat.py): one array, views, no copies.
 
 Single process: FlatBuffer's views and the ``grad_view`` hook of
 ``tensor._accumulate_leaf`` (write, then accumulate in place). On 2 and 4
@@ -14,8 +14,8 @@ import pytest
 from mpi_harness import run_mpi
 
 from minimegatron.nn import Linear
-from minimegatron.flat import FlatBuffer
-from minimegatron.tensor import Tensor
+from minimegatron.optim.flat import FlatBuffer
+from minimegatron.autodiff.tensor import Tensor
 
 TOL = 1e-10
 

@@ -1,4 +1,4 @@
-"""Flat parameters (optim.py flat=True, minimegatron/flat.py): one update for all parameters.
+"""Flat parameters (optim.py flat=True, minimegatron/optim/flat.py): one update for all parameters.
 
 The per-parameter update (flat=False) is the reference: the flat one must give
 the same weights and state, bitwise, in float64 and float32, for SGD (momentum,
@@ -18,9 +18,9 @@ from mpi_harness import run_mpi
 
 import minimegatron as mm
 from minimegatron import optim
-from minimegatron.demo import batch
-from minimegatron.flat import FlatBuffer
-from minimegatron.guards import NonFiniteError
+from minimegatron.data.demo import batch
+from minimegatron.optim.flat import FlatBuffer
+from minimegatron.autodiff.guards import NonFiniteError
 from minimegatron.nn import GPT, GPTConfig, Linear
 
 CONFIG = dict(vocab_size=16, seq_len=8, n_layer=2, n_head=2, d_model=16, seed=0)

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import minimegatron as mm
-import minimegatron.functional as F
+import minimegatron.autodiff.functional as F
 from minimegatron import optim
+from minimegatron.autodiff import ops
 from minimegatron.backend import asarray, to_numpy
-from minimegatron.gradcheck import gradcheck
+from minimegatron.autodiff.gradcheck import gradcheck
 
 from conftest import cupy_skip_reason
 
@@ -117,17 +118,17 @@ def test_a_broadcast_view_gradient_becomes_a_writable_array():
 def test_a_fresh_gradient_is_taken_without_a_copy():
     x, w = T(4, 3), T(3, 5, seed=1)
     grads = []
-    orig = mm.ops.MatMul.backward
+    orig = ops.MatMul.backward
 
     def spy(ctx, grad_out):
         out = orig(ctx, grad_out)
         grads.append(out[1])
         return out
-    mm.ops.MatMul.backward = staticmethod(spy)
+    ops.MatMul.backward = staticmethod(spy)
     try:
         (x @ w).backward(np.ones((4, 5)))
     finally:
-        mm.ops.MatMul.backward = staticmethod(orig)
+        ops.MatMul.backward = staticmethod(orig)
     assert w.grad is grads[0]
 
 
@@ -186,8 +187,9 @@ def test_the_cupy_kernels_match_numpy(dtype, rtol):
 def test_a_float32_gpt_step_makes_no_float64_array(monkeypatch):
     """A float64 constant or a promotion anywhere in the step would make float32 run at
     float64's speed: every op output, gradient and optimizer state stays float32."""
-    from minimegatron import function, nn
-    from minimegatron.datasets import repeat_task
+    from minimegatron import nn
+    from minimegatron.autodiff import function
+    from minimegatron.data.datasets import repeat_task
     seen = []
     apply = function.Function.apply.__func__
 

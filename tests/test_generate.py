@@ -9,7 +9,7 @@ import pytest
 
 from mpi_harness import run_mpi
 
-from minimegatron import function
+from minimegatron.autodiff import function
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.nn.generate import sample
 

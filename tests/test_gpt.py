@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from minimegatron import nn, optim
-from minimegatron.datasets import repeat_task
-from minimegatron.function import no_grad
+from minimegatron.data.datasets import repeat_task
+from minimegatron.autodiff.function import no_grad
 
 CFG = nn.GPTConfig(vocab_size=11, seq_len=8, n_layer=2, n_head=2, d_model=16, seed=3)
 

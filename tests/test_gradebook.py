@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from minimegatron import exercises
-from minimegatron.exercises import find_blocks, replace_bodies
+from minimegatron.classroom import exercises
+from minimegatron.classroom.exercises import find_blocks, replace_bodies
 
 SPEC = "1.2,7.1"
 

@@ -22,9 +22,9 @@ import time
 
 import pytest
 
-from minimegatron import exercises
-from minimegatron.exercises import find_blocks
-from minimegatron.grader import MAX_OUTPUT, grade_copy, grade_variants
+from minimegatron.classroom import exercises
+from minimegatron.classroom.exercises import find_blocks
+from minimegatron.classroom.grader import MAX_OUTPUT, grade_copy, grade_variants
 
 RIGHT_71 = [line for line in find_blocks()["7.1"].body]
 RIGHT_12 = ["        return grad_out * ctx.saved[0]\n"]
@@ -41,13 +41,13 @@ def _alive(pid):
 
 # ---- edits outside the blocks: CHANGED, and the edit never runs -------------------------
 
-FORGED_CHECK = ("\nimport minimegatron.exercise_checks.judge as _j\n"
+FORGED_CHECK = ("\nimport minimegatron.classroom.exercise_checks.judge as _j\n"
                 "_j.judge = lambda *a, **k: _j.Verdict('PASS', ['forged'])\n")
 EDITS = {
     "package __init__ replaces the judge": ("minimegatron/__init__.py", FORGED_CHECK),
     "backend.to_numpy patched": ("minimegatron/backend.py",
                                  "\nto_numpy = lambda a: __import__('numpy').zeros(1)\n"),
-    "a check file edited": ("minimegatron/exercise_checks/mixed_precision.py",
+    "a check file edited": ("minimegatron/classroom/exercise_checks/mixed_precision.py",
                             "\nSTEPS = 1\n"),
     "a new module in the package": ("minimegatron/helper.py", "x = 1\n"),
     "sitecustomize.py beside the package": ("sitecustomize.py", FORGED_CHECK),
@@ -75,11 +75,11 @@ def test_an_untouched_copy_is_not_changed(tmp_path):
     exercises.make(str(tmp_path))
     exercises.solve(str(tmp_path), ["1.2"])
     assert exercises.changed_outside(str(tmp_path)) == []
-    ops = tmp_path / "minimegatron" / "ops.py"          # an editor's save: CRLF, spaces
+    ops = tmp_path / "minimegatron" / "autodiff" / "ops.py"          # an editor's save: CRLF, spaces
     ops.write_bytes(ops.read_bytes().replace(b"\n", b"  \r\n") + b"\r\n\r\n")
     assert exercises.changed_outside(str(tmp_path)) == []
     ops.write_bytes(ops.read_bytes() + b"x = 1\r\n")       # but not one more statement
-    assert exercises.changed_outside(str(tmp_path)) == ["minimegatron/ops.py"]
+    assert exercises.changed_outside(str(tmp_path)) == ["minimegatron/autodiff/ops.py"]
     ops.write_bytes(ops.read_bytes()[:-len(b"x = 1\r\n")])
     verdicts = grade_copy(str(tmp_path), "1.2,1.3")
     assert verdicts["1.2"].result == "PASS", verdicts["1.2"].lines

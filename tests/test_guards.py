@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from minimegatron import nn, optim
-from minimegatron.demo import SMALL_CONFIG, batch
-from minimegatron.functional import cross_entropy
-from minimegatron.guards import NonFiniteError, all_finite, check_finite, rank_name
-from minimegatron.tensor import Tensor
+from minimegatron.data.demo import SMALL_CONFIG, batch
+from minimegatron.autodiff.functional import cross_entropy
+from minimegatron.autodiff.guards import NonFiniteError, all_finite, check_finite, rank_name
+from minimegatron.autodiff.tensor import Tensor
 from mpi_harness import TESTS_DIR, minimegatron_run, run_mpi, run_script
 
 V = SMALL_CONFIG.vocab_size
@@ -119,7 +119,7 @@ def test_diverging_serial_training_stops_with_the_step():
 def test_the_activation_watch_names_the_first_non_finite_input_or_output(monkeypatch):
     """A NaN made by an op between modules (here GeLU) is named as the next module's input;
     clear() lets the kept activations go; an unwatched model keeps none."""
-    from minimegatron import functional
+    from minimegatron.autodiff import functional
     from minimegatron.nn.watch import ActivationWatch
     model = nn.GPT(SMALL_CONFIG)
     watch = ActivationWatch(model)

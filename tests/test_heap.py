@@ -16,8 +16,9 @@ from mpi_harness import REPO_ROOT
 
 PROBE = """
 import json, resource, statistics
-from minimegatron import heap, nn, optim
-from minimegatron.datasets import repeat_task
+from minimegatron import nn, optim
+from minimegatron.runtime import heap
+from minimegatron.data.datasets import repeat_task
 cfg = nn.GPTConfig(vocab_size=32, seq_len=32, n_layer=2, n_head=4, d_model=128, seed=0,
                    dtype="float32")
 model = nn.GPT(cfg)

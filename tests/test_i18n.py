@@ -13,8 +13,9 @@ import string
 
 import pytest
 
-from minimegatron import exercises, grader, i18n
-from minimegatron.exercise_checks import EXERCISES, by_id
+from minimegatron import i18n
+from minimegatron.classroom import exercises, grader
+from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from mpi_harness import REPO_ROOT, run_script
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -129,7 +130,7 @@ def test_korean_grader_run(monkeypatch, tmp_path):
 
 def test_korean_verdict_texts(monkeypatch):
     """The texts no student copy shows by default: needs-first, HANG."""
-    from minimegatron.exercise_checks.judge import judge
+    from minimegatron.classroom.exercise_checks.judge import judge
     monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
     todo = f"Exercise 3.2: {by_id('3.2').hint}"
 

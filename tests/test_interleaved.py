@@ -118,7 +118,7 @@ def test_errors_and_format():
 
 
 def test_chunked_stage_owns_layer_groups_k_k_plus_K():
-    from minimegatron.demo import VERIFY_CONFIG
+    from minimegatron.data.demo import VERIFY_CONFIG
     from minimegatron.nn import GPT
     model = GPT(VERIFY_CONFIG)                                  # 8 layers
     stages = [ChunkedStage(model, k, 2, 2) for k in range(2)]

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from mpi_harness import REPO_ROOT, TESTS_DIR, minimegatron_run, run_script
 
-from minimegatron import faults, i18n, launcher, reaper, threads
+from minimegatron import i18n
+from minimegatron.runtime import faults, launcher, reaper, threads
 
 WORKERS = os.path.join(TESTS_DIR, "workers")
 
@@ -86,7 +87,7 @@ def test_finder_and_environment():
     assert env["OMP_NUM_THREADS"] == str(max(1, threads.cores() // 8))
     cmd = launcher.build_command(8, "verify", ["--quick"], mpiexec="/x/mpiexec")
     assert cmd[0] == "/x/mpiexec" and cmd[cmd.index("-n") + 1] == "8"
-    assert cmd[-5:] == ["-m", "minimegatron.launcher", "--child", "verify", "--quick"]
+    assert cmd[-5:] == ["-m", "minimegatron.runtime.launcher", "--child", "verify", "--quick"]
     assert threads.threads_per_rank(8, 2) == 1 and threads.threads_per_rank(2, 16) == 8
 
 

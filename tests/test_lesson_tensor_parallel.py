@@ -121,7 +121,7 @@ MUTANTS = {
             "        y = reduce_from_tp(partial, self.tp_group)"], "sum"),
         "3.5 all-reduce of the raw array (autograd never sees it)": ([
             f"        {ALL_REDUCE}",
-            "        from minimegatron.tensor import Tensor",
+            "        from minimegatron.autodiff.tensor import Tensor",
             "        partial = x @ self.weight",
             "        self.last_partial = partial.data",
             "        y = Tensor(all_reduce(partial.data, self.tp_group), requires_grad=True)"],

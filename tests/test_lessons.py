@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from minimegatron.exercise_checks import EXERCISES
+from minimegatron.classroom.exercise_checks import EXERCISES
 from minimegatron.i18n import CATALOGS, speaking
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -21,7 +21,7 @@ HEADINGS = {"en": ("exercises/{id}.md", "## What the grader checks"),
 
 
 def lesson(ex):
-    module = importlib.import_module(f"minimegatron.exercise_checks.{ex.module}")
+    module = importlib.import_module(f"minimegatron.classroom.exercise_checks.{ex.module}")
     return module.LESSONS[ex.id]
 
 

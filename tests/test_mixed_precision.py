@@ -19,14 +19,14 @@ import pytest
 from mpi_harness import run_mpi
 
 from minimegatron.checks.mixed import HALF_CONFIG, INIT_SCALE, run_mixed
-from minimegatron.demo import LR, WEIGHT_DECAY, batch
-from minimegatron.guards import NonFiniteError
+from minimegatron.data.demo import LR, WEIGHT_DECAY, batch
+from minimegatron.autodiff.guards import NonFiniteError
 from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
 from minimegatron.mixed_precision.cast import UpcastHalf, float32_if_half
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 from minimegatron.tools.memory import model_state_bytes, sharded_state_bytes
 from minimegatron.tools.memory_measure import padding_margin, per_param_bytes
 
@@ -237,7 +237,7 @@ def reduce_dtypes():
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_ddp_reducing_in_float32_or_float16_stays_near_one_mixed_process(reduce_dtypes, dtype):
     """DDP on 2-rank groups of 4; verify's derived float16 tolerance (max(eps16, 4 x drift))."""
-    from minimegatron import verify
+    from minimegatron.checks import verify
     tol = verify.tolerance(HALF_CONFIG, 2, 8)
     for rank, out in enumerate(reduce_dtypes):
         for key in ("loss", "grad", "weight"):

@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from minimegatron.demo import SMALL_CONFIG, batch
-from minimegatron.gradcheck import gradcheck
+from minimegatron.data.demo import SMALL_CONFIG, batch
+from minimegatron.autodiff.gradcheck import gradcheck
 from minimegatron.nn.moe import (MoE, MoEConfig, MoEGPT, attach_aux_loss, gather_rows,
                                  moe_layers, queue_slots, route, scatter_rows, top_k)
 from minimegatron.nn.moe.routing import assignment_counts
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 def gelu(x):

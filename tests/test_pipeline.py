@@ -175,7 +175,7 @@ def test_device_time_rejects_bad_values():
 
 
 def test_stage_split_and_names():
-    from minimegatron.demo import VERIFY_CONFIG
+    from minimegatron.data.demo import VERIFY_CONFIG
     from minimegatron.nn import GPT
     assert [len(stage_layers(8, 3, k)) for k in range(3)] == [3, 3, 2]
     with pytest.raises(ValueError, match="only 8 layers"):
@@ -193,7 +193,7 @@ def test_stage_split_and_names():
 
 def test_checkpointing_on_a_serial_gpt_with_dropout():
     """Same loss and gradients (bit for bit) with dropout 0.2: the masks are replayed."""
-    from minimegatron.demo import batch
+    from minimegatron.data.demo import batch
     from minimegatron.nn import GPT, GPTConfig
     config = GPTConfig(vocab_size=24, seq_len=8, n_layer=3, n_head=4, d_model=16, dropout=0.2)
     runs = []

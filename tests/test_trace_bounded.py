@@ -1,7 +1,7 @@
 """The trace is a ring: its span count never exceeds max_spans, and old readers still work."""
 import pytest
 
-from minimegatron import trace
+from minimegatron.comm import trace
 
 
 @pytest.fixture

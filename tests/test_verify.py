@@ -17,7 +17,7 @@ import pytest
 
 from mpi_harness import REPO_ROOT, run_mpi, run_script
 
-from minimegatron import verify
+from minimegatron.checks import verify
 
 TIMEOUT = 240
 

@@ -12,7 +12,7 @@ import pytest
 
 from mpi_harness import run_mpi
 
-from minimegatron.demo import SMALL_CONFIG
+from minimegatron.data.demo import SMALL_CONFIG
 from minimegatron.nn import GPT
 from minimegatron.tools.memory_measure import formula, padding_margin
 

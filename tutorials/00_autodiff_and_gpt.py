@@ -21,10 +21,10 @@ import math
 
 import minimegatron as mm
 from minimegatron import nn, optim
-from minimegatron.datasets import repeat_task
-from minimegatron.entry import ArgumentParser, run
+from minimegatron.data.datasets import repeat_task
+from minimegatron.runtime.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
-from minimegatron.threads import rank_from_env, world_size_from_env
+from minimegatron.runtime.threads import rank_from_env, world_size_from_env
 
 
 def autodiff_by_hand():

@@ -17,7 +17,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.entry import banner, usage_error
+from minimegatron.runtime.entry import banner, usage_error
 from minimegatron.i18n import language, text
 
 banner("tutorials/01_collectives.py")

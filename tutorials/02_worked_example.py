@@ -29,7 +29,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.checks.worked_example import A, X, worked_example
-from minimegatron.entry import run
+from minimegatron.runtime.entry import run
 from minimegatron.i18n import language, text
 
 

@@ -20,12 +20,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
-from minimegatron import comm, nn, trace
+from minimegatron import comm, nn
+from minimegatron.comm import trace
 from minimegatron.backend import asarray, to_numpy
-from minimegatron.entry import run
+from minimegatron.runtime.entry import run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.tensor_parallel.gpt import ParallelMLP
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 CONFIG = nn.GPTConfig(vocab_size=16, seq_len=4, n_layer=1, n_head=4, d_model=8)
 

@@ -19,9 +19,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import time
 
-from minimegatron import comm, nn, trace
-from minimegatron.demo import batch, make_optimizer
-from minimegatron.entry import ArgumentParser, run
+from minimegatron import comm, nn
+from minimegatron.comm import trace
+from minimegatron.data.demo import batch, make_optimizer
+from minimegatron.runtime.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 

@@ -22,10 +22,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
 
-from minimegatron import comm, functional as F, nn, optim, trace
+from minimegatron import comm, nn, optim
+from minimegatron.autodiff import functional as F
+from minimegatron.comm import trace
 from minimegatron.backend import xp
-from minimegatron.datasets import repeat_task
-from minimegatron.entry import ArgumentParser, run
+from minimegatron.data.datasets import repeat_task
+from minimegatron.runtime.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.master import DataParallel

@@ -33,15 +33,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
 
-from minimegatron import comm, entry, trace
-from minimegatron.datasets import repeat_task
+from minimegatron import comm
+from minimegatron.runtime import entry
+from minimegatron.comm import trace
+from minimegatron.data.datasets import repeat_task
 from minimegatron.i18n import language, text
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
 from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
-from minimegatron.threads import cores
+from minimegatron.runtime.threads import cores
 from minimegatron.tools import chrome_trace
 from minimegatron.tools.activation_memory import ActivationMeter
 from minimegatron.tools.timeline import bubble_from_rows, draw_timeline, rows_from_trace

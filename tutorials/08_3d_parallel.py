@@ -36,11 +36,12 @@ from dataclasses import replace
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
-from minimegatron import comm, trace
-from minimegatron.argtypes import positive_int
-from minimegatron.datasets import CharTokenizer, known_words, text_batches, tiny_corpus
-from minimegatron.demo import DEMO_CONFIG
-from minimegatron.entry import ArgumentParser, run, usage_error
+from minimegatron import comm
+from minimegatron.comm import trace
+from minimegatron.commands.argtypes import positive_int
+from minimegatron.data.datasets import CharTokenizer, known_words, text_batches, tiny_corpus
+from minimegatron.data.demo import DEMO_CONFIG
+from minimegatron.runtime.entry import ArgumentParser, run, usage_error
 from minimegatron.i18n import language, text
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW
@@ -51,7 +52,7 @@ from minimegatron.tools.memory import rank_report
 from minimegatron.tools.memory_measure import measure
 from minimegatron.tools import chrome_trace
 from minimegatron.tools.timeline import draw_timeline, rows_from_trace
-from minimegatron.trace import comm_by_dimension
+from minimegatron.comm.trace import comm_by_dimension
 
 
 # The checks' demo GPT with 2 layers (4 heads, d_model 32) reading 32 characters of the

@@ -28,7 +28,8 @@ from fractions import Fraction
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
-from minimegatron import comm, entry
+from minimegatron import comm
+from minimegatron.runtime import entry
 from minimegatron.checks.pipeline import TOLERANCE, check_pipeline
 from minimegatron.i18n import language, text
 from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved, interleaved,

@@ -36,7 +36,7 @@ import numpy as np
 from minimegatron import comm, nn
 from minimegatron.checks.sequence import layer_activation_bytes, tp_collectives
 from minimegatron.checks.tensor import check_gpt
-from minimegatron.entry import ArgumentParser, run
+from minimegatron.runtime.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.tools import memory
 

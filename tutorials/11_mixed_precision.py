@@ -24,7 +24,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.checks.mixed import run_mixed
-from minimegatron.entry import ArgumentParser, run
+from minimegatron.runtime.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.tools.memory import sharded_state_bytes
 from minimegatron.tools.memory_measure import per_param_bytes

@@ -36,7 +36,7 @@ from minimegatron import comm
 from minimegatron.checks.context import (BATCH as GPT_BATCH, CP_CONFIG, check_attention,
                                          check_context_parallel, forward_bytes,
                                          layer_activation_bytes)
-from minimegatron.entry import run
+from minimegatron.runtime.entry import run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.context_parallel import (causal_pairs, check_split, positions,
                                                     ring_blocks)

@@ -12,7 +12,7 @@ import functools
 
 from minimegatron.backend import to_numpy, xp
 from minimegatron.checks.precision import backward, check_optimizer, unscaled
-from minimegatron.demo import batch
+from minimegatron.data.demo import batch
 from minimegatron.nn import GPT
 
 

@@ -19,11 +19,12 @@ Tolerance in float64: 1e-10 absolute, as for the other schemes; observed ~1e-15.
 """
 import numpy as np
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import asarray, xp
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import backward, check_optimizer, unscaled
-from minimegatron.demo import CONTEXT_CONFIG as CP_CONFIG, batch
+from minimegatron.data.demo import CONTEXT_CONFIG as CP_CONFIG, batch
 from minimegatron.nn.gpt import causal_attention
 from minimegatron.parallel.context_parallel import (allgather_attention, ring_attention,
                                                     split_sequence, ulysses_attention)
@@ -31,7 +32,7 @@ from minimegatron.parallel.context_parallel.gpt import (ContextParallelGPT,
                                                         TensorContextParallelGPT,
                                                         average_gradients)
 from minimegatron.parallel.split import shard_batch
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 from minimegatron.tools.activation_memory import activation_bytes
 
 STEPS, BATCH = 3, 4

@@ -16,11 +16,13 @@ over ``group``; gradients compared unscaled).
 """
 import contextlib
 
-from minimegatron import comm, functional as F, trace
+from minimegatron import comm
+from minimegatron.autodiff import functional as F
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import backward, check_optimizer, loss_scale, unscaled
-from minimegatron.demo import SMALL_CONFIG, batch
+from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.mixed_precision.cast import float32_if_half
 from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel

@@ -23,12 +23,12 @@ import dataclasses
 
 import numpy as np
 
-from minimegatron import comm, trace
+from minimegatron.comm import trace
 from minimegatron.backend import to_numpy, xp
 from minimegatron.checks.common import max_abs_diff
 from minimegatron.checks.pipeline import build
 from minimegatron.checks.precision import INIT_SCALE, backward, check_optimizer
-from minimegatron.demo import DEMO_CONFIG, SMALL_CONFIG, batch, make_optimizer
+from minimegatron.data.demo import DEMO_CONFIG, SMALL_CONFIG, batch, make_optimizer
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
 from minimegatron.nn import GPT

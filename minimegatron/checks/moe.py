@@ -26,11 +26,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import asarray
 from minimegatron.checks.common import max_abs_diff
 from minimegatron.checks.precision import check_optimizer
-from minimegatron.demo import SMALL_CONFIG, batch
+from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.nn.moe import MoE, MoEConfig, MoEGPT, init_by_name, moe_layers
 from minimegatron.parallel.expert_parallel.dispatch import dropless_bytes, padded_bytes
 from minimegatron.parallel.expert_parallel.gpt import is_expert
@@ -40,7 +41,7 @@ from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.split import rows_of
 from minimegatron.parallel.tensor_parallel.shards import shard_of
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 MOE_CONFIG = SMALL_CONFIG
 MOE = MoEConfig(num_experts=8, top_k=2, capacity_factor=1.0)

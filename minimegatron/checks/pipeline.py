@@ -15,7 +15,7 @@ grow with M and 1F1B's stop at K - k.
 from minimegatron import comm
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import check_optimizer, loss_scale, unscaled
-from minimegatron.demo import VERIFY_CONFIG, batch
+from minimegatron.data.demo import VERIFY_CONFIG, batch
 from minimegatron.nn import GPT
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.stage import ChunkedStage, PipelineStage
@@ -118,7 +118,7 @@ def timeline_run(group, schedule, num_micro_batches, batch_size=16, config=VERIF
     on the group's rank 0 (spans: the trace for tools.timeline) and None
     elsewhere; with ``png`` rank 0 also draws the Gantt chart there.
     """
-    from minimegatron import trace
+    from minimegatron.comm import trace
     from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
     from minimegatron.tools.timeline import bubble_from_rows, draw_timeline, rows_from_trace
     from minimegatron.tools.trace_gather import gather_timeline

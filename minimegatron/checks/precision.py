@@ -25,7 +25,7 @@ float64 run of that SGD (``float64_twin``; looser, verify.py says how much).
 """
 import numpy
 
-from minimegatron.demo import LR, make_optimizer
+from minimegatron.data.demo import LR, make_optimizer
 from minimegatron.mixed_precision.cast import is_half
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer

@@ -20,7 +20,7 @@ from minimegatron.backend import asarray
 from minimegatron.checks.tensor import traced_step
 from minimegatron.nn import GPT
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 from minimegatron.tools.activation_memory import activation_bytes
 
 

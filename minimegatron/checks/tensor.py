@@ -12,18 +12,19 @@
 """
 import numpy as np
 
-from minimegatron import comm, nn, trace
+from minimegatron import comm, nn
+from minimegatron.comm import trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import backward, check_optimizer, unscaled
-from minimegatron.demo import batch
+from minimegatron.data.demo import batch
 from minimegatron.parallel.split import rows_of
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
 from minimegatron.parallel.tensor_parallel.mappings import (copy_to_tp, gather_from_tp,
                                                             reduce_from_tp, scatter_to_tp)
 from minimegatron.parallel.tensor_parallel.shards import shard_of
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 def _rand(shape, seed, rank=0):

@@ -27,10 +27,11 @@
 """
 import copy
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import check_optimizer, unscaled
-from minimegatron.demo import DEMO_CONFIG, VERIFY_CONFIG, batch
+from minimegatron.data.demo import DEMO_CONFIG, VERIFY_CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid, factorisations
 from minimegatron.parallel.split import flatten
 from minimegatron.parallel.tensor_parallel.shards import shard_of

@@ -17,7 +17,7 @@ grader assert every integer of them.
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
 from minimegatron.parallel.tensor_parallel.mappings import scatter_to_tp
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 X = [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
 A = [[10.0, 14.0], [11.0, 15.0], [12.0, 16.0], [13.0, 17.0]]

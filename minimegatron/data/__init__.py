@@ -1,1 +1,1 @@
-"""Data files shipped inside the package (read by minimegatron.datasets)."""
+"""Data files shipped inside the package (read by minimegatron.data.datasets)."""

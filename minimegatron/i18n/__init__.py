@@ -42,7 +42,7 @@ def text(key, /, **fields):
 def blank_message(message):
     """(exercise id or None, text): a blank block's "Exercise X: <English hint>" with the hint
     in the current language (any other message comes back as it is)."""
-    from minimegatron.exercise_checks import EXERCISES    # plain data: imports nothing else
+    from minimegatron.classroom.exercise_checks import EXERCISES    # plain data: imports nothing else
     match = re.match(r"Exercise (\d+\.\d+): (.*)", message, re.DOTALL)
     if not match:
         return None, message

@@ -11,7 +11,7 @@ into half precision, where a too-large scale first overflows to inf.
 
 A float32 or float64 model passes through unchanged (no node is recorded).
 """
-from minimegatron.function import Function
+from minimegatron.autodiff.function import Function
 import numpy
 
 

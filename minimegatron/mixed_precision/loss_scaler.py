@@ -32,9 +32,10 @@ counts the steps skipped so far (the training output shows it).
 import collections
 import warnings
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import xp
-from minimegatron.guards import NonFiniteError, all_finite, where
+from minimegatron.autodiff.guards import NonFiniteError, all_finite, where
 
 
 def _check_scale(name, value, low):

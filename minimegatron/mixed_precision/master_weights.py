@@ -30,8 +30,8 @@ index) and the rank. ``skipped_steps`` counts the skips (the scaler's count).
 """
 import numpy
 
-from minimegatron.function import no_grad
-from minimegatron.guards import all_finite, check_named
+from minimegatron.autodiff.function import no_grad
+from minimegatron.autodiff.guards import all_finite, check_named
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.optim import Optimizer
 

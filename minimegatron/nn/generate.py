@@ -34,8 +34,8 @@ import contextlib
 import numpy as np
 
 from minimegatron.backend import asarray, host_rng, to_numpy
-from minimegatron.function import no_grad
-from minimegatron.guards import check_ids
+from minimegatron.autodiff.function import no_grad
+from minimegatron.autodiff.guards import check_ids
 
 
 def sample(logits, u, temperature=1.0, top_k=None):

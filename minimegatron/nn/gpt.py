@@ -16,15 +16,15 @@ Every parameter starts from ``gpt_init(name, shape, config)`` (nn/init.py).
 import math
 from dataclasses import dataclass
 
-from minimegatron import functional as F
+from minimegatron.autodiff import functional as F
 from minimegatron.backend import xp
 from minimegatron.mixed_precision.cast import float32_if_half
 from minimegatron.nn.generate import generate
 from minimegatron.nn.init import gpt_init
 from minimegatron.nn.layers import Dropout, Embedding, LayerNorm, Linear
 from minimegatron.nn.module import Module, ModuleList
-from minimegatron.ops import split
-from minimegatron.tensor import unwrap
+from minimegatron.autodiff.ops import split
+from minimegatron.autodiff.tensor import unwrap
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,13 @@
     LayerNorm   weight, bias (dim,),                y = norm(x) * weight + bias
     Dropout     a seeded mask, identity in eval()
 """
-from minimegatron import functional as F
+from minimegatron.autodiff import functional as F
 from minimegatron.backend import host_rng, xp
-from minimegatron.guards import check_ids
+from minimegatron.autodiff.guards import check_ids
 from minimegatron.nn.init import linear_init
 from minimegatron.nn.module import Module, Parameter
-from minimegatron.ops import embedding
-from minimegatron.tensor import unwrap
+from minimegatron.autodiff.ops import embedding
+from minimegatron.autodiff.tensor import unwrap
 
 
 class Linear(Module):

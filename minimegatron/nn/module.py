@@ -5,7 +5,7 @@ in assignment order, so ``named_parameters()`` gives stable dotted names such
 as ``blocks.0.attn.qkv.weight``. Those names are the keys of ``state_dict()``,
 of checkpoints, and of the comparison of every parallel scheme with one process.
 """
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 class Parameter(Tensor):

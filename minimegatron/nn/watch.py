@@ -26,7 +26,7 @@ then names the gradient, as before.
 import itertools
 
 from minimegatron.backend import xp
-from minimegatron.tensor import unwrap
+from minimegatron.autodiff.tensor import unwrap
 
 
 class ActivationWatch:

@@ -58,10 +58,11 @@ here (its per-unit gather hooks would run inside every micro-batch): ValueError.
 
     mpirun -n 8 python tutorials/08_3d_parallel.py --dp 2 --pp 2 --tp 2
 """
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import xp
-from minimegatron.demo import make_optimizer
-from minimegatron.guards import check_finite, check_ids, check_targets
+from minimegatron.data.demo import make_optimizer
+from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
 from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config

@@ -10,7 +10,7 @@ walk costs time, so the engine runs it outside the traced compute spans.
 
     mpirun -n 4 python tutorials/07_pipeline.py      (prints the peak per stage)
 """
-from minimegatron.tensor import unwrap
+from minimegatron.autodiff.tensor import unwrap
 
 
 def _root_array(a):

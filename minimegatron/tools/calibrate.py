@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 
-from minimegatron.argtypes import output_path, positive_int
+from minimegatron.commands.argtypes import output_path, positive_int
 from minimegatron.tools import rates
 
 SIZES = [2 ** k for k in range(3, 23, 2)]        # bytes: 8 B .. 4 MiB (x 4 each)
@@ -116,7 +116,7 @@ def collectives(group):
 
 def collectives_by_launch(ranks, timeout=120):
     """Start ``minimegatron calibrate --collectives-only`` under mpiexec; its dict or None."""
-    from minimegatron.launcher import build_command, child_env, run_job
+    from minimegatron.runtime.launcher import build_command, child_env, run_job
     with tempfile.TemporaryDirectory(prefix="mm_calib_") as tmp:
         path = os.path.join(tmp, "comm.json")
         cmd = build_command(ranks, "calibrate", ["--collectives-only", "--out", path])
@@ -133,7 +133,7 @@ def collectives_by_launch(ranks, timeout=120):
 
 def blas_threads():
     """BLAS threads of this process: OPENBLAS_NUM_THREADS if set, else one per core."""
-    from minimegatron.threads import cores
+    from minimegatron.runtime.threads import cores
     value = os.environ.get("OPENBLAS_NUM_THREADS", "")
     return int(value) if value.isdigit() and int(value) > 0 else cores()
 
@@ -145,7 +145,7 @@ def per_rank_flops(hardware_json, ranks):
 
 def measure(group=None, launch_ranks=2, use_mpi=True):
     """Every figure as a dict (keys of scaling.Hardware.from_json first)."""
-    from minimegatron.threads import cores
+    from minimegatron.runtime.threads import cores
     result = {"name": f"{platform.node()} (calibrated)", "cores": cores(),
               "ranks_per_node": ONE_HOST}
     on_rank0 = group is None or group.rank == 0
@@ -201,7 +201,7 @@ def main(argv=None):
     ap.add_argument("--no-mpi", action="store_true", help="GEMM only, no MPI launch")
     ap.add_argument("--collectives-only", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    from minimegatron.threads import world_size_from_env
+    from minimegatron.runtime.threads import world_size_from_env
     group = None
     if world_size_from_env() > 1 and not a.no_mpi:
         from minimegatron import comm

@@ -15,7 +15,7 @@ The format is Chrome's Trace Event Format, JSON object form:
 "M" events name the process and the tracks (``thread_sort_index`` keeps
 stage 0 on top). A simulation's time unit (t_forward = 1) becomes
 ``us_per_unit`` microseconds, 1 ms by default. A traced run's spans (seconds,
-``minimegatron.trace``; dicts with "rank", as ``gather_timeline`` and
+``minimegatron.comm.trace``; dicts with "rank", as ``gather_timeline`` and
 ``timeline --trace`` read them) keep their own times, shifted so the earliest
 starts at 0: compute steps are named F3 / B3 / W3, collectives by op and group
 ("all_reduce tp0"), with their bytes in args.

@@ -9,7 +9,7 @@
 """
 import argparse
 
-from minimegatron.argtypes import existing_file, positive_int
+from minimegatron.commands.argtypes import existing_file, positive_int
 from minimegatron.tools import memory, scaling
 
 

@@ -47,8 +47,8 @@ def normal(*shape):
 def _forward_backward(pairs, grads):
     """ops.MatMul forward then backward on each (x, a) pair; grads[i] (or the output)
     is the gradient of product i, as the engine would hand it over."""
-    from minimegatron import ops
-    from minimegatron.function import Context
+    from minimegatron.autodiff import ops
+    from minimegatron.autodiff.function import Context
     for (x, a), grad in zip(pairs, grads):
         ctx = Context()
         ctx.needs_input_grad = (True, True)
@@ -84,7 +84,7 @@ def op_overhead(n_ops=400, repeats=5):
     bookkeeping), not arithmetic; step_model.counting() counts the ops it ran.
     """
     from minimegatron.backend import sync, xp
-    from minimegatron.tensor import Tensor
+    from minimegatron.autodiff.tensor import Tensor
     from minimegatron.tools.step_model import counting
     w = Tensor(xp.ones(4), requires_grad=True)
 

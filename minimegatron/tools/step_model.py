@@ -47,8 +47,8 @@ import math
 
 import numpy
 
-from minimegatron import trace
-from minimegatron.function import Context, Function, is_grad_enabled
+from minimegatron.comm import trace
+from minimegatron.autodiff.function import Context, Function, is_grad_enabled
 
 VIEWS = ("Reshape", "Transpose")
 TANH, EXP = ("Tanh",), ("Exp", "Log")

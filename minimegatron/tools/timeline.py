@@ -37,9 +37,9 @@ import json
 import re
 import sys
 
-from minimegatron.argtypes import (existing_file, finite_nonnegative_float,
+from minimegatron.commands.argtypes import (existing_file, finite_nonnegative_float,
                                    finite_positive_float, output_path, positive_int)
-from minimegatron.entry import banner
+from minimegatron.runtime.entry import banner
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                get_schedule, peak_in_flight,
                                                                simulate)

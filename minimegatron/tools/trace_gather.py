@@ -6,7 +6,8 @@ the format of ``timeline.rows_from_trace`` and its ``--trace`` file.
 """
 import time
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 
 
 def gather_timeline(group, root=0, ops=("forward", "backward", "recv"), same_host=True):

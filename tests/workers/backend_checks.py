@@ -12,7 +12,7 @@ def cupy_checks():
     total = comm.all_reduce(x, world)
     expected = np.arange(6.0) * sum(r + 1 for r in range(world.size))
     out = worked_example(world)
-    from minimegatron import verify
+    from minimegatron.checks import verify
     rows = verify.run_rows(schemes=["ddp", "tp"], dtype="float64", steps=2)
     return {
         "backend": backend.backend_name(),

@@ -11,7 +11,9 @@ import sys
 
 import numpy as np
 
-from minimegatron import bound, comm, comm_check, faults, polling, trace
+from minimegatron import comm
+from minimegatron.comm import bound, comm_check, polling, trace
+from minimegatron.runtime import faults
 
 from comm_checks import data
 

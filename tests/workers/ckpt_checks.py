@@ -17,7 +17,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.checks.common import serial_reference
-from minimegatron.demo import VERIFY_CONFIG, batch, make_optimizer
+from minimegatron.data.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT
 from minimegatron.optim import SGD
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer

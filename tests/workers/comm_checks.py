@@ -6,7 +6,8 @@ other rank's input (``data(r, ...)``), so the NumPy reference is local.
 """
 import numpy as np
 
-from minimegatron import comm, polling, trace
+from minimegatron import comm
+from minimegatron.comm import polling, trace
 
 
 def data(rank, shape, dtype, salt=0):

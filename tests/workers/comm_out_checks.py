@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from minimegatron import comm, polling, staging
+from minimegatron import comm
+from minimegatron.comm import polling, staging
 
 from comm_checks import data, err
 

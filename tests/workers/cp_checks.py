@@ -10,7 +10,8 @@ import dataclasses
 
 import numpy as np
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks.common import max_abs_diff
 from minimegatron.checks.context import (CP_CONFIG, check_context_parallel,
@@ -20,7 +21,7 @@ from minimegatron.checks.tensor import _adjoint
 from minimegatron.nn.gpt import causal_attention
 from minimegatron.parallel import context_parallel as cp_
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 BATCH, STEPS, HEADS, HD = 2, 16, 8, 4           # S = 16 splits into 2*cp chunks up to cp = 8
 WIDTH = HEADS * HD

@@ -5,9 +5,9 @@ several configurations, and the error messages of the bad configurations;
 ``check_zero_all()`` the same for ZeRO stages 1-3 (and DDP as stage 0).
 """
 from minimegatron import comm
-from minimegatron import functional as F
+from minimegatron.autodiff import functional as F
 from minimegatron.checks.data import check_data_parallel, check_ddp, check_zero
-from minimegatron.demo import SMALL_CONFIG, batch, make_optimizer
+from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.data_parallel.master import DataParallel

@@ -15,7 +15,7 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.checks.data import check_ddp
 from minimegatron.checks.mixed import HALF_CONFIG
-from minimegatron.demo import SMALL_CONFIG, batch
+from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.split import shard_batch
@@ -69,7 +69,7 @@ def bound_equals_readable(config, steps=2):
     """The gradients and weights of ``steps`` AdamW steps of DDP, buckets all-reduced by
     ``comm.iall_reduce`` (exercise 4.1) and by the bound all-reduce (``bound=True``):
     bitwise equal? Returns {"grads_equal", "weights_equal", "buckets"}."""
-    from minimegatron.demo import make_optimizer
+    from minimegatron.data.demo import make_optimizer
     group = dp_group()
     runs = []
     for bound in (False, True):

@@ -11,7 +11,7 @@ DDP's gradient buffer as their layout (no gradient copied).
 import numpy as np
 
 from minimegatron import comm
-from minimegatron.demo import LR, SMALL_CONFIG, WEIGHT_DECAY, batch
+from minimegatron.data.demo import LR, SMALL_CONFIG, WEIGHT_DECAY, batch
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel

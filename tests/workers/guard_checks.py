@@ -12,14 +12,14 @@ from mpi4py import MPI
 
 from minimegatron import comm, nn
 from minimegatron.backend import asarray
-from minimegatron.demo import SMALL_CONFIG, batch
-from minimegatron.functional import cross_entropy
-from minimegatron.guards import NonFiniteError
+from minimegatron.data.demo import SMALL_CONFIG, batch
+from minimegatron.autodiff.functional import cross_entropy
+from minimegatron.autodiff.guards import NonFiniteError
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.tensor_parallel.gpt import (VocabParallelEmbedding,
                                                  vocab_parallel_cross_entropy)
 from minimegatron.parallel.threed import Trainer3D
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 CONFIG = replace(SMALL_CONFIG, vocab_size=14)      # padded to 16 under tp = 2 or 4
 

@@ -5,10 +5,11 @@ activations and the sends of one traced step, and the error for M not a
 multiple of K. ``grids_3d``: Trainer3D with schedule "interleaved" on
 dp x pp x tp grids of the world against one process.
 """
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.checks.pipeline import build, check_errors, check_pipeline
 from minimegatron.checks.threed import check_3d
-from minimegatron.demo import VERIFY_CONFIG, batch
+from minimegatron.data.demo import VERIFY_CONFIG, batch
 
 
 def run(cases):

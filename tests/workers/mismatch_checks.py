@@ -7,7 +7,8 @@ rank must raise the same error anyway. Cases M1-M12 follow issue 18.
 """
 import numpy as np
 
-from minimegatron import comm, comm_check, trace
+from minimegatron import comm
+from minimegatron.comm import comm_check, trace
 from minimegatron.nn import Linear
 from minimegatron.optim import SGD
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel

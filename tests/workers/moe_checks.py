@@ -6,7 +6,7 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.checks import moe as checks
 from minimegatron.parallel.expert_parallel import all_to_all_rows, all_to_allv_rows
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 def _adjoint(group):
@@ -66,7 +66,7 @@ def _error(fn):
 
 def bad_inputs():
     """Each bad configuration's message on this rank, and the comm spans it caused (0)."""
-    from minimegatron import trace
+    from minimegatron.comm import trace
     from minimegatron.nn.moe import MoEConfig
     from minimegatron.parallel.expert_parallel.trainer import MoETrainer
     from minimegatron.parallel.grid import ProcessGrid

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 from mpi4py import MPI
 
-from minimegatron.demo import SMALL_CONFIG, batch
+from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 

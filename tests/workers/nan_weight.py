@@ -20,7 +20,7 @@ import minimegatron  # noqa: F401  (under mpirun: installs the fault hooks)
 from minimegatron import comm
 from minimegatron.checks.mixed import HALF_CONFIG
 from minimegatron.checks.precision import check_optimizer
-from minimegatron.demo import SMALL_CONFIG, batch, make_optimizer
+from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT, gpt
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.grid import ProcessGrid

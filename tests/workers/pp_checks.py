@@ -8,10 +8,11 @@ emulated device time (parallel/pipeline_parallel/device_time.py) on a tiny GPT.
 """
 import os
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.checks.pipeline import (build, check_all, check_errors, check_memory,
                                           timeline_run)
-from minimegatron.demo import batch
+from minimegatron.data.demo import batch
 
 
 def run(micro_batches, checkpoints, png_dir=None):

@@ -10,7 +10,7 @@ import sys
 
 import minimegatron  # noqa: F401  (under mpirun: installs the fault hooks)
 from minimegatron import comm
-from minimegatron.demo import VERIFY_CONFIG as CONFIG, batch
+from minimegatron.data.demo import VERIFY_CONFIG as CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 

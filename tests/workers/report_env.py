@@ -4,7 +4,8 @@ import os
 import sys
 
 import minimegatron  # noqa: F401
-from minimegatron import comm, threads
+from minimegatron import comm
+from minimegatron.runtime import threads
 
 
 def openblas_threads():

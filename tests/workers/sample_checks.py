@@ -1,5 +1,5 @@
 """Runs on 1 rank (tests/test_sample.py): save a GPT that was never trained on text."""
-from minimegatron.demo import DEMO_CONFIG, make_optimizer
+from minimegatron.data.demo import DEMO_CONFIG, make_optimizer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tools.checkpoint import save_checkpoint

@@ -7,19 +7,20 @@ import dataclasses
 
 import numpy as np
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks.common import max_abs_diff
 from minimegatron.checks.sequence import layer_activation_bytes, tp_collectives
 from minimegatron.checks.tensor import _adjoint, check_gpt
 from minimegatron.checks.threed import check_3d, measured_vs_predicted
-from minimegatron.demo import VERIFY_CONFIG, batch
-from minimegatron.gradcheck import gradcheck
+from minimegatron.data.demo import VERIFY_CONFIG, batch
+from minimegatron.autodiff.gradcheck import gradcheck
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.tensor_parallel import sequence as sq
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
 from minimegatron.parallel.threed import Trainer3D
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 CONFIG = dataclasses.replace(VERIFY_CONFIG, n_layer=2)
 

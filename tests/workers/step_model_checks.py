@@ -1,6 +1,6 @@
 """Runs on 4 ranks: count_step on a dp=2 x tp=2 grid (every group a strict subset)."""
-from minimegatron import trace
-from minimegatron.demo import batch
+from minimegatron.comm import trace
+from minimegatron.data.demo import batch
 from minimegatron.nn import GPTConfig
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D

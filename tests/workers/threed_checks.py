@@ -4,7 +4,7 @@ from dataclasses import replace
 from mpi4py import MPI
 
 from minimegatron.checks.threed import check_3d, check_all_grids, measured_vs_predicted
-from minimegatron.demo import VERIFY_CONFIG, batch
+from minimegatron.data.demo import VERIFY_CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 

@@ -6,19 +6,20 @@ asserts each value. The tp group is the whole world (tp = the number of ranks).
 
 import numpy as np
 
-from minimegatron import comm, nn, trace
+from minimegatron import comm, nn
+from minimegatron.comm import trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.checks import tensor as checks
 from minimegatron.checks.worked_example import worked_example as checks_worked_example
-from minimegatron.demo import batch
-from minimegatron.functional import cross_entropy
-from minimegatron.gradcheck import gradcheck
+from minimegatron.data.demo import batch
+from minimegatron.autodiff.functional import cross_entropy
+from minimegatron.autodiff.gradcheck import gradcheck
 from minimegatron.parallel.tensor_parallel import shards
 from minimegatron.parallel.tensor_parallel.gpt import (ParallelGPT, ParallelMLP,
                                                  vocab_parallel_cross_entropy)
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
 from minimegatron.parallel.tensor_parallel.rng import RNGTracker
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 GPT_CONFIG = nn.GPTConfig(vocab_size=24, seq_len=8, n_layer=2, n_head=8, d_model=32, seed=0)
 PADDED_CONFIG = nn.GPTConfig(vocab_size=19, seq_len=8, n_layer=1, n_head=8, d_model=16, seed=1)

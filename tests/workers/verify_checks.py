@@ -15,7 +15,8 @@ scheme's rows show that only the broken one fails):
 """
 from mpi4py import MPI
 
-from minimegatron import comm, verify
+from minimegatron import comm
+from minimegatron.checks import verify
 from minimegatron.parallel.data_parallel import ddp
 from minimegatron.parallel.tensor_parallel import mappings
 

@@ -10,10 +10,10 @@ its own block. The names follow the GPT's (``...experts.fc2.weight`` starts
 like ``fc2``, nn/init.py), so expert parallelism can build the full weight and
 keep its rows e*E/ep .. (e+1)*E/ep ("master weight, then split").
 """
-from minimegatron import functional as F
+from minimegatron.autodiff import functional as F
 from minimegatron.backend import xp
 from minimegatron.nn.module import Module, Parameter
-from minimegatron.ops import concatenate
+from minimegatron.autodiff.ops import concatenate
 
 
 class StackedLinear(Module):

@@ -20,7 +20,7 @@ y (attach_aux_loss, gradient ``aux_grad_scale``); their value is appended to
 ``aux_log`` (one float per forward) for the model to report. ``last_plan`` keeps
 the last RoutePlan (the router's choices, the load, the drops) for tutorials.
 """
-from minimegatron import functional as F
+from minimegatron.autodiff import functional as F
 from minimegatron.backend import xp
 from minimegatron.nn.layers import Linear
 from minimegatron.nn.module import Module

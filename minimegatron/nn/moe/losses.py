@@ -27,12 +27,12 @@ pipeline stage without the head included) and the loss the model returns adds
 its value, detached. ``scale`` is 1 for loss.backward(); a pipeline whose loss
 is (1/M) sum_m L_m started from S sets it to S/M.
 """
-from minimegatron import functional as F
+from minimegatron.autodiff import functional as F
 from minimegatron.backend import xp
 from minimegatron.comm import all_reduce
-from minimegatron.function import Function
+from minimegatron.autodiff.function import Function
 from minimegatron.nn.moe.routing import assignment_counts
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 def load_balancing_loss(probs, choice, coeff, seq_group=None):

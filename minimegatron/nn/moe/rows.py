@@ -9,7 +9,7 @@ gradient is the sum of its k rows' gradients. An empty slot (-1, capacity
 padding) gathers zeros and scatters nothing.
 """
 from minimegatron.backend import scatter_add, xp
-from minimegatron.function import Function
+from minimegatron.autodiff.function import Function
 
 
 def _gather(x, index):

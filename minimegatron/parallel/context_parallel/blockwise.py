@@ -29,7 +29,7 @@ of a piece (callers skip pieces with none). No communication here.
 import math
 
 from minimegatron.backend import xp
-from minimegatron.function import Function
+from minimegatron.autodiff.function import Function
 
 
 def to_heads(x, n_head):

@@ -32,11 +32,11 @@ model by blocks (pipeline_parallel/stage.py): the activation between stages is
 (B/M, S/cp, D), or (B/M, S/(cp*tp), D) with sequence parallelism.
 Tutorial: ``minimegatron run -n 4 tutorials/12_context_parallel.py``.
 """
-from minimegatron import trace
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.comm import all_reduce
 from minimegatron.nn.gpt import GPT, CausalSelfAttention
-from minimegatron.ops import split as split_columns
+from minimegatron.autodiff.ops import split as split_columns
 from minimegatron.parallel.context_parallel.allgather import allgather_attention
 from minimegatron.parallel.context_parallel.ring import ring_attention
 from minimegatron.parallel.context_parallel.ulysses import check_heads, ulysses_attention
@@ -45,7 +45,7 @@ from minimegatron.parallel.split import flatten, unflatten
 from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT, ParallelSelfAttention
 from minimegatron.parallel.tensor_parallel.sequence import (check_sequence_length,
                                                             scatter_to_sequence)
-from minimegatron.tensor import unwrap
+from minimegatron.autodiff.tensor import unwrap
 
 ATTENTION = ("ring", "allgather", "ulysses")
 

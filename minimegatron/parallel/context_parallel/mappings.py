@@ -19,10 +19,10 @@ bytes; each rank keeps its own chunk and sends (N-1)/N * n (receives as much).
 """
 import contextlib
 
-from minimegatron import trace
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.comm import all_to_all
-from minimegatron.function import Function
+from minimegatron.autodiff.function import Function
 
 
 def _all_to_all(x, group, split_axis, concat_axis):

@@ -32,10 +32,10 @@ Tutorial: ``minimegatron run -n 4 tutorials/12_context_parallel.py``.
 """
 import contextlib
 
-from minimegatron import trace
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.comm import irecv, isend
-from minimegatron.function import Function
+from minimegatron.autodiff.function import Function
 from minimegatron.parallel.context_parallel.blockwise import (block_backward, block_forward,
                                                               from_heads, merge, to_heads)
 from minimegatron.parallel.context_parallel.zigzag import causal_mask, check_split, positions

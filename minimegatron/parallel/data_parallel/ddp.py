@@ -13,7 +13,7 @@ memory and moves the same bytes.
 Buckets and overlap (as in PyTorch): the parameters, in REVERSE registration
 order (their gradients become ready roughly in that order during backward),
 are grouped into buckets of about ``bucket_bytes``. Their gradients live in
-one flat buffer in that order (minimegatron/flat.py, as Megatron's DDP keeps
+one flat buffer in that order (minimegatron/optim/flat.py, as Megatron's DDP keeps
 them): every ``p.grad`` is a view into it, so a bucket is one contiguous slice. A grad hook
 on every parameter (``Tensor.register_grad_hook``, fired once its gradient
 for this backward is complete) counts the bucket's ready gradients; with
@@ -69,11 +69,12 @@ sees; the caller computes the loss.
 """
 import contextlib
 
-from minimegatron import comm, comm_check, trace
+from minimegatron import comm
+from minimegatron.comm import comm_check, trace
 from minimegatron.backend import to_numpy, xp
-from minimegatron.bound import bind_all_reduce
-from minimegatron.flat import FlatBuffer
-from minimegatron.guards import NonFiniteError, all_finite, check_named, where
+from minimegatron.comm.bound import bind_all_reduce
+from minimegatron.optim.flat import FlatBuffer
+from minimegatron.autodiff.guards import NonFiniteError, all_finite, check_named, where
 from minimegatron.nn.watch import ActivationWatch
 from minimegatron.parallel.split import flatten, unflatten
 

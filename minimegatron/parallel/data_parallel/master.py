@@ -32,10 +32,11 @@ the lesson; ``DistributedDataParallel`` (parallel/data_parallel/ddp.py) removes 
 
     mpirun -n 8 python tutorials/05_data_parallel.py
 """
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.parallel.split import check_divisible, flatten, unflatten
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 class DataParallel:

@@ -27,9 +27,10 @@ precision of b bytes (our float64 code, b = 8): 4bP, 2bP + 2bP/N, bP + 3bP/N,
 
     mpirun -n 8 python tutorials/06_zero.py
 """
-from minimegatron import comm, comm_check, trace
+from minimegatron import comm
+from minimegatron.comm import comm_check, trace
 from minimegatron.backend import xp
-from minimegatron.function import no_grad
+from minimegatron.autodiff.function import no_grad
 from minimegatron.nn.module import Module
 from minimegatron.parallel.split import flatten, pad, padded, row_slice, unflatten
 

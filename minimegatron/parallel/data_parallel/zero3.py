@@ -25,14 +25,15 @@ forward of the units (not of attention, which owns no parameters).
 
     mpirun -n 8 python tutorials/06_zero.py
 """
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import xp
-from minimegatron.function import Function, enable_grad, no_grad
+from minimegatron.autodiff.function import Function, enable_grad, no_grad
 from minimegatron.nn.module import Module, ModuleList, Parameter
 from minimegatron.parallel.data_parallel.zero import (FlatShard, ShardedOptimizer,
                                                       agree_on_layout, check_rule)
 from minimegatron.parallel.split import unflatten
-from minimegatron.tensor import Tensor, unwrap
+from minimegatron.autodiff.tensor import Tensor, unwrap
 
 
 class GatheredForward(Function):

@@ -27,7 +27,7 @@ each of its experts (recv (ep, E_l), row q from rank q). Then
 and the inverse on the way back (all_to_allv with the sizes swapped). Bytes
 forward: (rows sent to other ranks) x h x itemsize each way, plus the counts.
 """
-from minimegatron import trace
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.parallel.expert_parallel.mappings import (all_to_all_rows, all_to_allv_rows,
                                                             exchange_counts)

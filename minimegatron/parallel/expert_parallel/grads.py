@@ -25,7 +25,7 @@ such as LayerNorm or the MoE, counts on tp rank 0 only), a stage on one pp rank
 """
 import math
 
-from minimegatron import trace
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.comm import all_reduce
 from minimegatron.parallel.expert_parallel.gpt import is_expert

@@ -8,10 +8,10 @@ uneven chunks (all_to_allv) it is the call with send and receive sizes swapped.
 """
 import contextlib
 
-from minimegatron import trace
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.comm import all_to_all, all_to_allv
-from minimegatron.function import Function
+from minimegatron.autodiff.function import Function
 
 
 def _backward_label(ctx):

@@ -16,10 +16,11 @@ Not composed here: ZeRO (the expert and dense flat buffers would need their
 own groups), sequence parallelism, activation checkpointing, the interleaved
 schedule, dropout (ValueError before any message).
 """
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import xp
-from minimegatron.demo import make_optimizer
-from minimegatron.guards import check_finite, check_ids, check_targets
+from minimegatron.data.demo import make_optimizer
+from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
 from minimegatron.nn.moe.gpt import moe_layers, take_aux_loss
 from minimegatron.parallel.context_parallel.zigzag import check_split
 from minimegatron.parallel.expert_parallel.gpt import check_moe_grid, expert_parallel_gpt

@@ -50,13 +50,14 @@ after its forward, to measure what each stage holds. Tutorial:
 
     mpirun -n 4 python tutorials/07_pipeline.py
 """
-from minimegatron import comm, comm_check, trace
+from minimegatron import comm
+from minimegatron.comm import comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
 from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
 from minimegatron.parallel.pipeline_parallel.zero_bubble import check_executable
 from minimegatron.parallel.split import rows_of
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 class PipelineEngine:

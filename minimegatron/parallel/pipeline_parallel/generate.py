@@ -18,10 +18,11 @@ and every tp rank draws the same token; dp replicas each sample the same text.
 """
 import numpy as np
 
-from minimegatron import comm, trace
+from minimegatron import comm
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.nn.generate import autoregress
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 def pipeline_generate(stage_module, pp_group, idx, max_new_tokens, temperature=1.0, top_k=None,

@@ -28,9 +28,9 @@ all-reduces, simply run again during the recompute). Used by the pipeline:
 
     mpirun -n 4 python tutorials/07_pipeline.py
 """
-from minimegatron.function import Function, enable_grad, is_grad_enabled, no_grad
+from minimegatron.autodiff.function import Function, enable_grad, is_grad_enabled, no_grad
 from minimegatron.nn.module import Module
-from minimegatron.tensor import Tensor
+from minimegatron.autodiff.tensor import Tensor
 
 
 def _dropout_rngs(fn):

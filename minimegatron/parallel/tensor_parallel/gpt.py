@@ -29,17 +29,17 @@ reduce-scatter (g-bar) instead of g, every block's f/g pair becomes g/g-bar
 (all-gather / reduce-scatter), and ln_f's output is all-gathered into the head.
 Tutorial: ``minimegatron run -n 8 tutorials/04_megatron_gpt.py``.
 """
-from minimegatron import functional as F
-from minimegatron import trace
+from minimegatron.autodiff import functional as F
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.comm import all_gather, all_reduce
-from minimegatron.function import Function
-from minimegatron.guards import check_ids, check_targets
+from minimegatron.autodiff.function import Function
+from minimegatron.autodiff.guards import check_ids, check_targets
 from minimegatron.mixed_precision.cast import float32_if_half
 from minimegatron.nn import (Embedding, LayerNorm, Module, ModuleList, Parameter,
                              causal_attention, gpt_init)
 from minimegatron.nn.generate import generate
-from minimegatron.ops import embedding, split, where
+from minimegatron.autodiff.ops import embedding, split, where
 from minimegatron.parallel.split import pad as pad_to_tp, padded, row_slice
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
 from minimegatron.parallel.tensor_parallel.mappings import reduce_from_tp
@@ -49,7 +49,7 @@ from minimegatron.parallel.tensor_parallel.sequence import (SequenceParallelLaye
                                                             reduce_scatter_to_sequence,
                                                             scatter_to_sequence)
 from minimegatron.parallel.tensor_parallel.shards import qkv_rank_major
-from minimegatron.tensor import unwrap
+from minimegatron.autodiff.tensor import unwrap
 
 
 def check_tp_config(config, tp, pad_vocab_ok=True):

@@ -26,9 +26,9 @@ Tutorials: ``minimegatron run -n 2 tutorials/02_worked_example.py`` and
 """
 import contextlib
 
-from minimegatron import trace
+from minimegatron.comm import trace
 from minimegatron.comm import all_gather, all_reduce
-from minimegatron.function import Function
+from minimegatron.autodiff.function import Function
 from minimegatron.parallel.split import rows_of
 
 

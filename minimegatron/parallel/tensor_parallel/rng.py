@@ -27,7 +27,7 @@ replicated stream and keeps its own rows: different masks per rank, together
 exactly one process's mask (t times the random numbers, 1/t of the memory).
 No communication.
 """
-from minimegatron import functional as F
+from minimegatron.autodiff import functional as F
 from minimegatron.backend import host_rng
 from minimegatron.nn.module import Module
 from minimegatron.parallel.tensor_parallel.sequence import sequence_dropout

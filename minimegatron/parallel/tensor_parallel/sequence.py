@@ -40,11 +40,11 @@ Every operator is a no-op when the group has one rank. Tutorial:
 """
 import contextlib
 
-from minimegatron import functional as F
-from minimegatron import trace
+from minimegatron.autodiff import functional as F
+from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.comm import all_gather, reduce_scatter
-from minimegatron.function import Function
+from minimegatron.autodiff.function import Function
 from minimegatron.nn import LayerNorm
 from minimegatron.parallel.split import rows_of
 from minimegatron.parallel.tensor_parallel.mappings import copy_to_tp

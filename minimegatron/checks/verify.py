@@ -1,0 +1,500 @@
+"""``minimegatron verify``: every parallel scheme, on every grid that fits, against one process.
+
+The idea. Each scheme has a check in ``minimegatron/checks/`` that trains a
+small GPT for a few AdamW steps from the same seed as ``serial_reference`` and
+returns this rank's max |difference| of the loss, the gradients (after
+backward) and the weights (after each step). This command calls those checks
+for every scheme and grid and prints one table on rank 0:
+
+    scheme      checks function                        grids on N ranks
+    dp          data.check_data_parallel (master)      dp = every divisor d > 1 of N
+    ddp         data.check_ddp                         dp = d
+    zero1/2/3   data.check_zero(stage)                 dp = d
+    tp          tensor.check_gpt                       tp = d
+    tp-sp       tensor.check_gpt(sequence_parallel)    tp = d (d divides seq_len)
+    pp-naive    pipeline.check_pipeline("naive", M=1)  pp = d
+    pp-gpipe    pipeline.check_pipeline("gpipe", M=4)  pp = d
+    pp-1f1b     pipeline.check_pipeline("1f1b", M=4)   pp = d
+    3d          threed.check_3d (dp, pp, tp, M=2)      every dp*pp*tp = N with 2+ axes > 1
+    pp-interleaved  pipeline.check_pipeline("interleaved", M=4, v=2 chunks)  pp = d
+    cp-ring     context.check_context_parallel("ring")       every dp x cp = N with cp > 1
+    cp-allgather  context.check_context_parallel("allgather")  the same grids
+    cp-ulysses  context.check_context_parallel("ulysses")    the same (heads divide by cp)
+    4d-ring     threed.check_3d (dp, pp, tp, cp, "ring", M=2)  every dp*pp*tp*cp = N with
+    4d-allgather  the same, "allgather"                        cp > 1 and tp or pp > 1
+    4d-ulysses  the same, "ulysses"                            (H/tp heads divide by cp)
+    moe-ep      moe.check_moe (E=8, top-2, capacity 1.0)   dp = N, ep = every divisor d > 1
+    moe-dropless  the same, dropless (all_to_allv)         the same grids
+    moe-3d      moe.check_moe with tp / pp (M=2) / cp      every dp*pp*tp = N with dp > 1 and
+                (cp: dropless)                             tp or pp > 1, ep = dp; and dp x tp
+                                                           x cp=2 with ep = dp*cp
+
+On one rank every scheme runs once with groups of 1. The data-parallel
+schemes train demo.SMALL_CONFIG (2 layers), the context-parallel ones
+demo.CONTEXT_CONFIG (the same with 16 tokens; also the 4d rows, so pp <= 2
+layers and tp <= 4 heads); the others VERIFY_CONFIG (8 layers, 8 heads,
+d_model 32); a cp row's grid reads "dp x pp x tp, M, cp". The MoE rows train
+MoEGPT on SMALL_CONFIG (checks/moe.py), their grid adds "ep" (folded over dp x cp).
+Any world size works: the batch (8 for data and pipeline rows, 4 for tp and
+cp, 16 for 3D) is rounded up to a multiple of dp x M,
+pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
+grid whose model cannot split (tp = 3 does not divide 8 heads, 16 stages
+exceed 8 layers) is a SKIP with that reason, never a FAIL (``fit``). The
+interleaved row needs K*v = 2K layer groups (K = 8: SKIP) and M = 4 a
+multiple of K (K = 3: SKIP, the schedule's own rule).
+
+A grid of d < N ranks runs on sub-communicators (``world.split(rank // d)``):
+N/d copies of it run at once, so every rank takes part. Each row's diffs are
+reduced with one all-reduce (max) over the world, NaN as a separate flag
+(MPI's max may drop a NaN), so a NaN on any rank fails the row. A row whose
+check raises on some ranks: the raising ranks wait (bounded) for the others
+to report, so a failure seen by every rank becomes an ERROR row; if the others
+never arrive (stuck in a collective), the job is aborted instead of hanging.
+
+Tolerances (absolute, on loss, gradients and weights), derived per row from
+the problem itself (``tolerance``): max(FLOOR, SAFETY x drift), where drift is
+how far one process moves from ITSELF when every initial weight is nudged by
+one unit in the last place (``checks.common.serial_sensitivity``, max over the
+steps). A parallel scheme only reorders sums, which is rounding of that size,
+so correct code stays within a small multiple of the drift at any ``--steps``.
+FLOOR is 1e-9 in float64 and 1e-4 in float32: at the default 2 steps the drift
+is ~1e-14 (float64) and ~4e-5 (float32 weights), and a missing all-reduce moves
+gradients by ~1e-1 and weights by ~1e-2. Training amplifies rounding: for
+VERIFY_CONFIG the float64 drift is 3e-10 at 20 steps and 1e-3 at 50; float32's
+is 4e-2 at 20 steps. When a row needs a tolerance above WEAK (1e-3 float64,
+1e-2 float32) the table warns that a small bug could hide in the drift.
+
+Mixed precision (``--precision mixed``, the same as ``--dtype float16``): every
+scheme trains the float16 model with float32 master weights, a dynamic loss scale
+(found-inf MAX over every rank holding gradients: the dp, tp or pp group, the
+whole world for 3D) and SGD, not AdamW (checks/precision.py says why: AdamW
+moves a weight by +-lr whatever its gradient's size, so a float16 rounding that
+flips a tiny gradient's sign moves it by 2 lr, as much as a bug). Two tests:
+
+  (a) against ONE process in mixed precision, tight: max(EPS16, MIXED_SAFETY x
+      drift), the drift from a one-ulp float16 nudge as above. One float16 ulp is
+      2^-10 relative, so the nudge already moves the run about as far as a
+      reordered float16 sum does (observed: parallel ~0.5-1 x drift); 4 x, not
+      100 x (100 x would be ~0.1, a missing all-reduce's size).
+  (b) against the float64 run of the same SGD, looser: |parallel - float64| <=
+      (a) + |mixed serial - float64| (triangle inequality; the second term is
+      one process's float16 error, checks.common.float64_gap), which must stay
+      below VS_FLOAT64 = 8 eps16 (0.8%) of the float64 run's largest |loss|,
+      |gradient| and |weight|: a few float16 roundings per layer.
+      The table's "vs f64" is the worst bound / that tolerance (<= 1 passes).
+
+    mpirun -n 8 python -m minimegatron verify        (or: minimegatron run -n 8 verify)
+    minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
+    minimegatron run -n 8 verify --precision mixed --steps 2
+"""
+import dataclasses
+import importlib
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from minimegatron import comm, i18n
+from minimegatron.comm import comm_check
+from minimegatron.runtime import faults
+from minimegatron.commands.argtypes import positive_int
+from minimegatron.backend import use_backend
+from minimegatron.checks.common import float64_gap, serial_sensitivity
+from minimegatron.data.demo import CONTEXT_CONFIG, SMALL_CONFIG, VERIFY_CONFIG
+from minimegatron.runtime.entry import ArgumentParser, banner, usage_error
+from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
+from minimegatron.parallel.grid import ProcessGrid, factorisations
+from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved
+from minimegatron.parallel.pipeline_parallel.stage import stage_layers
+from minimegatron.parallel.split import padded
+from minimegatron.parallel.tensor_parallel.gpt import check_tp_config
+from minimegatron.parallel.tensor_parallel.sequence import check_sequence_length
+
+FLOOR = {"float64": 1e-9, "float32": 1e-4}
+SAFETY = 100.0
+WEAK = {"float64": 1e-3, "float32": 1e-2}   # a tolerance above this cannot tell right from wrong
+# --precision mixed (float16 model, float32 masters, loss scale, SGD: checks/precision.py).
+EPS16 = 2.0 ** -10                          # float16's machine epsilon
+FLOOR["float16"], WEAK["float16"] = EPS16, 1e-2
+MIXED_SAFETY = 4.0        # x the float16 drift (see "Mixed precision" in the docstring)
+VS_FLOAT64 = 8 * EPS16    # x the float64 run's largest |value| of each kind
+KEYS = ("loss", "grad", "weight")
+ABORT_AFTER_S = 60.0      # a rank that raised waits this long for the others to report
+
+
+@dataclasses.dataclass(frozen=True)
+class Scheme:
+    """One row kind of the table: its label, its kind (which check) and micro-batches M."""
+    label: str
+    kind: str                 # "data", "tp", "pipe", "3d", "cp" or "4d" (cp with tp / pp)
+    micro_batches: int = 1
+
+
+# The one table of schemes, in the order verify runs them.
+SCHEMES = {"dp": Scheme("DataParallel", "data"),
+           "ddp": Scheme("DDP", "data"),
+           "zero1": Scheme("ZeRO-1", "data"),
+           "zero2": Scheme("ZeRO-2", "data"),
+           "zero3": Scheme("ZeRO-3", "data"),
+           "tp": Scheme("tensor", "tp"),
+           "pp-naive": Scheme("pipe naive", "pipe", 1),
+           "pp-gpipe": Scheme("pipe GPipe", "pipe", 4),
+           "pp-1f1b": Scheme("pipe 1F1B", "pipe", 4),
+           "3d": Scheme("3D", "3d", 2),
+           "pp-interleaved": Scheme("pipe interl.", "pipe", 4),
+           "tp-sp": Scheme("tensor+seq", "tp"),
+           "cp-ring": Scheme("cp ring", "cp"),
+           "cp-allgather": Scheme("cp allgather", "cp"),
+           "cp-ulysses": Scheme("cp Ulysses", "cp"),
+           "4d-ring": Scheme("4D ring", "4d", 2),
+           "4d-allgather": Scheme("4D allgather", "4d", 2),
+           "4d-ulysses": Scheme("4D Ulysses", "4d", 2),
+           "moe-ep": Scheme("MoE ep", "moe"),
+           "moe-dropless": Scheme("MoE dropless", "moe"),
+           "moe-3d": Scheme("MoE ep+3D", "moe3d", 2)}
+CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
+          "cp": "context", "4d": "threed", "moe": "moe", "moe3d": "moe"}   # checks/<name>
+BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4,   # rounded up to a multiple of dp x M
+         "4d": 4, "moe": 8, "moe3d": 8}
+INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
+
+
+def _checks(name):
+    """minimegatron.checks.<name>, or None if it (or a scheme module it needs) is missing.
+
+    Imported by name, not at the top, so a student copy without a scheme's module
+    still verifies the others (that scheme's row says SKIP, not available).
+    """
+    try:
+        return importlib.import_module(f"minimegatron.checks.{name}")
+    except ModuleNotFoundError as err:
+        if (err.name or "").startswith("minimegatron"):
+            return None
+        raise
+
+
+def group_sizes(n):
+    """The group sizes a world of n ranks is checked with: every divisor d > 1 (1 alone)."""
+    return [1] if n == 1 else [d for d in range(2, n + 1) if n % d == 0]
+
+
+def grids(scheme, world_size):
+    """[(dp, pp, tp, M)] this scheme is checked on, for a world of ``world_size`` ranks
+    ((dp, pp, tp, M, cp) for a context-parallel scheme: every dp x cp = N with cp > 1;
+    for a 4d one every dp x pp x tp x cp = N with cp > 1 and tp or pp > 1)."""
+    kind, m = SCHEMES[scheme].kind, SCHEMES[scheme].micro_batches
+    if kind == "moe":                                   # (dp, pp, tp, M, cp, ep)
+        return [(world_size, 1, 1, m, 1, ep) for ep in group_sizes(world_size)]
+    if kind == "moe3d":
+        rows = [(dp, pp, tp, m if pp > 1 else 1, 1, dp)
+                for dp, pp, tp in factorisations(world_size) if dp > 1 and (pp > 1 or tp > 1)]
+        if world_size % 4 == 0 and world_size > 4:
+            rows.append((world_size // 4, 1, 2, 1, 2, world_size // 2))
+        return rows
+    if kind == "4d":
+        return [(dp, pp, tp, m, cp) for cp in group_sizes(world_size) if cp > 1
+                for dp, pp, tp in factorisations(world_size // cp) if pp > 1 or tp > 1]
+    if kind == "cp":
+        if world_size == 1:
+            return [(1, 1, 1, m, 1)]
+        return [(world_size // cp, 1, 1, m, cp) for cp in group_sizes(world_size)]
+    if kind == "data":
+        return [(d, 1, 1, m) for d in group_sizes(world_size)]
+    if kind == "tp":
+        return [(1, 1, d, m) for d in group_sizes(world_size)]
+    if kind == "pipe":
+        return [(1, d, 1, m) for d in group_sizes(world_size)]
+    return [(dp, pp, tp, m) for dp, pp, tp in factorisations(world_size)
+            if sum(x > 1 for x in (dp, pp, tp)) >= 2]
+
+
+def fit(scheme, dims):
+    """(batch size, None) for a grid that can train its config, or (None, the reason why not).
+
+    The batch is the scheme's usual one (BATCH) rounded up to a multiple of
+    dp x M, so every world size gets its data-parallel rows; a model that does
+    not split (heads or d_model over tp, fewer layers than stages) is a SKIP.
+    """
+    dp, pp, tp, m, cp = _unpack(dims)
+    config = common_config(scheme)
+    chunks = INTERLEAVED_CHUNKS if scheme == "pp-interleaved" else 1
+    try:
+        if SCHEMES[scheme].kind in ("moe", "moe3d"):
+            _checks("moe").check_moe_fits(config, moe_config(scheme, cp), dims)
+        if SCHEMES[scheme].kind in ("cp", "4d"):
+            attention = scheme[3:]
+            check_cp_config(config, cp, attention,
+                            "contiguous" if attention == "ulysses" else "zigzag", tp)
+        check_tp_config(config, tp)
+        stage_layers(config.n_layer, pp * chunks, 0)          # K*v layer groups
+        if chunks > 1:
+            check_interleaved(pp, m, chunks)                  # M a multiple of K
+        if scheme == "tp-sp":
+            check_sequence_length(config.seq_len, tp)
+    except ValueError as err:
+        return None, (f"{chunks} chunks x {pp} stages: " if chunks > 1 else "") + str(err)
+    return padded(BATCH[SCHEMES[scheme].kind], dp * m), None
+
+
+def common_config(scheme):
+    kind = SCHEMES[scheme].kind
+    return (SMALL_CONFIG if kind in ("data", "moe", "moe3d")
+            else CONTEXT_CONFIG if kind in ("cp", "4d") else VERIFY_CONFIG)
+
+
+def _unpack(dims):
+    """(dp, pp, tp, M, cp) of a row's dims (cp = 1 unless the row has a cp axis)."""
+    return (tuple(dims) + (1,) * 5)[:5]
+
+
+def moe_config(scheme, cp=1):
+    """The MoEConfig of an MoE row: capacity 1.0 (drops), dropless for moe-dropless and cp."""
+    moe = _checks("moe")
+    return moe.DROPLESS if scheme == "moe-dropless" or cp > 1 else moe.MOE
+
+
+def _with_dtype(config, dtype):
+    return dataclasses.replace(config, dtype=dtype)
+
+
+def run_check(scheme, group, dims, dtype, steps, batch_size):
+    """This rank's {"loss", "grad", "weight"} for one row (None: this rank compares nothing)."""
+    dp, pp, tp, m, cp = _unpack(dims)
+    config = _with_dtype(common_config(scheme), dtype)
+    kind = SCHEMES[scheme].kind
+    if kind == "data":
+        data = _checks("data")
+        if scheme == "dp":
+            out = data.check_data_parallel(group, config=config, steps=steps,
+                                           batch_size=batch_size)
+            out["weight"] = max(out["weight"] or 0.0, out["final_weight"])
+            return out
+        if scheme == "ddp":
+            return data.check_ddp(group, config=config, steps=steps, batch_size=batch_size)
+        return data.check_zero(group, int(scheme[-1]), config=config, steps=steps,
+                               batch_size=batch_size)
+    if kind == "tp":
+        return _checks("tensor").check_gpt(group, config, steps=steps, batch_size=batch_size,
+                                           sequence_parallel=scheme == "tp-sp")
+    if kind == "cp":
+        return _checks("context").check_context_parallel(
+            ProcessGrid(dp=dp, cp=cp, comm=group.comm), scheme[3:], config=config, steps=steps,
+            batch_size=batch_size)
+    if kind == "4d":
+        return _checks("threed").check_3d((dp, pp, tp, cp), steps=steps, micro_batches=m,
+                                          batch_size=batch_size, config=config,
+                                          mpi_comm=group.comm, attention=scheme[3:])
+    if kind in ("moe", "moe3d"):
+        return _checks("moe").check_moe((dp, pp, tp, cp, dims[5]), moe_config(scheme, cp),
+                                        steps=steps, micro_batches=m, batch_size=batch_size,
+                                        config=config, mpi_comm=group.comm)
+    if kind == "pipe":
+        return _checks("pipeline").check_pipeline(group, scheme[3:], m, config=config,
+                                                  steps=steps, batch_size=batch_size,
+                                                  chunks=INTERLEAVED_CHUNKS)
+    return _checks("threed").check_3d((dp, pp, tp), steps=steps, micro_batches=m,
+                                      batch_size=batch_size, config=config)
+
+
+def available(scheme):
+    return _checks(CHECKS[SCHEMES[scheme].kind]) is not None
+
+
+def _agree_on_failure(error, world):
+    """True if any rank failed. A failed rank waits at most ABORT_AFTER_S, then aborts all."""
+    with comm_check.checking(False):   # a bounded wait needs the call itself not to block
+        handle = comm.iall_reduce(np.array([0.0 if error is None else 1.0]), world, op="max")
+    if error is not None:
+        start = time.time()
+        while not handle.test():
+            if time.time() - start > ABORT_AFTER_S:
+                faults.abort_job(f"[rank {world.rank}] verify: {error}[rank {world.rank}] "
+                                 f"the other ranks did not report within {ABORT_AFTER_S:.0f}"
+                                 " s (stuck in a collective?); aborting the job", 1)
+            time.sleep(0.01)
+    return bool(handle.wait()[0] > 0)
+
+
+def run_row(scheme, dims, dtype, steps, world, split_cache):
+    """One row on every rank: the check on this rank's sub-grid, diffs reduced over the world."""
+    dp, pp, tp, m, cp = _unpack(dims)
+    size, start, error = dp * pp * tp * cp, time.time(), None
+    if scheme != "3d" and size not in split_cache:
+        split_cache[size] = world.split(color=world.rank // size, name=f"verify{size}")
+    diffs, (batch_size, reason) = {}, fit(scheme, dims)
+    if not reason and dtype == "float16" and SCHEMES[scheme].kind in ("moe", "moe3d"):
+        reason = "MoE rows: float64 and float32 only"
+    if reason:                                  # decided alike on every rank, no message
+        return _row(scheme, dims, None, "SKIP", 0.0, note=reason)
+    try:
+        diffs = run_check(scheme, split_cache.get(size), dims, dtype, steps, batch_size)
+        tol = tolerance(_with_dtype(common_config(scheme), dtype), steps, batch_size)
+    except Exception:  # noqa: BLE001 - every rank learns of it below
+        error = traceback.format_exc()
+    if _agree_on_failure(error, world):
+        errors = comm.allgather_object(error, world)
+        first = next(e for e in errors if e)
+        last_line = first.strip().splitlines()[-1]
+        return _row(scheme, dims, None, "ERROR", time.time() - start, note=last_line,
+                    traceback=first)
+    values = [-1.0 if diffs.get(k) is None else float(diffs[k]) for k in KEYS]
+    is_nan = [float(np.isnan(v)) for v in values]       # MPI's max may drop a NaN: send a flag
+    worst = comm.all_reduce(np.array(values + is_nan), world, op="max")
+    worst = [float("nan") if worst[i + 3] else None if worst[i] < 0 else float(worst[i])
+             for i in range(3)]
+    ok = all(v is not None and v <= tol[k] for k, v in zip(KEYS, worst))   # NaN fails
+    vs64 = None
+    if dtype == "float16":                      # (b): the bound against float64, / tolerance
+        twin = float64_gap(_with_dtype(common_config(scheme), dtype), steps, batch_size)
+        vs64 = max((v + twin["gap"][k]) / (VS_FLOAT64 * twin["scale"][k])
+                   for k, v in zip(KEYS, worst) if v is not None)
+        ok = ok and vs64 <= 1.0
+    return _row(scheme, dims, worst, "PASS" if ok else "FAIL", time.time() - start,
+                tol=max(tol.values()), vs64=vs64)
+
+
+def tolerance(config, steps, batch_size):
+    """{"loss", "grad", "weight"}: max(FLOOR, SAFETY x one process's drift from a 1-ulp nudge).
+
+    See the module docstring: correct code passes at any ``--steps``, and the
+    tolerance says how much the comparison can still tell apart.
+    """
+    drift = serial_sensitivity(config, steps, batch_size)
+    safety = MIXED_SAFETY if config.dtype == "float16" else SAFETY
+    return {k: max(FLOOR[config.dtype], safety * drift[k]) for k in KEYS}
+
+
+def _row(scheme, dims, worst, status, seconds, note="", traceback=None, tol=None, vs64=None):
+    dp, pp, tp, m, cp = _unpack(dims)
+    loss, grad, weight = worst or (None, None, None)
+    grid = f"{dp}x{pp}x{tp}, M={m}" + (f", cp={cp}" if len(dims) == 5 or cp > 1 else "")
+    grid += f", ep={dims[5]}" if len(dims) > 5 else ""
+    return {"scheme": scheme, "label": SCHEMES[scheme].label, "dp": dp, "pp": pp, "tp": tp, "M": m,
+            "cp": cp, "grid": "-" if dims == (0, 0, 0, 0) else grid,
+            "loss": loss, "grad": grad, "weight": weight, "tol": tol,
+            "status": status, "seconds": round(seconds, 2), "note": note,
+            "traceback": traceback, "vs64": vs64}
+
+
+def _fmt(v):
+    return "-" if v is None else f"{v:.1e}"
+
+
+def _ratio(v):
+    return "-" if v is None else f"{v:.2f}"
+
+
+def progress_line(i, total, row):
+    return (f"[{i:>2}/{total}] {row['label']:<12} {row['grid']:<14} loss {_fmt(row['loss']):>8}"
+            f"  grad {_fmt(row['grad']):>8}  weight {_fmt(row['weight']):>8}  "
+            f"{row['status']:<5} {row['seconds']:5.1f} s {row['note']}").rstrip()
+
+
+def table(rows, dtype):
+    mixed = dtype == "float16"
+    head = (f"{'scheme':<12} {'grid (dp x pp x tp, M)':<24}{'max|loss diff|':>15}"
+            f"{'max|grad diff|':>15}{'max|weight diff|':>17}{'tolerance':>11}"
+            + (f"{'vs f64':>8}" if mixed else "") + "  status")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        status = r["status"] + (f" ({r['note']})" if r["status"] == "SKIP" else "")
+        lines.append(f"{r['label']:<12} {r['grid']:<24}{_fmt(r['loss']):>15}{_fmt(r['grad']):>15}"
+                     f"{_fmt(r['weight']):>17}{_fmt(r['tol']):>11}"
+                     + (f"{_ratio(r['vs64']):>8}" if mixed else "") + f"  {status}")
+    bad = [r for r in rows if r["status"] in ("FAIL", "ERROR")]
+    skipped = sum(r["status"] == "SKIP" for r in rows)
+    lines.append(f"{len(rows) - len(bad) - skipped} of {len(rows)} rows pass, {skipped} skipped "
+                 f"({dtype}; tolerance = max({FLOOR[dtype]:g}, "
+                 f"{MIXED_SAFETY if mixed else SAFETY:g} x one process's drift from a one-ulp "
+                 "nudge" + (f"; vs f64 = (diff + one process's float16 error) / ({VS_FLOAT64:g}"
+                            " x the float64 run's max |value|), <= 1 passes" if mixed else "")
+                 + "); " + ("FAILED: " + ", ".join(
+                     f"{r['label']} {r['grid']}" for r in bad) if bad else "none failed"))
+    weak = [r for r in rows if r["tol"] is not None and r["tol"] > WEAK[dtype]]
+    if weak:
+        lines.append(f"warning: {len(weak)} row(s) needed a tolerance above {WEAK[dtype]:g}: "
+                     "after this many steps one process drifts that far from itself, so a "
+                     "small bug could hide in the drift. Use fewer --steps"
+                     + (" (or float64)." if dtype == "float32" else "."))
+    return "\n".join(lines)
+
+
+def plan_rows(schemes, world_size):
+    """[(scheme, dims or None)] in order; None: the scheme's module is not available."""
+    plan = []
+    for scheme in schemes:
+        if not available(scheme):
+            plan.append((scheme, None))
+        else:
+            plan += [(scheme, dims) for dims in grids(scheme, world_size)]
+    return plan
+
+
+def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
+    """Every (scheme, grid) row on this world, in order; the same list on every rank."""
+    if dtype not in FLOOR:
+        raise ValueError(f"dtype must be one of {sorted(FLOOR)}, got {dtype!r}")
+    schemes = list(SCHEMES) if schemes is None else list(schemes)
+    unknown = [s for s in schemes if s not in SCHEMES]
+    if unknown:
+        raise ValueError(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEMES)}")
+    world = comm.world()
+    plan = plan_rows(schemes, world.size)
+    rows, split_cache = [], {}
+    for i, (scheme, dims) in enumerate(plan, 1):
+        if dims is None:
+            row = _row(scheme, (0, 0, 0, 0), None, "SKIP", 0.0, note="not available")
+        else:
+            row = run_row(scheme, dims, dtype, steps, world, split_cache)
+        rows.append(row)
+        if progress:
+            comm.print0(progress_line(i, len(plan), row))
+    return rows
+
+
+def main(argv=None):
+    parser = ArgumentParser(prog="minimegatron verify",
+                            description="check every parallel scheme against one process "
+                                        "(run under mpirun -n N)")
+    parser.add_argument("--schemes", default=",".join(SCHEMES),
+                        help=f"comma list from {','.join(SCHEMES)} (default: all)")
+    parser.add_argument("--dtype", choices=sorted(FLOOR), default="float64")
+    parser.add_argument("--precision", choices=["full", "mixed"], default="full",
+                        help="mixed: float16 model, float32 masters, loss scale, SGD "
+                             "(= --dtype float16; see the docstring)")
+    parser.add_argument("--backend", choices=["numpy", "cupy"], default=None)
+    parser.add_argument("--steps", type=positive_int, default=2,
+                        help="AdamW steps per row (default 2)")
+    opts = parser.parse_args(argv)
+    schemes = [s.strip() for s in opts.schemes.split(",") if s.strip()]
+    unknown = [s for s in schemes if s not in SCHEMES]
+    if unknown or not schemes:
+        parser.error(f"unknown scheme(s) {unknown}; choose from {','.join(SCHEMES)}")
+    if opts.precision == "mixed":
+        opts.dtype = "float16"
+    banner("verify")
+    if opts.backend:
+        use_backend(opts.backend)
+    comm.install_abort_hook()
+    world = comm.world()
+    rule = "mixed-precision SGD" if opts.dtype == "float16" else "AdamW"
+    comm.print0(f"minimegatron verify: {world.size} ranks, {opts.dtype}, {opts.steps} {rule} "
+                f"steps per row, schemes {','.join(schemes)}")
+    start = time.time()
+    rows = run_rows(schemes, opts.dtype, opts.steps, progress=True)
+    if not rows:
+        comm.print0(f"no grid of these schemes fits {world.size} rank(s): 3D needs two axes "
+                    "> 1, so at least 4 ranks")
+        return 2
+    for r in rows:
+        if r["status"] == "ERROR":
+            comm.print0(f"--- {r['label']} {r['grid']}: ERROR ---\n{r['traceback']}")
+    comm.print0("\n" + table(rows, opts.dtype) + f"\n({time.time() - start:.1f} s)")
+    if all(r["status"] == "SKIP" for r in rows):
+        usage_error(i18n.text("verify.none_ran", n=world.size, schemes=",".join(schemes)))
+    return 1 if any(r["status"] in ("FAIL", "ERROR") for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""The exercises: id, title, the one-line hint a student copy raises, and the source note.
+
+Each exercise is a block fenced by ``# EXERCISE <id> begin`` / ``end`` in the
+reference code (see ``minimegatron.classroom.exercises``). What it teaches is the
+``Lesson`` ``LESSONS[id]`` of the module named here (``autodiff``,
+``schedules``, ...; see ``lesson.py``): its ``collect`` runs the student's block
+in a fresh process (on 4 MPI ranks under mpiexec when nprocs > 1, a 2 x 2
+grid, on the tp or dp groups named by ``group``, each a strict subset of the
+world, so "the group" and "the world" differ; else in a plain subprocess) and
+records evidence; its points are judged in the grader's own process
+(``judge.py``), each with a message and a hint when it is missed.
+
+This module is plain data: importing it imports nothing of the package, so the
+grader can list exercises without touching the copy under test. ``note`` quotes
+the line of the source notes (SEEDS, in English) that the exercise is about.
+The Korean title, hint and note of each id are in ``minimegatron/i18n/ko.py``
+(shown by the grader under MINIMEGATRON_LANG=ko); the English hint here stays
+what a student copy raises, which ``exercises.is_blank`` compares.
+"""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    title: str
+    module: str         # minimegatron.classroom.exercise_checks.<module> holds LESSONS[id]
+    nprocs: int         # 1: plain subprocess; 4: MPI ranks as a 2 x 2 grid
+    hint: str           # what the student copy's NotImplementedError says
+    note: str           # the idea, quoted from the source notes
+    group: str = ""     # multi-rank checks: "tp" (groups [0, 1] [2, 3]) or "dp" ([0, 2] [1, 3])
+
+
+F_AND_G = ("Operators f and g are conjugate: f is identity in forward and all-reduce in "
+           "backward; g is all-reduce in forward and identity in backward.")
+
+EXERCISES = [
+    Exercise("1.1", "MatMul backward", "autodiff", 1,
+             "dL/dX = dL/dZ @ A^T and dL/dA = X^T @ dL/dZ (A^T: swap the last two axes), "
+             "each unbroadcast to its input's shape",
+             "Z = X @ A    dL/dX = dL/dZ @ A^T, dL/dA = X^T @ dL/dZ  (batched, broadcast)"),
+    Exercise("1.2", "Exp backward", "autodiff", 1,
+             "z = e^x, so dz/dx = z: multiply grad_out by the saved output ctx.saved[0]",
+             "z = e^x    dz/dx = z"),
+    Exercise("1.3", "Tanh backward", "autodiff", 1,
+             "dz/dx = 1 - z^2, where z = tanh(x) is the saved output ctx.saved[0]",
+             "z = tanh x    dz/dx = 1 - z^2"),
+    Exercise("1.4", "Max backward (ties share the gradient)", "autodiff", 1,
+             "ctx.saved[0] is 1/k at each of the k maxima, 0 elsewhere: multiply it by "
+             "grad_out given back the reduced axes (_expand_reduced(grad_out, *ctx.args))",
+             "z = max_i x_i    dz/dx_i = 1/k where x_i is one of k tied maxima, else 0"),
+    Exercise("1.5", "unbroadcast (the backward of broadcasting)", "autodiff", 1,
+             "sum grad over the leading axes that shape lacks, then (keepdims=True) over "
+             "every axis where shape has size 1 but grad does not",
+             "Broadcasting follows NumPy everywhere; its backward is unbroadcast: sum the "
+             "gradient over every axis that was stretched, so dL/dx always has x's shape."),
+    Exercise("1.6", "Sum backward", "autodiff", 1,
+             "dz/dx_i = 1: give grad_out back the reduced axes and broadcast it to x's "
+             "shape (_expand_reduced(grad_out, *ctx.args))",
+             "z = sum_i x_i    dz/dx_i = 1"),
+    Exercise("2.1", "GPipe schedule", "schedules", 1,
+             "all M forwards (_forward) for micro-batches 0..M-1, then all M backwards "
+             "(_backward) in the same order",
+             "GPipe splits the mini-batch into micro-batches and pipelines them so several "
+             "stages work at once. Bubble fraction with K stages and M micro-batches: "
+             "(K-1)/(M+K-1) of the schedule."),
+    Exercise("2.2", "1F1B schedule", "schedules", 1,
+             "warm up with min(K-k-1, M) forwards, then one forward and one backward per "
+             "step, then the backwards that are left",
+             "1F1B keeps at most min(M, K - k) micro-batches of activations in flight on "
+             "stage k; GPipe keeps M."),
+    Exercise("3.1", "f: identity forward, all-reduce backward", "mappings", 4,
+             "f's backward: every rank's dL/dX is the SUM of grad_out over the ranks of "
+             "ctx.group (one collective); return it and None for the group argument",
+             F_AND_G, group="tp"),
+    Exercise("3.2", "g: all-reduce forward, identity backward", "mappings", 4,
+             "g's forward: every rank gets the SUM of x over the ranks of group (one "
+             "collective; nothing to do when group.size == 1)", F_AND_G, group="tp"),
+    Exercise("3.3", "column split of A (ColumnParallelLinear)", "linear", 4,
+             "rank r keeps columns r*w .. (r+1)*w of the (in, out) weight and of the bias, "
+             "w = out_features / tp: set width and the slice cols",
+             "Column-wise split of A (input X is broadcast to both workers; outputs are "
+             "all-gathered / concatenated): A1 = [10, 11, 12, 13]^T -> Y1 = X.A1 = "
+             "[74, 258]^T; A2 = [14, 15, 16, 17]^T -> Y2 = X.A2 = [98, 346]^T", group="tp"),
+    Exercise("3.4", "row split of A (RowParallelLinear)", "linear", 4,
+             "rank r keeps rows r*h .. (r+1)*h of the (in, out) weight, h = in_features / "
+             "tp: set height and the slice rows",
+             "Row-wise split of A (X is scattered by columns; partial outputs are summed "
+             "with all-reduce): X1 = [[0, 1], [4, 5]], A1 = [[10, 14], [11, 15]] -> "
+             "Y1 = [[11, 15], [95, 131]]", group="tp"),
+    Exercise("3.5", "row-parallel forward: partial products, then g", "linear", 4,
+             "partial = X_i A_i (keep its .data in self.last_partial), then y = g(partial): "
+             "reduce_from_tp(partial, self.tp_group)",
+             "Row-wise split of A (X is scattered by columns; partial outputs are summed "
+             "with all-reduce) ... Y1 + Y2 = Y", group="tp"),
+    Exercise("4.1", "DDP: all-reduce the gradients", "data_parallel", 4,
+             "start ONE nonblocking all-reduce (op mean) of the bucket's slice of the "
+             "flat gradient buffer (bucket.reduce), in place, and keep its handle in "
+             "bucket.handle",
+             "DistributedDataParallel: one process per worker. forward -> backward -> "
+             "(all-reduce grads) -> update. No rank is special.", group="dp"),
+    Exercise("5.1", "ZeRO stage 2: reduce-scatter the gradients", "zero", 4,
+             "each rank keeps only its slice of the MEAN gradient: reduce-scatter (op mean) "
+             "the flat gradients into self.grad_shard, then free every p.grad",
+             "ZeRO (optimizer-state, gradient and parameter partitioning) is named as the "
+             "memory fix for data parallelism. / Ring all-reduce sends 2(N-1)/N of the "
+             "buffer per rank; reduce-scatter and all-gather each (N-1)/N.", group="dp"),
+    Exercise("5.2", "ZeRO: update your shard, all-gather the weights", "zero", 4,
+             "apply self.optimizer.update to this rank's slice only (self.shard, "
+             "self.grad_shard, flat.state, self.step_count) under no_grad(), then "
+             "all-gather the slices into the full flat weights: full",
+             "ZeRO memory per device with mixed-precision Adam (K = 12): baseline 16*P "
+             "bytes; stage 1: 4P + 12P/N; stage 2: 2P + 14P/N; stage 3: 16P/N.", group="dp"),
+    Exercise("6.1", "interleaved 1F1B: the warm-up count", "schedules", 1,
+             "rank k of K with v chunks warms up with (K-k-1)*2 + (v-1)*K chunk forwards, "
+             "but never more than all M*v of them (total)",
+             "Interleaved 1F1B (Megatron-LM 2021): each of K ranks holds v model chunks; the "
+             "bubble shrinks by v to (1/v)(K-1)/M, for v times the messages."),
+    Exercise("6.2", "g-bar: reduce-scatter along the sequence", "sequence_parallel", 4,
+             "g-bar's forward: rank r gets tokens r*T/tp .. (r+1)*T/tp (axis SEQ) of the SUM "
+             "of x over the ranks of group (one collective; nothing to do when "
+             "group.size == 1)",
+             "Korthikanti et al. 2022: g-bar is a reduce-scatter in the forward pass and an "
+             "all-gather in the backward pass. / Ring all-reduce sends 2(N-1)/N of the "
+             "buffer per rank; reduce-scatter and all-gather each (N-1)/N.", group="tp"),
+    Exercise("7.1", "loss scaling: skip and halve on an overflow", "mixed_precision", 4,
+             "set local to 1.0 if any of grads is not finite (all_finite), all-reduce it with "
+             "op max over group; on an overflow halve self.scale (backoff_factor, not below "
+             "min_scale) and reset clean_steps, else count a clean step and grow the scale "
+             "after growth_interval of them",
+             "Mixed-precision training (Megatron, DeepSpeed): 20 bytes per parameter; on an "
+             "inf/nan gradient every rank skips the step and the loss scale is halved.",
+             group="dp"),
+    Exercise("8.1", "context parallel: the online-softmax merge", "context_parallel", 4,
+             "new_lse = log(e^lse + e^block_lse), computed from top = the larger of lse and "
+             "block_lse in each row (top + log(e^(lse-top) + e^(block_lse-top))); return "
+             "e^(lse-new_lse) out + e^(block_lse-new_lse) block_out and new_lse",
+             "Online softmax (Milakov & Gimelshein 2018; flash attention, ring attention): two "
+             "partial attentions over disjoint keys merge as lse = log(e^lse_1 + e^lse_2), "
+             "O = e^(lse_1 - lse) O_1 + e^(lse_2 - lse) O_2.", group="dp"),
+    Exercise("8.2", "context parallel: the zigzag assignment", "context_parallel", 4,
+             "cut the S tokens into 2cp chunks of size = steps // (2 * cp); return the positions "
+             "of chunk rank, then of chunk 2*cp - 1 - rank, in increasing order",
+             "Zigzag (Megatron-LM context parallelism): rank i of cp holds chunks i and "
+             "2cp-1-i of the sequence, an early chunk and its mirror, so every rank does the "
+             "same causal attention work.", group="dp"),
+]
+
+
+def by_id(ex_id):
+    """The Exercise with this id; KeyError naming the known ids otherwise."""
+    for ex in EXERCISES:
+        if ex.id == ex_id:
+            return ex
+    raise KeyError(f"no exercise {ex_id!r}; known: {', '.join(e.id for e in EXERCISES)}")

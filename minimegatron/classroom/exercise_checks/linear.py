@@ -1,0 +1,206 @@
+"""Exercises 3.3 - 3.5, the column and row splits of a Linear: what each teaches, and the
+evidence of each point.
+
+The problem and the judge's tools are in ``tp_problem.py``.
+
+    3.3       columns          rank r keeps columns r*w .. (r+1)*w of the master weight and bias,
+                               w = out/tp, for tp = 2 (the tp group), 1 and 4 (the world)
+              output           Y_i = X A_i + b_i, the gathered Y = X A + b, dA_i = X^T dY_i
+    3.4       rows             rank r keeps rows r*h .. (r+1)*h of the master weight (all of b),
+                               h = in/tp, for tp = 2, 1 and 4
+              output           X_i A_i summed over the group = X A, + b once; dA_i = X_i^T dY
+    3.5       partial          last_partial is this rank's X_i A_i (no bias, not summed)
+              sum              Y = sum_i X_i A_i + b on every rank; dX_i and dA_i through g
+              one_all_reduce   forward ONE all_reduce of Y's bytes over the group, backward none
+
+Where it fits, a point also holds the source notes' worked example (X 2x4, A 4x2,
+exact integers) through the real layers (``checks/worked_example.py``).
+"""
+import numpy as np
+
+from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
+from minimegatron.classroom.exercise_checks.tp_problem import (A, COLUMN_DIMS, COLUMN_Y_I, DTYPES, DX,
+                                                     ROW_DIMS, ROW_Y_I, Y, agree, dtype_of, exact,
+                                                     expect_calls, expect_dtype, layer_groups,
+                                                     layer_problem, run_layer, start_trace,
+                                                     tensor_of, traced_calls, worked)
+from minimegatron.i18n import text
+from minimegatron.parallel.split import row_slice
+
+
+def collect_column(group, seed):
+    from minimegatron.backend import asarray
+    from minimegatron.checks.worked_example import worked_column
+    from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear
+    p = layer_problem(seed, 33, COLUMN_DIMS)
+    runs = {}
+    for name, grp in layer_groups(group):
+        for dtype in (DTYPES if name == "tp" else ("float64",)):
+            layer = ColumnParallelLinear(p["in"], p["out"], grp, gather_output=True,
+                                         master_weight=asarray(p["W"]),
+                                         master_bias=asarray(p["bias"]), dtype=dtype)
+            shapes = ((p["in"], p["out"] // grp.size), (p["out"] // grp.size,))
+            runs[f"{name} {dtype}"] = run_layer(layer, grp, shapes, p["X"], p["G"], dtype)
+    layer = ColumnParallelLinear(4, 2, group, bias=False, master_weight=asarray(A, "float64"))
+    if not agree(tuple(layer.weight.shape) == (4, 1), group):     # a wrong shard: no run
+        return {"runs": runs, "worked": {"A_i": layer.weight.data}}
+    worked = worked_column(group)
+    return {"runs": runs, "worked": {k: worked[k] for k in ("A_i", "Y_i", "Y", "dA_i")}}
+
+
+def judge_columns(ranks, seed):
+    p = layer_problem(seed, 33, COLUMN_DIMS)
+    for ev in ranks:
+        for name, run in ev["runs"].items():
+            cols = row_slice(p["out"], run["r"], run["tp"])
+            exact(text("tp.shard", name=name, tp=run["tp"], r=run["r"], what="A[:, cols]"),
+                  run["weight"], p["W"][:, cols], ev)
+            exact(text("tp.shard", name=name, tp=run["tp"], r=run["r"], what="b[cols]"),
+                  run["bias"], p["bias"][cols], ev)
+        worked(ev, "column", "A_i", np.asarray(A)[:, ev["rank"]:ev["rank"] + 1])
+
+
+def judge_column_output(ranks, seed):
+    p = layer_problem(seed, 33, COLUMN_DIMS)
+    for ev in ranks:
+        for name, run in ev["runs"].items():
+            cols = row_slice(p["out"], run["r"], run["tp"])
+            exact(text("tp.layer", name=name, what="Y_i = X A_i + b_i"), run.get("Y_i"),
+                  p["X"] @ p["W"][:, cols] + p["bias"][cols], ev)
+            exact(text("tp.layer", name=name, what="Y = X A + b"), run.get("Y"),
+                  p["X"] @ p["W"] + p["bias"], ev)
+            exact(text("tp.layer", name=name, what="dL/dA_i = X^T dY_i"), run.get("dW"),
+                  p["X"].T @ p["G"][:, cols], ev)
+            exact(text("tp.layer", name=name, what="dL/dX = dY A^T"), run.get("dX"),
+                  p["G"] @ p["W"].T, ev)
+            expect_dtype(ev, f"Y ({name})", run.get("dtype"), name.split()[1])
+        for key, want in (("Y_i", COLUMN_Y_I[ev["rank"]]), ("Y", Y),
+                          ("dA_i", [[4], [6], [8], [10]])):
+            worked(ev, "column", key, want)
+
+
+def collect_row_split(group, seed):
+    from minimegatron.backend import asarray
+    from minimegatron.checks.worked_example import worked_row
+    from minimegatron.parallel.tensor_parallel.linear import RowParallelLinear
+    p = layer_problem(seed, 34, ROW_DIMS)
+    runs = {}
+    for name, grp in layer_groups(group):
+        for dtype in (DTYPES if name == "tp" else ("float64",)):
+            layer = RowParallelLinear(p["in"], p["out"], grp, master_weight=asarray(p["W"]),
+                                      master_bias=asarray(p["bias"]), dtype=dtype)
+            shapes = ((p["in"] // grp.size, p["out"]), (p["out"],))
+            runs[f"{name} {dtype}"] = run_layer(layer, grp, shapes, p["X"], p["G"],
+                                                 dtype)       # X scattered inside
+    layer = RowParallelLinear(4, 2, group, bias=False, master_weight=asarray(A, "float64"))
+    if not agree(tuple(layer.weight.shape) == (2, 2), group):     # a wrong shard: no run
+        return {"runs": runs, "worked": {"A_i": layer.weight.data}}
+    worked = worked_row(group)
+    return {"runs": runs, "worked": {k: worked[k] for k in ("A_i", "Y_i", "Y")}}
+
+
+def judge_rows(ranks, seed):
+    p = layer_problem(seed, 34, ROW_DIMS)
+    for ev in ranks:
+        for name, run in ev["runs"].items():
+            rows = row_slice(p["in"], run["r"], run["tp"])
+            exact(text("tp.shard", name=name, tp=run["tp"], r=run["r"], what="A[rows, :]"),
+                  run["weight"], p["W"][rows], ev)
+            exact(text("tp.shard", name=name, tp=run["tp"], r=run["r"], what="b"),
+                  run["bias"], p["bias"], ev)
+        worked(ev, "row", "A_i", np.asarray(A)[2 * ev["rank"]:2 * ev["rank"] + 2])
+
+
+def judge_row_output(ranks, seed):
+    p = layer_problem(seed, 34, ROW_DIMS)
+    for ev in ranks:
+        for name, run in ev["runs"].items():
+            rows = row_slice(p["in"], run["r"], run["tp"])
+            exact(text("tp.layer", name=name, what="Y_i = X_i A_i"), run.get("Y_i"),
+                  p["X"][:, rows] @ p["W"][rows], ev)
+            exact(text("tp.layer", name=name, what="Y = X A + b"), run.get("Y"),
+                  p["X"] @ p["W"] + p["bias"], ev)
+            exact(text("tp.layer", name=name, what="dL/dA_i = X_i^T dY"), run.get("dW"),
+                  p["X"][:, rows].T @ p["G"], ev)
+            exact(text("tp.layer", name=name, what="dL/dX = dY A^T"), run.get("dX"),
+                  p["G"] @ p["W"].T, ev)
+        worked(ev, "row", "Y_i", ROW_Y_I[ev["rank"]])
+        worked(ev, "row", "Y", Y)
+
+
+def collect_row_forward(group, seed):
+    """RowParallelLinear with input_is_parallel (rank r is given X_r, its columns of X), traced;
+    then the worked example's row split."""
+    from minimegatron.backend import asarray
+    from minimegatron.checks.worked_example import worked_row
+    from minimegatron.parallel.tensor_parallel.linear import RowParallelLinear
+    p = layer_problem(seed, 35, ROW_DIMS)
+    rows = row_slice(p["in"], group.rank, group.size)
+    runs = {}
+    for dtype in DTYPES:
+        layer = RowParallelLinear(p["in"], p["out"], group, input_is_parallel=True,
+                                  master_weight=asarray(p["W"]),
+                                  master_bias=asarray(p["bias"]), dtype=dtype)
+        x = tensor_of(p["X"][:, rows], dtype, grad=True)
+        start_trace()
+        y = layer(x)
+        forward = traced_calls([group])
+        partial = layer.last_partial
+        run = {"Y_i": None if partial is None else partial.copy(), "Y": y.data,
+               "dtype": dtype_of(y.data), "forward": forward}
+        if tuple(y.shape) == p["G"].shape:
+            (y * tensor_of(p["G"], dtype)).sum().backward()
+            run.update({"dX": x.grad, "dW": layer.weight.grad, "db": layer.bias.grad})
+        run["backward"] = traced_calls([group])
+        runs[dtype] = run
+    worked = worked_row(group)
+    return {"runs": runs, "worked": {k: worked[k] for k in ("Y_i", "Y", "dX")}}
+
+
+def judge_partial(ranks, seed):
+    p = layer_problem(seed, 35, ROW_DIMS)
+    for ev in ranks:
+        rows = row_slice(p["in"], ev["rank"], len(ev["group"]))
+        for dtype, run in ev["runs"].items():
+            exact(text("tp.last_partial", dtype=dtype), run["Y_i"],
+                  p["X"][:, rows] @ p["W"][rows], ev)
+        worked(ev, "row", "Y_i", ROW_Y_I[ev["rank"]])
+
+
+def judge_row_sum(ranks, seed):
+    p = layer_problem(seed, 35, ROW_DIMS)
+    for ev in ranks:
+        rows = row_slice(p["in"], ev["rank"], len(ev["group"]))
+        for dtype, run in ev["runs"].items():
+            layer = f"RowParallelLinear ({dtype})"
+            exact(text("tp.layer", name=layer, what="Y = sum_i X_i A_i + b"), run["Y"],
+                  p["X"] @ p["W"] + p["bias"], ev)
+            expect_dtype(ev, f"Y ({dtype})", run["dtype"], dtype)
+            exact(text("tp.layer", name=layer, what="dL/dX_i = dY A_i^T"), run.get("dX"),
+                  p["G"] @ p["W"][rows].T, ev)
+            exact(text("tp.layer", name=layer, what="dL/dA_i = X_i^T dY"), run.get("dW"),
+                  p["X"][:, rows].T @ p["G"], ev)
+            exact(text("tp.layer", name=layer, what="dL/db = sum dY"), run.get("db"),
+                  p["G"].sum(axis=0), ev)
+        worked(ev, "row", "Y", Y)
+        worked(ev, "row", "dX", DX)
+
+
+def judge_row_calls(ranks, seed):
+    p = layer_problem(seed, 35, ROW_DIMS)
+    for ev in ranks:
+        for dtype, run in ev["runs"].items():
+            nbytes = p["b"] * p["out"] * np.dtype(dtype).itemsize
+            expect_calls(ev, "forward", run["forward"], [("all_reduce", ev["group"], nbytes)])
+            expect_calls(ev, "backward", run["backward"], [])
+
+
+LESSONS = {
+    "3.3": Lesson(collect_column, (Point("columns", judge_columns),
+                                   Point("output", judge_column_output))),
+    "3.4": Lesson(collect_row_split, (Point("rows", judge_rows),
+                                      Point("output", judge_row_output))),
+    "3.5": Lesson(collect_row_forward, (Point("partial", judge_partial),
+                                        Point("sum", judge_row_sum),
+                                        Point("one_all_reduce", judge_row_calls))),
+}

@@ -1,0 +1,117 @@
+"""Run the student side of exercise checks in a fresh process (the grader starts it).
+
+    python -m minimegatron.classroom.exercise_checks.runner JOBS.json RUN_DIR [--mpi]
+
+JOBS.json is a list of {"id": "1.1", "key": K, "path": DIR, "seed": S}: run
+exercise 1.1's ``collect`` (``lesson.py``) with DIR first on sys.path, so
+``import minimegatron`` is the copy in DIR. Between jobs with different DIRs
+every minimegatron module is dropped from sys.modules and imported again from
+the new DIR, so one process (or one mpiexec launch) runs many exercises, each
+against its own copy.
+
+With --mpi this runs on every rank of an mpiexec job of 4 ranks, laid out as
+a 2 x 2 grid in Megatron's order (``ProcessGrid(dp=2, pp=1, tp=2)``): a check
+of kind "tp" runs on the tp groups [0, 1] and [2, 3], one of kind "dp" on the
+dp groups [0, 2] and [1, 3]. Each group is a strict subset of the world, so a
+collective over the world instead of the group gives a wrong number.
+
+This process runs student code, so it decides NOTHING. Each rank appends, per
+job, one line to ``RUN_DIR/evidence_rank<r>.jsonl``:
+
+    {"key", "id", "rank", "status": "ok" | "todo" | "error", "message", "evidence",
+     "seconds"}
+
+``todo``: the student's block still raises NotImplementedError; ``error``: the
+student's code raised (the message says where). The grader watches these files
+(a check that makes no progress is a HANG), reads them back as data and judges
+them itself (``grader.py``). The process ends with ``os._exit`` right after
+the last line, so no ``atexit`` hook of student code runs.
+"""
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+
+from minimegatron.runtime.threads import rank_from_env
+
+
+def use_copy(path, previous):
+    """Forget every imported minimegatron module and put ``path`` first on sys.path."""
+    for name in [n for n in sys.modules if n == "minimegatron" or n.startswith("minimegatron.")]:
+        del sys.modules[name]
+    if previous in sys.path:
+        sys.path.remove(previous)
+    sys.path.insert(0, path)
+    importlib.invalidate_caches()
+
+
+def where_it_failed(tb, path):
+    """'in Class.method: <source line>' for the deepest frame inside the copy under test."""
+    frames = [f for f in traceback.extract_tb(tb) if f.filename.startswith(path)]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" (in {frame.name}: {frame.line.strip()})" if frame.line else f" (in {frame.name})"
+
+
+def collect(ex_id, path, group, seed):
+    """(status, message, evidence): "ok" with the evidence, or "todo" / "error"."""
+    from minimegatron.classroom.exercise_checks import by_id
+    from minimegatron.classroom.exercise_checks.evidence import encode
+    exercise = by_id(ex_id)
+    try:
+        module = importlib.import_module(f"minimegatron.classroom.exercise_checks.{exercise.module}")
+        evidence = module.LESSONS[ex_id].collect(group, seed)
+        if group is not None:
+            evidence = {**evidence, "rank": group.rank, "group": list(group.ranks)}
+        return "ok", "", encode(evidence)
+    except NotImplementedError as err:
+        return "todo", str(err), None
+    except Exception as err:   # noqa: BLE001 -- a student's bug, reported as a failure
+        where = where_it_failed(err.__traceback__, path)
+        return "error", f"{type(err).__name__}: {err}{where}", None
+
+
+def check_group(ex_id):
+    """The group this rank checks exercise ex_id on: its tp or dp group of a 2 x 2 grid."""
+    from minimegatron.classroom.exercise_checks import by_id
+    from minimegatron.parallel.grid import ProcessGrid
+    grid = ProcessGrid(dp=2, pp=1, tp=2)
+    return grid.tp if by_id(ex_id).group == "tp" else grid.dp
+
+
+def main(argv):
+    jobs_file, run_dir, use_mpi = argv[0], argv[1], "--mpi" in argv
+    with open(jobs_file) as f:
+        jobs = json.load(f)
+    rank = rank_from_env() if use_mpi else 0
+    out_file = os.path.join(run_dir, f"evidence_rank{rank}.jsonl")
+    current = None
+    for job in jobs:
+        if job["path"] != current:
+            use_copy(job["path"], current)
+            current = job["path"]
+        group = None
+        if use_mpi:
+            from minimegatron import comm
+            comm.install_abort_hook()
+            group = check_group(job["id"])
+        start = time.perf_counter()
+        status, message, evidence = collect(job["id"], job["path"], group, job["seed"])
+        line = json.dumps({"key": job["key"], "id": job["id"], "rank": rank, "status": status,
+                           "message": message, "evidence": evidence,
+                           "seconds": round(time.perf_counter() - start, 3)})
+        with open(out_file, "a") as f:
+            f.write(line + "\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if use_mpi:
+        from mpi4py import MPI
+        MPI.Finalize()
+    os._exit(0)          # no atexit hook of student code runs after the last line
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,355 @@
+"""``minimegatron exercises make DIR``: a classroom copy with the key lines blanked out.
+
+The idea. The reference code itself carries the exercises: a block a student
+should write is fenced by two marker comments inside a function body,
+
+    # EXERCISE <group>.<n> begin
+    ...solution lines...
+    # EXERCISE <group>.<n> end
+
+``make DIR`` copies the package (and ``tutorials/``, ``exercises/``) into DIR
+and replaces every fenced block by one line at the block's indentation,
+
+    raise NotImplementedError("Exercise 1.1: <hint>")
+
+keeping the markers so the student sees where to write. The module still
+imports (the raise sits inside a function body); only calling the function
+raises, and the grader reports that as "not done yet". Ids are
+``<group>.<n>``: 1 autodiff, 2 pipeline schedules, 3 tensor parallel, 4 data
+parallel, 5 ZeRO; their titles, hints and checks live in
+``minimegatron.classroom.exercise_checks``.
+
+    minimegatron exercises list                 the exercises and where they are
+    minimegatron exercises make DIR [--force]   write the student copy into DIR
+    minimegatron exercises solve DIR 1.1 [..]   put the reference block back (teachers)
+    minimegatron grade [EXERCISE] --path DIR    check a copy (see grader.py)
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+
+from minimegatron.classroom.exercise_checks import EXERCISES, by_id
+
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(PACKAGE_DIR)
+EXTRA_DIRS = ("tutorials", "exercises")     # copied next to the package when present
+EXTRA_FILES = ("setup.cfg", "pyproject.toml", "README.md")   # so `pip install -e DIR` works
+MARKER = re.compile(r"^(?P<indent>[ \t]*)# EXERCISE (?P<id>\d+\.\d+) (?P<end>begin|end)\s*$")
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache")
+
+
+@dataclass
+class Block:
+    """One fenced block: lines[begin] and lines[end] are the markers of ``path``."""
+    id: str
+    path: str           # relative to the package directory, e.g. "ops.py"
+    begin: int
+    end: int
+    indent: str
+    body: list          # the lines strictly between the markers (with their newlines)
+
+
+def parse_blocks(text, path="<text>"):
+    """The blocks of one source text, in order; ValueError on unmatched or nested markers."""
+    blocks, open_block = [], None
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        match = MARKER.match(line)
+        if not match:
+            continue
+        where = f"{path}:{number + 1}"
+        if match["end"] == "begin":
+            if open_block:
+                raise ValueError(f"{where}: EXERCISE {match['id']} begins inside "
+                                 f"EXERCISE {open_block[0]}")
+            if not match["indent"]:
+                raise ValueError(f"{where}: EXERCISE {match['id']} must sit inside a "
+                                 "function body (indented), so the module still imports")
+            open_block = (match["id"], number, match["indent"])
+        else:
+            if not open_block or open_block[0] != match["id"]:
+                raise ValueError(f"{where}: EXERCISE {match['id']} end without its begin")
+            ex_id, begin, indent = open_block
+            blocks.append(Block(ex_id, path, begin, number, indent, lines[begin + 1:number]))
+            open_block = None
+    if open_block:
+        raise ValueError(f"{path}:{open_block[1] + 1}: EXERCISE {open_block[0]} never ends")
+    return blocks
+
+
+def find_blocks(package_dir=PACKAGE_DIR):
+    """{exercise id: Block} over every .py file of a package directory."""
+    found = {}
+    for root, dirs, files in os.walk(package_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, package_dir)
+            with open(full, encoding="utf-8") as f:
+                text = f.read()
+            for block in parse_blocks(text, rel):
+                if block.id in found:
+                    raise ValueError(f"EXERCISE {block.id} is marked twice: "
+                                     f"{found[block.id].path} and {rel}")
+                found[block.id] = block
+    return found
+
+
+def blank_line(ex_id, indent):
+    """The line a student copy has instead of the solution."""
+    message = f"Exercise {ex_id}: {by_id(ex_id).hint}"
+    return f"{indent}raise NotImplementedError({json.dumps(message)})\n"
+
+
+def is_blank(block):
+    """True if the block is still the student copy's raise (nothing written yet)."""
+    code = [line.strip() for line in block.body if line.strip()]
+    return code == [blank_line(block.id, "").strip()]
+
+
+def replace_bodies(text, path, bodies):
+    """text with the body of each block whose id is in ``bodies`` ({id: lines}) replaced."""
+    lines = text.splitlines(keepends=True)
+    for block in reversed(parse_blocks(text, path)):
+        if block.id in bodies:
+            lines[block.begin + 1:block.end] = bodies[block.id]
+    return "".join(lines)
+
+
+def blank_text(text, path="<text>"):
+    """The student version of one source text: every block's body is the raise line."""
+    return replace_bodies(text, path, {b.id: [blank_line(b.id, b.indent)]
+                                       for b in parse_blocks(text, path)})
+
+
+def leaked_lines(student_text, reference_text, path="<text>"):
+    """Solution lines found in a student text that occur nowhere else in the reference.
+
+    A line that also appears outside every block (``return grad_out, None``)
+    gives nothing away and is not counted.
+    """
+    lines = reference_text.splitlines()
+    inside = set()
+    for block in parse_blocks(reference_text, path):
+        inside.update(range(block.begin + 1, block.end))
+    outside = {lines[i].strip() for i in range(len(lines)) if i not in inside}
+    student = {line.strip() for line in student_text.splitlines()}
+    solution = {lines[i].strip() for i in inside} - outside - {""}
+    return sorted(line for line in solution & student if not line.startswith("#"))
+
+
+def without_bodies(text, path="<text>"):
+    """text with every block's body removed (the markers stay): what must equal the handout."""
+    return replace_bodies(text, path, {b.id: [] for b in parse_blocks(text, path)})
+
+
+def _files(root, top_only=False):
+    """Relative paths of the files under root (IGNORE's patterns left out)."""
+    found = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [] if top_only else [d for d in dirs if d not in ("__pycache__",)
+                                       and not d.endswith(".egg-info")]
+        found += [os.path.relpath(os.path.join(here, f), root) for f in files
+                  if not f.endswith(".pyc")]
+    return sorted(found)
+
+
+def _code_lines(text, rel):
+    """The lines of a source outside its blocks, as an editor may save them: line endings
+    and trailing spaces do not count, nor blank lines at the end."""
+    lines = [line.rstrip() for line in without_bodies(text, rel).splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _same(copy_file, reference_file, rel):
+    """True if the two files agree outside the exercise blocks (whitespace aside)."""
+    with open(copy_file, "rb") as f:
+        mine = f.read()
+    with open(reference_file, "rb") as f:
+        theirs = f.read()
+    if mine == theirs:
+        return True
+    try:
+        mine, theirs = mine.decode("utf-8"), theirs.decode("utf-8")
+        if not rel.endswith(".py"):
+            return mine.split() == theirs.split()
+        return _code_lines(mine, rel) == _code_lines(theirs, rel)
+    except (UnicodeDecodeError, ValueError):           # broken markers differ too
+        return False
+
+
+def changed_outside(copy_root, source_pkg=PACKAGE_DIR, source_root=REPO_ROOT):
+    """Paths of the copy at copy_root that differ from the handout outside the blocks.
+
+    Every file of the package must equal the reference's once the block bodies
+    are taken out; a file the handout does not have (a new module, a
+    ``sitecustomize.py``, ``conftest.py`` or ``.pth`` at the top) counts too, as do
+    ``setup.cfg`` and ``pyproject.toml``. The grader shows these paths and never
+    gives such a copy a PASS: it grades the blocks alone, inside the reference.
+    """
+    changed = []
+    copy_pkg = os.path.join(copy_root, "minimegatron")
+    reference = set(_files(source_pkg))
+    for rel in sorted(reference | set(_files(copy_pkg))):
+        mine, theirs = os.path.join(copy_pkg, rel), os.path.join(source_pkg, rel)
+        if rel not in reference or not os.path.isfile(mine) or not _same(mine, theirs, rel):
+            changed.append(os.path.join("minimegatron", rel))
+    for rel in _files(copy_root, top_only=True):
+        theirs = os.path.join(source_root, rel)
+        if rel in ("setup.cfg", "pyproject.toml") and os.path.isfile(theirs):
+            if not _same(os.path.join(copy_root, rel), theirs, rel):
+                changed.append(rel)
+        elif rel.endswith((".py", ".pth")):
+            changed.append(rel)
+    return changed
+
+
+def _blank_package(dest_pkg):
+    """Blank every marked block under dest_pkg; refuse if a solution line survives."""
+    for root, _, files in os.walk(dest_pkg):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            full = os.path.join(root, name)
+            with open(full, encoding="utf-8") as f:
+                text = f.read()
+            if "# EXERCISE" not in text:
+                continue
+            student = blank_text(text, os.path.relpath(full, dest_pkg))
+            leaks = leaked_lines(student, text)
+            if leaks:
+                raise RuntimeError(f"{full}: solution lines left in the student copy: {leaks}")
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(student)
+
+
+def check_destination(dest, force=False):
+    """ValueError unless dest is a safe place for a copy: never /, never the home directory,
+    and empty (or missing) unless ``force``."""
+    full = os.path.realpath(dest)
+    if full in (os.path.realpath(os.sep), os.path.realpath(os.path.expanduser("~"))):
+        raise ValueError(f"refusing to write a copy into {full}: choose a new directory, "
+                         "e.g. class/student1")
+    if os.path.isfile(full):
+        raise ValueError(f"{full} is a file; choose a new directory")
+    if os.path.isdir(full) and os.listdir(full) and not force:
+        raise ValueError(f"{full} is not empty ({len(os.listdir(full))} entries); choose a new "
+                         "directory, or add --force to write over the files in it")
+
+
+def make(dest, source_root=REPO_ROOT, force=False):
+    """Write the student copy into dest (minimegatron/, tutorials/, exercises/ and the files
+    that make it installable with ``pip install -e dest``); the list of paths written."""
+    check_destination(dest, force)
+    source_pkg = os.path.join(source_root, "minimegatron")
+    blocks = find_blocks(source_pkg)
+    blank = sorted(ex_id for ex_id, block in blocks.items() if is_blank(block))
+    if blank:
+        raise ValueError(f"{source_pkg} is itself a student copy (exercises {', '.join(blank)}"
+                         " are blank); make the copy from the reference package")
+    target = os.path.join(dest, "minimegatron")
+    os.makedirs(dest, exist_ok=True)
+    if force:
+        shutil.rmtree(target, ignore_errors=True)     # no solution file may survive in it
+    shutil.copytree(source_pkg, target, ignore=IGNORE)
+    _blank_package(target)
+    written = [target]
+    for extra in EXTRA_DIRS:
+        src = os.path.join(source_root, extra)
+        if os.path.isdir(src):
+            shutil.copytree(src, os.path.join(dest, extra), ignore=IGNORE, dirs_exist_ok=True)
+            written.append(os.path.join(dest, extra))
+    for name in EXTRA_FILES:
+        if os.path.isfile(os.path.join(source_root, name)):
+            shutil.copyfile(os.path.join(source_root, name), os.path.join(dest, name))
+            written.append(os.path.join(dest, name))
+    return written
+
+
+def solve(dest, ex_ids, source_pkg=PACKAGE_DIR):
+    """Put the reference body of each exercise back into the copy at dest (a teacher's key)."""
+    reference = find_blocks(source_pkg)
+    for ex_id in ex_ids:
+        if ex_id not in reference:
+            raise ValueError(f"no exercise {ex_id} in {source_pkg}; "
+                             f"known: {', '.join(sorted(reference))}")
+        block = reference[ex_id]
+        if is_blank(block):
+            raise ValueError(f"{source_pkg} is a student copy: it has no solution to {ex_id}")
+        path = os.path.join(dest, "minimegatron", block.path)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if ex_id not in {b.id for b in parse_blocks(text, path)}:
+            raise ValueError(f"{path}: the markers of EXERCISE {ex_id} are missing")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(replace_bodies(text, path, {ex_id: block.body}))
+
+
+def select(spec, known):
+    """Ids matching "all", a group "3", an id "3.2" or a list "1.3,3"; ValueError if none."""
+    if spec in (None, "all"):
+        return list(known)
+    parts = spec.split(",")
+    chosen = [ex_id for ex_id in known if ex_id in parts or ex_id.split(".")[0] in parts]
+    if not chosen:
+        raise ValueError(f"no exercise {spec!r}; known: {', '.join(known)} (or a group "
+                         "number such as 3, or all)")
+    return chosen
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="minimegatron exercises", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="classroom copies with blanked blocks", epilog="""\
+hand out:   minimegatron exercises make class/alice     (one copy per student)
+the student installs the copy:  pip install -e 'class/alice[mpi,plot]'
+collect the copies into class/, then grade them all:
+            minimegatron grade --class class/ --csv book.csv --json book.json
+a copy may change the exercise blocks only; any other change is reported
+(CHANGED) and never passes. The teacher's guide: docs/teaching.md.""")
+    sub = parser.add_subparsers(dest="action", required=True)
+    sub.add_parser("list", help="the exercises and the file each one is in")
+    make_parser = sub.add_parser("make", help="write a student copy into DIR")
+    make_parser.add_argument("dir")
+    make_parser.add_argument("--force", action="store_true",
+                             help="write into a non-empty DIR (its minimegatron/ is replaced)")
+    solve_parser = sub.add_parser("solve", help="put reference solutions back into a copy")
+    solve_parser.add_argument("dir")
+    solve_parser.add_argument("exercise", nargs="+", help="ids, groups, or all")
+    opts = parser.parse_args(argv)
+    if opts.action == "list":
+        blocks = find_blocks()
+        for ex in EXERCISES:
+            where = (f"minimegatron/{blocks[ex.id].path}:{blocks[ex.id].begin + 1}"
+                     if ex.id in blocks else "(not marked in this package)")
+            print(f"{ex.id:<5} {ex.title:<48} {where}")
+        return 0
+    try:
+        if opts.action == "make":
+            for path in make(opts.dir, force=opts.force):
+                print(f"wrote {path}")
+            print(f"next (student): python3 -m venv venv && . venv/bin/activate && "
+                  f"pip install -e '{opts.dir}[mpi,plot]'\n"
+                  f"next (teacher): minimegatron grade --path {opts.dir}   (every exercise "
+                  "is TODO at first)")
+        else:
+            known = list(find_blocks())
+            ids = [i for spec in opts.exercise for i in select(spec, known)]
+            solve(opts.dir, ids)
+            print(f"solved {', '.join(ids)} in {opts.dir}")
+    except (ValueError, FileExistsError, OSError) as err:
+        print(f"minimegatron exercises: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

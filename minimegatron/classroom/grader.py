@@ -1,0 +1,449 @@
+"""``minimegatron grade [EXERCISE] [--path DIR | --class DIR]``: check copies, exercise by
+exercise, against what each exercise teaches.
+
+EXERCISE is an id (``3.2``), a group (``3``), a list (``1.1,3``) or ``all`` (the
+default); DIR holds the copy's ``minimegatron/`` (default: the current
+directory). Each exercise gets PASS, FAIL (which point of the lesson was
+missed, in plain words, with a hint), TODO (not done yet), HANG, ERROR or
+CHANGED (``exercise_checks/judge.py``), and a failure quotes the line of the
+source notes it is about. The exit status is 0 only if every graded exercise
+passes. ``--class DIR`` grades every copy under DIR into a gradebook
+(``gradebook.py``). With ``MINIMEGATRON_LANG=ko`` every message is Korean.
+
+How one exercise is graded (teacher mode: this package holds every answer).
+
+1. The copy it runs is THIS package with one block, the exercise's own, taken
+   from the student. No other file or block of the student's copy runs, so a
+   DDP check does not stop at an unfinished MatMul backward, and an edited
+   check, ``__init__`` or backend changes nothing.
+2. The student side (``exercise_checks/runner.py``) runs in a fresh process with
+   that copy first on sys.path, multi-rank checks under ``mpiexec -n 4``; it
+   calls the lesson's ``collect`` on a problem drawn from a random seed and
+   writes every rank's evidence as JSON data. It decides nothing.
+3. The judge is this process, which runs no student code: it reads the
+   evidence back (``evidence.py``: data, never pickles) and judges each point
+   of the lesson (``lesson.py``). A second report for one check (student code
+   writing lines) is a FAIL.
+4. Every file of the copy outside the exercise blocks is compared with the
+   handout (``exercises.changed_outside``): any difference makes every cell
+   CHANGED, with the paths, never PASS.
+
+All exercises of one rank count run in one process or one mpiexec launch; a
+check that makes no progress for ``--timeout`` seconds (a rank waiting for a
+collective nobody joins) is killed, reported as HANG with where each rank
+waits, and the remaining ones run again without it.
+
+Self-check mode (this package is itself a student copy, so it has no answers):
+the copy runs as it is, with this package's checks; an exercise that needs an
+unfinished earlier one says so.
+"""
+import argparse
+import functools
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from minimegatron import i18n
+from minimegatron.runtime import faults
+from minimegatron.classroom import gradebook
+from minimegatron.commands.argtypes import finite_positive_float
+from minimegatron.runtime.entry import banner
+from minimegatron.classroom.exercise_checks import EXERCISES, by_id
+from minimegatron.classroom.exercise_checks.judge import Verdict, judge
+from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
+                                    is_blank, replace_bodies, select)
+from minimegatron.runtime.launcher import child_env, find_mpiexec, kill_group, mpiexec_flags
+
+RUNNER = "minimegatron.classroom.exercise_checks.runner"
+GRADER_FILES = ("classroom", "i18n")
+POLL_S = 0.1
+DUMP_WAIT_S = 3.0   # how long the ranks get to say where they wait before the kill
+SKEW_S = 10.0       # some ranks finished a check, the others still inside it after this: HANG
+MAX_OUTPUT = 64 * 2 ** 20         # bytes of output a check may print before it is killed
+EPILOG = """\
+a student, from the copy's directory:   minimegatron grade 3.2
+the teacher, one copy:                  minimegatron grade --path class/alice
+the teacher, the whole class:           minimegatron grade --class class/ --csv book.csv \\
+                                                           --json book.json
+Each cell is PASS, FAIL (the point of the lesson missed, and a hint), TODO, HANG,
+ERROR, CHANGED (a file outside the exercise blocks differs from the handout: never
+PASS) or TIMEOUT. What each exercise checks: exercises/<id>.md, docs/teaching.md."""
+SEED = 20261125     # the problem seed of the mutation tests (a real grade draws one)
+
+
+def _overlay(source_pkg, dest, bodies, grader_files=False):
+    """Copy source_pkg to dest/minimegatron with the blocks in ``bodies`` ({id: lines})
+    replaced; with ``grader_files`` the checks (GRADER_FILES) come from this package."""
+    target = os.path.join(dest, "minimegatron")
+    shutil.copytree(source_pkg, target, ignore=IGNORE)
+    for rel in GRADER_FILES if grader_files else ():
+        source, copy = os.path.join(PACKAGE_DIR, rel), os.path.join(target, rel)
+        if os.path.isdir(source):
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(source, copy, ignore=IGNORE)
+        else:
+            shutil.copyfile(source, copy)
+    by_file = {}
+    for ex_id, body in bodies.items():
+        by_file.setdefault(_block_path(ex_id), {})[ex_id] = body
+    for rel, replaced in by_file.items():
+        path = os.path.join(target, rel)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(replace_bodies(text, rel, replaced))
+    return dest
+
+
+@functools.lru_cache(maxsize=None)
+def _block_path(ex_id):
+    """The file (relative to the package) that holds exercise ex_id's block, in this package."""
+    return find_blocks(PACKAGE_DIR)[ex_id].path
+
+
+def plan(student_pkg, ids, workdir, reference, student):
+    """[{"id", "path"}]: the copy each exercise is checked against (shared when identical).
+
+    Teacher mode (this package holds every answer): the copy is THIS package with
+    one block, the exercise's own, taken from the student; every other file and
+    block is the reference's, so nothing else of the student's copy runs.
+    Self-check mode (this package is itself a student copy): the student's own
+    package as it is, with this package's checks.
+    """
+    teacher = not any(is_blank(block) for block in reference.values())
+    shared, jobs = None, []
+    for ex_id in ids:
+        same = ex_id in reference and student[ex_id].body == reference[ex_id].body
+        if same or not teacher:
+            if shared is None:
+                shared = (_overlay(PACKAGE_DIR, os.path.join(workdir, "reference"), {})
+                          if teacher else
+                          _overlay(student_pkg, os.path.join(workdir, "self"), {},
+                                   grader_files=True))
+            path = shared
+        else:
+            path = _overlay(PACKAGE_DIR, os.path.join(workdir, f"ex{ex_id}"),
+                            {ex_id: student[ex_id].body})
+        jobs.append({"id": ex_id, "path": path})
+    return jobs
+
+
+def _launch(jobs, nprocs, workdir, timeout):
+    """Run jobs (the student side of each check) in one process or one mpiexec launch.
+
+    Returns a dict: "records" ({key: [one record per rank]} for the jobs every rank
+    reported), "forged" (keys reported twice by one rank: student code wrote a
+    line), "tail" (the output's end), "code", "ended" ("done"; "hang": no new
+    record for ``timeout`` s, or ranks split for SKEW_S; "output": more than
+    MAX_OUTPUT bytes printed; killed either way), "progress" ({rank: {key:
+    record}}), "waited" and "stacks".
+    """
+    tag = f"{nprocs}_{time.monotonic_ns()}"
+    run_dir = os.path.join(workdir, f"run_{tag}")
+    os.makedirs(run_dir)
+    jobs_file = os.path.join(run_dir, "jobs.json")
+    log_file = os.path.join(run_dir, "log.txt")
+    with open(jobs_file, "w") as f:
+        json.dump(jobs, f)
+    cmd = [sys.executable, "-m", RUNNER, jobs_file, run_dir]
+    if nprocs > 1:
+        mpiexec = find_mpiexec()
+        cmd = [mpiexec] + mpiexec_flags(mpiexec, nprocs) + ["-n", str(nprocs)] + cmd + ["--mpi"]
+    env = child_env(nprocs)
+    env["PYTHONPATH"] = jobs[0]["path"]           # the copy under test, nothing else
+    env[faults.JOB_DIR_ENV] = run_dir             # each rank's pid, end and stack dumps
+    ended, waited, stacks = "done", 0.0, ""
+    with open(log_file, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=run_dir, env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        done, last_change = 0, time.monotonic()
+        try:
+            while proc.poll() is None:
+                time.sleep(POLL_S)
+                counts = _counts(run_dir, nprocs)
+                if max(counts) != done:
+                    done, last_change = max(counts), time.monotonic()
+                elif time.monotonic() - last_change > timeout or (
+                        time.monotonic() - last_change > SKEW_S and min(counts) < done):
+                    ended = "hang"
+                elif os.path.getsize(log_file) + _evidence_bytes(run_dir, nprocs) > MAX_OUTPUT:
+                    ended = "output"
+                if ended != "done":
+                    waited = time.monotonic() - last_change
+                    if ended == "hang" and nprocs > 1:     # where each rank waits, then kill
+                        stacks = faults.format_dumps(faults.dump_request(run_dir, DUMP_WAIT_S))
+                    break
+        finally:
+            _kill_all(proc, run_dir)
+    progress, forged = _progress(run_dir, nprocs)
+    keys = [job["key"] for job in jobs]
+    records = {key: [progress[rank][key] for rank in range(nprocs)] for key in keys
+               if key not in forged and all(key in progress[rank] for rank in range(nprocs))}
+    return {"records": records, "forged": forged, "tail": _tail(log_file), "ended": ended,
+            "code": proc.returncode, "progress": progress, "waited": waited, "stacks": stacks}
+
+
+def _kill_all(proc, run_dir):
+    """The whole job, then every process group it made: the runner's (1 rank) and each
+    rank's (hydra starts each rank in its own session). A process that student code
+    started stays in its parent's group even after that parent has ended."""
+    ranks = faults.rank_pids(run_dir).values()
+    kill_group(proc, ranks)
+    for leader in {proc.pid, *ranks}:
+        try:
+            os.killpg(leader, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _parse(line):
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    ok = isinstance(record, dict) and all(k in record for k in ("key", "id", "status"))
+    return record if ok else None
+
+
+def _tail(path, size=3000):
+    """The last ``size`` bytes of a log, read without loading the whole file."""
+    with open(path, "rb") as f:
+        f.seek(max(0, os.path.getsize(path) - size))
+        return f.read().decode("utf-8", "replace")
+
+
+def _progress(run_dir, nprocs):
+    """({rank: {key: record}}, forged keys): what each rank reported when the launch ended.
+
+    The runner writes one line per job and rank; a second line for the same key
+    can only come from student code, and marks that key as forged."""
+    seen, forged = {}, set()
+    for rank in range(nprocs):
+        seen[rank] = {}
+        path = os.path.join(run_dir, f"evidence_rank{rank}.jsonl")
+        if not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                record = _parse(line)
+                if record is None:
+                    continue
+                if record["key"] in seen[rank]:
+                    forged.add(record["key"])
+                seen[rank][record["key"]] = record
+    return seen, forged
+
+
+def _counts(run_dir, nprocs):
+    """Lines written so far by each rank."""
+    counts = []
+    for rank in range(nprocs):
+        path = os.path.join(run_dir, f"evidence_rank{rank}.jsonl")
+        counts.append(_count_lines(path))
+    return counts
+
+
+def _evidence_bytes(run_dir, nprocs):
+    paths = [os.path.join(run_dir, f"evidence_rank{rank}.jsonl") for rank in range(nprocs)]
+    return sum(os.path.getsize(p) for p in paths if os.path.exists(p))
+
+
+def _count_lines(path):
+    if not os.path.exists(path):
+        return 0
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def _hang_report(key, launch):
+    """HANG, then for each rank: its own status if it finished first, else 'still inside'."""
+    lines = [i18n.text("grader.hang", seconds=launch["waited"])]
+    for rank, records in launch["progress"].items():
+        record = records.get(key)
+        if record is None:
+            lines.append(i18n.text("grader.hang_waiting", rank=rank))
+        else:
+            lines.append(i18n.text("grader.hang_finished", rank=rank, status=record["status"],
+                                   message=record["message"] or "-"))
+    if launch["stacks"]:
+        lines += [i18n.text("grader.hang_stacks"), launch["stacks"]]
+    return "\n".join(lines)
+
+
+def _judge(ex_id, records, seed):
+    """judge(), where records that are not what the runner writes are a FAIL, not a crash."""
+    try:
+        return judge(ex_id, records, seed)
+    except Exception as err:   # noqa: BLE001 -- records are data a student could write
+        return Verdict("FAIL", [i18n.text("grader.bad_evidence", error=repr(err))],
+                       ["evidence"])
+
+
+def _judge_in(langs, ex_id, records, seed):
+    """_judge() in the current language, or in langs[0] with ``.ko`` judged in Korean too."""
+    if not langs:
+        return _judge(ex_id, records, seed)
+    with i18n.speaking(langs[0]):
+        verdict = _judge(ex_id, records, seed)
+    if "ko" in langs[1:]:
+        with i18n.speaking("ko"):
+            verdict.ko = _judge(ex_id, records, seed)
+    return verdict
+
+
+def run_jobs(jobs, nprocs, workdir, timeout, seed, langs=None):
+    """{key: Verdict} (a job's key is its exercise id unless it names one): the student
+    side runs in launches of its own, the judging happens here, in ``langs`` if given
+    (see grade_variants). A job that hangs or crashes is reported and the rest run
+    again."""
+    pending = [{**job, "key": job.get("key", job["id"]), "seed": seed} for job in jobs]
+    verdicts = {}
+    while pending:
+        launch = _launch(pending, nprocs, workdir, timeout)
+        for key in launch["forged"]:
+            verdicts[key] = Verdict("FAIL", [i18n.text("grader.forged")], ["forged"])
+        for key, records in launch["records"].items():
+            ex_id = next(job["id"] for job in pending if job["key"] == key)
+            if key not in verdicts:
+                verdicts[key] = _judge_in(langs, ex_id, records, seed)
+        pending = [job for job in pending if job["key"] not in verdicts]
+        if not pending:
+            break
+        stuck = pending.pop(0)
+        if launch["ended"] == "hang":
+            verdicts[stuck["key"]] = Verdict("HANG", [_hang_report(stuck["key"], launch)],
+                                             ["hang"])
+            continue
+        if launch["ended"] == "output":
+            why = i18n.text("grader.too_much_output", mib=MAX_OUTPUT // 2 ** 20)
+        else:
+            why = i18n.text("grader.crashed", code=launch["code"], tail=launch["tail"])
+        verdicts[stuck["key"]] = Verdict("FAIL", [why], ["crashed"])
+    return verdicts
+
+
+def grade_variants(variants, timeout=60.0, seed=SEED, langs=None):
+    """{name: Verdict}: the reference with ONE block replaced, graded like an answer.
+
+    ``variants`` is {name: (exercise id, body lines)}. Every variant of one rank
+    count runs in one launch, each against its own copy. The mutation tests
+    plant plausible bugs this way and assert that each one FAILS. With
+    ``langs=("en", "ko")`` each verdict is judged in English, and its ``.ko`` is the
+    same evidence judged in Korean.
+    """
+    with tempfile.TemporaryDirectory(prefix="mm_variants_") as workdir:
+        jobs = []
+        for name, (ex_id, body) in variants.items():
+            dest = _overlay(PACKAGE_DIR, os.path.join(workdir, f"v{len(jobs)}"), {ex_id: body})
+            jobs.append({"id": ex_id, "key": name, "path": dest})
+        return _run_by_size(jobs, workdir, timeout, seed, langs)
+
+
+def _run_by_size(jobs, workdir, timeout, seed, langs=None):
+    """run_jobs over the jobs, one batch per rank count."""
+    verdicts = {}
+    for nprocs in sorted({by_id(job["id"]).nprocs for job in jobs}):
+        batch = [job for job in jobs if by_id(job["id"]).nprocs == nprocs]
+        verdicts.update(run_jobs(batch, nprocs, workdir, timeout, seed, langs))
+    return verdicts
+
+
+def grade_copy(path=".", spec=None, timeout=60.0, seed=None):
+    """{id: Verdict} for the copy at path (no printing): see the module docstring."""
+    i18n.language()             # an unknown MINIMEGATRON_LANG: one line, before any work
+    copy_root = os.path.abspath(path)
+    student_pkg = os.path.join(copy_root, "minimegatron")
+    if not os.path.isdir(student_pkg):
+        raise ValueError(i18n.text("grader.no_package", path=copy_root))
+    seed = secrets.randbelow(2 ** 31) if seed is None else seed
+    reference = find_blocks(PACKAGE_DIR)
+    teacher = not any(is_blank(block) for block in reference.values())
+    try:
+        student = find_blocks(student_pkg)
+    except (ValueError, UnicodeDecodeError) as err:          # broken markers: every cell
+        return {ex_id: Verdict("ERROR", [str(err)], ["markers"])
+                for ex_id in select(spec, [ex.id for ex in EXERCISES])}
+    ids = select(spec, [ex.id for ex in EXERCISES])
+    verdicts, runnable = {}, []
+    for ex_id in ids:
+        if ex_id not in reference:
+            verdicts[ex_id] = Verdict("ERROR", [i18n.text("grader.not_marked", id=ex_id,
+                                                          package=PACKAGE_DIR)], ["markers"])
+        elif ex_id not in student:
+            verdicts[ex_id] = Verdict("ERROR", [i18n.text(
+                "grader.markers_missing", id=ex_id, file=reference[ex_id].path, path=path)],
+                ["markers"])
+        else:
+            runnable.append(ex_id)
+    with tempfile.TemporaryDirectory(prefix="mm_grade_") as workdir:
+        jobs = plan(student_pkg, runnable, workdir, reference, student)
+        verdicts.update(_run_by_size(jobs, workdir, timeout, seed))
+    changed = changed_outside(copy_root) if teacher else []
+    if changed:
+        shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
+        for ex_id, verdict in verdicts.items():
+            verdicts[ex_id] = Verdict("CHANGED", [i18n.text(
+                "grader.changed", paths=shown, result=verdict.result)] + verdict.lines,
+                ["changed: " + changed[0]], verdict.seconds)
+    return {ex_id: verdicts[ex_id] for ex_id in ids}
+
+
+def grade(path=".", spec=None, timeout=60.0, out=sys.stdout, seed=None):
+    """Grade the copy at path; {id: passed}. Prints one verdict per exercise to out."""
+    reference = find_blocks(PACKAGE_DIR)
+    if any(is_blank(block) for block in reference.values()):
+        print(i18n.text("grader.self_check"), file=out)
+    verdicts = grade_copy(path, spec, timeout, seed)
+    student_pkg = os.path.join(os.path.abspath(path), "minimegatron")
+    print(i18n.text("grader.grading", count=len(verdicts), package=student_pkg), file=out)
+    for ex_id, verdict in verdicts.items():
+        exercise = by_id(ex_id)
+        ranks = (i18n.text("grader.ranks", nprocs=exercise.nprocs, group=exercise.group)
+                 if exercise.nprocs > 1 else "")
+        word = i18n.text(f"grader.result.{verdict.result}")
+        print(f"{word}  {ex_id:<4} {i18n.exercise_text(exercise, 'title')}{ranks}", file=out)
+        for line in verdict.lines:
+            print("      " + line.replace("\n", "\n      "), file=out)
+        if not verdict.passed:
+            note = i18n.exercise_text(exercise, "note")
+            print("      " + i18n.text("grader.source_notes", note=note), file=out)
+    passed = sum(v.passed for v in verdicts.values())
+    print(i18n.text("grader.summary", passed=passed, count=len(verdicts)), file=out)
+    return {ex_id: v.passed for ex_id, v in verdicts.items()}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="minimegatron grade", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="check a student copy, exercise by exercise (--class: every copy of a "
+                    "class, into a gradebook)", epilog=EPILOG)
+    parser.add_argument("exercise", nargs="?", default="all",
+                        help="an id (3.2), a group (3), a list (1.1,3) or all (default)")
+    parser.add_argument("--path", default=".", help="directory holding the copy's minimegatron/")
+    parser.add_argument("--timeout", type=finite_positive_float, default=60.0,
+                        help="seconds a check may run without finishing (default 60)")
+    gradebook.add_arguments(parser)
+    opts = parser.parse_args(argv)
+    banner("grade")
+    try:
+        if opts.class_dir:
+            return gradebook.main(opts)
+        if opts.report:                     # one copy of a class: gradebook.py reads it
+            gradebook.write_report(opts.report, grade_copy(opts.path, opts.exercise,
+                                                           opts.timeout))
+            return 0
+        results = grade(opts.path, opts.exercise, opts.timeout)
+    except (ValueError, FileNotFoundError) as err:      # FileNotFoundError: no mpiexec
+        print(f"minimegatron grade: {err}", file=sys.stderr)
+        return 2
+    return 0 if all(results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

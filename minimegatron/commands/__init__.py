@@ -1,0 +1,1 @@
+"""Every `minimegatron ...` command: cli.py dispatches, each command parses its arguments."""

@@ -1,0 +1,437 @@
+"""When one rank fails, ends early or hangs: the job ends, and says which rank and why.
+
+``install()`` runs on every rank (``comm.install_abort_hook()``: ``import
+minimegatron`` under mpirun, and ``minimegatron run`` before the script):
+
+1. **Exception.** An uncaught exception prints ``[rank r] uncaught exception``
+   and its traceback, then aborts every rank (MPI_Abort).
+2. **The end is an exit barrier.** A rank that ends (returns, or
+   ``sys.exit(code)``) sends a "finished" notice to every other rank, then
+   waits in an ``Ibarrier`` for all of them (both on a private copy of
+   COMM_WORLD, made by a blocking ``Dup`` at install, so no user message can
+   match them; not ``Idup``: see ``install``):
+   - a rank still waiting in a collective whose group holds a finished rank
+     (or in a send or recv with it, also one started earlier and waited
+     later), ``STUCK_S`` after the notice, can never finish: it prints
+     ``[rank s] waits in all_reduce ... but rank r finished`` and aborts;
+   - a rank that ends with a non-zero code waits ``NONZERO_GRACE_S``, then
+     prints ``[rank r] finished (exit code 3) while ranks [..] still run`` and
+     aborts with that code (``mpiexec python -m mpi4py`` aborts at once);
+   - a rank that ends with code 0 waits ``MINIMEGATRON_EXIT_GRACE`` seconds
+     (default 60, ``inf`` = forever, ``0`` = no exit barrier), so a slow
+     rank 0 that plots is not killed.
+   Under ``minimegatron run`` the exit code is known; under a plain mpiexec
+   Python does not tell atexit the code, so it counts as 0.
+3. **A watchdog thread** wakes every ``TICK_S``: it probes the notices while
+   the main thread waits in a collective, and answers ``dump_request``.
+
+The per-job directory ``$MINIMEGATRON_JOB_DIR`` (set by the launcher or the
+grader; optional) holds ``rank<r>.pid`` (written at install), ``rank<r>.end``
+(how it ended: ``fail: ...``, ``exit: ...`` at the barrier, ``done: ...``),
+and the dump request and answers. API for a launcher or the grader::
+
+    env[JOB_DIR_ENV] = job_dir            # ranks must install() (import minimegatron)
+    dumps = dump_request(job_dir)         # {rank: "[rank r] waits in ..."} at a HANG
+    print(format_dumps(dumps))
+    for line in failures(job_dir): ...    # "rank 3: raised RuntimeError: ..." after a bad end
+    pids = rank_pids(job_dir)             # {rank: pid}
+"""
+import atexit
+import os
+import sys
+import threading
+import time
+import traceback
+from array import array
+
+JOB_DIR_ENV = "MINIMEGATRON_JOB_DIR"
+EXIT_GRACE_ENV = "MINIMEGATRON_EXIT_GRACE"
+EXIT_GRACE_S = 60.0
+NONZERO_GRACE_S = 1.0
+STUCK_S = 2.0             # a wait on a finished rank longer than this is a deadlock
+TICK_S = 0.2
+ABORT_GRACE_S = 0.5       # let mpiexec forward the last lines before it kills every rank
+NOTICE_TAG = 7
+STACK_FRAMES = 8
+YIELD_POLLS = 2000        # at exit: sched_yield between polls, then 1 ms sleeps
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WAIT_FRAMES = {("polling.py", "wait_all"), ("collectives.py", "wait"), ("comm_check.py", "wait"),
+               ("bound.py", "wait")}
+COMM_FILES = ("collectives.py", "comm_check.py", "polling.py", "bound.py")   # inside a collective
+
+_state = {}
+
+
+# --- on every rank --------------------------------------------------------------------------
+
+def install():
+    """Abort on an uncaught exception, an exit barrier at the end, and the watchdog thread.
+
+    The private communicator comes from a blocking ``Dup``: Open MPI (4.1) runs an
+    ``Idup``'s context-id rounds as internal nonblocking collectives on COMM_WORLD,
+    started from its progress engine, so a rank-dependent interleaving with the
+    next ``Iallgather`` on COMM_WORLD mismatches them (MPI_ERR_TRUNCATE, garbage
+    rows: a false ``CollectiveMismatch``; open-mpi/ompi#2025). The rule kept here:
+    no collective on a communicator while an ``Idup`` of it is pending.
+    """
+    sys.excepthook = _on_exception
+    if _state:
+        return
+    from mpi4py import MPI
+    world = MPI.COMM_WORLD
+    _check_world_size(MPI)
+    dup = world.Dup()
+    _state.update(MPI=MPI, rank=world.Get_rank(), size=world.Get_size(), dup=dup,
+                  job_dir=os.environ.get(JOB_DIR_ENV), grace=_exit_grace(world.Get_rank()),
+                  exit_code=None, finished={}, stop=threading.Event(), answered=None,
+                  main=threading.main_thread().ident, wait_key=None, wait_since=0.0,
+                  probe=_thread_may_call_mpi(MPI))
+    _write(f"rank{_state['rank']}.pid", str(os.getpid()))
+    atexit.register(_at_exit)
+    keyval = MPI.COMM_SELF.Create_keyval(delete_fn=_before_finalize)   # MPI_Finalize calls it
+    MPI.COMM_SELF.Set_attr(keyval, True)
+    _state["watchdog"] = threading.Thread(target=_watch, name="minimegatron-watchdog",
+                                          daemon=True)
+    _state["watchdog"].start()
+
+
+def _check_world_size(MPI):
+    """Started as one of N ranks, yet MPI sees a world of 1: the mpiexec belongs to another
+    MPI library than mpi4py's, and each process would run alone. Say so once and stop."""
+    from minimegatron.runtime.threads import rank_from_env, world_size_from_env
+    expected = world_size_from_env()
+    if expected > 1 and MPI.COMM_WORLD.Get_size() == 1:
+        if rank_from_env() == 0:
+            library = MPI.Get_library_version().splitlines()[0]
+            print(f"minimegatron: error: started as one of {expected} ranks, but MPI sees a "
+                  f"world of 1: the mpiexec belongs to another MPI than the one mpi4py "
+                  f"loaded ({library}). Launch with `python -m minimegatron run -n "
+                  f"{expected} ...`, which finds the matching mpiexec.",
+                  file=sys.stderr, flush=True)
+        os._exit(2)
+
+
+def _thread_may_call_mpi(MPI):
+    """The watchdog probes for notices only where MPI allows threads AND it is safe: Open
+    MPI's nonblocking collectives fail ("NBC_Progress: an error 15") and hang when another
+    thread calls MPI meanwhile, so there only the exit grace and --timeout catch a rank
+    stuck on one that finished."""
+    multiple = MPI.Query_thread() == MPI.THREAD_MULTIPLE
+    return multiple and "Open MPI" not in MPI.Get_library_version()
+
+
+def _exit_grace(rank):
+    text = os.environ.get(EXIT_GRACE_ENV, "")
+    try:
+        value = float(text) if text else EXIT_GRACE_S
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        if rank == 0:
+            print(f"minimegatron: {EXIT_GRACE_ENV}={text!r} is not a number of seconds >= 0; "
+                  f"using {EXIT_GRACE_S:g}", file=sys.stderr, flush=True)
+        value = EXIT_GRACE_S
+    return value
+
+
+def set_exit_code(code):
+    """The launcher's child tells the exit barrier the script's exit code."""
+    _state["exit_code"] = code
+
+
+def exit_code(stop):
+    """The exit code Python gives SystemExit ``stop`` (printing a message, as Python does)."""
+    if stop.code is None or isinstance(stop.code, int):
+        return stop.code or 0
+    print(stop.code, file=sys.stderr, flush=True)
+    return 1
+
+
+def _on_exception(kind, value, tb):
+    rank = _state.get("rank", "?")
+    text = "".join(traceback.format_exception(kind, value, tb))
+    _record(f"fail: raised {kind.__name__}: {value}".splitlines()[0])
+    abort_job(f"[rank {rank}] uncaught exception, aborting all ranks:\n{text}", 1)
+
+
+def abort_job(message, code):
+    """Write ``message`` to stderr, give mpiexec ABORT_GRACE_S to forward it, then MPI_Abort.
+
+    The pause matters: MPICH's mpiexec tears the job down as soon as one rank
+    aborts, and the last lines still in a pipe would be lost with it.
+    """
+    sys.stderr.write(message if message.endswith("\n") else message + "\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    time.sleep(ABORT_GRACE_S)
+    from mpi4py import MPI
+    MPI.COMM_WORLD.Abort(code)
+    time.sleep(ABORT_GRACE_S * 10)   # MPICH's Abort may return before mpiexec kills us:
+    os._exit(code)                   # never run atexit (the exit barrier) after it
+
+
+def _record(text):
+    if _state.get("rank") is not None:
+        _write(f"rank{_state['rank']}.end", text)
+
+
+def _write(name, text):
+    folder = _state.get("job_dir")
+    if folder and os.path.isdir(folder):
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}")
+        with open(tmp, "w") as f:
+            f.write(text + "\n")
+        os.replace(tmp, os.path.join(folder, name))
+
+
+def _at_exit():
+    """The exit barrier (see the module docstring)."""
+    s, MPI = _state, _state["MPI"]
+    code = s["exit_code"]         # None: a plain mpiexec, where atexit cannot see it
+    grace = min(s["grace"], NONZERO_GRACE_S) if code else s["grace"]
+    if MPI.Is_finalized():                # the script called MPI.Finalize(): all ended
+        _record(f"done: {ended(code)} (MPI finalized)")
+        return
+    if grace == 0:
+        _record(f"done: {ended(code)} (no exit barrier)")
+        _before_finalize()
+        return
+    s["stop"].set()
+    s["watchdog"].join(timeout=1.0)
+    _record(f"exit: {ended(code)}, waiting for the other ranks")
+    deadline, polls = time.monotonic() + grace, 0
+    notice = array("i", [-1 if code is None else code])
+    sends = [s["dup"].Isend(notice, dest=r, tag=NOTICE_TAG)
+             for r in range(s["size"]) if r != s["rank"]]
+    barrier = s["dup"].Ibarrier()
+    while time.monotonic() < deadline:
+        if barrier.Test():
+            MPI.Request.Waitall(sends)
+            _record(f"done: {ended(code)}")
+            return
+        polls += 1
+        os.sched_yield() if polls < YIELD_POLLS else time.sleep(0.001)
+    _receive_notices()
+    running = [r for r in range(s["size"]) if r != s["rank"] and r not in s["finished"]]
+    _record(f"fail: {ended(code)} while ranks {running} still ran")
+    why = "" if code else f" ({EXIT_GRACE_ENV})"
+    abort_job(f"[rank {s['rank']}] {ended(code)} while ranks {running} still run after "
+           f"{grace:g} s{why}; aborting all ranks", code or 1)
+
+
+def said(text):
+    """This rank printed why the job ends (``entry.usage_error``): the launcher adds nothing."""
+    if _state.get("rank") is not None:
+        _write(f"rank{_state['rank']}.said", text)
+
+
+def said_why(job_dir):
+    """True if any rank printed why the job ends (see ``said``)."""
+    return any(name.endswith(".said") for name in os.listdir(job_dir))
+
+
+def all_done(job_dir, nprocs):
+    """True if every rank passed the exit barrier (``done: ...``): a code they all chose."""
+    return all(_read(job_dir, f"rank{rank}.end").startswith("done:") for rank in range(nprocs))
+
+
+def ended(code):
+    """"finished (exit code 3)", or "finished" when the code is unknown (None or -1)."""
+    return "finished" if code is None or code < 0 else f"finished (exit code {code})"
+
+
+def _before_finalize(*_):
+    """No MPI call from the watchdog after MPI_Finalize. Also called by MPI.Finalize() in a
+    script, through a COMM_SELF attribute (mpi4py's own Finalize at exit runs after Python,
+    without it)."""
+    _state["stop"].set()
+    _state["watchdog"].join(timeout=1.0)
+
+
+def _receive_notices():
+    """Move every finished notice that arrived into _state["finished"]: {rank: (code, time)}."""
+    s, MPI = _state, _state["MPI"]
+    status, code = MPI.Status(), array("i", [0])
+    while s["dup"].Iprobe(source=MPI.ANY_SOURCE, tag=NOTICE_TAG, status=status):
+        s["dup"].Recv(code, source=status.Get_source(), tag=NOTICE_TAG)
+        s["finished"][status.Get_source()] = (code[0], time.monotonic())
+
+
+def _watch():
+    s = _state
+    while not s["stop"].wait(TICK_S):
+        frame = sys._current_frames().get(s["main"])
+        wait = where_waits(frame) if frame is not None and _in_wait(frame) else None
+        key = wait and (wait["op"], wait["group"], wait["key"])
+        if key != s["wait_key"]:
+            s["wait_key"], s["wait_since"] = key, time.monotonic()
+        if wait and s["probe"]:
+            _receive_notices()
+            _abort_if_stuck(wait)
+        if s["job_dir"]:
+            _answer_dump_request(frame, wait)
+
+
+def _in_wait(frame):
+    for _ in range(3):
+        if frame is None:
+            return False
+        if (os.path.basename(frame.f_code.co_filename), frame.f_code.co_name) in WAIT_FRAMES:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _abort_if_stuck(wait):
+    """A wait that involves a rank which finished STUCK_S ago can never complete."""
+    now = time.monotonic()
+    for rank, (code, since) in sorted(_state["finished"].items()):
+        involved = (wait["peer"] == rank if wait["op"] in ("send", "recv")
+                    else rank in wait["ranks"])
+        if involved and now - max(since, _state["wait_since"]) > STUCK_S:
+            text = (f"waits in {describe(wait)} but rank {rank} {ended(code)} "
+                    f"{now - since:.1f} s ago")
+            _record(f"fail: {text}")
+            abort_job(f"[rank {_state['rank']}] {text}; aborting all ranks",
+                      code if code > 0 else 1)
+
+
+def where_waits(frame):
+    """{op, group, ranks, peer, key, user}: what the stack from ``frame`` waits in."""
+    wait = {"op": None, "group": None, "ranks": [], "peer": None, "key": None, "user": None}
+    group, caller = None, None
+    for f in _frames(frame):
+        name = f.f_code.co_filename
+        if wait["user"] is None and not name.startswith((PACKAGE_DIR, "<")):
+            wait["user"] = f
+        if caller is None and os.path.basename(name) not in COMM_FILES:
+            caller = f                        # the line that called the collective
+        if os.path.basename(f.f_code.co_filename) not in COMM_FILES or (
+                group is not None and wait["peer"] is not None):
+            continue
+        local = f.f_locals
+        this = local.get("self")
+        if group is None and hasattr(this, "op") and hasattr(this, "group"):
+            wait["op"], group, wait["key"] = this.op, this.group, id(this)
+            peer = getattr(this, "peer", None)        # a send or receive's Handle: its peer
+            if isinstance(peer, int) and 0 <= peer < len(group.ranks):
+                wait["peer"] = int(group.ranks[peer])
+        elif group is None and hasattr(local.get("group"), "ranks"):
+            group = local["group"]
+            op = local.get("op")
+            wait["op"], wait["key"] = op if isinstance(op, str) else f.f_code.co_name, id(f)
+        if group is not None and f.f_code.co_name in ("send", "recv", "isend", "irecv"):
+            peer = local.get("dest", local.get("source"))
+            if isinstance(peer, int) and 0 <= peer < len(group.ranks):
+                wait["peer"] = int(group.ranks[peer])
+    if group is not None:
+        wait["group"], wait["ranks"] = group.name, [int(r) for r in group.ranks]
+    if wait["user"] is None:                  # all of it is package code (the grader's checks)
+        wait["user"] = caller
+    return wait
+
+
+def describe(wait):
+    """"all_reduce on group 'dp' (ranks [0, 2])", "recv from rank 1 on group ..."."""
+    peer = "" if wait["peer"] is None else (
+        f" {'to' if wait['op'] == 'send' else 'from'} rank {wait['peer']}")
+    return f"{wait['op']}{peer} on group {wait['group']!r} (ranks {wait['ranks']})"
+
+
+def _frames(frame):
+    """Innermost first."""
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def _answer_dump_request(frame, wait):
+    s = _state
+    request = os.path.join(s["job_dir"], "dump.request")
+    try:
+        with open(request) as f:
+            ident = f.read().strip()
+    except OSError:
+        return
+    if ident and ident != s["answered"]:
+        s["answered"] = ident
+        _write(f"rank{s['rank']}.dump", ident + "\n" + rank_report(frame, wait))
+
+
+def rank_report(frame, wait=None):
+    """Where this rank waits: the collective, its group, the user's line and a short stack."""
+    s, prefix = _state, f"[rank {_state['rank']}]"
+    if wait and wait["op"]:
+        head = (f"{prefix} waits in {describe(wait)} for "
+                f"{time.monotonic() - s['wait_since']:.1f} s")
+    else:
+        head = f"{prefix} is not waiting in a minimegatron collective"
+    lines = [head]
+    user = (wait or {}).get("user") or (where_waits(frame)["user"] if frame else None)
+    if user is not None:
+        code = traceback.extract_stack(user, limit=1)[-1]
+        lines.append(f"{prefix}   called at {code.filename}:{code.lineno}: {code.line}")
+    stack = [e for e in (traceback.extract_stack(frame) if frame is not None else [])
+             if e.filename != __file__.replace("faults", "launcher") and "runpy" not in e.filename]
+    stack = stack[-STACK_FRAMES:]
+    lines.append(f"{prefix}   main thread stack (innermost last):")
+    lines += [f"{prefix}     {os.path.basename(e.filename)}:{e.lineno} in {e.name}: {e.line}"
+              for e in stack]
+    return "\n".join(lines)
+
+
+# --- in the launcher (or the grader) ---------------------------------------------------------
+
+def rank_pids(job_dir):
+    """{rank: pid} of every rank that installed the hook."""
+    pids = {}
+    for name in os.listdir(job_dir):
+        if name.startswith("rank") and name.endswith(".pid"):
+            with open(os.path.join(job_dir, name)) as f:
+                pids[int(name[4:-4])] = int(f.read())
+    return pids
+
+
+def dump_request(job_dir, wait_s=2.0):
+    """Ask every rank where it waits; {rank: text} (ranks that did not answer get a note)."""
+    ident = f"{os.getpid()}-{time.monotonic_ns()}"
+    tmp = os.path.join(job_dir, ".dump.request")
+    with open(tmp, "w") as f:
+        f.write(ident)
+    os.replace(tmp, os.path.join(job_dir, "dump.request"))
+    ranks, answers, deadline = sorted(rank_pids(job_dir)), {}, time.monotonic() + wait_s
+    while len(answers) < len(ranks) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        for rank in ranks:
+            head, _, text = _read(job_dir, f"rank{rank}.dump").partition("\n")
+            if head == ident:
+                answers[rank] = text.rstrip("\n")
+    for rank in ranks:
+        answers.setdefault(rank, f"[rank {rank}] gave no answer in {wait_s:g} s (busy in "
+                                 f"C code holding the GIL, or already gone)")
+    return answers
+
+
+def format_dumps(dumps):
+    if not dumps:
+        return "(no rank answered: none had started minimegatron yet)"
+    return "\n".join(dumps[rank] for rank in sorted(dumps))
+
+
+def failures(job_dir):
+    """Lines naming the failing ranks from their own records (causes first, then who noticed);
+    a rank that died without a word is the waiters' to name (reaper.blame)."""
+    ends = {rank: _read(job_dir, f"rank{rank}.end").strip() for rank in rank_pids(job_dir)}
+    said = [(text[len("fail: "):], rank) for rank, text in ends.items()
+            if text.startswith("fail: ")]
+    said.sort(key=lambda item: (not item[0].startswith("raised"), "waits in" in item[0],
+                                "non-finite weight" not in item[0], item[1]))   # the cause
+    return [f"rank {rank}: {text}" for text, rank in said]
+
+
+def _read(job_dir, name):
+    try:
+        with open(os.path.join(job_dir, name)) as f:
+            return f.read()
+    except OSError:
+        return ""

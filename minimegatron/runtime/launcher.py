@@ -1,0 +1,417 @@
+"""``minimegatron run -n N [--timeout S] script.py [args]``: mpiexec, made safe to teach with.
+
+What it adds to a bare ``mpiexec -n N python script.py``:
+
+1. the right mpiexec: the one next to ``sys.executable`` (pip's mpich puts it
+   there), then the one next to mpi4py's configured compiler, then PATH;
+2. each rank runs ``python -m minimegatron.runtime.launcher --child script.py args``,
+   which installs ``comm.install_abort_hook()`` first (``minimegatron.runtime.faults``):
+   an uncaught exception, a ``sys.exit(code)`` or a normal end while other
+   ranks still wait ends every rank, and says which rank and why;
+3. it owns its job: SIGTERM, SIGHUP or SIGINT sent to the launcher goes to
+   mpiexec, Hydra's proxy and every rank (each runs in its own session) as
+   SIGTERM, then SIGKILL after ``GRACE_S``; exit code 128 + the signal. If the
+   launcher itself is SIGKILLed, mpiexec gets SIGTERM (PR_SET_PDEATHSIG);
+4. a rank that dies without a word (``os._exit``, a signal, a crash) is named,
+   with its exit code or signal: each rank has its own waiter, the process that
+   reaps it and writes down when and how it ended (``minimegatron.runtime.reaper``); the
+   first to end is named, the ranks ended after it are listed as ended by the
+   launcher, and if mpiexec leaves the others waiting (an ``os._exit(0)``) the
+   launcher ends the job ``END_GRACE_S`` later: it always ends, with no timeout;
+5. a wall-clock ``--timeout``: every rank first reports where it waits
+   (``faults.dump_request``: the collective, its group, the script's line, a
+   short stack), then the whole job is killed, with "HANG" and exit code 124;
+6. BLAS threads per rank = max(1, cores // N), set in the environment before
+   NumPy starts in any rank (see ``minimegatron.runtime.threads``), unless the user
+   already set OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or MKL_NUM_THREADS;
+7. PYTHONPATH starts with the directory holding this package, so every rank
+   imports the same minimegatron.
+
+A first word that is not a ``.py`` file is a minimegatron command:
+``minimegatron run -n 8 verify`` runs ``python -m minimegatron verify``.
+"""
+import argparse
+import ctypes
+import functools
+import os
+import runpy
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from minimegatron import i18n
+from minimegatron.runtime import faults, reaper
+from minimegatron.commands.argtypes import finite_positive_float, positive_int
+from minimegatron.runtime.entry import banner
+from minimegatron.runtime.threads import BLAS_ENV, cores, threads_per_rank
+
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # .../minimegatron
+PACKAGE_ROOT = os.path.dirname(PACKAGE_DIR)   # the checkout (or site-packages) holding it
+FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+GRACE_S = 1.0          # SIGTERM, then SIGKILL to whatever is left
+END_GRACE_S = 2.0      # a rank ended badly: mpiexec (or the abort hook) ends the job, or we do
+POLL_S = 0.1
+DUMP_WAIT_S = 2.0      # how long the ranks get to say where they wait, at the timeout
+PR_SET_PDEATHSIG = 1
+try:
+    _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+except OSError:
+    _LIBC = None
+
+
+def find_mpiexec():
+    """Path of the mpiexec that belongs to the MPI library mpi4py loads.
+
+    An mpiexec of another MPI (Open MPI's beside pip's MPICH, say) would start N
+    separate one-rank worlds: every rank rank 0, every number silently wrong. So
+    a candidate counts only if its family (MPICH or Open MPI) is the library's.
+    """
+    candidates = [os.path.join(os.path.dirname(sys.executable), "mpiexec")]
+    try:
+        import mpi4py
+        mpicc = mpi4py.get_config().get("mpicc")
+        if mpicc:
+            candidates.append(os.path.join(os.path.dirname(mpicc), "mpiexec"))
+    except ImportError:
+        pass
+    for folder in os.environ.get("PATH", "").split(os.pathsep):      # every one, in order
+        candidates += [os.path.join(folder, name) for name in ("mpiexec", "mpirun")]
+    found = list(dict.fromkeys(p for p in candidates
+                               if p and os.path.isfile(p) and os.access(p, os.X_OK)))
+    library = library_family()
+    for path in found:
+        if library is None or mpi_family(mpiexec_version(path)) in (library, None):
+            return path
+    if found:
+        raise FileNotFoundError(f"no mpiexec of mpi4py's MPI ({library}) found; "
+                                f"{', '.join(found)} belong to another MPI. pip install "
+                                "mpich, or put the matching mpiexec first on PATH")
+    raise FileNotFoundError("no mpiexec found: pip install mpich (or install any MPI "
+                            "that mpi4py supports and put its mpiexec on PATH)")
+
+
+def mpi_family(version_text):
+    """"Open MPI", "MPICH" or None (unknown), from a library's or an mpiexec's version."""
+    if "Open MPI" in version_text or "OpenRTE" in version_text:
+        return "Open MPI"
+    if any(mark in version_text for mark in ("MPICH", "HYDRA", "Intel(R) MPI")):
+        return "MPICH"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def mpiexec_version(mpiexec):
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout + out.stderr
+
+
+@functools.lru_cache(maxsize=None)
+def library_family():
+    """The family of the MPI library mpi4py loads, read without starting MPI here."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None:
+        return mpi_family(mpi.Get_library_version())
+    code = ("import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; "
+            "print(MPI.Get_library_version())")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return mpi_family(out.stdout)
+
+
+def mpiexec_flags(mpiexec, nprocs):
+    """Extra flags Open MPI needs to run more ranks than cores (and as root)."""
+    if mpi_family(mpiexec_version(mpiexec)) != "Open MPI":
+        return []
+    flags = ["--oversubscribe"] if nprocs > cores() else []
+    return flags + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+
+
+def package_root(target=None):
+    """The directory whose minimegatron/ the ranks import: the one beside the script's folder
+    (a checkout or a student copy: tutorials/NN.py next to minimegatron/), else this one's."""
+    if target and target.endswith(".py"):
+        root = os.path.dirname(os.path.dirname(os.path.abspath(target)))
+        if os.path.isfile(os.path.join(root, "minimegatron", "__init__.py")):
+            return root
+    return PACKAGE_ROOT
+
+
+def child_env(nprocs, env=None, root=PACKAGE_ROOT):
+    """The environment of every rank: BLAS threads and PYTHONPATH (see module docstring)."""
+    env = dict(os.environ if env is None else env)
+    if not any(name in env for name in BLAS_ENV):     # a thread count the user set wins
+        threads = str(threads_per_rank(nprocs))
+        for name in BLAS_ENV:
+            env[name] = threads
+    paths = [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+def build_command(nprocs, target, args=(), mpiexec=None):
+    """mpiexec -n N python -m minimegatron.runtime.launcher --child TARGET ARGS."""
+    mpiexec = mpiexec or find_mpiexec()
+    return ([mpiexec] + mpiexec_flags(mpiexec, nprocs) + ["-n", str(nprocs), sys.executable,
+            "-m", "minimegatron.runtime.launcher", "--child", target] + list(args))
+
+
+def run_job(cmd, timeout=None, env=None, **popen_kw):
+    """Run cmd in its own session; on timeout kill the whole job (``kill_group``).
+
+    Returns (returncode, stdout, stderr, timed_out); stdout/stderr are None
+    unless popen_kw redirects them (e.g. ``stdout=subprocess.PIPE``).
+    """
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, **popen_kw)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, out, err, False
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, err = proc.communicate()
+        return 124, out, err, True
+    except KeyboardInterrupt:
+        kill_group(proc)
+        raise
+
+
+def kill_group(proc, pids=(), grace=GRACE_S):
+    """SIGTERM, a grace, then SIGKILL to mpiexec, every process below it, and ``pids``.
+
+    Hydra's proxy and every rank each start their own session, so signalling
+    mpiexec's process group alone would leave them running.
+    """
+    tree = _descendants(proc.pid) | set(pids)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in [proc.pid] + sorted(tree):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        end = time.monotonic() + grace
+        while time.monotonic() < end and (proc.poll() is None or any(map(_alive, tree))):
+            time.sleep(0.02)
+        if proc.poll() is not None and not any(map(_alive, tree)):
+            return
+        tree |= _descendants(proc.pid)
+    proc.wait()
+
+
+def _descendants(pid):
+    """Every process below pid (children, grandchildren...), from /proc."""
+    children = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid):
+    """pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class JobSignal(Exception):
+    """SIGTERM, SIGHUP or SIGINT reached the launcher."""
+
+
+def _on_signal(signum, frame):
+    raise JobSignal(signum)
+
+
+def _in_child():
+    """After fork, before exec: take signals again; SIGTERM to mpiexec if the launcher dies."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
+    if _LIBC is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class RankWatch:
+    """A pidfd per rank (``rank<r>.pid`` in the job dir): at the end, ``kill_left`` SIGKILLs
+    exactly the ranks still running (a pidfd cannot name a reused pid). Who ended first,
+    and how, is the waiters' record (reaper.py), not this."""
+
+    def __init__(self, job_dir):
+        self.job_dir, self.fds, self.seen = job_dir, {}, 0
+
+    def poll(self, timeout):
+        self._register()
+        ready = set(select.select(list(self.fds.values()), [], [], timeout)[0]
+                    if self.fds else time.sleep(timeout) or [])
+        self._register()
+        for rank, fd in list(self.fds.items()):
+            if fd in ready:
+                os.close(self.fds.pop(rank))
+
+    def _register(self):
+        names = [n for n in os.listdir(self.job_dir) if n.endswith(".pid")]
+        if len(names) != self.seen and hasattr(os, "pidfd_open"):   # a rank started (Linux)
+            self.seen = len(names)
+            for rank, pid in faults.rank_pids(self.job_dir).items():
+                if rank not in self.fds:
+                    try:
+                        self.fds[rank] = os.pidfd_open(pid)
+                    except OSError:
+                        self.fds[rank] = None
+            self.fds = {rank: fd for rank, fd in self.fds.items() if fd is not None}
+
+    def kill_left(self, wait_s=GRACE_S):
+        """SIGKILL every rank still running (a pidfd names exactly that process), and wait."""
+        for fd in self.fds.values():
+            try:
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+            except OSError:
+                pass
+        end = time.monotonic() + wait_s
+        while self.fds and time.monotonic() < end:
+            self.poll(max(0.0, min(POLL_S, end - time.monotonic())))
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds = {}
+
+
+def supervise(cmd, nprocs, timeout=None, env=None):
+    """Run the job and own it: signals, rank failures and the timeout (module docstring)."""
+    job_dir = tempfile.mkdtemp(prefix="minimegatron-job-")
+    env = {**(os.environ if env is None else env), faults.JOB_DIR_ENV: job_dir,
+           reaper.REAP_ENV: "1"}
+    watch, proc = RankWatch(job_dir), None
+    previous = {sig: signal.signal(sig, _on_signal) for sig in FORWARDED}
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
+        try:
+            proc = subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_in_child)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)   # raises a pending one
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ended_by_us = False
+        while proc.poll() is None:
+            left = POLL_S if deadline is None else min(POLL_S, deadline - time.monotonic())
+            if left <= 0:
+                return _hang(proc, job_dir, nprocs, timeout)
+            watch.poll(left)
+            first = reaper.early_end(job_dir)       # a rank ended without a clean exit:
+            if first is not None and time.monotonic() - first > END_GRACE_S:
+                kill_group(proc, faults.rank_pids(job_dir).values())    # the job ends
+                ended_by_us = True
+        code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+        if ended_by_us or (code == 0 and reaper.early_end(job_dir) is not None):
+            code = reaper.exit_code(job_dir)             # mpiexec saw nothing wrong: we did
+        if code:
+            _report(job_dir, nprocs, code)
+        return code
+    except JobSignal as stop:
+        for sig in FORWARDED:
+            signal.signal(sig, signal.SIG_IGN)
+        name = signal.Signals(stop.args[0]).name
+        if proc is not None:
+            kill_group(proc, faults.rank_pids(job_dir).values())
+        _say(f"got {name}: stopped the job (mpiexec and all {nprocs} ranks)")
+        return 128 + stop.args[0]
+    finally:
+        watch.kill_left()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        shutil.rmtree(job_dir, ignore_errors=True)
+
+
+def _report(job_dir, nprocs, code):
+    """Why the job failed: the ranks' own records (an exception, an exit code at the exit
+    barrier), else the first rank to end (its waiter's record) and the ranks ended after."""
+    causes = faults.failures(job_dir)
+    if not causes and (faults.said_why(job_dir) or faults.all_done(job_dir, nprocs)):
+        return             # a usage error was printed, or every rank chose to exit with code
+    more = f" (and {len(causes) - 2} more)" if len(causes) > 2 else ""
+    causes = causes[:2] or reaper.blame(job_dir, nprocs, i18n.text) or ["no rank said why"]
+    _say(f"the job failed (exit code {code}): " + "; ".join(causes) + more)
+
+
+def _hang(proc, job_dir, nprocs, timeout):
+    _say(f"HANG: timed out after {timeout:g} s; where each rank waits:")
+    print(faults.format_dumps(faults.dump_request(job_dir, DUMP_WAIT_S)), file=sys.stderr,
+          flush=True)
+    kill_group(proc, faults.rank_pids(job_dir).values())
+    _say(f"killed all {nprocs} ranks (a deadlock? a rank waiting for a message nobody sends?)")
+    return 124
+
+
+def _say(text):
+    print(f"minimegatron run: {text}", file=sys.stderr, flush=True)
+
+
+def child_main(argv):
+    """Inside each rank: abort hook first, then run the script (or minimegatron command)."""
+    from minimegatron import comm
+    from minimegatron.runtime import threads
+    threads.limit_blas_threads()
+    comm.install_abort_hook()
+    target, args = argv[0], argv[1:]
+    try:
+        if target.endswith(".py"):
+            sys.argv = [target] + args
+            sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
+            runpy.run_path(target, run_name="__main__")
+        else:
+            sys.argv = ["minimegatron", target] + args
+            runpy.run_module("minimegatron", run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as stop:         # the exit barrier then knows the code (faults.py)
+        code = faults.exit_code(stop)
+    faults.set_exit_code(code)
+    return code
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--child"]:
+        return child_main(argv[1:])
+    parser = argparse.ArgumentParser(prog="minimegatron run",
+                                     description="run a script (or command) on N MPI ranks",
+                                     epilog=i18n.text("run.epilog"))
+    parser.add_argument("-n", "--np", type=positive_int, required=True,
+                        help="number of ranks")
+    parser.add_argument("--timeout", type=finite_positive_float, default=None,
+                        help="after S s, report where each rank waits (HANG), kill the job")
+    parser.add_argument("target", help="script.py, or a minimegatron command such as verify")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    opts = parser.parse_args(argv)
+    if opts.target.endswith(".py") and not os.path.isfile(opts.target):
+        parser.error(f"no such script: {opts.target}")
+    banner("run")
+    root = package_root(opts.target)
+    if root != PACKAGE_ROOT:
+        print(f"minimegatron run: the ranks import {os.path.join(root, 'minimegatron')} (beside "
+              "the script)", flush=True)
+    try:
+        cmd = build_command(opts.np, opts.target, opts.args)
+    except FileNotFoundError as err:              # no (matching) mpiexec: one line
+        _say(f"error: {err}")
+        return 2
+    return supervise(cmd, opts.np, timeout=opts.timeout, env=child_env(opts.np, root=root))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
