@@ -142,6 +142,14 @@ def test_expert_gradients_over_the_wrong_group_fail(trained):
     assert worst > 1e-3
 
 
+def test_verify_fails_the_moe_rows_when_expert_gradients_use_the_wrong_group():
+    results = run_mpi(8, "workers/moe_checks.py:verify_wrong_group", timeout=300)
+    for res in results:
+        assert [row[0] for row in res["wrong"]] == [f"8x1x1, M=1, ep={ep}" for ep in (2, 4, 8)]
+        assert all(status == "FAIL" and grad > 1e-3 for _, status, grad in res["wrong"]), res
+        assert all(status == "PASS" and grad < 1e-12 for _, status, grad in res["right"]), res
+
+
 MEMORY_ROWS = [("ep4", (8, 1, 1, 1, 4), 1), ("ep8", (8, 1, 1, 1, 8), 1),
                ("dp2pp2tp2", (2, 2, 2, 1, 2), 2), ("dp4tp2", (4, 1, 2, 1, 4), 1)]
 
