@@ -1,6 +1,6 @@
 """Expert parallelism: the ep / edp layout and the formulas without MPI; then 8-rank launches.
 
-Launch 1 (layer_checks, bad_inputs, mutants): the all-to-all pair is adjoint; one MoE layer
+Launch 1 (first_launch: layer_checks, bad_inputs, mutants): the all-to-all pair is adjoint; one MoE layer
 with ep = 2, 4, 8 (capacity and dropless, float64 and float32) gives one process's output
 and input gradient, and the bytes of dispatch and combine (forward and backward) read
 from the trace equal the formulas; every bad configuration raises the same ValueError on
@@ -57,10 +57,7 @@ def test_bad_expert_grids_raise_before_any_message():
 
 @pytest.fixture(scope="module")
 def launch():
-    out = run_mpi(8, "workers/moe_checks.py:layer_checks", timeout=300)
-    extra = run_mpi(8, "workers/moe_checks.py:bad_inputs", timeout=300)
-    mutants = run_mpi(8, "workers/moe_checks.py:mutants", timeout=300)
-    return [dict(a, bad=b, mutants=m) for a, b, m in zip(out, extra, mutants)]
+    return run_mpi(8, "workers/moe_checks.py:first_launch", timeout=300)
 
 
 @pytest.mark.parametrize("ep", [2, 4, 8])

@@ -139,3 +139,8 @@ def verify_wrong_group():
     right = verify.run_rows(["moe-ep"], steps=2)
     return {"wrong": [(r["grid"], r["status"], r["grad"]) for r in wrong],
             "right": [(r["grid"], r["status"], r["grad"]) for r in right]}
+
+
+def first_launch():
+    """layer_checks, bad_inputs and mutants in one launch."""
+    return dict(layer_checks(), bad=bad_inputs(), mutants=mutants())
