@@ -124,9 +124,10 @@ def interleaved_timeline(out):
 
 
 def zero_bubble_timelines(out):
-    """timeline_zb_h1.png, timeline_zb_h2.png: K=4, M=8, T_F = T_B = T_W (docs/zero_bubble.md)."""
+    """timeline_zb_h1.png, timeline_zb_h2.png, timeline_zbv.png: K=4, M=8, T_F = T_B = T_W
+    (docs/zero_bubble.md)."""
     paths = []
-    for name in ("zb-h1", "zb-h2"):
+    for name in ("zb-h1", "zb-h2", "zbv"):
         paths.append(os.path.join(out, f"timeline_{name.replace('-', '_')}.png"))
         with contextlib.redirect_stdout(io.StringIO()):
             timeline.main(["--schedule", name, "--stages", str(STAGES), "--t-weight", "1",

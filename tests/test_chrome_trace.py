@@ -41,10 +41,10 @@ def check_chrome_trace(document):
     return complete
 
 
-@pytest.mark.parametrize("name", ["1f1b", "zb-h1", "zb-h2", "interleaved"])
+@pytest.mark.parametrize("name", ["1f1b", "zb-h1", "zb-h2", "interleaved", "zbv"])
 def test_simulation_export_matches_the_simulation(name):
     K, M = 4, 8
-    chunks = 2 if name == "interleaved" else 1
+    chunks = 2 if name in ("interleaved", "zbv") else 1
     sim = simulate(name, K, M, Fraction(1), Fraction(2), chunks, t_weight=Fraction(1))
     events = check_chrome_trace(json.dumps(chrome_trace.from_simulation(sim)))
     expected = {(stage, str(slot), float(slot.start) * 1000, float(slot.end - slot.start) * 1000)
@@ -53,6 +53,9 @@ def test_simulation_export_matches_the_simulation(name):
     programs = [get_schedule(name, chunks)(K, M, stage) for stage in range(K)]
     steps = sum(a.op in ("forward", "backward", "weight") for p in programs for a in p)
     assert len(events) == steps == K * M * chunks * (3 if name.startswith("zb") else 2)
+    if name == "zbv":                                    # both chunks on every track
+        assert {(e["tid"], e["args"]["chunk"]) for e in events} == {
+            (stage, c) for stage in range(K) for c in (0, 1)}
     assert {e["tid"] for e in events} == set(range(K))
     for event in events:
         assert event["args"]["micro_batch"] == int(event["name"][1:].split("c")[0])

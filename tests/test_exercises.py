@@ -111,6 +111,15 @@ def test_student_copy_has_no_solution_lines(fresh):
                  "return x if group.size == 1 else all_reduce(x, group)",
                  "y = reduce_from_tp(partial, self.tp_group)"):
         assert line not in tensor
+    zero_bubble = {"autodiff/split_backward.py": "return masked_backward(node.fn, node.ctx, "
+                                                 "grad_outs, others)",
+                   "parallel/pipeline_parallel/zero_bubble.py": 'actions.append(Action("weight", '
+                                                                'weights))'}
+    for name, line in zero_bubble.items():            # the B/W split and ZB-H1's W steps
+        with open(os.path.join(fresh, "minimegatron", name)) as f:
+            assert line not in f.read(), name
+        with open(os.path.join(REPO_ROOT, "minimegatron", name)) as f:
+            assert line in f.read(), name
     compiled = [name for _, _, files in os.walk(fresh) for name in files
                 if name.endswith(".pyc")]
     assert compiled == []                              # no bytecode of the solutions

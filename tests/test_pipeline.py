@@ -161,14 +161,16 @@ def test_device_time_sleeps_the_remainder_without_a_core():
 
 
 def test_device_time_rejects_bad_values():
-    assert as_device_time((0.01, 0.02)).seconds == {"forward": 0.01, "backward": 0.02}
+    assert as_device_time((0.01, 0.02)).seconds == {"forward": 0.01, "backward": 0.02,
+                                                     "weight": 0.0}
+    assert as_device_time((0.01, 0.02, 0.03)).seconds["weight"] == 0.03     # zero bubble: W
     device = DeviceTime(0.01, 0.02)
     assert as_device_time(device) is device and device.emulated
     assert not as_device_time(None).emulated
     for bad in [(-0.01, 0.02), (0.01, float("nan")), (0.01, float("inf")), ("1", 2), (True, 1)]:
         with pytest.raises(ValueError, match="must be seconds >= 0"):
             as_device_time(bad)
-    for bad in [0.02, (0.01, 0.02, 0.03), "fast"]:
+    for bad in [0.02, (0.01, 0.02, 0.03, 0.04), "fast"]:
         with pytest.raises(ValueError, match="device_time must be None"):
             as_device_time(bad)
 

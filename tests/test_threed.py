@@ -7,7 +7,6 @@ tolerance 1e-10), the ValueErrors, and traced steps of the demo GPT measured nex
 to tools/memory.rank_report. Then the tutorial as students run it: 8 ranks, 1 rank,
 and a wrong grid. About 25 s on a quiet 2-core machine.
 """
-import json
 import os
 import re
 
@@ -140,12 +139,35 @@ def test_tutorial_on_8_ranks(tmp_path):
     png = os.path.join(tmp_path, "3d_timeline.png")
     assert os.path.getsize(png) > 10_000
     with open(os.path.join(tmp_path, "3d_timeline.json")) as file:   # Chrome trace, all ranks
-        events = [e for e in json.load(file)["traceEvents"] if e["ph"] == "X"]
-    assert {e["tid"] for e in events} == set(range(8)) and all(e["dur"] >= 0 for e in events)
-    assert {"F0", "B0", "all_reduce tp0"} <= {e["name"] for e in events}
+        check_trace_against_the_run(file.read(), out)
     assert re.search(r"^after 3 steps: \d+ of \d+ words are corpus words", out, re.M)
     assert "the serial model writes the same text: yes" in out     # sampled on 2 x 2 x 2
     assert os.path.getsize(os.path.join(tmp_path, "3d_gpt.npz")) > 100_000
+
+
+def check_trace_against_the_run(document, out):
+    """The 3D tutorial's Chrome trace follows the format and holds the run's last step: on
+    every rank F and B of each micro-batch, its tp and dp all-reduces with the bytes the
+    printed table (read from the same trace) gives, and times in microseconds that span
+    the step's printed milliseconds."""
+    from test_chrome_trace import check_chrome_trace
+    events = check_chrome_trace(document)
+    assert {e["tid"] for e in events} == set(range(8))
+    table = {int(m.group(1)): [int(v.replace(",", "")) for v in m.groups()[1:]]
+             for m in re.finditer(r"^rank (\d) \(\d,\d,\d\) +[\d,]+ +[\d,]+ +[\d,]+ +[\d,]+ +"
+                                  r"([\d,]+) +[\d,]+ +([\d,]+)$", out, re.M)}
+    assert sorted(table) == list(range(8)), out
+    for rank, (dp_sent, tp_sent) in table.items():
+        mine = [e for e in events if e["tid"] == rank]
+        steps = sorted(e["name"] for e in mine if e["cat"] in ("forward", "backward"))
+        assert steps == ["B0", "B1", "F0", "F1"], (rank, steps)        # M = 2
+        for kind, sent in (("dp", dp_sent), ("tp", tp_sent)):
+            traced = sum(e["args"]["bytes_sent"] for e in mine
+                         if str(e["args"].get("group", "")).startswith(kind))
+            assert traced == sent > 0, (rank, kind, traced, sent)
+    last_ms = float(re.findall(r"^step +\d+ +loss .* ([\d.]+) ms$", out, re.M)[-1])
+    extent_ms = (max(e["ts"] + e["dur"] for e in events) - min(e["ts"] for e in events)) / 1e3
+    assert 0.5 * last_ms < extent_ms < 1.5 * last_ms + 20, (extent_ms, last_ms)
 
 
 def test_tutorial_on_one_rank_and_a_wrong_grid(tmp_path):

@@ -175,6 +175,27 @@ def test_cli_zero_bubble_prints_its_bubble_beside_1f1b(tmp_path, capsys):
             main(["--schedule", "zb-h1", "--stages", "4", "--out", ""] + bad)
 
 
+def test_cli_zbv_draws_the_v_with_no_bubble_at_equal_times(tmp_path, capsys):
+    out = tmp_path / "zbv.png"
+    assert main(["--schedule", "zbv", "--stages", "4", "--micro-batches", "8",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "bubble zbv 0 (table 0 = 0) vs 1f1b 9 (table (p-1)(T_F+T_B+T_W) = 9)" in text
+    assert "makespan 25.5 vs 1f1b 33" in text
+    assert ("chunk activations held at peak (F done, W not), per stage: [8, 8, 8, 8] "
+            "(1f1b: [4, 3, 2, 1]); a chunk holds 1/2 of a stage's layers") in text
+    assert text.splitlines()[1].startswith("stage 0 |F0c0 F1c0 F2c0")
+    assert png_size(out) == (1200, 360)
+    assert main(["--schedule", "zbv", "--stages", "4", "--micro-batches", "8",
+                 "--t-weight", "0.5", "--out", ""]) == 0
+    assert ("bubble zbv 1.5 (table 0 = 0, which assumes T_F = T_B = T_W) vs 1f1b 7.5"
+            in capsys.readouterr().out)
+    for bad in [["--micro-batches", "6"], ["--t-weight", "0"], ["--t-forward", "0"],
+                ["--chunks", "3"]]:
+        with pytest.raises(SystemExit):
+            main(["--schedule", "zbv", "--stages", "4", "--out", ""] + bad)
+
+
 def test_cli_t_weight_adds_to_a_whole_backward(capsys):
     assert main(["--schedule", "1f1b", "--stages", "2", "--micro-batches", "2",
                  "--t-weight", "1", "--out", ""]) == 0

@@ -4,7 +4,6 @@ Tutorials 01-04 and 08 are run by the tests of their own scheme (test_grid,
 test_tensor_parallel, test_threed); this file runs the others, with short
 settings so the suite stays quick. Each check reads the tutorial's own output.
 """
-import json
 import os
 import re
 import subprocess
@@ -69,8 +68,10 @@ def test_06_zero_stages_equal_and_memory_matches_the_formulas():
 
 
 def test_07_pipeline_prints_emulated_and_plain_bubbles(tmp_path):
-    """The table's rows (losses, bubbles, in flight) and both timelines of every run; the
-    emulated bubble's accuracy is asserted in test_pipeline.py (a ratio, retried if busy)."""
+    """The table's rows (losses, bubbles, in flight) and both timelines of every run, each
+    with a Chrome trace in the format holding every F and B of every rank; the emulated
+    bubble's accuracy is asserted in test_pipeline.py (a ratio, retried if busy)."""
+    from test_chrome_trace import check_chrome_trace
     rc, out, err = run_script(4, tutorial("07_pipeline.py"),
                               ["--out", str(tmp_path), "--repeats", "1"], timeout=240)
     assert rc == 0, err
@@ -93,9 +94,14 @@ def test_07_pipeline_prints_emulated_and_plain_bubbles(tmp_path):
         with open(tmp_path / name, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
         with open(tmp_path / (name[:-4] + ".json")) as f:        # its Chrome trace
-            events = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+            events = check_chrome_trace(f.read())
         assert {e["tid"] for e in events} == {0, 1, 2, 3}
-        assert {"forward", "backward"} <= {e["cat"] for e in events}
+        m = int(re.search(r"_M(\d+)", name).group(1))
+        for rank in range(4):                                    # the run's every F and B
+            for op in ("forward", "backward"):
+                mine = sorted(e["args"]["micro_batch"] for e in events
+                              if e["tid"] == rank and e["cat"] == op)
+                assert mine == list(range(m)), (name, rank, op)
 
 
 def test_09_interleaved_prints_the_grid_the_bubble_and_the_check():
@@ -108,6 +114,50 @@ def test_09_interleaved_prints_the_grid_the_bubble_and_the_check():
     rc, out, err = run_script(4, tutorial("09_interleaved_1f1b.py"), ["--micro-batches", "6"],
                               timeout=120)
     assert rc != 0 and "multiple of the pipeline stages: M=6, K=4" in err, (out, err)
+
+
+def test_13_zero_bubble_measures_the_bubbles_and_equals_one_process(tmp_path):
+    """Emulated device time: ZB-H1's measured bubble below 1F1B's, each next to the simulated
+    and the paper's (9 T, 3 T, 0); losses equal one process's; a timeline and a Chrome trace
+    per schedule whose events are that run's F, B and W."""
+    from test_chrome_trace import check_chrome_trace
+    rc, out, err = run_script(4, tutorial("13_zero_bubble.py"), ["--out", str(tmp_path)],
+                              timeout=300)
+    assert rc == 0, err
+    assert "stage 0 |F0 F1 F2 F3 .. .. .. B0 W0 F4 B1 W1 F5" in out, out
+    rows = {m.group(1): [float(v) for v in m.groups()[1:]] for m in re.finditer(
+        r"^(1f1b|zb-h1|zbv) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) "
+        r"+([\d.]+) +([\d.e+-]+) ", out, re.M)}
+    assert sorted(rows) == ["1f1b", "zb-h1", "zbv"], out
+    for name, (bubble, simulated, table, makespan, sim_makespan, loss, serial, diff) in \
+            rows.items():
+        assert simulated == table == {"1f1b": 180.0, "zb-h1": 60.0, "zbv": 0.0}[name]
+        assert bubble >= simulated - 10                  # a real run only adds delays
+        assert sim_makespan == {"1f1b": 660.0, "zb-h1": 540.0, "zbv": 510.0}[name]
+        assert makespan >= sim_makespan - 10
+        assert abs(loss - serial) < 1e-12 and diff < 1e-12
+    assert rows["zb-h1"][0] < rows["1f1b"][0], out
+    checks = re.findall(r"^  (1f1b|zb-h1|zbv) +max\|loss diff\| (\S+), max\|grad diff\| (\S+),"
+                        r" max\|weight diff\| (\S+) +PASS \(< 1e-10\)$", out, re.M)
+    assert [c[0] for c in checks] == ["1f1b", "zb-h1", "zbv"], out
+    assert all(float(d) < 1e-10 for c in checks for d in c[1:])
+    steps = {"1f1b": ("forward", "backward"), "zb-h1": ("forward", "backward", "weight"),
+             "zbv": ("forward", "backward", "weight")}
+    for name, ops in steps.items():
+        with open(tmp_path / f"{name}.png", "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+        events = check_chrome_trace((tmp_path / f"{name}.json").read_text())
+        compute = [e for e in events if e["cat"] in ops]
+        chunks = 2 if name == "zbv" else 1
+        assert len(compute) == 4 * 8 * chunks * len(ops)      # every F, B, W of every rank
+        for rank in range(4):
+            for op in ops:
+                mine = sorted(e["args"]["micro_batch"] for e in compute
+                              if e["tid"] == rank and e["cat"] == op)
+                assert mine == sorted(list(range(8)) * chunks), (name, rank, op)
+        assert {e["cat"] for e in events} == set(ops) | {"recv"}   # a wait for a neighbour
+
+
 def test_10_sequence_parallel_trace_memory_and_one_process():
     rc, out, err = run_script(4, tutorial("10_sequence_parallel.py"), ["--steps", "2"],
                               timeout=180)

@@ -3,10 +3,12 @@ from fractions import Fraction
 
 import pytest
 
+from minimegatron.data.demo import VERIFY_CONFIG
+from minimegatron.nn import GPT
+from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
 from minimegatron.parallel.pipeline_parallel.schedules import (
     Action, get_schedule, one_f_one_b, peak_in_flight, simulate)
-from minimegatron.parallel.pipeline_parallel.zero_bubble import (check_executable, zb_h1,
-                                                                 zb_h2)
+from minimegatron.parallel.pipeline_parallel.zero_bubble import zb_h1, zb_h2
 
 ZB = {"zb-h1": zb_h1, "zb-h2": zb_h2}
 LEAST = {"zb-h1": lambda K: K, "zb-h2": lambda K: 2 * K - 1}       # fewest micro-batches
@@ -211,9 +213,6 @@ def test_registry_and_errors():
             simulate("zb-h1", 4, 8, times[0], times[1], t_weight=times[2])
     with pytest.raises(ValueError, match="need t_weight > 0, got t_weight=0"):
         simulate("zb-h1", 4, 8)
-    with pytest.raises(ValueError, match="does not do yet"):
-        check_executable("zb-h2")
-    check_executable("1f1b")
 
 
 def test_1f1b_is_unchanged_by_a_zero_weight_time():
@@ -225,9 +224,58 @@ def test_1f1b_is_unchanged_by_a_zero_weight_time():
             assert simulate("1f1b", K, M, 1.0, t_backward, t_weight=1.0) == folded
 
 
-def test_the_engine_refuses_to_run_w_before_any_message():
-    """The engine runs the backward whole: zb-h1 is a ValueError in its constructor."""
-    from minimegatron.parallel.pipeline_parallel import PipelineEngine
-    for name in ZB:
-        with pytest.raises(ValueError, match=f"'{name}' splits the backward into B and W"):
-            PipelineEngine(object(), None, schedule=name, num_micro_batches=8)
+class NoMessages:
+    """A pp group of 4 that fails any collective: errors must come before the first message."""
+    size, rank = 4, 0
+
+    def __getattr__(self, name):
+        raise AssertionError(f"a collective was reached (group.{name})")
+
+
+def test_the_engine_names_bad_input_before_any_message():
+    from minimegatron.parallel.pipeline_parallel import ChunkedStage, PipelineEngine, PipelineStage
+    model = GPT(VERIFY_CONFIG)
+    stage, v_stage = PipelineStage(model, 0, 4), ChunkedStage(model, 0, 4, 2, placement="v")
+    for module, schedule, m, error in [
+            (stage, "zb-h3", 8, "unknown schedule 'zb-h3'"),
+            (stage, "zb-h1", 3, "'zb-h1' needs at least 4 micro-batches for 4 stages"),
+            (stage, "zb-h2", 6, "'zb-h2' needs at least 7 micro-batches"),
+            (v_stage, "zbv", 6, "'zbv' needs at least 7 micro-batches"),
+            (stage, "zbv", 8, "placement='v'"),
+            (v_stage, "zb-h1", 8, "runs the schedule 'zbv', not 'zb-h1'")]:
+        with pytest.raises(ValueError, match=error):
+            PipelineEngine(module, NoMessages(), schedule=schedule, num_micro_batches=m)
+    for times in [(-1, 1), (1, 1, -0.5), (1, float("inf"), 1)]:
+        with pytest.raises(ValueError, match="must be seconds >= 0"):
+            DeviceTime(*times)
+
+
+def test_trainer_3d_names_too_few_micro_batches_before_any_message():
+    from minimegatron.parallel.threed import check_3d_config
+
+    class Grid:
+        tp_size, cp_size, pp_size = 1, 1, 4
+    for name, m, least in [("zb-h1", 3, 4), ("zb-h2", 6, 7), ("zbv", 6, 7)]:
+        with pytest.raises(ValueError, match=f"'{name}' needs at least {least} micro-batches"):
+            check_3d_config(VERIFY_CONFIG, Grid(), name, m, 0)
+    with pytest.raises(ValueError, match="pipeline of 16 stages"):       # zbv: 2 chunks
+        check_3d_config(VERIFY_CONFIG, type("G", (Grid,), {"pp_size": 8})(), "zbv", 15, 0)
+
+
+@pytest.mark.parametrize("name", ["zb-h1", "zb-h2", "zbv"])
+def test_every_zero_bubble_schedule_beats_1f1b_and_keeps_f_b_w_in_order_in_time(name):
+    """T_W > 0: bubble strictly below 1F1B's at equal work; each W after its B after its F."""
+    least = {"zb-h1": lambda K: K}.get(name, lambda K: 2 * K - 1)
+    for K in range(2, 6):
+        for M in (least(K), least(K) + 3):
+            for times in [(1, 1, Fraction(1, 4)), (1, 1, 1), (2, 1, 1), (1, 2, 3)]:
+                t_forward, t_backward, t_weight = map(Fraction, times)
+                zb = simulate(name, K, M, t_forward, t_backward, t_weight=t_weight)
+                plain = simulate("1f1b", K, M, t_forward, t_backward, t_weight=t_weight)
+                assert zb.bubble < plain.bubble, (name, K, M, times)
+                for row in zb.slots:
+                    end = {(slot.op, slot.micro_batch, slot.chunk): slot.end for slot in row}
+                    for slot in row:
+                        if slot.op != "F":
+                            before = {"B": "F", "W": "B"}[slot.op]
+                            assert end[before, slot.micro_batch, slot.chunk] <= slot.start

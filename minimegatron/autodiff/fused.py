@@ -134,11 +134,13 @@ class LayerNorm(Function):
         if backend_name() == "cupy":
             return _layer_norm_backward_cupy(ctx, grad_out)
         xhat, rstd, weight = ctx.saved
-        g = grad_out * weight
-        proj = (g * xhat).mean(axis=-1, keepdims=True)  # mean(g x^)
-        gx = g - g.mean(axis=-1, keepdims=True)
-        gx -= xhat * proj
-        gx *= rstd
+        gx = None
+        if ctx.needs_input_grad[0]:                     # (a split backward's W skips it)
+            g = grad_out * weight
+            proj = (g * xhat).mean(axis=-1, keepdims=True)  # mean(g x^)
+            gx = g - g.mean(axis=-1, keepdims=True)
+            gx -= xhat * proj
+            gx *= rstd
         gw = _rows_sum(grad_out * xhat) if ctx.needs_input_grad[1] else None
         gb = _rows_sum(grad_out) if ctx.needs_input_grad[2] else None
         return gx, gw, gb

@@ -50,7 +50,9 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx, grad_out):
-        return unbroadcast(grad_out, ctx.shapes[0]), unbroadcast(grad_out, ctx.shapes[1])
+        needs = ctx.needs_input_grad
+        return (unbroadcast(grad_out, ctx.shapes[0]) if needs[0] else None,
+                unbroadcast(grad_out, ctx.shapes[1]) if needs[1] else None)
 
 
 class Sub(Function):
@@ -62,7 +64,9 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, grad_out):
-        return unbroadcast(grad_out, ctx.shapes[0]), unbroadcast(-grad_out, ctx.shapes[1])
+        needs = ctx.needs_input_grad
+        return (unbroadcast(grad_out, ctx.shapes[0]) if needs[0] else None,
+                unbroadcast(-grad_out, ctx.shapes[1]) if needs[1] else None)
 
 
 class Mul(Function):

@@ -23,6 +23,11 @@ Backward is reverse-mode autodiff over the recorded Nodes (function.py):
 
 Gradients accumulate across ``backward`` calls until ``zero_grad``. Saved
 arrays are freed after use, so each graph can be walked once.
+
+``backward(grad, defer_weight_grads=True)`` splits the walk in two for
+zero-bubble pipelines: the gradients of every input but the weights now (B),
+the weights' (Parameters, ``is_weight``) later, when the returned
+``WeightGradients`` is called (W). split_backward.py says how.
 """
 from minimegatron.backend import get_backend, xp, to_numpy
 from minimegatron.autodiff.function import no_grad
@@ -43,6 +48,8 @@ class Tensor:
         self._index = 0        # which output of that Node
         self._grad_hooks = []
         self.grad_view = None  # an array gradients are written into (minimegatron/optim/flat.py)
+
+    is_weight = False          # a Parameter's gradient is a weight gradient (split_backward.py)
 
     # ---- array-like basics -------------------------------------------------
     shape = property(lambda self: self.data.shape)
@@ -111,8 +118,12 @@ class Tensor:
         return ops.Transpose.apply(self, axes=tuple(axes) if axes else None)
 
     # ---- backward ------------------------------------------------------------
-    def backward(self, grad=None):
-        """Accumulate dself/dleaf into ``leaf.grad`` for every leaf that needs it."""
+    def backward(self, grad=None, defer_weight_grads=False):
+        """Accumulate dself/dleaf into ``leaf.grad`` for every leaf that needs it.
+
+        ``defer_weight_grads=True``: every gradient but the weights' now (B); returns
+        a WeightGradients whose call adds the weights' gradients (W, split_backward.py).
+        """
         if not self.requires_grad:
             raise RuntimeError("backward() on a tensor that does not require grad")
         if grad is None:
@@ -125,11 +136,12 @@ class Tensor:
         given = {id(_owner(grad))}    # memory already held elsewhere: the caller's seed
         if self._node is None:
             _accumulate_leaf(self, grad, given)
-            return
+            return WeightGradients({}, given) if defer_weight_grads else None
         order, leaf_uses = _topological_order(self._node)
         grads = {self._node: [None] * len(self._node.out_meta)}
         grads[self._node][self._index] = grad
         pending = {}  # id(leaf) -> summed gradient still waiting for other paths
+        weights = WeightGradients(leaf_uses, given) if defer_weight_grads else None
         with no_grad():
             for node in reversed(order):
                 grad_outs = [g if g is not None else xp.zeros(shape, dtype)
@@ -137,7 +149,10 @@ class Tensor:
                 if node.ctx is None:
                     raise RuntimeError("backward through a graph a second time: "
                                        "its saved arrays were already freed")
-                grad_ins = node.fn.backward(node.ctx, *grad_outs)
+                if weights is None:
+                    grad_ins = node.fn.backward(node.ctx, *grad_outs)
+                else:                             # B now; the weights' half recorded for W
+                    grad_ins = weights.input_half(node, grad_outs)
                 if not isinstance(grad_ins, tuple):
                     grad_ins = (grad_ins,)
                 for t, g in zip(node.inputs, grad_ins):
@@ -147,12 +162,9 @@ class Tensor:
                         slots = grads.setdefault(t._node, [None] * len(t._node.out_meta))
                         slots[t._index] = g if slots[t._index] is None else slots[t._index] + g
                         continue
-                    key = id(t)
-                    pending[key] = g if key not in pending else pending[key] + g
-                    leaf_uses[key][1] -= 1
-                    if leaf_uses[key][1] == 0:
-                        _accumulate_leaf(t, pending.pop(key), given)
+                    deliver_to_leaf(t, g, pending, leaf_uses, given)
                 node.ctx, node.inputs = None, ()
+        return weights
 
 
 def unwrap(a):
@@ -181,6 +193,15 @@ def _topological_order(root):
             elif id(t._node) not in expanded_ids:
                 stack.append((t._node, False))
     return order, leaf_uses
+
+
+def deliver_to_leaf(leaf, grad, pending, leaf_uses, given):
+    """Add one path's gradient; once every path has arrived, into ``leaf.grad``."""
+    key = id(leaf)
+    pending[key] = grad if key not in pending else pending[key] + grad
+    leaf_uses[key][1] -= 1
+    if leaf_uses[key][1] == 0:
+        _accumulate_leaf(leaf, pending.pop(key), given)
 
 
 def _owner(a):
@@ -221,3 +242,4 @@ def _accumulate_leaf(leaf, grad, given):
 
 
 from minimegatron.autodiff import ops  # noqa: E402  (ops imports Tensor; bound here at the end)
+from minimegatron.autodiff.split_backward import WeightGradients  # noqa: E402

@@ -28,10 +28,13 @@ def build(group, config, schedule, num_micro_batches, checkpoint, memory_meter=N
           chunks=2):
     """The stage of this rank (from the full model, then dropped) and its engine.
 
-    ``chunks``: the model chunks per rank of the "interleaved" schedule (else unused).
+    ``chunks``: the model chunks per rank of the "interleaved" schedule (else unused;
+    "zbv" always holds two, placed in a V).
     """
     if schedule == "interleaved":
         stage = ChunkedStage(GPT(config), group.rank, group.size, chunks)
+    elif schedule == "zbv":                           # two chunks, down the ranks and back up
+        stage = ChunkedStage(GPT(config), group.rank, group.size, 2, placement="v")
     else:
         stage = PipelineStage(GPT(config), group.rank, group.size)
     engine = PipelineEngine(stage, group, schedule=schedule,

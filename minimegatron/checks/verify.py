@@ -17,6 +17,9 @@ for every scheme and grid and prints one table on rank 0:
     pp-1f1b     pipeline.check_pipeline("1f1b", M=4)   pp = d
     3d          threed.check_3d (dp, pp, tp, M=2)      every dp*pp*tp = N with 2+ axes > 1
     pp-interleaved  pipeline.check_pipeline("interleaved", M=4, v=2 chunks)  pp = d
+    pp-zb-h1    pipeline.check_pipeline("zb-h1", M=8)  pp = d; and dp = 2 x pp = N/2
+    pp-zb-h2    the same, "zb-h2"                      (threed.check_3d: DDP over 2
+    pp-zbv      the same, "zbv" (2 chunks in a V)       pipelines, pp a strict subgroup)
     cp-ring     context.check_context_parallel("ring")       every dp x cp = N with cp > 1
     cp-allgather  context.check_context_parallel("allgather")  the same grids
     cp-ulysses  context.check_context_parallel("ulysses")    the same (heads divide by cp)
@@ -42,7 +45,8 @@ pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
 grid whose model cannot split (tp = 3 does not divide 8 heads, 16 stages
 exceed 8 layers) is a SKIP with that reason, never a FAIL (``fit``). The
 interleaved row needs K*v = 2K layer groups (K = 8: SKIP) and M = 4 a
-multiple of K (K = 3: SKIP, the schedule's own rule).
+multiple of K (K = 3: SKIP, the schedule's own rule); the zero-bubble rows need
+M = 8 >= K (zb-h1) or >= 2K-1 (zb-h2, zbv: K = 8 is a SKIP) and zbv 2K layer groups.
 
 A grid of d < N ranks runs on sub-communicators (``world.split(rank // d)``):
 N/d copies of it run at once, so every rank takes part. Each row's diffs are
@@ -106,7 +110,7 @@ from minimegatron.data.demo import CONTEXT_CONFIG, SMALL_CONFIG, VERIFY_CONFIG
 from minimegatron.runtime.entry import ArgumentParser, banner, usage_error
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
 from minimegatron.parallel.grid import ProcessGrid, factorisations
-from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved
+from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
 from minimegatron.parallel.pipeline_parallel.stage import stage_layers
 from minimegatron.parallel.split import padded
 from minimegatron.parallel.tensor_parallel.gpt import check_tp_config
@@ -151,13 +155,17 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "4d-ring": Scheme("4D ring", "4d", 2),
            "4d-allgather": Scheme("4D allgather", "4d", 2),
            "4d-ulysses": Scheme("4D Ulysses", "4d", 2),
+           "pp-zb-h1": Scheme("pipe ZB-H1", "zb", 8),
+           "pp-zb-h2": Scheme("pipe ZB-H2", "zb", 8),
+           "pp-zbv": Scheme("pipe ZBV", "zb", 8),
            "moe-ep": Scheme("MoE ep", "moe"),
            "moe-dropless": Scheme("MoE dropless", "moe"),
            "moe-3d": Scheme("MoE ep+3D", "moe3d", 2)}
 CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
-          "cp": "context", "4d": "threed", "moe": "moe", "moe3d": "moe"}   # checks/<name>
+          "cp": "context", "4d": "threed", "zb": "pipeline", "moe": "moe",
+          "moe3d": "moe"}                                                 # checks/<name>
 BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4,   # rounded up to a multiple of dp x M
-         "4d": 4, "moe": 8, "moe3d": 8}
+         "4d": 4, "zb": 8, "moe": 8, "moe3d": 8}
 INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
 
 
@@ -208,6 +216,10 @@ def grids(scheme, world_size):
         return [(1, 1, d, m) for d in group_sizes(world_size)]
     if kind == "pipe":
         return [(1, d, 1, m) for d in group_sizes(world_size)]
+    if kind == "zb":                          # also 2 data-parallel pipelines of N/2 stages
+        twice = group_sizes(world_size // 2) if world_size % 2 == 0 and world_size > 2 else []
+        return ([(1, d, 1, m) for d in group_sizes(world_size)]
+                + [(2, d, 1, m) for d in twice if d > 1])
     return [(dp, pp, tp, m) for dp, pp, tp in factorisations(world_size)
             if sum(x > 1 for x in (dp, pp, tp)) >= 2]
 
@@ -221,7 +233,7 @@ def fit(scheme, dims):
     """
     dp, pp, tp, m, cp = _unpack(dims)
     config = common_config(scheme)
-    chunks = INTERLEAVED_CHUNKS if scheme == "pp-interleaved" else 1
+    chunks = {"pp-interleaved": INTERLEAVED_CHUNKS, "pp-zbv": 2}.get(scheme, 1)
     try:
         if SCHEMES[scheme].kind in ("moe", "moe3d"):
             _checks("moe").check_moe_fits(config, moe_config(scheme, cp), dims)
@@ -231,8 +243,10 @@ def fit(scheme, dims):
                             "contiguous" if attention == "ulysses" else "zigzag", tp)
         check_tp_config(config, tp)
         stage_layers(config.n_layer, pp * chunks, 0)          # K*v layer groups
-        if chunks > 1:
+        if scheme == "pp-interleaved":
             check_interleaved(pp, m, chunks)                  # M a multiple of K
+        if SCHEMES[scheme].kind == "zb":
+            get_schedule(scheme[3:])(pp, m, 0)                # M >= K or 2K-1
         if scheme == "tp-sp":
             check_sequence_length(config.seq_len, tp)
     except ValueError as err:
@@ -292,7 +306,11 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
         return _checks("moe").check_moe((dp, pp, tp, cp, dims[5]), moe_config(scheme, cp),
                                         steps=steps, micro_batches=m, batch_size=batch_size,
                                         config=config, mpi_comm=group.comm)
-    if kind == "pipe":
+    if kind == "zb" and dp > 1:               # DDP over dp pipelines (Trainer3D)
+        return _checks("threed").check_3d((dp, pp, tp), steps=steps, schedule=scheme[3:],
+                                          micro_batches=m, batch_size=batch_size,
+                                          config=config, mpi_comm=group.comm)
+    if kind in ("pipe", "zb"):
         return _checks("pipeline").check_pipeline(group, scheme[3:], m, config=config,
                                                   steps=steps, batch_size=batch_size,
                                                   chunks=INTERLEAVED_CHUNKS)

@@ -458,4 +458,68 @@ MESSAGES = {
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, expected {want}",
     "cp.not_partition": "S={steps}, cp={cp}: the ranks hold {got}, not every token once",
     "cp.unbalanced": "S={steps}, cp={cp}: causal pairs per rank {pairs}, not all equal",
+    # 9.x zero bubble (exercise_checks/zero_bubble.py)
+    "point.9.1.input_now": "after B, before any W, dL/dX (dY W^T through both Linears) is "
+                           "complete and right: what the previous stage waits for",
+    "point.9.1.input_now.hint": "an op with no weight input runs its whole backward in B; an "
+                                "op with one computes the gradients of its OTHER inputs now "
+                                "(is_weight tells which is which, not requires_grad)",
+    "point.9.1.b_no_weight": "B computes no X^T dY: every weight's grad is untouched after B, "
+                             "and each Linear is asked for its input's gradient only",
+    "point.9.1.b_no_weight.hint": "call the backward through masked_backward with the mask "
+                                  "(need and not weight), so MatMul computes dY W^T alone; "
+                                  "computing both and dropping one still costs the product",
+    "point.9.1.w_no_input": "W computes X^T dY only: one product per Linear, only the ops with "
+                            "a weight recorded, and the input gradients left as B made them",
+    "point.9.1.w_no_input.hint": "append (node.fn, node.ctx, node.inputs, grad_outs, weights) "
+                                 "only for an op with a weight: the mask W runs with is "
+                                 "weights, never needs_input_grad",
+    "point.9.1.values": "B then W (two micro-batches, W's later and in reverse) equals the "
+                        "whole backward bit for bit, in float64 and float32, and central "
+                        "differences",
+    "point.9.1.values.hint": "record the op, its ctx, its inputs and grad_outs for every op "
+                             "with a weight, so that W has all it needs after the next "
+                             "micro-batch's B",
+    "point.9.2.once": "every micro-batch's W runs exactly once on every stage, and without the "
+                      "W's the list is 1F1B's: the same F, B and messages",
+    "point.9.2.once.hint": "count the W's you have placed (weights); the cool-down and the "
+                           "W's still pending at the end must bring it to M",
+    "point.9.2.after_b": "each W comes after the B of its own micro-batch",
+    "point.9.2.after_b.hint": "W frees the oldest micro-batch whose B is done: W(weights), "
+                              "placed after a B, never before",
+    "point.9.2.memory": "no stage holds more than K micro-batches (F done, W not): 1F1B's peak",
+    "point.9.2.memory.hint": "when cap micro-batches are held, run one W before the next F "
+                             "(W is what frees a micro-batch's activations)",
+    "point.9.2.bubble": "the simulated bubble is at most (K-1)(T_F+T_B-T_W), below 1F1B's "
+                        "(K-1)(T_F+T_B+T_W), at T_W = T_F and T_W = T_F/2",
+    "point.9.2.bubble.hint": "a W right after every B is 1F1B again: defer each W until the "
+                             "stage holds cap micro-batches, so it fills a gap",
+    "point.9.2.h2": "the same code under ZB-H2's warm-up and cap (2K-1): W's once and after "
+                    "their B, at most 2K-1 held, bubble at most (K-1)(T_F+T_B-2T_W)",
+    "point.9.2.h2.hint": "compare held with cap, the argument, never with num_stages",
+    "zb.dtypes": "the split was run in {got}, not float64 then float32",
+    "zb.none": "{what}: None",
+    "zb.dtype": "{what}: dtype {got}, expected {want}",
+    "zb.raised": "{dtype}: raised {error}",
+    "zb.after_b": "{what} after B, before W, {dtype}",
+    "zb.after_w": "{what} after W, {dtype}",
+    "zb.weights_in_b": "{dtype}: after B the weights {names} already hold a gradient (that is "
+                       "W's work)",
+    "zb.b_calls": "{dtype}: in B, {op}'s backward was asked for (input, weight) = {got}; "
+                  "expected [True, False] for each of the 4 calls",
+    "zb.w_calls": "{dtype}: in W, {op}'s backward was asked for (input, weight) = {got}; "
+                  "expected [False, True] for each of the 4 calls",
+    "zb.steps": "{dtype}: W recorded {got} ops per micro-batch, expected [4, 4] (2 MatMul "
+                "and 2 Add, the ops with a weight)",
+    "zb.x_changed": "{dtype}: W changed dL/dx{i} (W computes weight gradients only)",
+    "zb.not_whole": "{what}: not equal, bit for bit, to the whole backward",
+    "zb.numeric": "{what} against central differences",
+    "zb.w_once": "{where}: W's for micro-batches {got}, expected each of 0..{m}-1 once\n"
+                 "  actions: {actions}",
+    "zb.not_1f1b": "{where}: without its W's the list is {got}\n  expected 1F1B's {want}",
+    "zb.w_first": "{where}: {step} before its own B\n  actions: {actions}",
+    "zb.held": "{where}: {got} micro-batches held at once (F done, W not), at most {most}\n"
+               "  actions: {actions}",
+    "zb.bubble": "{name}(K={stages}, M={micro}), T_F={t_f}, T_B={t_b}, T_W={t_w}: simulated "
+                 "bubble {got}; the table's is {table}, 1F1B's {plain}",
 }

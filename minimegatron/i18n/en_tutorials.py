@@ -142,4 +142,18 @@ MESSAGES = {
     "t12.picture": "picture of the splits, the causal work and the ring: {path}",
     "t12.in_flight": "ring K/V blocks in flight (transient, one layer): forward {forward:,d} B, "
                      "backward {backward:,d} B",
+    # tutorials/13_zero_bubble.py
+    "t13.grid": "\n{name}, K={K} stages, M={M} micro-batches, T_F = T_B = T_W (simulated; "
+                "W<i>: the weight gradient of micro-batch i, '..' idle)",
+    "t13.measured": "\none step on {K} ranks, M={M}, emulated device time: every F, B and W "
+                    "lasts {ms:g} ms (1F1B's backward is B + W); bubble = the most a stage "
+                    "idles between its first step and its last",
+    "t13.drawn": "timelines and Chrome traces (https://ui.perfetto.dev): {files} files in "
+                 "{out}",
+    "t13.compute": "longest real compute of one step: {ms:.1f} ms (each lasts {budget:g} ms "
+                   "of emulated device time)",
+    "t13.check_heading": "\nagainst one process (8-layer GPT, 2 AdamW steps, every rank):",
+    "t13.check": "  {name:<6} {diffs}   {verdict} (< {tol:g})",
+    "t13.pass": "PASS",
+    "t13.fail": "FAIL",
 }

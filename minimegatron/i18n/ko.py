@@ -118,6 +118,21 @@ EXERCISES = {
             "note": "지그재그(Megatron-LM 컨텍스트 병렬화): cp의 랭크 i는 시퀀스의 청크 i와 "
                     "2cp-1-i, 앞쪽 청크와 그 거울상을 가지므로, 모든 랭크가 같은 양의 인과 "
                     "어텐션을 계산합니다."},
+    "9.1": {"title": "제로 버블(zero bubble): 역전파를 B와 W로 나누기",
+            "hint": "weights = node.inputs 중 가중치(weight)인 것 (is_weight); 하나도 없으면 "
+                    "node.fn.backward 전체를 지금 돌려주세요; 있으면 (node.fn, node.ctx, "
+                    "node.inputs, grad_outs, weights)를 W를 위해 self.steps에 붙이고, 기울기가 "
+                    "필요하면서 가중치가 아닌 입력의 마스크로 masked_backward(...)를 돌려주세요",
+            "note": "제로 버블(Qi 외 2024): Y = XW의 기울기는 둘입니다: 이전 스테이지가 기다리는 "
+                    "B, dL/dX = dL/dY W^T, 그리고 옵티마이저 스텝만 필요로 하는 W, dL/dW = "
+                    "X^T dL/dY. 그래서 W는 나중에 실행할 수 있습니다."},
+    "9.2": {"title": "제로 버블(zero bubble): ZB-H1의 W 단계 배치",
+            "hint": "워밍업 뒤 남은 마이크로배치 j마다: 그 B, cap개를 들고 있으면(F는 끝났고 W는 "
+                    "아직) W가 없는 가장 오래된 마이크로배치의 W, 그다음 F; 그다음 마지막 B들, "
+                    "각각 뒤에 W 하나; 그다음 아직 남은 모든 W",
+            "note": "ZB-H1(Qi 외 2024)은 1F1B의 F, B 순서와 최대 K개 마이크로배치 보관을 그대로 "
+                    "두고, 각 W를 나중에 빈틈에서 실행합니다: 버블은 1F1B의 (p-1)(T_F+T_B+T_W) "
+                    "대신 (p-1)(T_F+T_B-T_W)."},
 }
 
 MESSAGES = {

@@ -448,4 +448,67 @@ MESSAGES = {
     "cp.not_partition": "S={steps}, cp={cp}: 랭크들이 {got}를 가집니다, 모든 토큰이 한 번씩이 "
                         "아닙니다",
     "cp.unbalanced": "S={steps}, cp={cp}: 랭크별 인과 쌍 {pairs}, 모두 같지 않습니다",
+    # 9.x zero bubble (exercise_checks/zero_bubble.py)
+    "point.9.1.input_now": "B가 끝나면, 어떤 W보다 먼저, dL/dX (두 Linear를 거친 dY W^T)가 "
+                           "완성되어 맞습니다: 이전 스테이지가 기다리는 것",
+    "point.9.1.input_now.hint": "가중치 입력이 없는 연산은 B에서 역전파 전체를 실행하고, 가중치가 "
+                                "있는 연산은 지금 그 밖의 입력의 기울기를 계산합니다 (어느 것이 "
+                                "가중치인지는 requires_grad가 아니라 is_weight가 말해 줍니다)",
+    "point.9.1.b_no_weight": "B는 X^T dY를 계산하지 않습니다: B 뒤에 모든 가중치의 grad는 그대로이고, "
+                             "각 Linear에는 입력의 기울기만 요청됩니다",
+    "point.9.1.b_no_weight.hint": "마스크 (필요하고 가중치가 아님)로 masked_backward를 거쳐 "
+                                  "역전파를 부르세요. 그러면 MatMul은 dY W^T만 계산합니다; 둘 다 "
+                                  "계산하고 하나를 버려도 곱셈 비용은 듭니다",
+    "point.9.1.w_no_input": "W는 X^T dY만 계산합니다: Linear마다 곱셈 하나, 가중치가 있는 연산만 "
+                            "기록되고, 입력 기울기는 B가 만든 그대로입니다",
+    "point.9.1.w_no_input.hint": "(node.fn, node.ctx, node.inputs, grad_outs, weights)는 가중치가 "
+                                 "있는 연산에만 붙이세요: W가 쓰는 마스크는 needs_input_grad가 "
+                                 "아니라 weights입니다",
+    "point.9.1.values": "B 다음 W (마이크로배치 둘, W는 나중에 거꾸로)가 전체 역전파와 비트 단위로 "
+                        "같습니다, float64와 float32에서, 그리고 중앙 차분(central differences)과도",
+    "point.9.1.values.hint": "가중치가 있는 모든 연산의 op, ctx, 입력, grad_outs를 기록하세요. 그래야 "
+                             "다음 마이크로배치의 B 뒤에도 W에 필요한 것이 다 있습니다",
+    "point.9.2.once": "모든 스테이지에서 마이크로배치마다 W가 정확히 한 번 실행되고, W를 빼면 "
+                      "목록은 1F1B의 것입니다: 같은 F, B, 메시지",
+    "point.9.2.once.hint": "배치한 W의 수(weights)를 세세요; 쿨다운과 끝에 남은 W들로 M이 되어야 "
+                           "합니다",
+    "point.9.2.after_b": "각 W는 자기 마이크로배치의 B 뒤에 옵니다",
+    "point.9.2.after_b.hint": "W는 B가 끝난 가장 오래된 마이크로배치를 풀어 줍니다: W(weights)는 "
+                              "B 뒤에 두고, 앞에 두지 마세요",
+    "point.9.2.memory": "어떤 스테이지도 K개보다 많은 마이크로배치(F는 끝났고 W는 아직)를 들고 "
+                        "있지 않습니다: 1F1B의 최댓값",
+    "point.9.2.memory.hint": "cap개를 들고 있으면 다음 F 전에 W 하나를 실행하세요 (마이크로배치의 "
+                             "활성값(activation)을 풀어 주는 것이 W입니다)",
+    "point.9.2.bubble": "시뮬레이션한 버블(bubble)이 (K-1)(T_F+T_B-T_W) 이하로 1F1B의 "
+                        "(K-1)(T_F+T_B+T_W)보다 작습니다, T_W = T_F와 T_W = T_F/2에서",
+    "point.9.2.bubble.hint": "B마다 바로 W를 두면 다시 1F1B입니다: 스테이지가 cap개를 들 때까지 "
+                             "각 W를 미뤄서 빈틈을 채우게 하세요",
+    "point.9.2.h2": "같은 코드가 ZB-H2의 워밍업과 cap(2K-1)으로도: W는 한 번씩 자기 B 뒤에, "
+                    "최대 2K-1개 보관, 버블은 (K-1)(T_F+T_B-2T_W) 이하",
+    "point.9.2.h2.hint": "held를 num_stages가 아니라 인자 cap과 비교하세요",
+    "zb.dtypes": "분할 역전파를 float64, float32 순서가 아니라 {got}에서 실행했습니다",
+    "zb.none": "{what}: None입니다",
+    "zb.dtype": "{what}: dtype {got}, 기댓값 {want}",
+    "zb.raised": "{dtype}: {error} 예외가 났습니다",
+    "zb.after_b": "B 뒤, W 전의 {what}, {dtype}",
+    "zb.after_w": "W 뒤의 {what}, {dtype}",
+    "zb.weights_in_b": "{dtype}: B 뒤에 가중치 {names}가 벌써 기울기를 갖습니다 (그것은 W의 "
+                       "일입니다)",
+    "zb.b_calls": "{dtype}: B에서 {op}의 역전파가 (입력, 가중치) = {got}로 요청되었습니다; 4번 "
+                  "모두 [True, False]여야 합니다",
+    "zb.w_calls": "{dtype}: W에서 {op}의 역전파가 (입력, 가중치) = {got}로 요청되었습니다; 4번 "
+                  "모두 [False, True]여야 합니다",
+    "zb.steps": "{dtype}: W가 마이크로배치마다 연산 {got}개를 기록했습니다, 기댓값 [4, 4] "
+                "(가중치가 있는 연산: MatMul 2개와 Add 2개)",
+    "zb.x_changed": "{dtype}: W가 dL/dx{i}를 바꿨습니다 (W는 가중치 기울기만 계산합니다)",
+    "zb.not_whole": "{what}: 전체 역전파와 비트 단위로 같지 않습니다",
+    "zb.numeric": "중앙 차분과 비교한 {what}",
+    "zb.w_once": "{where}: 마이크로배치 {got}의 W, 0..{m}-1 각각 한 번이어야 합니다\n"
+                 "  동작: {actions}",
+    "zb.not_1f1b": "{where}: W를 빼면 목록이 {got}\n  기댓값 1F1B의 {want}",
+    "zb.w_first": "{where}: {step}이 자기 B보다 먼저 옵니다\n  동작: {actions}",
+    "zb.held": "{where}: 한 번에 마이크로배치 {got}개 보관 (F는 끝났고 W는 아직), 최대 "
+               "{most}개\n  동작: {actions}",
+    "zb.bubble": "{name}(K={stages}, M={micro}), T_F={t_f}, T_B={t_b}, T_W={t_w}: 시뮬레이션한 "
+                 "버블 {got}; 표의 값은 {table}, 1F1B는 {plain}",
 }

@@ -148,4 +148,18 @@ MESSAGES = {
     "t12.picture": "분할, 인과 계산량, 링(ring)의 그림: {path}",
     "t12.in_flight": "전송 중인 링 K/V 블록 (일시적, 층 하나): 순전파 {forward:,d} B, "
                      "역전파 {backward:,d} B",
+    # tutorials/13_zero_bubble.py
+    "t13.grid": "\n{name}, K={K} 스테이지(stage), M={M} 마이크로배치(micro-batch), T_F = T_B = "
+                "T_W (시뮬레이션; W<i>: 마이크로배치 i의 가중치 기울기, '..' 유휴)",
+    "t13.measured": "\n랭크(rank) {K}개에서 한 스텝, M={M}, 에뮬레이션한 장치 시간: F, B, W마다 "
+                    "{ms:g} ms (1F1B의 역전파는 B + W); 버블(bubble) = 한 스테이지가 첫 단계와 "
+                    "마지막 단계 사이에 가장 오래 쉬는 시간",
+    "t13.drawn": "타임라인과 크롬 트레이스(Chrome trace, https://ui.perfetto.dev): {out}에 "
+                 "파일 {files}개",
+    "t13.compute": "한 단계의 가장 긴 실제 계산: {ms:.1f} ms (각각 에뮬레이션한 장치 시간 "
+                   "{budget:g} ms 동안)",
+    "t13.check_heading": "\n한 프로세스와 비교 (8층 GPT, AdamW 2 스텝, 모든 랭크):",
+    "t13.check": "  {name:<6} {diffs}   {verdict} (기준 < {tol:g})",
+    "t13.pass": "통과(PASS)",
+    "t13.fail": "실패(FAIL)",
 }

@@ -11,6 +11,8 @@ from minimegatron.autodiff.tensor import Tensor
 class Parameter(Tensor):
     """A leaf Tensor that a Module owns and an optimizer updates."""
 
+    is_weight = True      # its gradient is W in a split backward (autodiff/split_backward.py)
+
     def __init__(self, data, dtype=None):
         super().__init__(data, requires_grad=True, dtype=dtype)
 

@@ -10,7 +10,8 @@ The idea (DeepSpeed / Megatron-LM "3D"). The world is a ProcessGrid
   consecutive blocks (PipelineStage), run by PipelineEngine with any schedule
   (naive, gpipe, 1f1b) over M micro-batches; pp = 1 is a one-stage pipeline.
   "interleaved" with ``chunks`` = v: each rank holds v groups of blocks
-  (ChunkedStage), M a multiple of pp.
+  (ChunkedStage), M a multiple of pp. Zero-bubble "zb-h1", "zb-h2" and "zbv" (two
+  chunks in a V) run B and W apart (zero_bubble.py); DDP / ZeRO sync after the step.
 - DATA parallel across replicas: the dp ranks of one (pp, tp) cell hold the
   same shard of the same stage; each takes rows r*B/dp .. (r+1)*B/dp of the
   global batch, and their gradients are averaged: DistributedDataParallel
@@ -71,8 +72,9 @@ from minimegatron.parallel.context_parallel.zigzag import check_split, split_seq
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.generate import pipeline_generate
-from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
-from minimegatron.parallel.pipeline_parallel.zero_bubble import check_executable
+from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved,
+                                                               chunks_per_stage, get_schedule)
+from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE
 from minimegatron.parallel.pipeline_parallel.stage import (ChunkedStage, PipelineStage,
                                                            stage_layers)
 from minimegatron.parallel.split import rows_of
@@ -92,10 +94,12 @@ def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
     if grid.cp_size > 1:
         check_cp_config(config, grid.cp_size, attention, cp_split(attention), grid.tp_size)
     get_schedule(schedule, chunks)                            # chunks only for interleaved
-    check_executable(schedule)                                # the engine runs B and W as one
+    chunks = chunks_per_stage(schedule, chunks)               # zbv: always 2
     stage_layers(config.n_layer, grid.pp_size * chunks, 0)    # pp * v <= n_layer
     if not isinstance(micro_batches, int) or micro_batches < 1:
         raise ValueError(f"micro_batches must be an int >= 1, got {micro_batches!r}")
+    if schedule in ZERO_BUBBLE:                               # M >= K (zb-h1), 2K-1
+        get_schedule(schedule)(grid.pp_size, micro_batches, 0)
     if schedule == "interleaved":
         check_interleaved(grid.pp_size, micro_batches, chunks)  # M a multiple of pp
     if zero_stage not in (0, 1, 2):
@@ -139,6 +143,8 @@ class Trainer3D:
             model = GPT(config)
         if schedule == "interleaved":                 # v chunks: layer groups k, k+pp, ...
             self.stage = ChunkedStage(model, grid.pp_rank, grid.pp_size, chunks)
+        elif schedule == "zbv":                       # two chunks in a V: blocks k, 2pp-1-k
+            self.stage = ChunkedStage(model, grid.pp_rank, grid.pp_size, 2, placement="v")
         else:
             self.stage = PipelineStage(model, grid.pp_rank, grid.pp_size)  # drops other layers
         self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches,

@@ -8,26 +8,25 @@ rank gets ``max(1, cores // local_ranks)`` threads.
 
 - before NumPy is imported: it sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and
   MKL_NUM_THREADS (values the user already set are respected);
-- after NumPy is imported (OpenBLAS already sized its pool): it finds the
-  loaded OpenBLAS in /proc/self/maps and calls its ``*set_num_threads*``
-  function through ctypes (NumPy 2 wheels ship ``scipy_openblas64_``).
+- after NumPy is imported (its BLAS already sized its pool): it asks threadpoolctl,
+  the field's library for exactly this, to limit every BLAS library loaded in the
+  process (OpenBLAS under any of its symbol names, MKL, BLIS, FlexiBLAS; on Linux,
+  macOS and Windows).
 
 The number of ranks on this host comes from the launcher's environment
 (MPICH/Hydra: MPI_LOCALNRANKS, Open MPI: OMPI_COMM_WORLD_LOCAL_SIZE, ...),
 so it also works under plain ``mpirun -n 8 python script.py``.
 """
-import ctypes
 import os
 import sys
+
+from threadpoolctl import threadpool_info, threadpool_limits
 
 BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 RANK_ENV = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
 WORLD_SIZE_ENV = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
 LOCAL_SIZE_ENV = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNSIZE",
                   "MV2_COMM_WORLD_LOCAL_SIZE", "PMI_SIZE", "PMIX_SIZE")
-SET_THREADS_SYMBOLS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-                       "openblas_set_num_threads64_", "openblas_set_num_threads",
-                       "MKL_Set_Num_Threads")
 
 
 def cores():
@@ -68,30 +67,28 @@ def rank_from_env():
 
 
 def threads_per_rank(ranks, ncores=None):
+    """BLAS threads for each of ``ranks`` ranks sharing ``ncores`` cores (default: ours)."""
     return max(1, (cores() if ncores is None else ncores) // max(1, ranks))
 
 
-def _loaded_blas_libraries():
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "/" in line}
-    except OSError:
-        return []
-    return sorted(p for p in paths if "blas" in os.path.basename(p).lower()
-                  or "mkl_rt" in os.path.basename(p))
+def loaded_blas():
+    """threadpoolctl's record of each BLAS library loaded in this process ([] before NumPy).
+
+    Each is a dict: ``internal_api`` ("openblas", "mkl", "blis", ...), ``filepath``,
+    ``num_threads``, ``version``.
+    """
+    return [library for library in threadpool_info() if library["user_api"] == "blas"]
+
+
+def blas_threads():
+    """The thread count each loaded BLAS library reports, in threadpoolctl's order."""
+    return [library["num_threads"] for library in loaded_blas()]
 
 
 def set_loaded_blas_threads(n):
-    """Call set_num_threads(n) on every BLAS library already loaded; returns how many."""
-    done = 0
-    for path in _loaded_blas_libraries():
-        lib = ctypes.CDLL(path)
-        for symbol in SET_THREADS_SYMBOLS:
-            if hasattr(lib, symbol):
-                getattr(lib, symbol)(ctypes.c_int(n))
-                done += 1
-                break
-    return done
+    """Limit every BLAS library already loaded to n threads; returns how many it limited."""
+    threadpool_limits(limits=n, user_api="blas")
+    return len(loaded_blas())
 
 
 def limit_blas_threads():

@@ -17,16 +17,24 @@ stage 0 on top). A simulation's time unit (t_forward = 1) becomes
 ``us_per_unit`` microseconds, 1 ms by default. A traced run's spans (seconds,
 ``minimegatron.comm.trace``; dicts with "rank", as ``gather_timeline`` and
 ``timeline --trace`` read them) keep their own times, shifted so the earliest
-starts at 0: compute steps are named F3 / B3 / W3, collectives by op and group
+starts at 0: compute steps are named F3 / B3 / W3 (F3c1 on model chunk 1),
+collectives by op and group
 ("all_reduce tp0"), with their bytes in args.
 
     minimegatron timeline --schedule zb-h1 --stages 4 --micro-batches 8 --chrome-trace zb.json
     minimegatron timeline --trace trace.json --chrome-trace run.json
 """
 import json
+import re
 
 COMPUTE = {"F": "forward", "B": "backward", "W": "weight"}
 SPAN_ARGS = ("micro_batch", "group", "nbytes", "bytes_sent", "bytes_recv", "label")
+
+
+def chunk_of(label):
+    """"c1" from the label of a step on model chunk 1 ("mb3c1", engine.py), else ""."""
+    found = re.search(r"c\d+$", str(label or ""))
+    return found.group(0) if found else ""
 
 
 def _metadata(process, tracks, row_name):
@@ -77,7 +85,8 @@ def from_trace(spans, title="traced run"):
         op = str(_get(span, "op") or _get(span, "kind"))
         micro_batch, group = _get(span, "micro_batch"), _get(span, "group")
         if op in COMPUTE.values():
-            name = op[0].upper() + ("" if micro_batch is None else str(micro_batch))
+            name = (op[0].upper() + ("" if micro_batch is None else str(micro_batch))
+                    + chunk_of(_get(span, "label")))
         else:
             name = op if group is None else f"{op} {group}"
         start, end = float(_get(span, "start")), float(_get(span, "end"))

@@ -1,4 +1,4 @@
-"""A calibrated step-time model for THIS engine on THIS machine (issue 15).
+"""A calibrated step-time model for THIS engine on THIS machine.
 
 tools/scaling.py models a GPU cluster: compute is FLOPs / GEMM rate. A NumPy engine
 also pays Python per op and memory traffic outside the GEMMs, which for the small

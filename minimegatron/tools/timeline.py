@@ -7,15 +7,17 @@ boxes blue, backward orange, weight gradient teal, communication and waits colou
 group they ran in: tp green, pp purple, dp red, any other grey; idle pale), with
 the bubble fraction idle / (stages * makespan) next to GPipe's formula
 (K - 1) / (M + K - 1) (interleaved, v chunks per stage: (K - 1) / (vM + K - 1)).
-Zero-bubble schedules (zero_bubble.py) split the backward into B and W
-(``--t-weight`` T_W, default 1 for them): printed with the paper's bubble
-next to 1F1B's at the same times. ``--chrome-trace FILE`` also writes the
+Zero-bubble schedules (zero_bubble.py: zb-h1, zb-h2, zbv with its two chunks
+in a V) split the backward into B and W (``--t-weight`` T_W, default 1 for
+them): printed with the paper's bubble next to 1F1B's at the same times.
+``--chrome-trace FILE`` also writes the
 timeline as Chrome trace JSON for Perfetto (chrome_trace.py).
 
     minimegatron timeline --schedule gpipe --stages 4 --micro-batches 8
     minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8 --t-backward 2
     minimegatron timeline --schedule interleaved --stages 4 --chunks 2 --micro-batches 8
     minimegatron timeline --schedule zb-h1 --stages 4 --micro-batches 8 --t-weight 1
+    minimegatron timeline --schedule zbv --stages 4 --micro-batches 8
     minimegatron timeline --trace trace.json --out run.png
 
 Trace file (``--trace``): a JSON list of spans, one dict per span,
@@ -41,6 +43,7 @@ from minimegatron.commands.argtypes import (existing_file, finite_nonnegative_fl
                                    finite_positive_float, output_path, positive_int)
 from minimegatron.runtime.entry import banner
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
+                                                               chunks_per_stage,
                                                                get_schedule, peak_in_flight,
                                                                simulate)
 from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE, bubble_table
@@ -116,7 +119,7 @@ def rows_from_trace(spans):
             number = _field(span, "micro_batch")
             if number is None:                      # an older trace: the number in its label
                 number = (re.findall(r"\d+", str(_field(span, "label") or "")) or [""])[-1]
-            label = op[0].upper() + str(number)
+            label = op[0].upper() + str(number) + chrome_trace.chunk_of(_field(span, "label"))
         start, end = float(_field(span, "start")) - origin, float(_field(span, "end")) - origin
         rows[int(_field(span, "rank"))].append((start, end, kind, label))
     return [sorted(row) for row in rows]
@@ -242,17 +245,19 @@ def _zero_bubble_lines(args, sim, t_weight, peaks):
     plain = simulate("1f1b", K, args.micro_batches, *times[:2], t_weight=t_weight)
     plain_peaks = [peak_in_flight(get_schedule("1f1b")(K, args.micro_batches, stage))
                    for stage in range(K)]
-    table, expression, holds = bubble_table(args.schedule, K, *times)
-    plain_table, plain_expression, _ = bubble_table("1f1b", K, *times)
+    table, expression, holds, assumption = bubble_table(args.schedule, K, *times)
+    plain_table, plain_expression, _, _ = bubble_table("1f1b", K, *times)
     print(f"T_F {times[0]:g}, T_B {times[1]:g}, T_W {times[2]:g}; bubble = the most a stage "
           f"idles between its first and last step (the zero-bubble paper's)")
     print(f"bubble {args.schedule} {sim.bubble:g} (table {expression} = {table:g}"
-          + ("" if holds else ", which assumes T_W <= T_F (zb-h2: also 2T_W <= T_F+T_B)")
+          + ("" if holds else f", which assumes {assumption}")
           + f") vs 1f1b {plain.bubble:g} (table {plain_expression} = {plain_table:g})")
     print(f"makespan {sim.makespan:g} vs 1f1b {plain.makespan:g}; idle / (stages * makespan) "
           f"{sim.bubble_fraction:.4f} vs 1f1b {plain.bubble_fraction:.4f}")
-    print(f"activations held at peak (F done, W not), per stage: {peaks} "
-          f"(1f1b: {plain_peaks})")
+    chunks = chunks_per_stage(args.schedule)                  # zbv: 2, each half the layers
+    held = "chunk activations" if chunks > 1 else "activations"
+    print(f"{held} held at peak (F done, W not), per stage: {peaks} (1f1b: {plain_peaks})"
+          + (f"; a chunk holds 1/{chunks} of a stage's layers" if chunks > 1 else ""))
     return f"T_W {t_weight:g}, bubble {sim.bubble:g} vs 1f1b {plain.bubble:g}, table {expression}"
 
 
@@ -281,7 +286,7 @@ def main(argv=None):
     parser.add_argument("--t-forward", type=finite_positive_float, default=1.0)
     parser.add_argument("--t-backward", type=finite_positive_float, default=1.0)
     parser.add_argument("--t-weight", type=finite_nonnegative_float, default=None,
-                        help="weight-gradient time T_W (default 1 for zb-h1/zb-h2, else 0; "
+                        help="weight-gradient time T_W (default 1 for zb-h1/zb-h2/zbv, else 0; "
                              "a whole backward takes t-backward + t-weight)")
     parser.add_argument("--out", type=output_path, default="timeline.png",
                         help="PNG path; '' for text only")

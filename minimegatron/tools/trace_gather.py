@@ -1,7 +1,7 @@
 """Collect a pipeline's compute spans from every rank, for tools/timeline.py.
 
 ``gather_timeline(group)`` is one ``gather_object`` (small metadata, pickled)
-of each rank's forward / backward / recv spans onto the group's rank 0, in
+of each rank's forward / backward / weight (W) / recv spans onto the group's rank 0, in
 the format of ``timeline.rows_from_trace`` and its ``--trace`` file.
 """
 import time
@@ -10,7 +10,8 @@ from minimegatron import comm
 from minimegatron.comm import trace
 
 
-def gather_timeline(group, root=0, ops=("forward", "backward", "recv"), same_host=True):
+def gather_timeline(group, root=0, ops=("forward", "backward", "weight", "recv"),
+                    same_host=True):
     """This rank's traced spans of ``ops`` on ``root`` as dicts with "rank", else None.
 
     Ranks are group ranks (stages); each span keeps op, start, end, label and micro_batch,

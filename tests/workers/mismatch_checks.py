@@ -3,7 +3,8 @@
 ``check_all()`` returns {case: what this rank saw}: the CollectiveMismatch
 message, "no error", or a measured value. In each mismatch the LAST rank makes
 the different call, so on 4 ranks three ranks agree and one does not; every
-rank must raise the same error anyway. Cases M1-M12 follow issue 18.
+rank must raise the same error anyway. Cases M1-M12 are the twelve
+mismatches every collective check must catch.
 """
 import numpy as np
 

@@ -51,16 +51,20 @@ PROGRESS_S = 0.0002       # a sleeping stage tests its pending messages this oft
 
 
 class DeviceTime:
-    """Forward and backward of one micro-batch last at least ``forward`` / ``backward`` s."""
+    """Forward, backward (B) and weight gradient (W) of one micro-batch last at least
+    ``forward`` / ``backward`` / ``weight`` s. A backward that is not split into B and W
+    runs ``lasts("backward+weight")``: the sum (weight = 0, the default: backward alone)."""
 
-    def __init__(self, forward=0.0, backward=0.0):
-        for name, value in (("forward", forward), ("backward", backward)):
+    def __init__(self, forward=0.0, backward=0.0, weight=0.0):
+        for name, value in (("forward", forward), ("backward", backward), ("weight", weight)):
             if (not isinstance(value, numbers.Real) or isinstance(value, bool)
                     or not 0 <= value < float("inf")):
                 raise ValueError(f"device time {name}={value!r} must be seconds >= 0 "
-                                 f"(got forward={forward!r}, backward={backward!r})")
-        self.seconds = {"forward": float(forward), "backward": float(backward)}
-        self.slowest = {"forward": 0.0, "backward": 0.0}    # longest real compute, s
+                                 f"(got forward={forward!r}, backward={backward!r}, "
+                                 f"weight={weight!r})")
+        self.seconds = {"forward": float(forward), "backward": float(backward),
+                        "weight": float(weight)}
+        self.slowest = {"forward": 0.0, "backward": 0.0, "weight": 0.0}   # longest compute, s
         self.late = {"seconds": 0.0, "sleeps": 0}           # woken after the deadlines
 
     @property
@@ -68,15 +72,21 @@ class DeviceTime:
         return any(self.seconds.values())
 
     @contextlib.contextmanager
-    def lasts(self, op, progress=None):
+    def lasts(self, op, progress=None, share=1.0):
         """Run the body (the real compute), then sleep until ``op``'s device time is up,
-        calling ``progress()`` every PROGRESS_S meanwhile (see the module docstring)."""
+        calling ``progress()`` every PROGRESS_S meanwhile (see the module docstring).
+
+        ``share``: the part of a micro-batch's step this is (a stage of v model chunks
+        runs 1/v of its layers per step), so a stage's work per micro-batch stays the same.
+        """
         start = time.perf_counter()
+        seconds = share * sum(self.seconds[o] for o in op.split("+"))
         yield
         real = time.perf_counter() - start
-        self.slowest[op] = max(self.slowest[op], real)
-        if real < self.seconds[op]:
-            deadline = start + self.seconds[op]
+        first = op.split("+")[0]                             # a whole backward: "backward"
+        self.slowest[first] = max(self.slowest[first], real)
+        if real < seconds:
+            deadline = start + seconds
             while (left := deadline - time.perf_counter()) > 0:
                 time.sleep(min(left, PROGRESS_S) if progress else left)   # without a core
                 if progress:
@@ -85,17 +95,17 @@ class DeviceTime:
             self.late["sleeps"] += 1
 
     def __repr__(self):
-        return f"DeviceTime(forward={self.seconds['forward']}, " \
-               f"backward={self.seconds['backward']})"
+        return (f"DeviceTime(forward={self.seconds['forward']}, "
+                f"backward={self.seconds['backward']}, weight={self.seconds['weight']})")
 
 
 def as_device_time(value):
-    """A DeviceTime from None (no emulation), a (t_forward, t_backward) pair or a DeviceTime."""
+    """A DeviceTime from None (no emulation), (t_forward, t_backward[, t_weight]) or one."""
     if value is None:
         return DeviceTime()
     if isinstance(value, DeviceTime):
         return value
-    if isinstance(value, (tuple, list)) and len(value) == 2:
+    if isinstance(value, (tuple, list)) and len(value) in (2, 3):
         return DeviceTime(*value)
-    raise ValueError(f"device_time must be None, (t_forward, t_backward) in seconds or a "
-                     f"DeviceTime; got {value!r}")
+    raise ValueError(f"device_time must be None, (t_forward, t_backward[, t_weight]) in "
+                     f"seconds or a DeviceTime; got {value!r}")

@@ -11,6 +11,14 @@ overlap (the bubble) and how many micro-batches each holds (the memory):
     1f1b    warm-up, F/B pairs, drain  bubble (K-1)/(M+K-1)   holds min(M, K-k)
     interleaved  v chunks per rank     bubble (K-1)/(vM+K-1)  holds (up to) K + (K-1)/v
                  (stage.ChunkedStage; the same 1F1B over K*v virtual stages)
+    zb-h1, zb-h2, zbv  backward split into B and W (zero_bubble.py): "B3" runs
+                 ``out.backward(grad, defer_weight_grads=True)`` (every input gradient,
+                 so dL/dX is sent at once) and keeps the returned W half; "W3" calls
+                 it (``param.grad += dL/dA``, autodiff/split_backward.py). A micro-batch
+                 is held until its W. zbv: ChunkedStage(..., 2, placement="v"), the
+                 model down the ranks and back up; on the last rank chunk 0 hands
+                 chunk 1 its activation (and chunk 1 hands back the gradient) in
+                 memory, with no message.
 
 The math. The last stage computes loss_i, the mean cross entropy of
 micro-batch i, and backpropagates loss_i / M; so the step's loss is
@@ -39,11 +47,13 @@ At construction: one 8-byte-per-rank exchange (``comm_check.agree``) that checks
 every stage has the same schedule, stages, chunks and micro-batches, and names
 the rank that differs (else the stages' sends and receives would not pair: a hang).
 
-Trace: every forward and backward is a ``trace.span("forward"|"backward",
-label="mb<i>", micro_batch=i)``; ``tools.trace_gather.gather_timeline``
-collects them for ``tools.timeline`` (Gantt PNG, measured bubble). With
-``device_time=(t_f, t_b)`` each forward lasts at least t_f and each backward
-t_b, the rest slept without a core (device_time.py: emulated GPU time, so 4
+Trace: every forward, backward and weight step is a ``trace.span("forward"|
+"backward"|"weight", label="mb<i>", micro_batch=i)`` ("mb<i>c<c>" on chunk c);
+``tools.trace_gather.gather_timeline`` collects them for ``tools.timeline``
+(Gantt PNG, measured bubble). With ``device_time=(t_f, t_b[, t_w])`` each
+forward lasts at least t_f, each B t_b and each W t_w (a whole backward
+t_b + t_w; with v chunks each chunk's step 1/v of that, as ``simulate``), the
+rest slept without a core (device_time.py: emulated GPU time, so 4
 stages on 2 cores measure the formula's bubble); the spans include the sleep.
 A ``memory_meter`` (tools/activation_memory.py) sees each micro-batch's graph
 after its forward, to measure what each stage holds. Tutorial:
@@ -54,8 +64,9 @@ from minimegatron import comm
 from minimegatron.comm import comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
-from minimegatron.parallel.pipeline_parallel.schedules import check_interleaved, get_schedule
-from minimegatron.parallel.pipeline_parallel.zero_bubble import check_executable
+from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved, get_schedule,
+                                                               placement)
+from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE, check_chunks
 from minimegatron.parallel.split import rows_of
 from minimegatron.autodiff.tensor import Tensor
 
@@ -69,28 +80,36 @@ class PipelineEngine:
     ``pp_group``: the Group of the stages, in stage order
     (a sub-group of the world in 3D parallelism); this rank is stage
     ``pp_group.rank``. ``schedule``: "naive" (the whole batch as micro-batch
-    0; ``num_micro_batches`` is then ignored), "gpipe", "1f1b" or
-    "interleaved" (M a multiple of K, else ValueError here) (schedules.py).
+    0; ``num_micro_batches`` is then ignored), "gpipe", "1f1b",
+    "interleaved" (M a multiple of K, else ValueError here) (schedules.py),
+    "zb-h1" (M >= K), "zb-h2" (M >= 2K-1) or "zbv" (M >= 2K-1; a ChunkedStage
+    with placement="v") (zero_bubble.py).
     ``checkpoint_activations`` recomputes each block in
     backward (recompute.py). ``memory_meter``: None or an object whose
     ``forward_done(i, tensors, in_flight, exclude)`` runs after each forward,
     outside the traced compute spans (tools/activation_memory.ActivationMeter).
-    ``device_time``: None, (t_forward, t_backward) seconds or a DeviceTime
+    ``device_time``: None, (t_forward, t_backward[, t_weight]) seconds or a DeviceTime
     (device_time.py); changeable between steps (``engine.device_time = ...``).
     """
 
     def __init__(self, stage_module, pp_group, schedule="1f1b", num_micro_batches=1,
                  checkpoint_activations=False, memory_meter=None, device_time=None):
         self.chunks = getattr(stage_module, "chunks", [stage_module])   # ChunkedStage: v
+        check_chunks(schedule, stage_module)                # zbv: two chunks placed in a V
         self.schedule_fn = get_schedule(schedule, len(self.chunks))   # ValueError: bad name
-        check_executable(schedule)                          # zb-h1, zb-h2: not on ranks yet
         if not isinstance(num_micro_batches, int) or num_micro_batches < 1:
             raise ValueError(f"num_micro_batches must be an int >= 1, got {num_micro_batches!r}")
+        self.split = schedule in ZERO_BUBBLE                # B and W apart: zero_bubble.py
+        if self.split:                                      # ValueError if M is too few
+            self.schedule_fn(pp_group.size, num_micro_batches, 0)
         comm_check.agree(pp_group, "PipelineEngine configuration",     # before any message
                          f"schedule={schedule!r}, stages={stage_module.num_stages}, "
                          f"chunks={len(self.chunks)}, micro-batches={num_micro_batches}")
         if schedule == "interleaved":                       # M a multiple of K, on every rank
             check_interleaved(pp_group.size, num_micro_batches, len(self.chunks))
+        K, self.place = pp_group.size, placement(schedule)  # (K, stage, chunk) -> virtual
+        self.where = {self.place(K, s, c): (s, c) for s in range(K)         # and back
+                      for c in range(len(self.chunks))}
         if stage_module.num_stages != pp_group.size or stage_module.stage != pp_group.rank:
             raise ValueError(f"stage {stage_module.stage} of {stage_module.num_stages} does not "
                              f"match pp group rank {pp_group.rank} of {pp_group.size}")
@@ -141,12 +160,16 @@ class PipelineEngine:
         M, group, module = self.num_micro_batches, self.group, self.stage_module
         stage, num_stages = group.rank, group.size
         device = as_device_time(self.device_time)                # sleeps inside the spans
-        act_shape = (module.boundary_shape(size, steps) if hasattr(module, "boundary_shape")
+        first = self.chunks[0]                            # a PipelineStage, also when chunked
+        act_shape = (first.boundary_shape(size, steps) if hasattr(first, "boundary_shape")
                      else (size, steps, module.config.d_model))   # (B/M, T, D); T/tp: sp
         dtype = xp.dtype(module.config.dtype)
         ids, labels = self.split_micro_batches(inputs), self.split_micro_batches(targets)
         not_activations = module.parameters() + [a for a in (inputs, targets) if a is not None]
         held, outputs, sends, loss_sum, peak_in_flight = {}, {}, [], 0.0, 0
+        weights, local = {}, {}     # W halves waiting; the V's turn: handed over in memory
+        backward_time = "backward" if self.split else "backward+weight"
+        share = 1.0 / len(self.chunks)      # device time: one chunk runs 1/v of the layers
 
         def progress():                                   # messages move while a stage "computes"
             for handle in sends:
@@ -154,46 +177,77 @@ class PipelineEngine:
         for action in self.schedule_fn(num_stages, M, stage):
             i, op, c = action.micro_batch, action.op, action.chunk or 0
             chunk, key = self.chunks[c], (c, i)          # one model chunk (v = 1: the stage)
-            if op == "recv_act":                          # from virtual stage c*K + stage - 1
-                with trace.label(f"mb{i}"):
-                    buf = comm.irecv(xp.empty(act_shape, dtype), (stage - 1) % num_stages,
-                                     group, tag=self.tag(i, c, False)).wait()
+            step_label = f"mb{i}" + (f"c{c}" if len(self.chunks) > 1 else "")  # "mb3c1"
+            here = self.place(num_stages, stage, c)      # its virtual stage
+            if op == "recv_act":                          # from virtual stage here - 1
+                source = self.where[here - 1][0]
+                if source == stage:                       # the V's turn: chunk 0's output
+                    buf = local.pop(("act", c, i))
+                else:
+                    with trace.label(step_label):
+                        buf = comm.irecv(xp.empty(act_shape, dtype), source, group,
+                                         tag=self.tag(i, c, False)).wait()
                 held[key] = Tensor(buf, requires_grad=True)
             elif op == "forward":
-                with trace.span("forward", label=f"mb{i}", micro_batch=i), \
-                        device.lasts("forward", progress):
+                with trace.span("forward", label=step_label, micro_batch=i), \
+                        device.lasts("forward", progress, share):
                     out = chunk(ids[i] if chunk.is_first else held[key])
                     if chunk.is_last:
                         out = chunk.loss(out, labels[i]) * (1.0 / M)   # loss_i / M
                         loss_sum += out.item()
                 outputs[key] = out
-                peak_in_flight = max(peak_in_flight, len(outputs))
+                in_flight = list(outputs) + [k for k in weights if k not in outputs]
+                peak_in_flight = max(peak_in_flight, len(in_flight))   # until B (split: W)
                 if self.memory_meter is not None:
                     self.memory_meter.forward_done(                # keyed (chunk, i)
-                        key, [out] + ([held[key]] if key in held else []), list(outputs),
+                        key, [out] + ([held[key]] if key in held else []), in_flight,
                         not_activations)
-            elif op == "send_act":                        # to chunk c (+1 when it wraps to 0)
-                with trace.label(f"mb{i}"):
-                    to_chunk = c + (stage == num_stages - 1)
-                    sends.append(comm.isend(outputs[key].data, (stage + 1) % num_stages,
-                                            group, tag=self.tag(i, to_chunk, False)))
-            elif op == "recv_grad":
-                with trace.label(f"mb{i}"):
-                    grad = comm.irecv(xp.empty(act_shape, dtype), (stage + 1) % num_stages,
-                                      group, tag=self.tag(i, c, True)).wait()
-            elif op == "backward":
-                with trace.span("backward", label=f"mb{i}", micro_batch=i), \
-                        device.lasts("backward", progress):
+            elif op == "send_act":                        # to virtual stage here + 1
+                dest, to_chunk = self.where[here + 1]
+                if dest == stage:                         # the V's turn: no message
+                    local[("act", to_chunk, i)] = outputs[key].data
+                else:
+                    with trace.label(step_label):
+                        sends.append(comm.isend(outputs[key].data, dest, group,
+                                                tag=self.tag(i, to_chunk, False)))
+            elif op == "recv_grad":                       # from virtual stage here + 1
+                source = self.where[here + 1][0]
+                if source == stage:
+                    grad = local.pop(("grad", c, i))
+                else:
+                    with trace.label(step_label):
+                        grad = comm.irecv(xp.empty(act_shape, dtype), source, group,
+                                          tag=self.tag(i, c, True)).wait()
+            elif op == "backward":                        # split: B, the input gradients
+                with trace.span("backward", label=step_label, micro_batch=i), \
+                        device.lasts(backward_time, progress, share):
                     out = outputs.pop(key)
-                    out.backward(xp.full(out.shape, self.loss_scale, out.dtype)
-                                 if chunk.is_last else grad)           # d(S loss_i/M) = S
-            elif op == "send_grad":                       # to chunk c (-1 when it wraps to K-1)
-                with trace.label(f"mb{i}"):
-                    to_chunk = c - (stage == 0)
-                    sends.append(comm.isend(held.pop(key).grad, (stage - 1) % num_stages,
-                                            group, tag=self.tag(i, to_chunk, True)))
+                    seed = (xp.full(out.shape, self.loss_scale, out.dtype)
+                            if chunk.is_last else grad)           # d(S loss_i/M) = S
+                    half = out.backward(seed, defer_weight_grads=self.split)
+                if self.split:
+                    weights[key] = half                   # the W half, for "W<i>"
+            elif op == "weight":                          # W: param.grad += dL/dA
+                with trace.span("weight", label=step_label, micro_batch=i), \
+                        device.lasts("weight", progress, share):
+                    if key not in weights:
+                        raise RuntimeError(f"schedule {self.schedule!r} runs {action} on "
+                                           f"stage {stage} before its B")
+                    weights.pop(key)()
+            elif op == "send_grad":                       # to virtual stage here - 1
+                dest, to_chunk = self.where[here - 1]
+                if dest == stage:
+                    local[("grad", to_chunk, i)] = held.pop(key).grad
+                else:
+                    with trace.label(step_label):
+                        sends.append(comm.isend(held.pop(key).grad, dest, group,
+                                                tag=self.tag(i, to_chunk, True)))
         for handle in sends:
             handle.wait()
+        if weights or local:
+            raise RuntimeError(f"schedule {self.schedule!r} left work behind on stage {stage}: "
+                               f"W of {sorted(weights)}, hand-overs {sorted(local)}")
         self.stats = {"peak_in_flight": peak_in_flight, "micro_batch_size": size}
         loss = xp.asarray([loss_sum], dtype="float64")
-        return float(comm.broadcast(loss, group, root=num_stages - 1)[0])
+        root = self.where[len(self.where) - 1][0]           # holds the last virtual stage
+        return float(comm.broadcast(loss, group, root=root)[0])

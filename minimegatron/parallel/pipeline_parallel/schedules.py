@@ -167,25 +167,45 @@ def check_interleaved(num_stages, num_micro_batches, num_chunks):
                          f"K={num_stages}")
 
 
+def loop_placement(num_stages, stage, chunk):
+    """Virtual stage of chunk ``chunk`` on stage ``stage``: c*K + k (interleaved's loop)."""
+    return chunk * num_stages + stage
+
+
 SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved}
-# ZB-H1 and ZB-H2 split the backward into B and W; they build on the helpers above.
-from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE  # noqa: E402
-SCHEDULES.update(ZERO_BUBBLE)
+FIXED_CHUNKS = {}          # a schedule that always runs this many chunks per stage (zbv: 2)
+PLACEMENTS = {}            # a schedule whose chunks are not placed in a loop (zbv: a V)
+# ZB-H1, ZB-H2 and ZBV split the backward into B and W; they build on the helpers above.
+from minimegatron.parallel.pipeline_parallel import zero_bubble  # noqa: E402
+SCHEDULES.update(zero_bubble.ZERO_BUBBLE)
+FIXED_CHUNKS.update(zero_bubble.FIXED_CHUNKS)
+PLACEMENTS.update(zero_bubble.PLACEMENTS)
 
 
 def get_schedule(name, num_chunks=1):
     """The schedule function called ``name`` (interleaved: with ``num_chunks`` bound).
 
     ValueError listing valid names otherwise, or for chunks > 1 on a plain schedule.
+    A schedule in FIXED_CHUNKS (zbv: 2) takes its own count or 1 (its default).
     """
     if name not in SCHEDULES:
         raise ValueError(f"unknown schedule {name!r}; valid: {', '.join(SCHEDULES)}")
     if name == "interleaved":
         return partial(interleaved, num_chunks=num_chunks)
-    if num_chunks != 1:
-        raise ValueError(f"schedule {name!r} runs one model chunk per stage; "
-                         f"only 'interleaved' takes num_chunks={num_chunks}")
+    if num_chunks not in (1, FIXED_CHUNKS.get(name, 1)):
+        raise ValueError(f"schedule {name!r} runs {FIXED_CHUNKS.get(name, 1)} model chunk(s) "
+                         f"per stage; only 'interleaved' takes num_chunks={num_chunks}")
     return SCHEDULES[name]
+
+
+def chunks_per_stage(name, num_chunks=1):
+    """How many model chunks a stage holds under schedule ``name``."""
+    return FIXED_CHUNKS.get(name, num_chunks)
+
+
+def placement(name):
+    """(num_stages, stage, chunk) -> virtual stage, for schedule ``name`` (a loop or a V)."""
+    return PLACEMENTS.get(name, loop_placement)
 
 
 def _resolve(schedule, num_chunks=1):
@@ -194,7 +214,7 @@ def _resolve(schedule, num_chunks=1):
         return get_schedule(schedule, num_chunks), schedule
     names = [name for name, fn in SCHEDULES.items() if fn is schedule]
     name = names[0] if names else schedule.__name__
-    if num_chunks == 1 and name != "interleaved":
+    if num_chunks == 1 and name != "interleaved" or name in FIXED_CHUNKS:
         return schedule, name
     return partial(schedule, num_chunks=num_chunks), name
 
@@ -285,7 +305,7 @@ class Simulation:
 
 
 def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0,
-             num_chunks=1, t_weight=0):
+             num_chunks=1, t_weight=0, virtual=None):
     """Run every stage's action list in order against a clock; communication is free.
 
     A send is posted at once (nonblocking) and a receive waits until its
@@ -293,8 +313,10 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
     s-1, and backward i after backward i on s+1. A stage computes one step at a
     time, in list order. Raises RuntimeError if the schedule deadlocks. Exact
     times come out if t_forward and t_backward are Fractions. With v =
-    ``num_chunks`` model chunks per stage (interleaved), chunk c of stage s is
-    virtual stage c*K + s of K*v, and one chunk's step takes t_forward / v
+    ``num_chunks`` model chunks per stage (interleaved; zbv always 2), chunk c of
+    stage s is virtual stage c*K + s of K*v (zbv: ``placement``, a V; ``virtual``:
+    another (K, stage, chunk) -> virtual stage, for a schedule function), and one
+    chunk's step takes t_forward / v
     (or t_backward / v): a stage's work per micro-batch stays t_forward + t_backward.
 
     ``t_weight``: the weight gradient's time T_W. A schedule with W actions
@@ -306,6 +328,7 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
         raise ValueError(f"need positive step times; got t_forward={t_forward}, "
                          f"t_backward={t_backward}, t_weight={t_weight}")
     fn, name = _resolve(schedule, num_chunks)
+    num_chunks, virtual = chunks_per_stage(name, num_chunks), virtual or placement(name)
     programs = [fn(num_stages, num_micro_batches, s) for s in range(num_stages)]
     split = any(action.op == "weight" for program in programs for action in program)
     if split and not t_weight > 0:
@@ -322,7 +345,7 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
         for s, program in enumerate(programs):
             while pc[s] < len(program):
                 action = program[pc[s]]
-                here = (action.chunk or 0) * num_stages + s       # the virtual stage
+                here = virtual(num_stages, s, action.chunk or 0)   # the virtual stage
                 step = -1 if action.op in ("recv_act", "send_grad") else 1
                 if action.op.startswith("recv"):
                     key = (here + step, here, action.micro_batch)

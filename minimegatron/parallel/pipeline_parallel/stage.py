@@ -28,6 +28,10 @@ own methods, unchanged. No communication here: see engine.py.
 from minimegatron.comm import chunk_sizes
 from minimegatron.nn.module import Module
 from minimegatron.parallel.pipeline_parallel.recompute import recompute
+from minimegatron.parallel.pipeline_parallel.schedules import loop_placement
+from minimegatron.parallel.pipeline_parallel.zero_bubble import v_placement
+
+PLACEMENTS = {"loop": loop_placement, "v": v_placement}     # chunk -> virtual stage
 
 
 def stage_layers(num_layers, num_stages, stage):
@@ -142,12 +146,19 @@ class ChunkedStage(Module):
     0-1 and 4-5, rank 1 blocks 2-3 and 6-7). ``chunks[c]`` runs chunk c; the
     ChunkedStage itself registers the union of their modules under the full
     model's names, so optimizers, DDP and ZeRO see one Module as before.
+
+    ``placement="v"`` (zbv, two chunks): chunk 0 is virtual stage k, chunk 1 is
+    2K-1-k, so the model goes down the ranks and back up (K = 2, 4 layers: rank 0
+    holds blocks 0 and 3, rank 1 blocks 1 and 2; rank 0 has the embedding and the head).
     """
 
-    def __init__(self, model, stage, num_stages, num_chunks):
+    def __init__(self, model, stage, num_stages, num_chunks, placement="loop"):
         super().__init__()
-        virtual = num_stages * num_chunks
-        chunks = [PipelineStage(model, c * num_stages + stage, virtual)
+        if placement not in PLACEMENTS or placement == "v" and num_chunks != 2:
+            raise ValueError(f"placement must be 'loop' (any chunks) or 'v' (2 chunks); "
+                             f"got placement={placement!r}, num_chunks={num_chunks}")
+        virtual, place = num_stages * num_chunks, PLACEMENTS[placement]
+        chunks = [PipelineStage(model, place(num_stages, stage, c), virtual)
                   for c in range(num_chunks)]
         layers = [i for chunk in chunks for i in chunk.layers]
         owned = {name: module for chunk in chunks for name, module in chunk._modules.items()}
@@ -157,6 +168,7 @@ class ChunkedStage(Module):
                 setattr(self, name, owned[name])
         object.__setattr__(self, "chunks", chunks)
         self.stage, self.num_stages, self.layers = stage, num_stages, layers
+        self.placement = placement
         self.config = getattr(model, "config", None)
 
     @property

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Every measurement behind docs/performance.md's "Issue 15 at a glance", one after another,
-# each into its own file under OUT (default ./issue15-results), with the machine and date.
+# Every measurement behind docs/performance.md's "The performance targets at a glance",
+# one after another, each into its own file under OUT (default ./benchmark-results), with
+# the machine and date.
 #
-#   bash benchmarks/issue15.sh [OUT]                 # this machine; 2-rank rows
-#   RANKS=8 LAUNCH="mpirun --bind-to none -n" bash benchmarks/issue15.sh   # 16 real cores
+#   bash benchmarks/run_all.sh [OUT]                 # this machine; 2-rank rows
+#   RANKS=8 LAUNCH="mpirun --bind-to none -n" bash benchmarks/run_all.sh   # 16 real cores
 #
 # RANKS: ranks for the multi-rank rows (2 on a 2-core laptop, 8 on 16 cores).
 # LAUNCH: the launcher, followed by the rank count (default: minimegatron's own).
 # Without PyTorch the torch rows say so and go on; without a GPU the GPU rows are skipped.
 # Runs one benchmark at a time: two at once would time each other.
 set -u
-OUT=${1:-issue15-results}
+OUT=${1:-benchmark-results}
 RANKS=${RANKS:-2}
 LAUNCH=${LAUNCH:-python -m minimegatron run -n}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
