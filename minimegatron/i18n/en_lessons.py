@@ -511,10 +511,11 @@ MESSAGES = {
     "moe.choice_wrong": "{what}: sequence {s}, token {t}, probs {probs}: choice {got}, "
                         "expected {want}",
     "moe.bad_slot": "{what}: slot has shape {shape}, expected {want}",
-    "moe.slot_wrong": "{what}: sequence {s} with choices {choice}: token {t} got slots {got}, "
+    "moe.slot_wrong": "{what}: sequence {s}, token {t}, choices {choice}: queue slots {got}, "
                       "expected {want}",
-    "moe.kept_wrong": "{what}: {got} assignments dropped, expected {want}; e.g. sequence 0, "
-                      "choices {choice}: kept should be {kept}",
+    "moe.kept_wrong": "{what}: sequence {s}, token {t}, choices {choice} at queue slots "
+                      "{slot}: kept {got}, expected {want} ({dropped} assignments dropped in "
+                      "all, expected {want_dropped})",
     "moe.layer_case": "MoE layer, {router} router, capacity {capacity}, {dtype}",
     "moe.no_drop": "{what}: the problem drops no token (the grader's own problem is wrong)",
     "moe.dropped_moved": "{what}: sequence {s}, token {t} lost every choice, so its y must be "

@@ -498,10 +498,11 @@ MESSAGES = {
     "moe.choice_wrong": "{what}: 시퀀스 {s}, 토큰 {t}, 확률 {probs}: choice {got}, 기댓값 "
                         "{want}",
     "moe.bad_slot": "{what}: slot의 모양 {shape}, 기댓값 {want}",
-    "moe.slot_wrong": "{what}: 선택이 {choice}인 시퀀스 {s}: 토큰 {t}의 슬롯 {got}, 기댓값 "
+    "moe.slot_wrong": "{what}: 시퀀스 {s}, 토큰 {t}, 선택 {choice}: 큐 슬롯 {got}, 기댓값 "
                       "{want}",
-    "moe.kept_wrong": "{what}: 배정 {got}개가 버려졌습니다, 기댓값 {want}개; 예: 시퀀스 0, "
-                      "선택 {choice}: kept는 {kept}여야 합니다",
+    "moe.kept_wrong": "{what}: 시퀀스 {s}, 토큰 {t}, 큐 슬롯 {slot}의 선택 {choice}: kept "
+                      "{got}, 기댓값 {want} (모두 배정 {dropped}개가 버려짐, 기댓값 "
+                      "{want_dropped}개)",
     "moe.layer_case": "MoE 레이어, {router} 라우터, 용량 {capacity}, {dtype}",
     "moe.no_drop": "{what}: 버려지는 토큰이 없습니다 (채점기 자신의 문제가 잘못되었습니다)",
     "moe.dropped_moved": "{what}: 시퀀스 {s}, 토큰 {t}는 모든 선택을 잃었으므로 y가 0이어야 "

@@ -204,19 +204,24 @@ def judge_queue(ev, seed):
                                        want=want.shape))
             s, t = _first_row(slot, want)
             raise CheckFailed(text("moe.slot_wrong", what=what, s=s, t=t,
-                                   choice=show(choice[s]), got=show(slot[s, t]),
+                                   choice=show(choice[s, t]), got=show(slot[s, t]),
                                    want=show(want[s, t])))
 
 
 def judge_capacity(ev, seed):
     for what, cap, choice, _, kept, slot in _queue_evidence(ev, seed):
         want = np.ones(slot.shape, dtype=bool) if cap is None else slot < cap
-        if kept.shape != want.shape or not np.array_equal(kept.astype(bool), want):
-            got = kept.astype(bool) if kept.shape == want.shape else kept
-            raise CheckFailed(text("moe.kept_wrong", what=what,
-                                   got=int(np.size(got) - np.count_nonzero(got)),
-                                   want=int(want.size - want.sum()),
-                                   choice=show(choice[0]), kept=show(want[0])))
+        if kept.shape != want.shape:
+            raise CheckFailed(text("moe.bad_slot", what=what, shape=kept.shape,
+                                   want=want.shape))
+        kept = kept.astype(bool)
+        if not np.array_equal(kept, want):
+            s, t = _first_row(kept, want)
+            raise CheckFailed(text("moe.kept_wrong", what=what, s=s, t=t,
+                                   choice=show(choice[s, t]), slot=show(slot[s, t]),
+                                   got=show(kept[s, t]), want=show(want[s, t]),
+                                   dropped=int(kept.size - kept.sum()),
+                                   want_dropped=int(want.size - want.sum())))
 
 
 def _gelu(z):
