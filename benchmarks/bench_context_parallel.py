@@ -23,7 +23,7 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.comm import comm_check
 from minimegatron.backend import asarray
-from minimegatron.nn.gpt import causal_attention
+from minimegatron.nn import causal_attention
 from minimegatron.parallel.context_parallel import (allgather_attention, ring_attention,
                                                     split_sequence, ulysses_attention)
 from minimegatron.autodiff.tensor import Tensor

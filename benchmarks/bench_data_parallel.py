@@ -26,8 +26,7 @@ from minimegatron.comm import comm_check, trace
 from minimegatron.autodiff import functional as F
 from minimegatron.backend import xp
 from minimegatron.data.datasets import repeat_task
-from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.data_parallel.master import DataParallel
+from minimegatron.parallel.data_parallel import DataParallel, DistributedDataParallel
 from minimegatron.parallel.split import shard_batch
 
 CONFIG = nn.GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=64, seed=0)

@@ -37,7 +37,7 @@ from minimegatron.comm import comm_check
 from minimegatron.runtime import threads
 from minimegatron.backend import to_numpy, xp
 from minimegatron.data.datasets import repeat_task
-from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel import DistributedDataParallel
 from minimegatron.parallel.split import shard_batch
 
 from bench_vs_torch import causal_mask, cpu_name, torch_gpt_loss, torch_weights

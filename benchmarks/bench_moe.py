@@ -13,6 +13,8 @@ the best is the least disturbed).
    weights; the dense MLP D -> 4kD -> D has the same active weights (the router's D x E
    aside). The MoE holds E/k times the parameters and does the routing on top: the
    gather and scatter of token rows, the top-k sort, the capacity queue, the padding.
+   Then a whole AdamW training step of a 2-layer GPT (vocabulary 64): MoEGPT against the
+   GPT whose MLPs are D -> 4kD -> D (the same active parameters).
 2. ep ranks against one process (with N > 1 ranks, ep = N): rank 0 first times the
    serial layer on all B sequences while the others wait; then every rank times
    ExpertParallelMoE on its B/N sequences (two all-to-alls forward, two backward). The
@@ -27,8 +29,10 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.comm import comm_check
 from minimegatron.backend import asarray
-from minimegatron.data.demo import SMALL_CONFIG
-from minimegatron.nn.moe import MoE, MoEConfig, init_by_name
+from minimegatron.autodiff import functional as F
+from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
+from minimegatron.nn import GPT, Linear, Module
+from minimegatron.nn.moe import MoE, MoEConfig, MoEGPT, init_by_name
 from minimegatron.parallel.expert_parallel import ExpertParallelMoE
 from minimegatron.autodiff.tensor import Tensor
 
@@ -43,19 +47,37 @@ def best_time(layer, x, weight, repeats):
     return min(times[1:])
 
 
-def _wide_mlp(d_model, top_k, dtype):
-    from minimegatron.autodiff import functional as F
-    from minimegatron.nn import Linear, Module
+class WideMLP(Module):
+    """The dense MLP with the MoE's active weights: D -> 4kD -> D."""
 
-    class WideMLP(Module):
-        def __init__(self):
-            super().__init__()
-            self.fc1 = Linear(d_model, 4 * top_k * d_model, dtype=dtype)
-            self.fc2 = Linear(4 * top_k * d_model, d_model, dtype=dtype)
+    def __init__(self, d_model, top_k, dtype):
+        super().__init__()
+        self.fc1 = Linear(d_model, 4 * top_k * d_model, dtype=dtype)
+        self.fc2 = Linear(4 * top_k * d_model, d_model, dtype=dtype)
 
-        def forward(self, x):
-            return self.fc2(F.gelu(self.fc1(x)))
-    return WideMLP()
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+def step_times(config, moe, batch_size, repeats):
+    """Best seconds of one AdamW training step: MoEGPT, and the GPT with WideMLPs."""
+    moe_model = MoEGPT(config, moe)
+    dense = GPT(config)
+    for block in dense.blocks:
+        block.mlp = WideMLP(config.d_model, moe.top_k, config.dtype)
+    out = []
+    for model in (moe_model, dense):
+        opt = make_optimizer(model.parameters())
+        times = []
+        for step in range(repeats + 1):
+            x, y = batch(config, batch_size, step)
+            start = time.perf_counter()
+            opt.zero_grad()
+            model.loss(x, y).backward()
+            opt.step()
+            times.append(time.perf_counter() - start)
+        out.append((min(times[1:]), model.num_parameters()))
+    return out
 
 
 def main():
@@ -71,15 +93,15 @@ def main():
     a = parser.parse_args()
     world = comm.world()
     moe = MoEConfig(a.experts, a.top_k, a.capacity_factor or None)
-    config = SMALL_CONFIG.__class__(d_model=a.d_model, n_head=4, seq_len=a.seq,
-                                    dtype="float32")
+    config = SMALL_CONFIG.__class__(vocab_size=64, d_model=a.d_model, n_head=4,
+                                    seq_len=a.seq, n_layer=2, dtype="float32")
     rng = np.random.default_rng(0)
     x = asarray(rng.normal(size=(a.batch, a.seq, a.d_model)).astype("float32"))
     weight = asarray(rng.normal(size=x.shape).astype("float32"))
     serial = MoE(a.d_model, moe, "float32")
     init_by_name(serial, "blocks.0.mlp", config)
     if world.rank == 0:
-        dense = _wide_mlp(a.d_model, a.top_k, "float32")
+        dense = WideMLP(a.d_model, a.top_k, "float32")
         t_moe, t_dense = (best_time(m, x, weight, a.repeats) for m in (serial, dense))
         print(f"D={a.d_model} S={a.seq} B={a.batch} E={a.experts} top-{a.top_k} "
               f"capacity {a.capacity_factor or 'dropless'}, float32, fwd+bwd, best of "
@@ -87,6 +109,11 @@ def main():
         print(f"one process: MoE {t_moe * 1e3:.1f} ms ({serial.num_parameters():,d} params)"
               f", dense MLP D->{4 * a.top_k}D->D {t_dense * 1e3:.1f} ms "
               f"({dense.num_parameters():,d} params): MoE / dense = {t_moe / t_dense:.2f}")
+        (t_step, p_moe), (t_wide, p_wide) = step_times(config, moe, a.batch, a.repeats)
+        print(f"one process, AdamW step of the {config.n_layer}-layer GPT: MoE "
+              f"{t_step * 1e3:.1f} ms ({p_moe:,d} params), dense with D->{4 * a.top_k}D->D "
+              f"MLPs {t_wide * 1e3:.1f} ms ({p_wide:,d} params): MoE / dense = "
+              f"{t_step / t_wide:.2f}")
     if world.size == 1:
         return
     comm.barrier(world)

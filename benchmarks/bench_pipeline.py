@@ -22,9 +22,7 @@ from minimegatron import comm
 from minimegatron.comm import comm_check, trace
 from minimegatron.data.datasets import repeat_task
 from minimegatron.nn import GPT, GPTConfig
-from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
-from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
-from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
+from minimegatron.parallel.pipeline_parallel import PipelineEngine, PipelineStage, bubble_formula
 from minimegatron.tools.timeline import bubble_from_rows, rows_from_trace
 from minimegatron.tools.trace_gather import gather_timeline
 

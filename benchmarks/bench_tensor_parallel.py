@@ -19,7 +19,7 @@ import time
 from minimegatron import comm, nn
 from minimegatron.comm import comm_check, trace
 from minimegatron.data.demo import batch, make_optimizer
-from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
+from minimegatron.parallel.tensor_parallel import ParallelGPT
 
 
 def train_steps(model, config, steps, batch_size):

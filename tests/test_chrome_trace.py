@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 
 from minimegatron.comm import trace
-from minimegatron.parallel.pipeline_parallel.schedules import get_schedule, simulate
+from minimegatron.parallel.pipeline_parallel import get_schedule, simulate
 from minimegatron.tools import chrome_trace
 from minimegatron.tools.timeline import main
 

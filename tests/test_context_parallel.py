@@ -16,10 +16,10 @@ from mpi_harness import run_mpi, run_script
 from minimegatron import comm
 from minimegatron.checks.context import BATCH as GPT_BATCH, CP_CONFIG
 from minimegatron.autodiff.gradcheck import gradcheck
-from minimegatron.nn.gpt import causal_attention
+from minimegatron.nn import causal_attention
 from minimegatron.parallel import context_parallel as cp_
 from minimegatron.parallel.context_parallel.blockwise import from_heads, to_heads
-from minimegatron.parallel.context_parallel.gpt import check_config
+from minimegatron.parallel.context_parallel import check_config
 from minimegatron.autodiff.tensor import Tensor
 
 F64, F32 = 1e-12, 1e-5      # float64 must be tight; float32 measured at about 1e-6

@@ -7,8 +7,10 @@ from the trace equal the formulas; every bad configuration raises the same Value
 every rank before any message; a dispatch without the regroup, a dropless regroup in the
 wrong order and a gradient norm that forgets the ep group are caught.
 Launch 2 (trainer rows): MoETrainer against one process (loss with the aux losses,
-gradients, weights after AdamW steps) with ep 2, 4, 8, dropless, with dp, tp, pp and cp,
-clipping, float32; and expert gradients reduced over dp x cp (the wrong group) fail.
+gradients, weights after AdamW steps) with ep 2, 4, 8, dropless, with dp, tp, pp and cp
+(and all four at once), clipping by the global norm, float32; and expert gradients
+reduced over dp x cp (the wrong group) fail. Launch 3: the memory calculator's expert and
+dense parameters per rank and dispatch buffer equal the measured.
 """
 import numpy as np
 import pytest
@@ -107,6 +109,9 @@ ROWS = [("ep2", (8, 1, 1, 1, 2), {}), ("ep4", (8, 1, 1, 1, 4), {}),
         ("dp4tp2", (4, 1, 2, 1, 4), {}), ("dp4pp2", (4, 2, 1, 1, 4), {"micro_batches": 2}),
         ("cp2tp2", (2, 1, 2, 2, 4), {"moe": {"capacity_factor": None}, "batch_size": 4}),
         ("clip", (4, 2, 1, 1, 2), {"clip": 0.05, "micro_batches": 2}),
+        ("clip_tp", (2, 2, 2, 1, 2), {"clip": 0.05, "micro_batches": 2}),
+        ("all_four", (1, 2, 2, 2, 2), {"moe": {"capacity_factor": None}, "micro_batches": 2,
+                                       "batch_size": 4, "clip": 0.05}),
         ("float32", (8, 1, 1, 1, 4), {"dtype": "float32"}),
         ("wrong_group", (8, 1, 1, 1, 4), {"expert_group": "dp_cp"})]
 
@@ -124,6 +129,12 @@ def test_moe_trainer_equals_one_process(trained, label):
         assert max(r["loss"], r["grad"], r["weight"], r["norm"]) < tol, (label, r)
     if label in ("ep2", "ep4", "dp2pp2tp2"):
         assert trained[0][label]["dropped"] > 0                  # capacity 1.0 drops tokens
+
+
+def test_clipping_rows_clip():
+    from minimegatron.checks.moe import DROPLESS, MOE_CONFIG, moe_reference
+    assert min(moe_reference(MOE_CONFIG, MOE, 2, 8, 0.05)["norm"]) > 0.5
+    assert min(moe_reference(MOE_CONFIG, DROPLESS, 2, 4, 0.05)["norm"]) > 0.5
 
 
 def test_expert_gradients_over_the_wrong_group_fail(trained):

@@ -263,7 +263,7 @@ def test_zero_optimizer_stops_on_a_nan_gradient_before_any_update(stage):
     """ShardedOptimizer calls update() itself: its own check stops it (one process, a world of
     one rank, so the reduce-scatter is the identity)."""
     from minimegatron import comm
-    from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
+    from minimegatron.parallel.data_parallel import ShardedOptimizer
     model = nn.Linear(3, 2, seed=0)
     params = model.parameters()
     zero = ShardedOptimizer(params, comm.world(), stage, optim.AdamW(params, lr=0.1))

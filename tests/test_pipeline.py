@@ -20,8 +20,7 @@ from mpi_harness import run_mpi
 
 from minimegatron.checks.pipeline import TOLERANCE
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime, as_device_time
-from minimegatron.parallel.pipeline_parallel.recompute import recompute
-from minimegatron.parallel.pipeline_parallel.stage import PipelineStage, stage_layers
+from minimegatron.parallel.pipeline_parallel import PipelineStage, recompute, stage_layers
 
 CASES = {2: ([1, 2, 4, 8], [0, 1]), 4: ([1, 4], [0, 1]), 8: ([2, 8], [0, 1])}
 _launches = {}

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from minimegatron.parallel.pipeline_parallel.schedules import simulate
+from minimegatron.parallel.pipeline_parallel import simulate
 from minimegatron.tools.timeline import (
     COLORS, bubble_from_rows, draw_timeline, main, rows_from_simulation, rows_from_trace,
     text_grid, traffic_kind)

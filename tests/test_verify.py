@@ -46,11 +46,11 @@ def expected_rows(world_size):
 
 def test_grids_of_eight_ranks():
     rows = expected_rows(8)
-    assert len(rows) == 82
+    assert len(rows) == 83
     assert [g for s, g in rows if s == "moe-ep"] == [f"8x1x1, M=1, ep={ep}" for ep in (2, 4, 8)]
     assert sorted(g for s, g in rows if s == "moe-3d") == sorted(
         ["2x1x4, M=1, ep=2", "2x2x2, M=2, ep=2", "2x4x1, M=2, ep=2", "4x1x2, M=1, ep=4",
-         "4x2x1, M=2, ep=4", "2x1x2, M=1, cp=2, ep=4"])
+         "4x2x1, M=2, ep=4", "2x1x2, M=1, cp=2, ep=4", "1x2x2, M=2, cp=2, ep=2"])
     assert [g for s, g in rows if s == "tp-sp"] == ["1x1x2, M=1", "1x1x4, M=1", "1x1x8, M=1"]
     assert [g for s, g in rows if s == "ddp"] == ["2x1x1, M=1", "4x1x1, M=1", "8x1x1, M=1"]
     assert [g for s, g in rows if s == "pp-1f1b"] == ["1x2x1, M=4", "1x4x1, M=4",
@@ -108,9 +108,9 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "74 of 82 rows pass, 8 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "75 of 83 rows pass, 8 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
-    assert len(re.findall(r"^\[\s*\d+/82\] ", out, re.M)) == 82     # one progress line a row
+    assert len(re.findall(r"^\[\s*\d+/83\] ", out, re.M)) == 83     # one progress line a row
 
 
 @pytest.fixture(scope="module")

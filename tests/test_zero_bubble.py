@@ -227,7 +227,7 @@ def test_1f1b_is_unchanged_by_a_zero_weight_time():
 
 def test_the_engine_refuses_to_run_w_before_any_message():
     """The engine runs the backward whole: zb-h1 is a ValueError in its constructor."""
-    from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
+    from minimegatron.parallel.pipeline_parallel import PipelineEngine
     for name in ZB:
         with pytest.raises(ValueError, match=f"'{name}' splits the backward into B and W"):
             PipelineEngine(object(), None, schedule=name, num_micro_batches=8)

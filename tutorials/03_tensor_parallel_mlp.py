@@ -25,7 +25,7 @@ from minimegatron.comm import trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.runtime.entry import run
 from minimegatron.i18n import language, text
-from minimegatron.parallel.tensor_parallel.gpt import ParallelMLP
+from minimegatron.parallel.tensor_parallel import ParallelMLP
 from minimegatron.autodiff.tensor import Tensor
 
 CONFIG = nn.GPTConfig(vocab_size=16, seq_len=4, n_layer=1, n_head=4, d_model=8)

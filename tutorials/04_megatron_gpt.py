@@ -24,7 +24,7 @@ from minimegatron.comm import trace
 from minimegatron.data.demo import batch, make_optimizer
 from minimegatron.runtime.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
-from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
+from minimegatron.parallel.tensor_parallel import ParallelGPT
 
 
 def main():

@@ -26,8 +26,7 @@ from minimegatron.backend import xp
 from minimegatron.data.datasets import repeat_task
 from minimegatron.runtime.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
-from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
+from minimegatron.parallel.data_parallel import DistributedDataParallel, zero_optimizer
 from minimegatron.parallel.split import shard_batch
 from minimegatron.tools.memory_measure import formula, measure, padding_margin
 

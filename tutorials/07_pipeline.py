@@ -39,10 +39,8 @@ from minimegatron.comm import trace
 from minimegatron.data.datasets import repeat_task
 from minimegatron.i18n import language, text
 from minimegatron.nn import GPT, GPTConfig
-from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
-from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
-from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
-from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
+from minimegatron.parallel.pipeline_parallel import (DeviceTime, PipelineEngine, PipelineStage,
+                                                     bubble_formula)
 from minimegatron.runtime.threads import cores
 from minimegatron.tools import chrome_trace
 from minimegatron.tools.activation_memory import ActivationMeter

@@ -40,7 +40,7 @@ from minimegatron.parallel.expert_parallel.layer import ExpertParallelMoE
 from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.split import rows_of
-from minimegatron.parallel.tensor_parallel.shards import shard_of
+from minimegatron.parallel.tensor_parallel import shard_of
 from minimegatron.autodiff.tensor import Tensor
 
 MOE_CONFIG = SMALL_CONFIG
@@ -167,10 +167,10 @@ def _received_rows(group, counts):
 
 def check_moe_fits(config, moe, dims):
     """ValueError (no message sent) unless the grid (dp, pp, tp, M, cp, ep) can train it."""
-    from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
+    from minimegatron.parallel.context_parallel import check_config as check_cp_config
     from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
-    from minimegatron.parallel.pipeline_parallel.stage import stage_layers
-    from minimegatron.parallel.tensor_parallel.gpt import check_tp_config
+    from minimegatron.parallel.pipeline_parallel import stage_layers
+    from minimegatron.parallel.tensor_parallel import check_tp_config
     dp, pp, tp, _, cp, ep = dims
     check_tp_config(config, tp)
     stage_layers(config.n_layer, pp, 0)

@@ -26,8 +26,9 @@ for every scheme and grid and prints one table on rank 0:
     moe-ep      moe.check_moe (E=8, top-2, capacity 1.0)   dp = N, ep = every divisor d > 1
     moe-dropless  the same, dropless (all_to_allv)         the same grids
     moe-3d      moe.check_moe with tp / pp (M=2) / cp      every dp*pp*tp = N with dp > 1 and
-                (cp: dropless)                             tp or pp > 1, ep = dp; and dp x tp
-                                                           x cp=2 with ep = dp*cp
+                (cp: dropless)                             tp or pp > 1, ep = dp; dp x tp x
+                                                           cp=2 with ep = dp*cp; dp x pp=2 x
+                                                           tp=2 x cp=2 with ep = dp*cp/2
 
 On one rank every scheme runs once with groups of 1. The data-parallel
 schemes train demo.SMALL_CONFIG (2 layers), the context-parallel ones
@@ -191,6 +192,8 @@ def grids(scheme, world_size):
                 for dp, pp, tp in factorisations(world_size) if dp > 1 and (pp > 1 or tp > 1)]
         if world_size % 4 == 0 and world_size > 4:
             rows.append((world_size // 4, 1, 2, 1, 2, world_size // 2))
+        if world_size % 8 == 0:                                        # all four axes
+            rows.append((world_size // 8, 2, 2, m, 2, world_size // 4))
         return rows
     if kind == "4d":
         return [(dp, pp, tp, m, cp) for cp in group_sizes(world_size) if cp > 1

@@ -52,7 +52,7 @@ def moe_param_counts(cfg, experts, top_k, every=1):
 
 def moe_rank_params(cfg, experts, every=1, ep=1, pp=1, tp=1, stage=0):
     """{"experts", "dense"}: the parameters one rank of stage ``stage`` holds."""
-    from minimegatron.parallel.pipeline_parallel.stage import stage_layers
+    from minimegatron.parallel.pipeline_parallel import stage_layers
     g = GPTShape.of(cfg)
     h = g.d_model
     if experts % ep:

@@ -20,9 +20,9 @@ from minimegatron.checks.common import serial_reference
 from minimegatron.data.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT
 from minimegatron.optim import SGD
-from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
+from minimegatron.parallel.data_parallel import ShardedOptimizer
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.parallel.tensor_parallel.shards import shard_of
+from minimegatron.parallel.tensor_parallel import shard_of
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tools import checkpoint_format
 from minimegatron.tools.checkpoint import (CheckpointError, load_checkpoint, read_checkpoint,

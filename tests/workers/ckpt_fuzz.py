@@ -27,7 +27,7 @@ import zipfile
 import numpy as np
 
 from minimegatron import comm
-from minimegatron.nn.gpt import GPTConfig
+from minimegatron.nn import GPTConfig
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tools.checkpoint import CheckpointError, load_checkpoint, save_checkpoint

@@ -18,7 +18,7 @@ from minimegatron.checks.context import (CP_CONFIG, check_context_parallel,
                                          layer_activation_bytes)
 from minimegatron.checks.threed import check_3d
 from minimegatron.checks.tensor import _adjoint
-from minimegatron.nn.gpt import causal_attention
+from minimegatron.nn import causal_attention
 from minimegatron.parallel import context_parallel as cp_
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.autodiff.tensor import Tensor

@@ -9,9 +9,8 @@ from minimegatron.autodiff import functional as F
 from minimegatron.checks.data import check_data_parallel, check_ddp, check_zero
 from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT, GPTConfig
-from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.data_parallel.master import DataParallel
-from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
+from minimegatron.parallel.data_parallel import (DataParallel, DistributedDataParallel,
+                                                 zero_optimizer)
 from minimegatron.parallel.split import shard_batch
 
 # d_model 12: layer sizes such as 468 (qkv) that 8 does not divide, so ZeRO pads

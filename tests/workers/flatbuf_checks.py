@@ -17,7 +17,7 @@ from minimegatron.checks.data import check_ddp
 from minimegatron.checks.mixed import HALF_CONFIG
 from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.nn import GPT
-from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel import DistributedDataParallel
 from minimegatron.parallel.split import shard_batch
 
 

@@ -14,7 +14,7 @@ from minimegatron import comm
 from minimegatron.data.demo import LR, SMALL_CONFIG, WEIGHT_DECAY, batch
 from minimegatron.nn import GPT
 from minimegatron.optim import AdamW
-from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel import DistributedDataParallel
 from minimegatron.parallel.split import shard_batch
 
 STEPS, BATCH = 4, 8

@@ -11,8 +11,7 @@ import numpy as np
 from minimegatron.backend import asarray, host_rng, to_numpy
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
-from minimegatron.parallel.tensor_parallel.shards import shard_of
+from minimegatron.parallel.tensor_parallel import ParallelGPT, shard_of
 from minimegatron.parallel.threed import Trainer3D
 
 # vocab 13: padded to 14 on tp 2 and 16 on tp 4; seq_len 6 < prompt + new: the window slides

@@ -16,7 +16,7 @@ from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.autodiff.functional import cross_entropy
 from minimegatron.autodiff.guards import NonFiniteError
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.parallel.tensor_parallel.gpt import (VocabParallelEmbedding,
+from minimegatron.parallel.tensor_parallel import (VocabParallelEmbedding,
                                                  vocab_parallel_cross_entropy)
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.autodiff.tensor import Tensor

@@ -11,8 +11,7 @@ from minimegatron import comm
 from minimegatron.comm import comm_check, trace
 from minimegatron.nn import Linear
 from minimegatron.optim import SGD
-from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
-from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
+from minimegatron.parallel.data_parallel import DistributedDataParallel, zero_optimizer
 
 
 def outcome(fn):

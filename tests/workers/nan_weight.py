@@ -22,7 +22,7 @@ from minimegatron.checks.mixed import HALF_CONFIG
 from minimegatron.checks.precision import check_optimizer
 from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT, gpt
-from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
+from minimegatron.parallel.data_parallel import DistributedDataParallel
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 

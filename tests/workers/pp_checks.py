@@ -41,7 +41,7 @@ def emulated_bubbles(micro_batches, device_time, scales, tolerance):
     stage's peak in flight, shortest forward/backward span, longest real compute, total
     wake-up delay, and the plain and emulated losses."""
     from minimegatron.nn import GPTConfig
-    from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
+    from minimegatron.parallel.pipeline_parallel import DeviceTime
     from minimegatron.tools.trace_gather import gather_timeline
     from minimegatron.tools.timeline import bubble_from_rows, rows_from_trace
     group = comm.world()

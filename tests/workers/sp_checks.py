@@ -17,8 +17,7 @@ from minimegatron.checks.threed import check_3d, measured_vs_predicted
 from minimegatron.data.demo import VERIFY_CONFIG, batch
 from minimegatron.autodiff.gradcheck import gradcheck
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.parallel.tensor_parallel import sequence as sq
-from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
+from minimegatron.parallel.tensor_parallel import ParallelGPT, sequence as sq
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.autodiff.tensor import Tensor
 

@@ -1,1 +1,16 @@
-"""Data parallelism: master style (master.py), DDP (ddp.py) and ZeRO (zero.py)."""
+"""Data parallelism: every rank a full model, a slice of the batch, the gradients averaged.
+
+master.py   DataParallel: the master/gather style (scatter the batch, gather to rank 0, broadcast)
+ddp.py      DistributedDataParallel: buckets, one all-reduce per bucket as its gradients arrive
+zero.py     ShardedOptimizer: ZeRO-1 and ZeRO-2 (optimizer state / gradients split over dp)
+zero3.py    Zero3: the parameters split too, all-gathered for each forward and backward
+
+    from minimegatron.parallel.data_parallel import DistributedDataParallel, ShardedOptimizer
+"""
+from minimegatron.parallel.data_parallel.master import DataParallel
+from minimegatron.parallel.data_parallel.ddp import Bucket, DistributedDataParallel, make_buckets
+from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
+from minimegatron.parallel.data_parallel.zero3 import Zero3, zero_optimizer
+
+__all__ = ["DataParallel", "DistributedDataParallel", "Bucket", "make_buckets",
+           "ShardedOptimizer", "Zero3", "zero_optimizer"]

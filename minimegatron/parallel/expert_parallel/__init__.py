@@ -12,14 +12,20 @@ from minimegatron.parallel.expert_parallel.dispatch import (combine_dropless, co
                                                             dispatch_dropless, dispatch_padded,
                                                             dropless_bytes, padded_bytes,
                                                             source_to_expert)
+from minimegatron.parallel.expert_parallel.gpt import (check_moe_grid, expert_parallel_gpt,
+                                                       is_expert, use_experts)
+from minimegatron.parallel.expert_parallel.grads import (clip_grad_norm, grad_norm,
+                                                         reduce_gradients)
 from minimegatron.parallel.expert_parallel.groups import (check_expert_parallel,
                                                           expert_groups, expert_layout)
 from minimegatron.parallel.expert_parallel.layer import ExpertParallelMoE
 from minimegatron.parallel.expert_parallel.mappings import (AllToAll, AllToAllV,
                                                             all_to_all_rows, all_to_allv_rows,
                                                             exchange_counts)
+from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 
-__all__ = ["combine_dropless", "combine_padded", "dispatch_dropless", "dispatch_padded",
+__all__ = ["MoETrainer", "check_moe_grid", "expert_parallel_gpt", "is_expert", "use_experts",
+           "clip_grad_norm", "grad_norm", "reduce_gradients", "combine_dropless", "combine_padded", "dispatch_dropless", "dispatch_padded",
            "dropless_bytes", "padded_bytes", "source_to_expert", "check_expert_parallel",
            "expert_groups", "expert_layout", "ExpertParallelMoE", "AllToAll", "AllToAllV",
            "all_to_all_rows", "all_to_allv_rows", "exchange_counts"]

@@ -50,11 +50,11 @@ def check_moe_grid(config, moe, grid, sequence_parallel=False):
 def expert_parallel_gpt(config, moe, grid, attention="ring"):
     """The dense model of a grid (GPT, ParallelGPT or the cp GPT) with its experts on grid.ep."""
     if grid.cp_size > 1:
-        from minimegatron.parallel.context_parallel.gpt import context_parallel_model
+        from minimegatron.parallel.context_parallel import context_parallel_model
         split = "contiguous" if attention == "ulysses" else "zigzag"
         model = context_parallel_model(config, grid.tp, grid.cp, attention, split)
     elif grid.tp_size > 1:
-        from minimegatron.parallel.tensor_parallel.gpt import ParallelGPT
+        from minimegatron.parallel.tensor_parallel import ParallelGPT
         model = ParallelGPT(config, grid.tp)
     else:
         model = GPT(config)

@@ -22,12 +22,11 @@ from minimegatron.backend import xp
 from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
 from minimegatron.nn.moe.gpt import moe_layers, take_aux_loss
-from minimegatron.parallel.context_parallel.zigzag import check_split
+from minimegatron.parallel.context_parallel import check_split
 from minimegatron.parallel.expert_parallel.gpt import check_moe_grid, expert_parallel_gpt
 from minimegatron.parallel.expert_parallel.grads import clip_grad_norm, reduce_gradients
 from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
-from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
-from minimegatron.parallel.pipeline_parallel.stage import PipelineStage
+from minimegatron.parallel.pipeline_parallel import PipelineEngine, PipelineStage
 from minimegatron.parallel.threed import Trainer3D, check_3d_config, cp_split
 
 
