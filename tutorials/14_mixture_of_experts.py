@@ -16,8 +16,9 @@ code (minimegatron/nn/moe/, minimegatron/parallel/expert_parallel/):
    the trained weights);
 4. the bytes of dispatch and combine from the trace of the last step beside the formula
    (ep-1) x E/ep x C x h x b x itemsize, and dropless from the token counts;
-5. the expert and dense parameters of every rank and its dispatch buffer, measured,
-   beside the memory calculator (tools/memory_moe.py).
+5. the expert and dense parameters of every rank and its dispatch buffer (the payload
+   of the last step's dispatch, from the trace), measured in this run, beside the memory
+   calculator (tools/memory_moe.py).
 
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
@@ -34,17 +35,17 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.backend import to_numpy
-from minimegatron.checks.moe import (DROPLESS, MOE, MOE_CONFIG, check_dispatch_bytes,
-                                     measured_vs_calculator)
+from minimegatron.checks.moe import DROPLESS, MOE, MOE_CONFIG, check_dispatch_bytes
 from minimegatron.checks.precision import check_optimizer
 from minimegatron.comm import trace
 from minimegatron.data.demo import batch
 from minimegatron.i18n import language, text
 from minimegatron.nn.moe import MoEGPT, moe_layers
-from minimegatron.parallel.expert_parallel import padded_bytes
+from minimegatron.parallel.expert_parallel import is_expert, padded_bytes
 from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.runtime.entry import run
+from minimegatron.tools.memory_moe import dispatch_buffer_bytes, moe_rank_params
 from minimegatron.tools.moe_picture import draw_moe_load
 
 EP, BATCH, SHOWN = 4, 8, 6
@@ -161,18 +162,22 @@ def bytes_table(grid, spans):
                      off=worst(grid.world, off)))
 
 
-def memory_table(grid):
-    """Part 5: what each rank holds, measured, beside tools/memory_moe.py."""
-    got = measured_vs_calculator((grid.dp_size, 1, 1, 1, grid.ep_size))
-    measured, predicted = got["measured"], got["predicted"]
+def memory_table(grid, trainer, spans):
+    """Part 5: what this rank holds in the tutorial's run (its parameters, the payload of the
+    last step's dispatch from the trace), beside tools/memory_moe.py."""
+    named = list(trainer.named_parameters())
+    measured = {"experts": sum(p.size for n, p in named if is_expert(n)),
+                "dense": sum(p.size for n, p in named if not is_expert(n))}
+    predicted = moe_rank_params(MOE_CONFIG, MOE.num_experts, MOE.every, grid.ep_size)
+    buffers = [s["nbytes"] for s in spans if s["label"] == "ep.dispatch"]
+    buffer = dispatch_buffer_bytes(MOE_CONFIG, MOE.num_experts, MOE.top_k,
+                                   MOE.capacity_factor, BATCH // grid.dp_size, "float64")
     comm.print0(f"{'':<26}{'measured':>10}{'calculator':>12}")
     for key, name in (("experts", "expert parameters"), ("dense", "dense parameters")):
         comm.print0(f"{name:<26}{measured[key]:>10,d}{predicted[key]:>12,d}")
-    comm.print0(f"{'dispatch buffer (bytes)':<26}{measured['dispatch_buffer'][0]:>10,d}"
-                f"{predicted['dispatch_buffer']:>12,d}")
-    off = max(abs(measured[k] - predicted[k]) for k in ("experts", "dense"))
-    off = max(off, max(abs(n - predicted["dispatch_buffer"])
-                       for n in measured["dispatch_buffer"]))
+    comm.print0(f"{'dispatch buffer (bytes)':<26}{buffers[0]:>10,d}{buffer:>12,d}")
+    off = max([abs(measured[k] - predicted[k]) for k in measured] +
+              [abs(n - buffer) for n in buffers])
     comm.print0(text("t14.memory", off=worst(grid.world, off), dp=grid.dp_size,
                      ep=grid.ep_size))
 
@@ -208,7 +213,7 @@ def main():
     comm.print0(text("t14.part4"))
     bytes_table(grid, spans)
     comm.print0(text("t14.part5"))
-    memory_table(grid)
+    memory_table(grid, trainer, spans)
 
 
 if __name__ == "__main__":

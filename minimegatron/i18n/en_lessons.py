@@ -532,5 +532,7 @@ MESSAGES = {
     "moe.layout_wrong": "rank {rank}, ep {ep}, {dtype}, {local} experts per rank, b*C = "
                         "{block}: row {row} holds (source rank, expert, slot) {got}, expected "
                         "{want}",
+    "moe.round_trip": "combine(dispatch(rows)) with ep = {ep}, {dtype}: every row back in its "
+                      "place",
     "moe.against_serial": "{what} with ep = {ep}, {dtype}, against one process",
 }

@@ -168,7 +168,7 @@ MESSAGES = {
     "t14.bytes_dropless": "dropless (one layer, rank 0's rows per expert {counts}): dispatch "
                           "sent {sent:,d} B, from the counts {want:,d} B; every all-to-all of "
                           "every rank, max |trace - formula| {off:g}",
-    "t14.part5": "\n5. what rank 0 holds, measured, beside the memory calculator "
-                 "(minimegatron memory moe)",
+    "t14.part5": "\n5. what rank 0 holds in this run (the dispatch buffer: the last step's "
+                 "trace), measured, beside the memory calculator (minimegatron memory moe)",
     "t14.memory": "every rank of dp={dp}, ep={ep}: max |measured - calculator| {off:g}",
 }

@@ -518,5 +518,6 @@ MESSAGES = {
     "moe.layout": "디스패치 배치, ep {ep}, {dtype}",
     "moe.layout_wrong": "랭크 {rank}, ep {ep}, {dtype}, 랭크당 전문가 {local}개, b*C = "
                         "{block}: 행 {row}은 (보낸 랭크, 전문가, 슬롯) {got}, 기댓값 {want}",
+    "moe.round_trip": "ep = {ep}, {dtype}에서 combine(dispatch(rows)): 모든 행이 제자리로",
     "moe.against_serial": "ep = {ep}, {dtype}에서 {what}, 한 프로세스와 비교",
 }

@@ -173,6 +173,7 @@ MESSAGES = {
     "t14.bytes_dropless": "드롭리스 (레이어 하나, 랭크 0의 전문가별 행 {counts}): 디스패치가 "
                           "{sent:,d} B를 보냄, 개수로부터 {want:,d} B; 모든 랭크의 모든 "
                           "올투올에서 최대 |트레이스 - 공식| {off:g}",
-    "t14.part5": "\n5. 랭크 0이 가진 것, 측정값과 메모리 계산기 (minimegatron memory moe)",
+    "t14.part5": "\n5. 이 실행에서 랭크 0이 가진 것 (디스패치 버퍼: 마지막 스텝의 트레이스), "
+                 "측정값과 메모리 계산기 (minimegatron memory moe)",
     "t14.memory": "dp={dp}, ep={ep}의 모든 랭크: 최대 |측정 - 계산기| {off:g}",
 }

@@ -12,9 +12,10 @@ so a missing transpose shows).
                 buffer, whatever the router chose
     layout      rows coded (source rank, expert, slot): what rank r returns is
                 [my expert i][source rank q][slot], q's b*C rows for expert r*E/ep + i
-    layer       with the combine (the inverse way), ExpertParallelMoE equals one
-                process's MoE on the same tokens: the output, dx and the expert weights'
-                gradients (the all-to-all's backward brings every gradient home)
+    layer       the given combine (the inverse way) brings every coded row back to its
+                rank and place, and ExpertParallelMoE equals one process's MoE on the same
+                tokens: the output, dx and the expert weights' gradients (the all-to-all's
+                backward brings every gradient home)
 """
 import numpy as np
 
@@ -54,23 +55,31 @@ def expected_layout(rank, ep, local, b, cap):
 
 
 def _dispatch(group, seed, dtype):
-    """{"out", "log"}: the student's dispatch of coded rows, and the collectives it ran."""
+    """{"out", "log", "back"}: the student's dispatch of coded rows, the collectives it ran,
+    and the given combine of what it returned (each row back on its rank, in its place)."""
     from minimegatron import comm
     from minimegatron.autodiff.tensor import Tensor
     from minimegatron.backend import asarray, to_numpy
     from minimegatron.comm import trace
-    from minimegatron.parallel.expert_parallel.dispatch import dispatch_padded
+    from minimegatron.parallel.expert_parallel.dispatch import combine_padded, dispatch_padded
     local, b, cap = layout_sizes(seed, group.size)
     rows = coded_rows(group.rank, group.size, local, b, cap).astype(dtype)
     comm.barrier(group)
     trace.reset()
     try:
-        out = to_numpy(dispatch_padded(Tensor(asarray(rows)), group, local).data)
+        mine = dispatch_padded(Tensor(asarray(rows)), group, local)
     except NotImplementedError:
         raise
     except Exception as err:   # noqa: BLE001 -- a wrong answer may raise: that is evidence
-        out = f"{type(err).__name__}: {err}"
-    return {"out": out, "log": comm_log(trace.spans(), [group, comm.world()])}
+        mine = f"{type(err).__name__}: {err}"
+    log = comm_log(trace.spans(), [group, comm.world()])
+    if isinstance(mine, str):
+        return {"out": mine, "log": log, "back": mine}
+    try:
+        back = to_numpy(combine_padded(mine, group, local).data)
+    except Exception as err:   # noqa: BLE001 -- a wrong shape breaks the combine: evidence
+        back = f"{type(err).__name__}: {err}"
+    return {"out": to_numpy(mine.data), "log": log, "back": back}
 
 
 def _moe_config(ep):
@@ -174,6 +183,12 @@ def judge_layout(ranks, seed):
 def judge_layer(ranks, seed):
     for ev, ep, dtype, case in _cases(ranks):
         who = case["ranks"][case["rank"]]
+        local, b, cap = layout_sizes(seed, ep)
+        back = case["dispatch"]["back"]
+        if isinstance(back, str):
+            raise CheckFailed(text("moe.dispatch_raised", rank=who, ep=ep, error=back))
+        expect_close(text("moe.round_trip", ep=ep, dtype=dtype), back,
+                     coded_rows(case["rank"], ep, local, b, cap), 0.0, rank=who)
         for what, (got, want) in case["layer"].items():
             expect_close(text("moe.against_serial", what=what, ep=ep, dtype=dtype),
                          got, want, TOLERANCE[dtype], rank=who)
