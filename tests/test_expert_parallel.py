@@ -1,6 +1,6 @@
 """Expert parallelism: the ep / edp layout and the formulas without MPI; then 8-rank launches.
 
-Launch 1 (layer_checks, bad_inputs, mutants): the all-to-all pair is adjoint; one MoE layer
+Launch 1 (first_launch: layer_checks, bad_inputs, mutants): the all-to-all pair is adjoint; one MoE layer
 with ep = 2, 4, 8 (capacity and dropless, float64 and float32) gives one process's output
 and input gradient, and the bytes of dispatch and combine (forward and backward) read
 from the trace equal the formulas; every bad configuration raises the same ValueError on
@@ -57,10 +57,7 @@ def test_bad_expert_grids_raise_before_any_message():
 
 @pytest.fixture(scope="module")
 def launch():
-    out = run_mpi(8, "workers/moe_checks.py:layer_checks", timeout=300)
-    extra = run_mpi(8, "workers/moe_checks.py:bad_inputs", timeout=300)
-    mutants = run_mpi(8, "workers/moe_checks.py:mutants", timeout=300)
-    return [dict(a, bad=b, mutants=m) for a, b, m in zip(out, extra, mutants)]
+    return run_mpi(8, "workers/moe_checks.py:first_launch", timeout=300)
 
 
 @pytest.mark.parametrize("ep", [2, 4, 8])
@@ -140,6 +137,14 @@ def test_clipping_rows_clip():
 def test_expert_gradients_over_the_wrong_group_fail(trained):
     worst = max(res["wrong_group"]["grad"] for res in trained)
     assert worst > 1e-3
+
+
+def test_verify_fails_the_moe_rows_when_expert_gradients_use_the_wrong_group():
+    results = run_mpi(8, "workers/moe_checks.py:verify_wrong_group", timeout=300)
+    for res in results:
+        assert [row[0] for row in res["wrong"]] == [f"8x1x1, M=1, ep={ep}" for ep in (2, 4, 8)]
+        assert all(status == "FAIL" and grad > 1e-3 for _, status, grad in res["wrong"]), res
+        assert all(status == "PASS" and grad < 1e-12 for _, status, grad in res["right"]), res
 
 
 MEMORY_ROWS = [("ep4", (8, 1, 1, 1, 4), 1), ("ep8", (8, 1, 1, 1, 8), 1),

@@ -123,3 +123,24 @@ def memory_checks(rows):
     """measured_vs_calculator for every (label, dims, micro_batches) row."""
     return {label: checks.measured_vs_calculator(tuple(dims), micro_batches=m)
             for label, dims, m in rows}
+
+
+def verify_wrong_group():
+    """verify's moe-ep rows with expert gradients reduced over dp x cp (the wrong group),
+    then as written: {"wrong": [status per row], "right": [...]}."""
+    from minimegatron.checks import verify
+    from minimegatron.parallel.expert_parallel import trainer
+    real = trainer.reduce_gradients
+    trainer.reduce_gradients = lambda named, grid, group=None: real(named, grid, grid.dp_cp)
+    try:
+        wrong = verify.run_rows(["moe-ep"], steps=2)
+    finally:
+        trainer.reduce_gradients = real
+    right = verify.run_rows(["moe-ep"], steps=2)
+    return {"wrong": [(r["grid"], r["status"], r["grad"]) for r in wrong],
+            "right": [(r["grid"], r["status"], r["grad"]) for r in right]}
+
+
+def first_launch():
+    """layer_checks, bad_inputs and mutants in one launch."""
+    return dict(layer_checks(), bad=bad_inputs(), mutants=mutants())
