@@ -84,7 +84,7 @@ def train(grid, steps):
         x, y = batch(MOE_CONFIG, BATCH, step)
         if step == steps - 1:
             comm.barrier(grid.world)
-            trace.reset()                                  # part 5 reads the last step
+            trace.reset()                      # parts 4 and 5 read the last step
         loss = trainer.train_step(x, y)
         spans = [s for s in trace.spans() if s["kind"] == "comm"]
         opt.zero_grad()
