@@ -6,7 +6,7 @@ against one process.
 
 One measurement is a forward and a backward of sum(layer(x) * W) on (B, S, D) tokens,
 float32; the best of ``--repeats`` after one warm-up is reported (on a shared machine
-the best is the least disturbed).
+the best is the least disturbed), the two sides of a comparison run in turns.
 
 1. MoE against dense, one process (rank 0). The MoE layer (nn/moe: E experts of D -> 4D
    -> D, top-k, capacity factor f or dropless) uses per token k experts: k x 8D^2
@@ -37,14 +37,21 @@ from minimegatron.parallel.expert_parallel import ExpertParallelMoE
 from minimegatron.autodiff.tensor import Tensor
 
 
-def best_time(layer, x, weight, repeats):
-    """Best seconds of forward + backward of sum(layer(x) * weight) (one warm-up first)."""
-    times = []
+def pass_of(layer, x, weight):
+    """One forward + backward of sum(layer(x) * weight)."""
+    return lambda: (layer(Tensor(x, requires_grad=True)) * Tensor(weight)).sum().backward()
+
+
+def paired_best(fns, repeats):
+    """Best seconds of each function, run in turns (a busy machine slows both alike);
+    one warm-up round first."""
+    times = [[] for _ in fns]
     for _ in range(repeats + 1):
-        start = time.perf_counter()
-        (layer(Tensor(x, requires_grad=True)) * Tensor(weight)).sum().backward()
-        times.append(time.perf_counter() - start)
-    return min(times[1:])
+        for fn, record in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            record.append(time.perf_counter() - start)
+    return [min(t[1:]) for t in times]
 
 
 class WideMLP(Module):
@@ -60,24 +67,24 @@ class WideMLP(Module):
 
 
 def step_times(config, moe, batch_size, repeats):
-    """Best seconds of one AdamW training step: MoEGPT, and the GPT with WideMLPs."""
+    """[(best seconds, parameters)] of one AdamW training step: MoEGPT, and the GPT whose
+    MLPs are WideMLPs, in turns."""
     moe_model = MoEGPT(config, moe)
     dense = GPT(config)
     for block in dense.blocks:
         block.mlp = WideMLP(config.d_model, moe.top_k, config.dtype)
-    out = []
-    for model in (moe_model, dense):
+    x, y = batch(config, batch_size, 0)
+
+    def step_of(model):
         opt = make_optimizer(model.parameters())
-        times = []
-        for step in range(repeats + 1):
-            x, y = batch(config, batch_size, step)
-            start = time.perf_counter()
+
+        def step():
             opt.zero_grad()
             model.loss(x, y).backward()
             opt.step()
-            times.append(time.perf_counter() - start)
-        out.append((min(times[1:]), model.num_parameters()))
-    return out
+        return step
+    best = paired_best([step_of(moe_model), step_of(dense)], repeats)
+    return [(t, m.num_parameters()) for t, m in zip(best, (moe_model, dense))]
 
 
 def main():
@@ -102,7 +109,8 @@ def main():
     init_by_name(serial, "blocks.0.mlp", config)
     if world.rank == 0:
         dense = WideMLP(a.d_model, a.top_k, "float32")
-        t_moe, t_dense = (best_time(m, x, weight, a.repeats) for m in (serial, dense))
+        t_moe, t_dense = paired_best([pass_of(serial, x, weight), pass_of(dense, x, weight)],
+                                     a.repeats)
         print(f"D={a.d_model} S={a.seq} B={a.batch} E={a.experts} top-{a.top_k} "
               f"capacity {a.capacity_factor or 'dropless'}, float32, fwd+bwd, best of "
               f"{a.repeats}")
@@ -122,7 +130,7 @@ def main():
     share = a.batch // world.size
     mine = slice(world.rank * share, (world.rank + 1) * share)
     comm.barrier(world)
-    t_ep = best_time(layer, x[mine], weight[mine], a.repeats)
+    (t_ep,) = paired_best([pass_of(layer, x[mine], weight[mine])], a.repeats)
     slowest = comm.all_reduce(np.array([t_ep]), world, op="max")[0]
     if world.rank == 0:
         print(f"ep={world.size}: {slowest * 1e3:.1f} ms on the slowest rank "
