@@ -11,7 +11,7 @@ import pytest
 from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.autodiff.gradcheck import gradcheck
 from minimegatron.nn.moe import (MoE, MoEConfig, MoEGPT, attach_aux_loss, gather_rows,
-                                 moe_layers, queue_slots, route, scatter_rows, top_k)
+                                 moe_layers, choose_experts, route, scatter_rows, top_k)
 from minimegatron.nn.moe.routing import assignment_counts
 from minimegatron.autodiff.tensor import Tensor
 
@@ -66,9 +66,12 @@ def test_top_k_takes_the_largest_and_breaks_ties_to_the_lower_expert():
 
 
 def test_capacity_queue_is_slot_major_then_token_order():
-    choice = np.array([[[0, 1], [0, 2], [0, 1], [1, 0]]])        # (1, T=4, k=2)
+    probs = np.array([[[.5, .3, .2], [.6, .1, .3], [.7, .2, .1], [.3, .6, .1]]])  # (1, 4, 3)
+    choice, slot, kept = choose_experts(probs, 2, 3)
+    assert choice[0].tolist() == [[0, 1], [0, 2], [0, 1], [1, 0]]
     # queue: first choices 0,0,0,1 then second choices 1,2,1,0
-    assert queue_slots(choice, 3)[0].tolist() == [[0, 1], [1, 0], [2, 2], [0, 3]]
+    assert slot[0].tolist() == [[0, 1], [1, 0], [2, 2], [0, 3]]
+    assert kept[0].tolist() == [[True, True], [True, True], [True, True], [True, False]]
     assert MoEConfig(4, 2, 1.0).capacity(8) == 4 and MoEConfig(8, 2, 1.25).capacity(8) == 3
     assert MoEConfig(8, 1, 0.1).capacity(8) == 1 and MoEConfig(8, 2, None).capacity(8) is None
 

@@ -10,10 +10,10 @@ from minimegatron.nn.moe.experts import ExpertMLPs, StackedLinear
 from minimegatron.nn.moe.gpt import MoEGPT, init_by_name, moe_layers, take_aux_loss
 from minimegatron.nn.moe.layer import MoE
 from minimegatron.nn.moe.losses import attach_aux_loss, load_balancing_loss, z_loss
-from minimegatron.nn.moe.routing import RoutePlan, queue_slots, route, top_k
+from minimegatron.nn.moe.routing import RoutePlan, choose_experts, route, top_k
 from minimegatron.nn.moe.rows import gather_rows, scatter_rows
 
 __all__ = ["MoEConfig", "check_moe_config", "ExpertMLPs", "StackedLinear", "MoEGPT",
            "init_by_name", "moe_layers", "take_aux_loss", "MoE", "attach_aux_loss",
-           "load_balancing_loss", "z_loss", "RoutePlan", "queue_slots", "route", "top_k",
+           "load_balancing_loss", "z_loss", "RoutePlan", "choose_experts", "route", "top_k",
            "gather_rows", "scatter_rows"]

@@ -33,9 +33,32 @@ from dataclasses import dataclass
 from minimegatron.backend import xp
 
 
+def choose_experts(probs, k, capacity):
+    """probs (b, T, E) -> choice, slot, kept, each (b, T, k): the router's decisions.
+
+    choice  the k experts of largest prob, largest first; ties go to the lower id
+    slot    each assignment's place in its expert's queue of its sequence, slot-major:
+            every token's first choice in token order, then every second choice, ...
+    kept    slot < capacity (all True when capacity is None: dropless)
+    """
+    # EXERCISE 10.1 begin
+    b, steps, num_experts = probs.shape
+    choice = xp.argsort(-probs, axis=-1, kind="stable")[..., :k]   # (b, T, k) ties: lower id
+    queue = choice.transpose(0, 2, 1).reshape(b, k * steps)        # (b, k*T) slot-major
+    onehot = queue[..., None] == xp.arange(num_experts)             # (b, k*T, E)
+    before = xp.cumsum(onehot, axis=1) - 1                          # (b, k*T, E) earlier ones
+    slot = xp.take_along_axis(before, queue[..., None], axis=2)[..., 0]   # (b, k*T)
+    slot = slot.reshape(b, k, steps).transpose(0, 2, 1)            # (b, T, k)
+    kept = xp.ones(choice.shape, dtype=bool) if capacity is None else slot < capacity
+    return choice, slot, kept
+    # EXERCISE 10.1 end
+
+
 def top_k(probs, k):
     """(..., E) -> (..., k) expert ids, largest prob first; ties go to the lower id."""
-    return xp.argsort(-probs, axis=-1, kind="stable")[..., :k]
+    width = probs.shape[-1]
+    return choose_experts(probs.reshape(1, -1, width), k, None)[0].reshape(
+        probs.shape[:-1] + (k,))
 
 
 @dataclass
@@ -61,30 +84,18 @@ class RoutePlan:
         return xp.bincount(self.expert[self.token >= 0], minlength=num_experts)
 
 
-def queue_slots(choice, num_experts):
-    """(b, T, k) -> (b, T, k): each assignment's place in its expert's queue (slot-major)."""
-    b, steps, k = choice.shape
-    queue = choice.transpose(0, 2, 1).reshape(b, k * steps)        # (b, k*T) j-major
-    onehot = queue[..., None] == xp.arange(num_experts)             # (b, k*T, E)
-    before = xp.cumsum(onehot, axis=1) - 1                          # (b, k*T, E)
-    slot = xp.take_along_axis(before, queue[..., None], axis=2)[..., 0]   # (b, k*T)
-    return slot.reshape(b, k, steps).transpose(0, 2, 1)            # (b, T, k)
-
-
 def route(probs, k, capacity):
     """The RoutePlan of probs (b, T, E): padded rows if ``capacity`` is an int, else
     dropless."""
     b, steps, num_experts = probs.shape
-    choice = top_k(probs, k)                                        # (b, T, k)
+    choice, slot, kept = choose_experts(probs, k, capacity)        # (b, T, k) each
     tokens = xp.arange(b * steps).reshape(b, steps, 1)              # flat token ids
     tokens = xp.broadcast_to(tokens, choice.shape)                  # (b, T, k)
     if capacity is None:
         order = xp.argsort(choice.reshape(-1), kind="stable")       # expert-major
         return RoutePlan(tokens.reshape(-1)[order], choice.reshape(-1)[order],
                          xp.bincount(choice.reshape(-1), minlength=num_experts),
-                         choice, xp.ones(choice.shape, dtype=bool), None)
-    slot = queue_slots(choice, num_experts)                         # (b, T, k)
-    kept = slot < capacity
+                         choice, kept, None)
     seq = xp.broadcast_to(xp.arange(b).reshape(b, 1, 1), choice.shape)
     table = xp.full((num_experts, b, capacity), -1, dtype=xp.int64)     # (E, b, C)
     table[choice[kept], seq[kept], slot[kept]] = tokens[kept]

@@ -35,13 +35,16 @@ from minimegatron.parallel.expert_parallel.mappings import (all_to_all_rows, all
 
 def dispatch_padded(rows, group, local_experts):
     """(E*b*C, h) expert-major -> (E_l*ep*b*C, h) rows of MY experts, expert-major."""
+    # EXERCISE 10.2 begin
     ep, width = group.size, rows.shape[-1]
+    block = rows.shape[0] // (ep * local_experts)                   # b*C slots per expert
+    send = rows.reshape(ep, local_experts, block, width)            # [to rank][its e][slot]
     with trace.label("ep.dispatch"):
-        received = all_to_all_rows(rows, group)                     # (ep*E_l*b*C, h)
-    block = received.shape[0] // (ep * local_experts)               # b*C
-    received = received.reshape(ep, local_experts, block, width)    # (ep, E_l, b*C, h)
-    mine = received.transpose(1, 0, 2, 3)                           # (E_l, ep, b*C, h)
+        received = all_to_all_rows(send.reshape(-1, width), group)  # chunk q: from rank q
+    received = received.reshape(ep, local_experts, block, width)    # [from rank][my e][slot]
+    mine = received.transpose(1, 0, 2, 3)                           # [my e][from rank][slot]
     return mine.reshape(local_experts * ep * block, width)          # (E_l*ep*b*C, h)
+    # EXERCISE 10.2 end
 
 
 def combine_padded(out, group, local_experts):
