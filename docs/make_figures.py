@@ -210,9 +210,23 @@ def context_parallel_picture(out):
     return [draw_context_parallel(16, 4, os.path.join(out, "context_parallel.png"))]
 
 
+def moe_load_picture(out):
+    """moe_load.png: the load per expert and per rank over 4 steps of a real 8-rank run of
+    tutorials/14_mixture_of_experts.py (ep = 4 over dp = 8; docs/moe.md)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as run_dir:
+        subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", "8", "--timeout", "300",
+                        os.path.join(root, "tutorials", "14_mixture_of_experts.py"),
+                        "--steps", "4", "--out", run_dir],
+                       check=True, capture_output=True, cwd=root)
+        shutil.copyfile(os.path.join(run_dir, "14_mixture_of_experts.png"),
+                        os.path.join(out, "moe_load.png"))
+    return [os.path.join(out, "moe_load.png")]
+
+
 FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,
            interleaved_timeline, zero_bubble_timelines, context_parallel_picture,
-           sequence_parallel_trace, loss_scale_over_steps)
+           sequence_parallel_trace, loss_scale_over_steps, moe_load_picture)
 
 
 def main(argv=None):

@@ -188,3 +188,39 @@ def test_11_mixed_precision_skips_the_overflow_on_every_rank():
     assert "skipped steps: 1 of 8" in out
     assert "weights 2, grads 2, optimizer 12 = 16" in out
     assert "ZeRO-0 120.0, ZeRO-1 31.4, ZeRO-2 16.6, ZeRO-3 1.9" in out
+
+
+def test_14_mixture_of_experts_equals_one_process_and_bytes_and_memory_match(tmp_path):
+    rc, out, err = run_script(8, tutorial("14_mixture_of_experts.py"),
+                              ["--steps", "3", "--out", str(tmp_path)], timeout=300)
+    assert rc == 0, err
+    rows = _loss_rows(out, "step")                     # one process, ep=4, |diff|, loads
+    assert len(rows) == 3, out
+    for row in rows:
+        assert abs(row[0] - row[1]) < 1e-12 and row[0] > 2.0, out
+        experts, ranks = row[3:11], row[11:]
+        assert sum(experts) == 2 * 8 * 8 * 2 and len(ranks) == 8, out   # k * tokens * layers
+        assert all(0 < r <= 2 * 2 * 4 * 1 * 2 for r in ranks), out      # under the padded rows
+    assert "the load per expert summed over the ranks equals one process's: yes" in out
+    assert "every rank's choices and drops equal one process's on its tokens: yes" in out
+    drops = re.findall(r"^ *(0\.5|1\.0|1\.25|2\.0|dropless) +(\d|-) +(\d+) of 256 +(\d+)$",
+                       out, re.M)
+    assert [(f, c) for f, c, _, _ in drops] == [("0.5", "1"), ("1.0", "2"), ("1.25", "3"),
+                                               ("2.0", "4"), ("dropless", "-")], out
+    dropped = [int(d) for _, _, d, _ in drops]
+    assert dropped == sorted(dropped, reverse=True) and dropped[0] > 0 and dropped[-1] == 0
+    formula = (4 - 1) * (8 // 4) * 2 * 16 * 1 * 8      # (ep-1) E/ep C h b itemsize
+    sent = re.findall(r"^(ep\.\S+) +(\d+) +([\d,]+) +([\d,]+)$", out, re.M)
+    assert [s[0] for s in sent] == ["ep.dispatch", "ep.combine", "ep.dispatch.backward",
+                                    "ep.combine.backward"], out
+    for _, calls, trace_bytes, want in sent:
+        assert (int(calls), trace_bytes, want) == (2, f"{formula:,d}", f"{formula:,d}")
+    assert f"= {formula:,d} B each, on every rank (max |trace - formula| 0)" in out
+    assert re.search(r"^dropless .*max \|trace - formula\| 0$", out, re.M), out
+    expert = 8 * 16 * 16 + 5 * 16                      # one expert MLP h -> 4h -> h
+    assert re.search(rf"^expert parameters +{2 * 2 * expert:,d} +{2 * 2 * expert:,d}$", out,
+                     re.M), out
+    assert re.search(r"^dispatch buffer \(bytes\) +2,048 +2,048$", out, re.M), out   # E b C h 8
+    assert "every rank of dp=8, ep=4: max |measured - calculator| 0" in out
+    picture = tmp_path / "14_mixture_of_experts.png"
+    assert picture.exists() or "drawing needs matplotlib" in out

@@ -31,9 +31,12 @@ def run_cli(nprocs, *args, timeout=TIMEOUT):
 
 
 def grid_text(dims):
-    """A row's grid as the table writes it ("dp x pp x tp, M" and ", cp" for a cp row)."""
+    """A row's grid as the table writes it ("dp x pp x tp, M" and ", cp" for a cp row,
+    ", ep" for an MoE row, whose cp shows when > 1)."""
     dp, pp, tp, m = dims[:4]
-    return f"{dp}x{pp}x{tp}, M={m}" + (f", cp={dims[4]}" if len(dims) > 4 else "")
+    cp = len(dims) == 5 or (len(dims) > 5 and dims[4] > 1)
+    return (f"{dp}x{pp}x{tp}, M={m}" + (f", cp={dims[4]}" if cp else "")
+            + (f", ep={dims[5]}" if len(dims) > 5 else ""))
 
 
 def expected_rows(world_size):
@@ -43,12 +46,16 @@ def expected_rows(world_size):
 
 def test_grids_of_eight_ranks():
     rows = expected_rows(8)
-    assert len(rows) == 85
+    assert len(rows) == 98
     assert [g for s, g in rows if s == "pp-zbv"] == ["1x2x1, M=8", "1x4x1, M=8", "1x8x1, M=8",
                                                      "2x2x1, M=8", "2x4x1, M=8"]
     assert "'zb-h2' needs at least 15 micro-batches" in verify.fit("pp-zb-h2", (1, 8, 1, 8))[1]
     assert "pipeline of 16 stages" in verify.fit("pp-zbv", (1, 8, 1, 8))[1]
     assert verify.fit("pp-zb-h1", (2, 4, 1, 8)) == (16, None)
+    assert [g for s, g in rows if s == "moe-ep"] == [f"8x1x1, M=1, ep={ep}" for ep in (2, 4, 8)]
+    assert sorted(g for s, g in rows if s == "moe-3d") == sorted(
+        ["2x1x4, M=1, ep=2", "2x2x2, M=2, ep=2", "2x4x1, M=2, ep=2", "4x1x2, M=1, ep=4",
+         "4x2x1, M=2, ep=4", "2x1x2, M=1, cp=2, ep=4", "1x2x2, M=2, cp=2, ep=2"])
     assert [g for s, g in rows if s == "tp-sp"] == ["1x1x2, M=1", "1x1x4, M=1", "1x1x8, M=1"]
     assert [g for s, g in rows if s == "ddp"] == ["2x1x1, M=1", "4x1x1, M=1", "8x1x1, M=1"]
     assert [g for s, g in rows if s == "pp-1f1b"] == ["1x2x1, M=4", "1x4x1, M=4",
@@ -72,8 +79,10 @@ def test_grids_of_eight_ranks():
         "4d-ulysses", (1, 1, 4, 2, 2))[1]
     # 3d: 2x2x1, 2x1x2, 1x2x2; each cp scheme: 2x1x1 with cp=2, 1x1x1 with cp=4;
     # each 4d scheme: 1x2x1 and 1x1x2 with cp=2
-    # each zero-bubble scheme: 1x2x1, 1x4x1 and 2x2x1 (two data-parallel pipelines)
-    assert len(expected_rows(4)) == 5 * 2 + 2 + 3 * 2 + 3 + 2 + 2 + 3 * 2 + 3 * 2 + 3 * 3
+    # each zero-bubble scheme: 1x2x1, 1x4x1 and 2x2x1 (two data-parallel pipelines);
+    # moe-ep and moe-dropless: ep = 2, 4; moe-3d: 2x1x2 and 2x2x1 with ep = 2
+    assert len(expected_rows(4)) == (5 * 2 + 2 + 3 * 2 + 3 + 2 + 2 + 3 * 2 + 3 * 2 + 3 * 3
+                                     + 2 * 2 + 2)
     assert len([1 for s, _ in expected_rows(4) if s == "3d"]) == 3
 
 
@@ -101,7 +110,8 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         if (scheme, grid) == ("cp-ulysses", "1x1x1, M=1, cp=8"):   # 4 heads over 8 ranks
             assert line and "SKIP (Ulysses: 4 heads" in line.group(0), line
             continue
-        if scheme.startswith("4d-") and grid.startswith("1x4x1"):   # 4 stages > 2 layers
+        if (scheme.startswith("4d-") and grid.startswith("1x4x1")) or (
+                scheme == "moe-3d" and grid.startswith("2x4x1")):       # 4 stages > 2 layers
             assert line and "SKIP (pipeline of 4 stages" in line.group(0), line
             continue
         if (scheme, grid) in (("4d-ulysses", "1x1x4, M=2, cp=2"),   # H/tp heads over cp
@@ -111,9 +121,9 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "76 of 85 rows pass, 9 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "88 of 98 rows pass, 10 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
-    assert len(re.findall(r"^\[\s*\d+/85\] ", out, re.M)) == 85     # one progress line a row
+    assert len(re.findall(r"^\[\s*\d+/98\] ", out, re.M)) == 98     # one progress line a row
 
 
 @pytest.fixture(scope="module")

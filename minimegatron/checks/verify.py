@@ -26,12 +26,19 @@ for every scheme and grid and prints one table on rank 0:
     4d-ring     threed.check_3d (dp, pp, tp, cp, "ring", M=2)  every dp*pp*tp*cp = N with
     4d-allgather  the same, "allgather"                        cp > 1 and tp or pp > 1
     4d-ulysses  the same, "ulysses"                            (H/tp heads divide by cp)
+    moe-ep      moe.check_moe (E=8, top-2, capacity 1.0)   dp = N, ep = every divisor d > 1
+    moe-dropless  the same, dropless (all_to_allv)         the same grids
+    moe-3d      moe.check_moe with tp / pp (M=2) / cp      every dp*pp*tp = N with dp > 1 and
+                (cp: dropless)                             tp or pp > 1, ep = dp; dp x tp x
+                                                           cp=2 with ep = dp*cp; dp x pp=2 x
+                                                           tp=2 x cp=2 with ep = dp*cp/2
 
 On one rank every scheme runs once with groups of 1. The data-parallel
 schemes train demo.SMALL_CONFIG (2 layers), the context-parallel ones
 demo.CONTEXT_CONFIG (the same with 16 tokens; also the 4d rows, so pp <= 2
 layers and tp <= 4 heads); the others VERIFY_CONFIG (8 layers, 8 heads,
-d_model 32); a cp row's grid reads "dp x pp x tp, M, cp".
+d_model 32); a cp row's grid reads "dp x pp x tp, M, cp". The MoE rows train
+MoEGPT on SMALL_CONFIG (checks/moe.py), their grid adds "ep" (folded over dp x cp).
 Any world size works: the batch (8 for data and pipeline rows, 4 for tp and
 cp, 16 for 3D) is rounded up to a multiple of dp x M,
 pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
@@ -149,11 +156,15 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "4d-ulysses": Scheme("4D Ulysses", "4d", 2),
            "pp-zb-h1": Scheme("pipe ZB-H1", "zb", 8),
            "pp-zb-h2": Scheme("pipe ZB-H2", "zb", 8),
-           "pp-zbv": Scheme("pipe ZBV", "zb", 8)}
+           "pp-zbv": Scheme("pipe ZBV", "zb", 8),
+           "moe-ep": Scheme("MoE ep", "moe"),
+           "moe-dropless": Scheme("MoE dropless", "moe"),
+           "moe-3d": Scheme("MoE ep+3D", "moe3d", 2)}
 CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
-          "cp": "context", "4d": "threed", "zb": "pipeline"}                # checks/<name>
-BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4,
-         "4d": 4, "zb": 8}                              # rounded up to a multiple of dp x M
+          "cp": "context", "4d": "threed", "zb": "pipeline", "moe": "moe",
+          "moe3d": "moe"}                                                 # checks/<name>
+BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4,   # rounded up to a multiple of dp x M
+         "4d": 4, "zb": 8, "moe": 8, "moe3d": 8}
 INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
 
 
@@ -181,6 +192,16 @@ def grids(scheme, world_size):
     ((dp, pp, tp, M, cp) for a context-parallel scheme: every dp x cp = N with cp > 1;
     for a 4d one every dp x pp x tp x cp = N with cp > 1 and tp or pp > 1)."""
     kind, m = SCHEMES[scheme].kind, SCHEMES[scheme].micro_batches
+    if kind == "moe":                                   # (dp, pp, tp, M, cp, ep)
+        return [(world_size, 1, 1, m, 1, ep) for ep in group_sizes(world_size)]
+    if kind == "moe3d":
+        rows = [(dp, pp, tp, m if pp > 1 else 1, 1, dp)
+                for dp, pp, tp in factorisations(world_size) if dp > 1 and (pp > 1 or tp > 1)]
+        if world_size % 4 == 0 and world_size > 4:
+            rows.append((world_size // 4, 1, 2, 1, 2, world_size // 2))
+        if world_size % 8 == 0:                                        # all four axes
+            rows.append((world_size // 8, 2, 2, m, 2, world_size // 4))
+        return rows
     if kind == "4d":
         return [(dp, pp, tp, m, cp) for cp in group_sizes(world_size) if cp > 1
                 for dp, pp, tp in factorisations(world_size // cp) if pp > 1 or tp > 1]
@@ -213,6 +234,8 @@ def fit(scheme, dims):
     config = common_config(scheme)
     chunks = {"pp-interleaved": INTERLEAVED_CHUNKS, "pp-zbv": 2}.get(scheme, 1)
     try:
+        if SCHEMES[scheme].kind in ("moe", "moe3d"):
+            _checks("moe").check_moe_fits(config, moe_config(scheme, cp), dims)
         if SCHEMES[scheme].kind in ("cp", "4d"):
             attention = scheme[3:]
             check_cp_config(config, cp, attention,
@@ -232,13 +255,19 @@ def fit(scheme, dims):
 
 def common_config(scheme):
     kind = SCHEMES[scheme].kind
-    return (SMALL_CONFIG if kind == "data" else CONTEXT_CONFIG if kind in ("cp", "4d")
-            else VERIFY_CONFIG)
+    return (SMALL_CONFIG if kind in ("data", "moe", "moe3d")
+            else CONTEXT_CONFIG if kind in ("cp", "4d") else VERIFY_CONFIG)
 
 
 def _unpack(dims):
     """(dp, pp, tp, M, cp) of a row's dims (cp = 1 unless the row has a cp axis)."""
-    return tuple(dims) + (1,) * (5 - len(dims))
+    return (tuple(dims) + (1,) * 5)[:5]
+
+
+def moe_config(scheme, cp=1):
+    """The MoEConfig of an MoE row: capacity 1.0 (drops), dropless for moe-dropless and cp."""
+    moe = _checks("moe")
+    return moe.DROPLESS if scheme == "moe-dropless" or cp > 1 else moe.MOE
 
 
 def _with_dtype(config, dtype):
@@ -272,6 +301,10 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
         return _checks("threed").check_3d((dp, pp, tp, cp), steps=steps, micro_batches=m,
                                           batch_size=batch_size, config=config,
                                           mpi_comm=group.comm, attention=scheme[3:])
+    if kind in ("moe", "moe3d"):
+        return _checks("moe").check_moe((dp, pp, tp, cp, dims[5]), moe_config(scheme, cp),
+                                        steps=steps, micro_batches=m, batch_size=batch_size,
+                                        config=config, mpi_comm=group.comm)
     if kind == "zb" and dp > 1:               # DDP over dp pipelines (Trainer3D)
         return _checks("threed").check_3d((dp, pp, tp), steps=steps, schedule=scheme[3:],
                                           micro_batches=m, batch_size=batch_size,
@@ -310,6 +343,8 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
     if scheme != "3d" and size not in split_cache:
         split_cache[size] = world.split(color=world.rank // size, name=f"verify{size}")
     diffs, (batch_size, reason) = {}, fit(scheme, dims)
+    if not reason and dtype == "float16" and SCHEMES[scheme].kind in ("moe", "moe3d"):
+        reason = "MoE rows: float64 and float32 only"
     if reason:                                  # decided alike on every rank, no message
         return _row(scheme, dims, None, "SKIP", 0.0, note=reason)
     try:
@@ -353,7 +388,8 @@ def tolerance(config, steps, batch_size):
 def _row(scheme, dims, worst, status, seconds, note="", traceback=None, tol=None, vs64=None):
     dp, pp, tp, m, cp = _unpack(dims)
     loss, grad, weight = worst or (None, None, None)
-    grid = f"{dp}x{pp}x{tp}, M={m}" + (f", cp={cp}" if len(dims) > 4 else "")
+    grid = f"{dp}x{pp}x{tp}, M={m}" + (f", cp={cp}" if len(dims) == 5 or cp > 1 else "")
+    grid += f", ep={dims[5]}" if len(dims) > 5 else ""
     return {"scheme": scheme, "label": SCHEMES[scheme].label, "dp": dp, "pp": pp, "tp": tp, "M": m,
             "cp": cp, "grid": "-" if dims == (0, 0, 0, 0) else grid,
             "loss": loss, "grad": grad, "weight": weight, "tol": tol,

@@ -5,10 +5,11 @@
     minimegatron memory --tp 8 --sequence-parallel
     minimegatron memory --cp 4 --attention ring     (context parallel: s/cp tokens per rank)
     minimegatron memory mixed        (bytes per parameter measured vs formula: memory_mixed.py)
+    minimegatron memory moe --experts 8 --top-k 2 --ep 4   (mixture of experts: memory_moe.py)
 
 The figures are plain functions of ``minimegatron/tools/`` (memory.py, scaling.py,
-memory_mixed.py); this is the command: its arguments, the checks that fail in one
-line before any work, and the printing.
+memory_mixed.py, memory_moe.py); this is the command: its arguments, the checks that
+fail in one line before any work, and the printing.
 """
 import argparse
 
@@ -21,7 +22,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="minimegatron memory", description=memory.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("view", nargs="?", default="config",
-                    choices=["config", "table1", "zero", "scaling", "table2", "mixed"])
+                    choices=["config", "table1", "zero", "scaling", "table2", "mixed", "moe"])
     for flag, default in [("layers", 72), ("hidden", 3072), ("heads", 32), ("vocab", 51200),
                           ("seq", 1024), ("dp", 1), ("pp", 1), ("tp", 1), ("cp", 1),
                           ("micro-batch", 8), ("micro-batches", 1)]:
@@ -34,6 +35,19 @@ def main(argv=None):
                     help="split LayerNorm/dropout activations by tokens over tp (Table 2)")
     ap.add_argument("--attention", choices=list(memory.ATTENTION), default="ring",
                     help="the context-parallel variant when --cp > 1 (what a layer keeps)")
+    moe = ap.add_argument_group(
+        "mixture of experts",
+        "view moe: total and active parameters, expert parameters per rank under ep, the "
+        "dispatch buffer (tools/memory_moe.py), e.g. minimegatron memory moe --experts 8 "
+        "--top-k 2 --ep 4 --dp 8")
+    moe.add_argument("--experts", type=positive_int, default=8, help="E experts per MoE layer")
+    moe.add_argument("--top-k", type=positive_int, default=2, help="experts per token")
+    moe.add_argument("--ep", type=positive_int, default=1,
+                     help="expert-parallel ranks, folded over dp x cp (must divide both)")
+    moe.add_argument("--moe-every", type=positive_int, default=1,
+                     help="MoE in blocks i with (i+1) %% every == 0 (2: every other)")
+    moe.add_argument("--capacity-factor", type=float, default=1.0,
+                     help="C = ceil(k s f / E) per sequence; 0 = dropless")
     ap.add_argument("--hardware", type=existing_file,
                     help="JSON from `minimegatron calibrate` (default DGX-2H)")
     a = ap.parse_args(argv)
@@ -63,6 +77,12 @@ def main(argv=None):
               f"{t['dp']:.3g} + pp {t['pp']:.3g}; efficiency {t['efficiency']:.0%}")
     elif a.view == "table2":
         print(memory.table2_text())
+    elif a.view == "moe":
+        from minimegatron.tools.memory_moe import moe_text
+        if a.experts % a.ep or (a.dp * a.cp) % a.ep or a.top_k > a.experts:
+            ap.error(f"--ep {a.ep} must divide --experts {a.experts} and dp x cp = "
+                     f"{a.dp * a.cp}, and --top-k {a.top_k} <= --experts")
+        print(moe_text(a))
     elif a.view == "mixed":
         from minimegatron.checks.mixed import measured_per_param
         from minimegatron.tools.memory_mixed import mixed_text

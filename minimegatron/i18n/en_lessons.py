@@ -522,4 +522,81 @@ MESSAGES = {
                "  actions: {actions}",
     "zb.bubble": "{name}(K={stages}, M={micro}), T_F={t_f}, T_B={t_b}, T_W={t_w}: simulated "
                  "bubble {got}; the table's is {table}, 1F1B's {plain}",
+    # exercises 10.1 and 10.2: mixture of experts
+    "point.10.1.top_k": "each token's choice is the k experts of largest probability, largest "
+                        "first, and equal probabilities go to the LOWER expert id (rows full "
+                        "of ties, E up to 32, float64 and float32)",
+    "point.10.1.top_k.hint": "xp.argsort(-probs, axis=-1, kind=\"stable\")[..., :k]: a stable "
+                             "sort of -p keeps equal probabilities in expert order; sorting p "
+                             "and reversing puts the HIGHER id first",
+    "point.10.1.queue": "each sequence's k*T assignments queue slot-major, first come first "
+                        "served: every token's first choice in token order, then every second "
+                        "choice; slot = how many earlier ones of the same sequence chose the "
+                        "same expert",
+    "point.10.1.queue.hint": "queue = choice.transpose(0, 2, 1).reshape(b, k * T) (not "
+                             "choice.reshape(b, T * k), which is token-major); count with a "
+                             "cumsum over the queue axis of each sequence, minus 1",
+    "point.10.1.capacity": "kept = slot < C, C = ceil(k T f / E), at capacity factors 0.5, 1, "
+                           "1.25 and 2: the first C assignments of each expert are kept, the "
+                           "others dropped; dropless (capacity None) keeps every assignment",
+    "point.10.1.capacity.hint": "slots count from 0, so slot C is the first one over "
+                                "capacity: kept = slot < capacity, and all True when capacity "
+                                "is None",
+    "point.10.1.layer": "the MoE layer on your routing equals a loop over tokens: y_t = sum over "
+                        "t's kept choices e of p[t, e] expert_e(x_t) (the router's probability, "
+                        "not renormalised); a token whose every choice was dropped has y_t = 0 "
+                        "exactly, so the residual carries it (x + y = x)",
+    "point.10.1.layer.hint": "return slot and kept for every assignment: the layer writes kept "
+                             "ones to row slot of their expert, and a dropped one must not "
+                             "take a place",
+    "point.10.2.all_to_all": "the dispatch is ONE all-to-all over the ep group (not the world, "
+                             "not an all-gather), and each rank sends (ep-1) x E/ep x C x h x "
+                             "b x itemsize bytes: the padded buffer, whatever the router chose",
+    "point.10.2.all_to_all.hint": "all_to_all_rows(send, group) once: chunk j of the send "
+                                  "buffer goes to rank j of group; the world is not the ep "
+                                  "group",
+    "point.10.2.layout": "what rank r's experts receive is laid out [local expert i][source "
+                         "rank q][capacity slot]: from every rank q in order, the b*C padded "
+                         "rows q holds for expert r*E/ep + i (ep groups of 2 and 4, checked "
+                         "by values)",
+    "point.10.2.layout.hint": "send is (ep, E/ep, b*C, h), [to rank][its expert][slot]; what "
+                              "arrives is [from rank][my expert][slot]: transpose(1, 0, 2, 3) "
+                              "after the all-to-all",
+    "point.10.2.layer": "with the combine (the same all-to-all back, the inverse layout) every "
+                        "token's output comes back to its place: ExpertParallelMoE equals one "
+                        "process's MoE, output, dx and the experts' weight gradients",
+    "point.10.2.layer.hint": "use all_to_all_rows (an autograd Function, whose backward is the "
+                             "same all-to-all), not comm.all_to_all on raw arrays, so the "
+                             "gradient travels home",
+    "moe.raised": "{what}: raised {error}",
+    "moe.bad_choice": "{what}: choice has shape {shape} or ids outside 0..E-1, expected "
+                      "shape {want}",
+    "moe.case": "b={b}, T={steps}, E={experts}, k={k}, capacity {capacity}, {dtype}",
+    "moe.choice_wrong": "{what}: sequence {s}, token {t}, probs {probs}: choice {got}, "
+                        "expected {want}",
+    "moe.bad_slot": "{what}: slot has shape {shape}, expected {want}",
+    "moe.slot_wrong": "{what}: sequence {s}, token {t}, choices {choice}: queue slots {got}, "
+                      "expected {want}",
+    "moe.kept_wrong": "{what}: sequence {s}, token {t}, choices {choice} at queue slots "
+                      "{slot}: kept {got}, expected {want} ({dropped} assignments dropped in "
+                      "all, expected {want_dropped})",
+    "moe.layer_case": "MoE layer, {router} router, capacity {capacity}, {dtype}",
+    "moe.no_drop": "{what}: the problem drops no token (the grader's own problem is wrong)",
+    "moe.dropped_moved": "{what}: sequence {s}, token {t} lost every choice, so its y must be "
+                         "0 (the residual carries it), got {got}",
+    "moe.ops": "rank {rank}, ep {ep}, {dtype}: the dispatch ran {ops}, expected exactly "
+               "['all_to_all']",
+    "moe.group": "rank {rank}, ep {ep}: the all-to-all ran over ranks {got}, expected the ep "
+                 "group {want}",
+    "moe.bytes": "rank {rank}, ep {ep}, {dtype}: sent {got} bytes, expected (ep-1) x E/ep x C "
+                 "x h x b x itemsize = ({ep}-1) x {local} x {cap} x {h} x {b} x {item} = "
+                 "{want}",
+    "moe.dispatch_raised": "rank {rank}, ep {ep}: dispatch_padded raised {error}",
+    "moe.layout": "dispatch layout, ep {ep}, {dtype}",
+    "moe.layout_wrong": "rank {rank}, ep {ep}, {dtype}, {local} experts per rank, b*C = "
+                        "{block}: row {row} holds (source rank, expert, slot) {got}, expected "
+                        "{want}",
+    "moe.round_trip": "combine(dispatch(rows)) with ep = {ep}, {dtype}: every row back in its "
+                      "place",
+    "moe.against_serial": "{what} with ep = {ep}, {dtype}, against one process",
 }

@@ -156,4 +156,33 @@ MESSAGES = {
     "t13.check": "  {name:<6} {diffs}   {verdict} (< {tol:g})",
     "t13.pass": "PASS",
     "t13.fail": "FAIL",
+    # tutorials/14_mixture_of_experts.py
+    "t14.part1": "1. GPT with an MoE in every block: E={experts} experts, top-{k}, capacity "
+                 "C={cap} per expert and sequence; ep={ep} folded over dp={dp}, batch "
+                 "{batch}, {steps} AdamW steps next to one process. Per step: the loss, "
+                 "assignments per expert over the whole batch (uniform: {uniform:g}) and "
+                 "the real rows the experts of each rank computed (the padded buffer: "
+                 "{padded} rows)",
+    "t14.same_load": "the load per expert summed over the ranks equals one process's: {same}",
+    "t14.yes": "yes",
+    "t14.no": "NO",
+    "t14.picture": "picture of the load per expert and per rank: {path}",
+    "t14.part2": "\n2. the router's choices for the first {shown} tokens of rank 0 (block 0, "
+                 "the last step): top-k experts, largest probability first; a choice over "
+                 "capacity is DROPPED (the residual carries the token)",
+    "t14.same_choices": "every rank's choices and drops equal one process's on its tokens: "
+                        "{same}",
+    "t14.part3": "\n3. assignments dropped at each capacity factor, C = ceil(k T f / E) "
+                 "(one process, the trained weights, both MoE blocks)",
+    "t14.part4": "\n4. bytes each rank sent in the all-to-alls of the last step (trace), one "
+                 "per MoE block, beside the formula",
+    "t14.bytes_padded": "padded: (ep-1) x E/ep x C x h x b x itemsize = ({ep}-1) x {local} x "
+                        "{cap} x {h} x {b} x 8 = {want:,d} B each, on every rank (max |trace "
+                        "- formula| {off:g})",
+    "t14.bytes_dropless": "dropless (one layer, rank 0's rows per expert {counts}): dispatch "
+                          "sent {sent:,d} B, from the counts {want:,d} B; every all-to-all of "
+                          "every rank, max |trace - formula| {off:g}",
+    "t14.part5": "\n5. what rank 0 holds in this run (the dispatch buffer: the last step's "
+                 "trace), measured, beside the memory calculator (minimegatron memory moe)",
+    "t14.memory": "every rank of dp={dp}, ep={ep}: max |measured - calculator| {off:g}",
 }

@@ -133,6 +133,22 @@ EXERCISES = {
             "note": "ZB-H1(Qi 외 2024)은 1F1B의 F, B 순서와 최대 K개 마이크로배치 보관을 그대로 "
                     "두고, 각 W를 나중에 빈틈에서 실행합니다: 버블은 1F1B의 (p-1)(T_F+T_B+T_W) "
                     "대신 (p-1)(T_F+T_B-T_W)."},
+    "10.1": {"title": "MoE 라우팅: 용량이 있는 top-k",
+             "hint": "choice: 확률이 가장 큰 전문가 k개, 큰 것부터, 동점은 번호가 더 작은 쪽 "
+                     "(-probs의 안정 argsort); 각 시퀀스의 배정 k*T개를 슬롯 우선으로 줄 세우고 "
+                     "(모든 첫 선택을 토큰 순서로, 그다음 모든 두 번째 선택): slot = 앞서 같은 "
+                     "전문가를 고른 수; kept = slot < capacity (None이면 모두 True)",
+             "note": "GShard / Switch 라우팅: 각 토큰은 top-k 전문가에게 갑니다; 각 전문가는 "
+                     "한 그룹에서 많아야 C = ceil(k T f / E)개 토큰을 먼저 온 순서로 받고, 용량을 "
+                     "넘는 토큰은 버려져 잔차(residual)로 지나갑니다."},
+    "10.2": {"title": "전문가 병렬화(expert parallel): 디스패치 배치",
+             "hint": "행은 전문가 우선 (ep, E/ep, b*C, h)입니다: group에서 그것의 올투올 한 번 "
+                     "(all_to_all_rows, trace.label('ep.dispatch') 안에서)이 청크 j를 랭크 j로 "
+                     "보냅니다; 도착한 것은 [보낸 랭크][내 전문가][슬롯]: [내 전문가][보낸 "
+                     "랭크][슬롯]으로 전치해 (E/ep*ep*b*C, h) 행으로 돌려주세요",
+             "note": "전문가 병렬화(GShard, Switch, Megatron): 랭크마다 전문가 E/ep개; 토큰은 "
+                     "올투올 두 번으로 전문가의 랭크에 갔다가 돌아오며, 각각 시퀀스당 E x C x h인 "
+                     "채워진 버퍼의 (ep-1)/ep를 보냅니다."},
 }
 
 MESSAGES = {

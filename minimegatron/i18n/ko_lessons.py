@@ -511,4 +511,76 @@ MESSAGES = {
                "{most}개\n  동작: {actions}",
     "zb.bubble": "{name}(K={stages}, M={micro}), T_F={t_f}, T_B={t_b}, T_W={t_w}: 시뮬레이션한 "
                  "버블 {got}; 표의 값은 {table}, 1F1B는 {plain}",
+    # exercises 10.1 and 10.2: mixture of experts
+    "point.10.1.top_k": "각 토큰의 선택은 확률이 가장 큰 전문가(expert) k개이고, 큰 것부터이며, "
+                        "확률이 같으면 전문가 번호가 더 작은 쪽으로 갑니다 (동점이 가득한 행, E는 "
+                        "32까지, float64와 float32)",
+    "point.10.1.top_k.hint": "xp.argsort(-probs, axis=-1, kind=\"stable\")[..., :k]: -p의 "
+                             "안정 정렬은 같은 확률을 전문가 순서대로 둡니다; p를 정렬하고 "
+                             "뒤집으면 번호가 더 큰 쪽이 먼저 옵니다",
+    "point.10.1.queue": "각 시퀀스의 배정 k*T개는 슬롯 우선(slot-major)으로, 먼저 온 순서대로 "
+                        "줄을 섭니다: 모든 토큰의 첫 선택을 토큰 순서로, 그다음 모든 두 번째 "
+                        "선택; slot = 같은 시퀀스에서 앞서 같은 전문가를 고른 배정의 수",
+    "point.10.1.queue.hint": "queue = choice.transpose(0, 2, 1).reshape(b, k * T) (토큰 "
+                             "우선인 choice.reshape(b, T * k)가 아닙니다); 각 시퀀스의 큐 "
+                             "축을 따라 cumsum으로 세고 1을 빼세요",
+    "point.10.1.capacity": "kept = slot < C, C = ceil(k T f / E), 용량 계수(capacity factor) "
+                           "0.5, 1, 1.25, 2에서: 각 전문가의 처음 C개 배정은 남고, 나머지는 "
+                           "버려집니다(drop); 드롭리스(capacity None)는 모든 배정을 남깁니다",
+    "point.10.1.capacity.hint": "슬롯은 0부터 세므로 슬롯 C가 용량을 넘는 첫 번째입니다: "
+                                "kept = slot < capacity, capacity가 None이면 모두 True",
+    "point.10.1.layer": "여러분의 라우팅 위의 MoE 레이어는 토큰별 반복문과 같습니다: y_t = t의 "
+                        "남은 선택 e에 대한 p[t, e] expert_e(x_t)의 합 (라우터 확률 그대로, "
+                        "재정규화하지 않음); 모든 선택을 잃은 토큰은 y_t = 0이 정확히 되어 "
+                        "잔차(residual)가 그것을 나릅니다 (x + y = x)",
+    "point.10.1.layer.hint": "모든 배정의 slot과 kept를 돌려주세요: 레이어는 남은 배정을 그 "
+                             "전문가의 slot번 행에 쓰고, 버려진 배정은 자리를 차지하면 안 "
+                             "됩니다",
+    "point.10.2.all_to_all": "디스패치(dispatch)는 ep 그룹에서의 올투올(all-to-all) 한 번이고 "
+                             "(월드도, 올개더도 아님), 각 랭크는 (ep-1) x E/ep x C x h x b x "
+                             "itemsize 바이트를 보냅니다: 라우터가 무엇을 고르든 채워진(padded) "
+                             "버퍼 전체",
+    "point.10.2.all_to_all.hint": "all_to_all_rows(send, group) 한 번: 보내는 버퍼의 청크 j가 "
+                                  "group의 랭크 j로 갑니다; 월드는 ep 그룹이 아닙니다",
+    "point.10.2.layout": "랭크 r의 전문가들이 받는 것은 [로컬 전문가 i][보낸 랭크 q][용량 "
+                         "슬롯] 순서입니다: 모든 랭크 q에서 차례로, q가 전문가 r*E/ep + i를 "
+                         "위해 가진 b*C개의 채워진 행 (ep 그룹 2개짜리와 4개짜리, 값으로 확인)",
+    "point.10.2.layout.hint": "send는 (ep, E/ep, b*C, h), [받을 랭크][그 전문가][슬롯]; 도착한 "
+                              "것은 [보낸 랭크][내 전문가][슬롯]: 올투올 다음에 "
+                              "transpose(1, 0, 2, 3)",
+    "point.10.2.layer": "컴바인(combine, 같은 올투올로 되돌아감, 역순 배치)과 함께 모든 토큰의 "
+                        "출력이 제자리로 돌아옵니다: ExpertParallelMoE가 한 프로세스의 MoE와 "
+                        "같습니다, 출력, dx, 전문가 가중치의 기울기",
+    "point.10.2.layer.hint": "날 배열에 comm.all_to_all을 쓰지 말고 all_to_all_rows (역전파가 "
+                             "같은 올투올인 autograd Function)를 쓰세요, 그래야 기울기가 "
+                             "돌아옵니다",
+    "moe.raised": "{what}: {error}를 냈습니다",
+    "moe.bad_choice": "{what}: choice의 모양이 {shape}이거나 번호가 0..E-1 밖입니다, 기대한 "
+                      "모양 {want}",
+    "moe.case": "b={b}, T={steps}, E={experts}, k={k}, 용량 {capacity}, {dtype}",
+    "moe.choice_wrong": "{what}: 시퀀스 {s}, 토큰 {t}, 확률 {probs}: choice {got}, 기댓값 "
+                        "{want}",
+    "moe.bad_slot": "{what}: slot의 모양 {shape}, 기댓값 {want}",
+    "moe.slot_wrong": "{what}: 시퀀스 {s}, 토큰 {t}, 선택 {choice}: 큐 슬롯 {got}, 기댓값 "
+                      "{want}",
+    "moe.kept_wrong": "{what}: 시퀀스 {s}, 토큰 {t}, 큐 슬롯 {slot}의 선택 {choice}: kept "
+                      "{got}, 기댓값 {want} (모두 배정 {dropped}개가 버려짐, 기댓값 "
+                      "{want_dropped}개)",
+    "moe.layer_case": "MoE 레이어, {router} 라우터, 용량 {capacity}, {dtype}",
+    "moe.no_drop": "{what}: 버려지는 토큰이 없습니다 (채점기 자신의 문제가 잘못되었습니다)",
+    "moe.dropped_moved": "{what}: 시퀀스 {s}, 토큰 {t}는 모든 선택을 잃었으므로 y가 0이어야 "
+                         "합니다 (잔차가 나름), 받은 값 {got}",
+    "moe.ops": "랭크 {rank}, ep {ep}, {dtype}: 디스패치가 {ops}를 실행했습니다, 기댓값은 "
+               "정확히 ['all_to_all']",
+    "moe.group": "랭크 {rank}, ep {ep}: 올투올이 랭크 {got}에서 돌았습니다, 기댓값은 ep 그룹 "
+                 "{want}",
+    "moe.bytes": "랭크 {rank}, ep {ep}, {dtype}: {got} 바이트를 보냈습니다, 기댓값 (ep-1) x "
+                 "E/ep x C x h x b x itemsize = ({ep}-1) x {local} x {cap} x {h} x {b} x "
+                 "{item} = {want}",
+    "moe.dispatch_raised": "랭크 {rank}, ep {ep}: dispatch_padded가 {error}를 냈습니다",
+    "moe.layout": "디스패치 배치, ep {ep}, {dtype}",
+    "moe.layout_wrong": "랭크 {rank}, ep {ep}, {dtype}, 랭크당 전문가 {local}개, b*C = "
+                        "{block}: 행 {row}은 (보낸 랭크, 전문가, 슬롯) {got}, 기댓값 {want}",
+    "moe.round_trip": "ep = {ep}, {dtype}에서 combine(dispatch(rows)): 모든 행이 제자리로",
+    "moe.against_serial": "ep = {ep}, {dtype}에서 {what}, 한 프로세스와 비교",
 }

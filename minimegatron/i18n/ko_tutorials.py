@@ -162,4 +162,32 @@ MESSAGES = {
     "t13.check": "  {name:<6} {diffs}   {verdict} (기준 < {tol:g})",
     "t13.pass": "통과(PASS)",
     "t13.fail": "실패(FAIL)",
+    # tutorials/14_mixture_of_experts.py
+    "t14.part1": "1. 모든 블록에 MoE가 있는 GPT: 전문가(expert) E={experts}개, top-{k}, 전문가와 "
+                 "시퀀스마다 용량 C={cap}; ep={ep}를 dp={dp}에 접어 넣음, 배치 {batch}, 한 "
+                 "프로세스와 나란히 AdamW {steps} 스텝. 스텝마다: 손실, 배치 전체의 전문가별 "
+                 "배정 수 (균등: {uniform:g}), 각 랭크의 전문가들이 계산한 실제 행 수 (채워진 "
+                 "버퍼: {padded}행)",
+    "t14.same_load": "랭크들에서 합한 전문가별 부하가 한 프로세스와 같습니다: {same}",
+    "t14.yes": "예",
+    "t14.no": "아니오",
+    "t14.picture": "전문가별, 랭크별 부하 그림: {path}",
+    "t14.part2": "\n2. 랭크 0의 처음 {shown}개 토큰에 대한 라우터의 선택 (블록 0, 마지막 "
+                 "스텝): top-k 전문가, 확률이 큰 것부터; 용량을 넘는 선택은 DROPPED (잔차가 "
+                 "토큰을 나름)",
+    "t14.same_choices": "모든 랭크의 선택과 버림이 자기 토큰에서 한 프로세스와 같습니다: "
+                        "{same}",
+    "t14.part3": "\n3. 용량 계수마다 버려진 배정, C = ceil(k T f / E) (한 프로세스, 학습된 "
+                 "가중치, MoE 블록 둘 다)",
+    "t14.part4": "\n4. 마지막 스텝의 올투올(all-to-all)에서 각 랭크가 보낸 바이트 (트레이스), "
+                 "MoE 블록마다 하나, 공식과 나란히",
+    "t14.bytes_padded": "채움(padded): (ep-1) x E/ep x C x h x b x itemsize = ({ep}-1) x "
+                        "{local} x {cap} x {h} x {b} x 8 = 각각 {want:,d} B, 모든 랭크에서 "
+                        "(최대 |트레이스 - 공식| {off:g})",
+    "t14.bytes_dropless": "드롭리스 (레이어 하나, 랭크 0의 전문가별 행 {counts}): 디스패치가 "
+                          "{sent:,d} B를 보냄, 개수로부터 {want:,d} B; 모든 랭크의 모든 "
+                          "올투올에서 최대 |트레이스 - 공식| {off:g}",
+    "t14.part5": "\n5. 이 실행에서 랭크 0이 가진 것 (디스패치 버퍼: 마지막 스텝의 트레이스), "
+                 "측정값과 메모리 계산기 (minimegatron memory moe)",
+    "t14.memory": "dp={dp}, ep={ep}의 모든 랭크: 최대 |측정 - 계산기| {off:g}",
 }

@@ -24,6 +24,11 @@ A cp rank holds other tokens of the same weights, so gradients are summed over
 dp x cp (``grid.dp_cp``), not dp alone. With cp = 1 everything is as before
 and ``dp_cp`` is the dp group.
 
+Expert parallelism (ep > 1, expert_parallel/groups.py) folds over dp x cp: each
+dp_cp group is cut into blocks of ep consecutive ranks (``grid.ep``, the
+all-to-all) and the ranks that hold the same experts (``grid.edp``, expert
+gradients). With ep = 1, ``grid.ep`` is this rank alone and ``grid.edp`` is dp_cp.
+
 ``grid_layout`` computes these lists without MPI; ``ProcessGrid`` builds one
 ``Group`` per kind with ``Split`` (one collective each, after the check that
 dp * pp * tp * cp equals the world size, so a wrong grid fails with the same
@@ -34,6 +39,7 @@ import numbers
 
 from minimegatron.comm import Group, world
 from minimegatron.comm.local import self_group
+from minimegatron.parallel.expert_parallel.groups import check_expert_parallel, expert_groups
 
 
 def check_grid(world_size, dp, pp, tp, cp=1):
@@ -111,12 +117,14 @@ def group_indices(rank, dp, pp, tp, cp=1):
 
 class ProcessGrid:
     """This rank's place in a dp x pp x tp (x cp) grid and its groups ``.tp``, ``.dp``,
-    ``.pp``, ``.cp`` and ``.dp_cp`` (gradients are reduced over dp_cp)."""
+    ``.pp``, ``.cp`` and ``.dp_cp`` (gradients are reduced over dp_cp); with experts
+    ``.ep`` and ``.edp`` (expert gradients), cut from dp_cp."""
 
-    def __init__(self, dp=1, pp=1, tp=1, comm=None, cp=1):
+    def __init__(self, dp=1, pp=1, tp=1, comm=None, cp=1, ep=1):
         whole = world()
         comm = whole.comm if comm is None else comm
         check_grid(comm.Get_size(), dp, pp, tp, cp)  # before any collective
+        check_expert_parallel(ep, dp, cp)
         self.dp_size, self.pp_size, self.tp_size, self.cp_size = dp, pp, tp, cp
         self.world = whole if comm == whole.comm else Group(comm, "grid")
         rank = comm.Get_rank()
@@ -131,6 +139,11 @@ class ProcessGrid:
         else:
             self.cp = Group(comm.Split(index["cp"], rank), f"cp{index['cp']}")
             self.dp_cp = Group(comm.Split(index["dp_cp"], rank), f"dp_cp{index['dp_cp']}")
+        self.ep_size = ep
+        if ep == 1:                          # no experts split: every rank holds them all
+            self.ep, self.edp = self_group("ep"), self.dp_cp
+        else:
+            self.ep, self.edp = expert_groups(self.dp_cp, ep)
 
     @property
     def is_first_stage(self):

@@ -159,6 +159,23 @@ EXERCISES = [
              "ZB-H1 (Qi et al. 2024) keeps 1F1B's order of F and B and its peak of K "
              "micro-batches held, and runs each W later, in the gaps: bubble "
              "(p-1)(T_F+T_B-T_W) instead of 1F1B's (p-1)(T_F+T_B+T_W)."),
+    # mixture of experts: 10.1 (one process), 10.2 (ep groups of 2 and 4)
+    Exercise("10.1", "MoE routing: top-k with capacity", "moe_routing", 1,
+             "choice: the k experts of largest prob, largest first, ties to the LOWER id "
+             "(a stable argsort of -probs); queue each sequence's k*T assignments slot-major "
+             "(every first choice in token order, then every second choice): slot = how many "
+             "earlier ones chose the same expert; kept = slot < capacity (all True if None)",
+             "GShard / Switch routing: each token goes to its top-k experts; each expert takes "
+             "at most C = ceil(k T f / E) tokens of a group, first come first served, and a "
+             "token over capacity is dropped and passes through the residual."),
+    Exercise("10.2", "expert parallel: the dispatch layout", "moe_dispatch", 4,
+             "rows are expert-major (ep, E/ep, b*C, h): ONE all-to-all of them over group "
+             "(all_to_all_rows, under trace.label('ep.dispatch')) sends chunk j to rank j; "
+             "what arrives is [source rank][my expert][slot]: transpose it to [my expert]"
+             "[source rank][slot] and return it as (E/ep*ep*b*C, h) rows",
+             "Expert parallelism (GShard, Switch, Megatron): E/ep experts per rank; tokens "
+             "travel to their experts' ranks and back with two all-to-alls, each sending "
+             "(ep-1)/ep of a capacity-padded buffer of E x C x h per sequence.", group="dp"),
 ]
 
 

@@ -1,0 +1,48 @@
+"""The MoE layer with its experts spread over an ep group.
+
+The router, the plan, the gather of token rows, the gates, the scatter back and
+the aux losses are the serial layer's (nn/moe/layer.py), on this rank's
+tokens. Only ``exchange`` differs: the rows travel to the ranks that hold
+their experts (dispatch.py), E/ep local experts compute, and the outputs
+travel back (combine). Each rank keeps rows e*E/ep .. of the full stacked
+expert weights, built from the same seed ("master weight, then split").
+"""
+from minimegatron.nn.init import gpt_init
+from minimegatron.nn.moe.layer import MoE
+from minimegatron.parallel.expert_parallel.dispatch import (combine_dropless, combine_padded,
+                                                            dispatch_dropless, dispatch_padded)
+from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
+from minimegatron.parallel.split import rows_of
+
+
+class ExpertParallelMoE(MoE):
+    """MoE(d_model, moe) with E/ep experts on this rank of ``ep_group``."""
+
+    def __init__(self, d_model, moe, ep_group, dtype="float64", seq_group=None):
+        check_expert_parallel(ep_group.size, ep_group.size, 1, moe.num_experts)
+        self.ep_group = ep_group
+        super().__init__(d_model, moe, dtype, seq_group)
+
+    def local_experts(self):
+        return self.moe.num_experts // self.ep_group.size
+
+    def load_full(self, prefix, config):
+        """Every weight from gpt_init(prefix + name, FULL shape); experts keep their rows."""
+        ep, rank = self.ep_group.size, self.ep_group.rank
+        for name, p in self.named_parameters(prefix):
+            if ".experts." in name:
+                full = gpt_init(name, (self.moe.num_experts,) + p.shape[1:], config)
+                p.data = rows_of(full, rank, ep).copy()           # (E/ep, ...)
+            else:
+                p.data = gpt_init(name, p.shape, config)
+
+    def exchange(self, rows, plan):
+        """Rows to their experts' ranks, my experts, outputs back (dispatch.py)."""
+        local = self.local_experts()
+        if plan.capacity is not None:
+            mine = dispatch_padded(rows, self.ep_group, local)            # (E_l*ep*b*C, h)
+            width = mine.shape[0] // local
+            out = self.experts(mine, [width] * local)
+            return combine_padded(out, self.ep_group, local)               # (E*b*C, h)
+        mine, counts, back = dispatch_dropless(rows, plan.counts, self.ep_group)
+        return combine_dropless(self.experts(mine, counts), self.ep_group, back)

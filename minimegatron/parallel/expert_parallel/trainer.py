@@ -1,0 +1,85 @@
+"""MoETrainer: a GPT with MoE blocks on a dp x pp x tp x cp grid, its experts over ep.
+
+Trainer3D's plan (parallel/threed.py) with three changes:
+
+- the model is ``expert_parallel_gpt``: the grid's dense GPT whose MoE blocks
+  hold E/ep experts each (ep folded over dp x cp, ``ProcessGrid(..., ep=)``);
+- gradients: dense ones averaged over dp x cp, expert ones summed over edp and
+  divided by dp*cp (grads.py), after the pipeline step; optional clipping by the
+  norm that counts every parameter once (``clip_grad``);
+- the loss: the pipeline's cross entropy, plus each stage's aux losses (mean
+  over its micro-batches), summed over pp, averaged over dp x cp. Each MoE layer
+  hands its aux loss the gradient S/M (losses.attach_aux_loss): the pipeline
+  starts every micro-batch's backward from S x loss_m / M.
+
+Not composed here: ZeRO (the expert and dense flat buffers would need their
+own groups), sequence parallelism, activation checkpointing, the interleaved
+schedule, dropout (ValueError before any message).
+"""
+from minimegatron import comm
+from minimegatron.comm import trace
+from minimegatron.backend import xp
+from minimegatron.data.demo import make_optimizer
+from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
+from minimegatron.nn.moe.gpt import moe_layers, take_aux_loss
+from minimegatron.parallel.context_parallel import check_split
+from minimegatron.parallel.expert_parallel.gpt import check_moe_grid, expert_parallel_gpt
+from minimegatron.parallel.expert_parallel.grads import clip_grad_norm, reduce_gradients
+from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
+from minimegatron.parallel.pipeline_parallel import PipelineEngine, PipelineStage
+from minimegatron.parallel.threed import Trainer3D, check_3d_config, cp_split
+
+
+class MoETrainer(Trainer3D):
+    """One rank of an MoE GPT: ``loss = trainer.train_step(inputs, targets)`` (global batch).
+
+    ``expert_group``: the group expert gradients reduce over (default ``grid.edp``; a
+    test passes ``grid.dp_cp`` to see the wrong group fail).
+    """
+
+    def __init__(self, config, moe, grid, schedule="1f1b", micro_batches=1,
+                 optimizer_fn=make_optimizer, attention="ring", clip_grad=None,
+                 check_finite=True, expert_group=None):
+        if schedule == "interleaved":
+            raise ValueError("MoETrainer: the interleaved schedule is not supported")
+        check_3d_config(config, grid, schedule, micro_batches, 0, 1, attention)
+        check_moe_grid(config, moe, grid)
+        check_expert_parallel(grid.ep_size, grid.dp_size, grid.cp_size, moe.num_experts)
+        self.config, self.moe, self.grid, self.check_finite = config, moe, grid, check_finite
+        self.sequence_parallel, self.split = False, cp_split(attention)
+        self.clip_grad, self.expert_group, self.grad_norm = clip_grad, expert_group, None
+        model = expert_parallel_gpt(config, moe, grid, attention)
+        self.stage = PipelineStage(model, grid.pp_rank, grid.pp_size)   # drops other layers
+        self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches)
+        self.micro_batches = self.engine.num_micro_batches
+        self.zero_stage, self.ddp = 0, None
+        self.optimizer = self.rule = optimizer_fn(self.stage.parameters())
+        if not hasattr(self.rule, "loss_scale"):
+            self.rule.check_finite = check_finite
+
+    def forward_backward(self, inputs, targets):
+        """Pipeline forward/backward on this rank's rows (and tokens), then the two gradient
+        reductions; returns the global mean loss, cross entropy + aux (every rank)."""
+        self.check_batch(inputs.shape[0])                         # before any message
+        if self.grid.cp_size > 1:
+            check_split(inputs.shape[1], self.grid.cp_size, self.split)
+        check_ids(inputs, self.config.vocab_size)
+        check_targets(targets, self.config.vocab_size)
+        self.optimizer.zero_grad()
+        x, y = self.local_batch(inputs), self.local_batch(targets)
+        scale = getattr(self.rule, "loss_scale", 1.0)
+        self.engine.loss_scale = scale
+        for layer in moe_layers(self.stage):                      # d(S loss_m / M) / d aux_m
+            layer.aux_grad_scale = scale / self.micro_batches
+        take_aux_loss(self.stage)
+        loss = self.engine.train_step(x, y)                       # cross entropy, every stage
+        aux = take_aux_loss(self.stage) / self.micro_batches      # this stage's layers
+        reduce_gradients(self.named_parameters(), self.grid, self.expert_group)
+        with trace.label("dp.loss"):
+            aux = comm.all_reduce(xp.asarray([aux]), self.grid.pp)          # every stage's
+            mean = comm.all_reduce(xp.asarray([loss + aux[0]]), self.grid.dp_cp, op="mean")
+        if self.check_finite:
+            check_finite("loss", [mean], self.optimizer.step_count + 1)
+        if self.clip_grad is not None:
+            self.grad_norm = clip_grad_norm(self.named_parameters(), self.grid, self.clip_grad)
+        return float(mean[0])

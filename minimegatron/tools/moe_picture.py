@@ -1,0 +1,42 @@
+"""The picture of a mixture of experts in training: the load per expert and per rank.
+
+Two panels over the training steps (tutorials/14_mixture_of_experts.py):
+
+1. assignments per expert: how many of the batch's k x tokens the router sent to
+   each of the E experts (before capacity), one line per expert; a uniform router
+   sends k x tokens / E to each (dashed);
+2. rows per rank: how many real token rows the experts of each rank computed (after
+   capacity), one line per rank, under the padded buffer every rank computes anyway
+   (E/ep x ep x b x C rows per MoE layer, dashed): the gap is the padding.
+
+    draw_moe_load(loads, rank_rows, uniform, padded, "out/14_mixture_of_experts.png")
+"""
+
+
+def draw_moe_load(loads, rank_rows, uniform, padded, path):
+    """loads: per step a list of E counts; rank_rows: per step a list of one count per rank;
+    uniform, padded: the two dashed levels. Writes a PNG to ``path`` and returns it (needs
+    matplotlib)."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError("drawing needs matplotlib: pip install 'minimegatron[plot]'") \
+            from error
+    steps = list(range(len(loads)))
+    fig = Figure(figsize=(12, 4), dpi=100)
+    experts, ranks = (fig.add_axes(box) for box in ((0.06, 0.13, 0.33, 0.75),
+                                                    (0.54, 0.13, 0.33, 0.75)))
+    for e in range(len(loads[0])):
+        experts.plot(steps, [row[e] for row in loads], marker="o", label=f"expert {e}")
+    experts.axhline(uniform, color="grey", linestyle="--", label="uniform")
+    experts.set(xlabel="step", xticks=steps, ylabel="assignments (before capacity)",
+                title="load per expert, whole batch")
+    experts.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    for r in range(len(rank_rows[0])):
+        ranks.plot(steps, [row[r] for row in rank_rows], marker="o", label=f"rank {r}")
+    ranks.axhline(padded, color="grey", linestyle="--", label="padded buffer")
+    ranks.set(xlabel="step", xticks=steps, ylabel="rows computed for real tokens",
+              ylim=(0, 1.1 * padded), title="load per rank (its experts, its ep group's tokens)")
+    ranks.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.savefig(path, metadata={"Software": None})   # reruns give equal bytes
+    return path

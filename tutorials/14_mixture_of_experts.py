@@ -1,0 +1,220 @@
+"""Tutorial 14: mixture of experts, E = 8 experts spread over ep = 4 ranks of dp = 8.
+
+    minimegatron run -n 8 tutorials/14_mixture_of_experts.py
+    (or: mpirun -n 8 python tutorials/14_mixture_of_experts.py)
+
+The 2-layer GPT of the checks with an MoE in every block (8 experts, top-2, capacity
+factor 1.0: C = ceil(2 x 8 x 1.0 / 8) = 2 slots per expert and sequence), from the real
+code (minimegatron/nn/moe/, minimegatron/parallel/expert_parallel/):
+
+1. trained --steps AdamW steps with ep = 4 folded over dp = 8 (ep groups {0..3}
+   {4..7}), next to one process: the loss beside the loss, and the load at each step:
+   assignments per expert (the whole batch) and the rows the experts of each rank
+   computed, drawn into --out/14_mixture_of_experts.png;
+2. the router's choices for the first tokens of rank 0: the k experts, kept or dropped;
+3. the tokens dropped at capacity factors 0.5, 1, 1.25, 2 and dropless (one process,
+   the trained weights);
+4. the bytes of dispatch and combine from the trace of the last step beside the formula
+   (ep-1) x E/ep x C x h x b x itemsize, and dropless from the token counts;
+5. the expert and dense parameters of every rank and its dispatch buffer (the payload
+   of the last step's dispatch, from the trace), measured in this run, beside the memory
+   calculator (tools/memory_moe.py).
+
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
+
+import argparse
+import dataclasses
+
+import numpy as np
+
+from minimegatron import comm
+from minimegatron.backend import to_numpy
+from minimegatron.checks.moe import DROPLESS, MOE, MOE_CONFIG, check_dispatch_bytes
+from minimegatron.checks.precision import check_optimizer
+from minimegatron.comm import trace
+from minimegatron.data.demo import batch
+from minimegatron.i18n import language, text
+from minimegatron.nn.moe import MoEGPT, moe_layers
+from minimegatron.parallel.expert_parallel import is_expert, padded_bytes
+from minimegatron.parallel.expert_parallel.trainer import MoETrainer
+from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.runtime.entry import run
+from minimegatron.tools.memory_moe import dispatch_buffer_bytes, moe_rank_params
+from minimegatron.tools.moe_picture import draw_moe_load
+
+EP, BATCH, SHOWN = 4, 8, 6
+FACTORS = (0.5, 1.0, 1.25, 2.0, None)
+LABELS = ("ep.dispatch", "ep.combine", "ep.dispatch.backward", "ep.combine.backward")
+
+
+def worst(group, value):
+    return float(comm.all_reduce(np.array([float(value)]), group, op="max")[0])
+
+
+def summed(plans, what):
+    """(E,) the sum over MoE layers of each plan's load (before capacity) or kept_load."""
+    return sum(to_numpy(getattr(p, what)(MOE.num_experts)) for p in plans)
+
+
+def rank_rows(grid, plans):
+    """Real token rows the experts of each world rank computed (after capacity), all ranks."""
+    per_expert = comm.all_reduce(summed(plans, "kept_load").astype(np.float64), grid.ep)
+    local = MOE.num_experts // grid.ep_size
+    mine = per_expert[grid.ep.rank * local:(grid.ep.rank + 1) * local].sum()   # my experts
+    return [int(r) for r in comm.allgather_object(int(mine), grid.world)]
+
+
+def train(grid, steps):
+    """Part 1: the grid next to one process; returns the serial model, the trainer, the
+    loads per step and this rank's trace spans of the last step."""
+    trainer = MoETrainer(MOE_CONFIG, MOE, grid, optimizer_fn=lambda ps: check_optimizer(
+        ps, MOE_CONFIG, grid.world))
+    serial = MoEGPT(MOE_CONFIG, MOE)
+    opt = check_optimizer(serial.parameters(), MOE_CONFIG, None)
+    comm.print0(f"{'step':>4}{'one process':>14}{'ep=' + str(grid.ep_size):>14}{'|diff|':>10}"
+                f"  {'assignments per expert':<28}{'rows per rank'}")
+    loads, rows, same, spans = [], [], True, []
+    for step in range(steps):
+        x, y = batch(MOE_CONFIG, BATCH, step)
+        if step == steps - 1:
+            comm.barrier(grid.world)
+            trace.reset()                      # parts 4 and 5 read the last step
+        loss = trainer.train_step(x, y)
+        spans = [s for s in trace.spans() if s["kind"] == "comm"]
+        opt.zero_grad()
+        want = serial.loss(x, y)
+        want.backward()
+        opt.step()
+        plans = [layer.last_plan for layer in moe_layers(trainer.stage)]
+        load = comm.all_reduce(summed(plans, "load").astype(np.float64), grid.world)
+        serial_load = summed([layer.last_plan for layer in moe_layers(serial)], "load")
+        same = same and bool((load == serial_load).all())
+        loads.append([int(n) for n in load])
+        rows.append(rank_rows(grid, plans))
+        comm.print0(f"{step:>4}{want.item():>14.6f}{loss:>14.6f}{abs(loss - want.item()):>10.1e}"
+                    f"  {' '.join(str(n) for n in loads[-1]):<28}{' '.join(map(str, rows[-1]))}")
+    comm.print0(text("t14.same_load", same=text("t14.yes" if same else "t14.no")))
+    return serial, trainer, loads, rows, spans
+
+
+def show_choices(grid, trainer, serial, step):
+    """Part 2: rank 0's first tokens at the last step, their experts, kept or dropped; the
+    same in one process."""
+    plan = moe_layers(trainer.stage)[0].last_plan              # this rank's 1 sequence
+    whole = moe_layers(serial)[0].last_plan                    # the global batch
+    b = BATCH // grid.dp_size
+    mine = slice(grid.dp_rank * b, (grid.dp_rank + 1) * b)
+    differ = worst(grid.world, not (np.array_equal(to_numpy(plan.choice),
+                                                  to_numpy(whole.choice)[mine]) and
+                                   np.array_equal(to_numpy(plan.kept),
+                                                  to_numpy(whole.kept)[mine])))
+    x, _ = batch(MOE_CONFIG, BATCH, step)
+    comm.print0(f"{'token':>5}{'id':>4}  {'experts':<10}{'kept'}")
+    for t in range(SHOWN):
+        choice, kept = to_numpy(plan.choice)[0, t], to_numpy(plan.kept)[0, t]
+        marks = " ".join("yes" if k else "DROPPED" for k in kept)
+        comm.print0(f"{t:>5}{int(x[0, t]):>4}  {str(list(map(int, choice))):<10}{marks}")
+    comm.print0(text("t14.same_choices", same=text("t14.no" if differ else "t14.yes")))
+
+
+def drops(serial):
+    """Part 3: one process, the trained weights, each capacity factor."""
+    x, y = batch(MOE_CONFIG, BATCH, 0)
+    total = BATCH * MOE_CONFIG.seq_len * MOE.top_k * len(moe_layers(serial))
+    comm.print0(f"{'factor':>8}{'C':>4}{'dropped':>14}{'tokens with no expert':>24}")
+    for factor in FACTORS:
+        moe = dataclasses.replace(MOE, capacity_factor=factor)
+        model = MoEGPT(MOE_CONFIG, moe)
+        model.load_state_dict(serial.state_dict())
+        model.loss(x, y)
+        plans = [layer.last_plan for layer in moe_layers(model)]
+        dropped = sum(p.dropped for p in plans)
+        lost = sum(int((~to_numpy(p.kept).any(axis=-1)).sum()) for p in plans)
+        cap = moe.capacity(MOE_CONFIG.seq_len)
+        comm.print0(f"{'dropless' if factor is None else factor:>8}{cap or '-':>4}"
+                    f"{dropped:>6} of {total:<4}{lost:>17}")
+
+
+def bytes_table(grid, spans):
+    """Part 4: the last training step's all-to-alls (trace) against the formula."""
+    cap = MOE.capacity(MOE_CONFIG.seq_len)
+    b = BATCH // grid.dp_size
+    want = padded_bytes(grid.ep_size, MOE.num_experts, cap, MOE_CONFIG.d_model, b, 8)
+    comm.print0(f"{'all-to-all':<22}{'calls':>6}{'bytes each (trace)':>20}{'formula':>9}")
+    off = 0.0
+    for label in LABELS:
+        sent = [s["bytes_sent"] for s in spans if s["label"] == label]
+        off = max(off, max(abs(n - want) for n in sent))
+        comm.print0(f"{label:<22}{len(sent):>6}{sent[0]:>20,d}{want:>9,d}")
+    comm.print0(text("t14.bytes_padded", off=worst(grid.world, off), ep=grid.ep_size,
+                     local=MOE.num_experts // grid.ep_size, cap=cap, h=MOE_CONFIG.d_model,
+                     b=b, want=want))
+    got = check_dispatch_bytes(grid.ep, DROPLESS)
+    off = max(abs(got["sent"][k] - v) for k, v in got["formula"].items())
+    comm.print0(text("t14.bytes_dropless", counts=got["counts"],
+                     sent=got["sent"]["ep.dispatch"], want=got["formula"]["ep.dispatch"],
+                     off=worst(grid.world, off)))
+
+
+def memory_table(grid, trainer, spans):
+    """Part 5: what this rank holds in the tutorial's run (its parameters, the payload of the
+    last step's dispatch from the trace), beside tools/memory_moe.py."""
+    named = list(trainer.named_parameters())
+    measured = {"experts": sum(p.size for n, p in named if is_expert(n)),
+                "dense": sum(p.size for n, p in named if not is_expert(n))}
+    predicted = moe_rank_params(MOE_CONFIG, MOE.num_experts, MOE.every, grid.ep_size)
+    buffers = [s["nbytes"] for s in spans if s["label"] == "ep.dispatch"]
+    buffer = dispatch_buffer_bytes(MOE_CONFIG, MOE.num_experts, MOE.top_k,
+                                   MOE.capacity_factor, BATCH // grid.dp_size, "float64")
+    comm.print0(f"{'':<26}{'measured':>10}{'calculator':>12}")
+    for key, name in (("experts", "expert parameters"), ("dense", "dense parameters")):
+        comm.print0(f"{name:<26}{measured[key]:>10,d}{predicted[key]:>12,d}")
+    comm.print0(f"{'dispatch buffer (bytes)':<26}{buffers[0]:>10,d}{buffer:>12,d}")
+    off = max([abs(measured[k] - predicted[k]) for k in measured] +
+              [abs(n - buffer) for n in buffers])
+    comm.print0(text("t14.memory", off=worst(grid.world, off), dp=grid.dp_size,
+                     ep=grid.ep_size))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--out", default="out", help="folder for the picture")
+    opts = parser.parse_args()
+    language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
+    world = comm.world()
+    grid = ProcessGrid(dp=world.size, ep=EP)           # the same ValueError on every rank
+    local, cap = MOE.num_experts // grid.ep_size, MOE.capacity(MOE_CONFIG.seq_len)
+    layers = sum(MOE.is_moe_layer(i) for i in range(MOE_CONFIG.n_layer))
+    padded = layers * local * grid.ep_size * (BATCH // grid.dp_size) * cap
+    uniform = layers * MOE.top_k * BATCH * MOE_CONFIG.seq_len / MOE.num_experts
+    comm.print0(text("t14.part1", experts=MOE.num_experts, k=MOE.top_k, dp=grid.dp_size,
+                     ep=grid.ep_size, steps=opts.steps, batch=BATCH, cap=cap,
+                     uniform=uniform, padded=padded))
+    serial, trainer, loads, rows, spans = train(grid, opts.steps)
+    if world.rank == 0:
+        try:
+            os.makedirs(opts.out, exist_ok=True)
+            path = draw_moe_load(loads, rows, uniform, padded,
+                                 os.path.join(opts.out, "14_mixture_of_experts.png"))
+            print(text("t14.picture", path=path))
+        except ImportError as err:      # no matplotlib: the numbers still come, one line says why
+            print(err)
+    comm.print0(text("t14.part2", shown=SHOWN))
+    show_choices(grid, trainer, serial, opts.steps - 1)
+    comm.print0(text("t14.part3"))
+    drops(serial)
+    comm.print0(text("t14.part4"))
+    bytes_table(grid, spans)
+    comm.print0(text("t14.part5"))
+    memory_table(grid, trainer, spans)
+
+
+if __name__ == "__main__":
+    run(main, "tutorials/14_mixture_of_experts.py")
