@@ -25,6 +25,7 @@ Where a rank waits is marked, not guessed: ``@waits("all_reduce")`` over a
 function records it in ``WAITS``, and the hang report (runtime/faults.py) names
 the innermost marked function on the stack. Measurements: docs/performance.md.
 """
+import functools
 import os
 import time
 
@@ -81,6 +82,12 @@ def wait_all(requests, test=MPI.Request.Testall):
             time.sleep(SLEEP_S)
 
 
+@waits()
+def _blocking(start, *args, **kwargs):
+    """A blocking MPI call made as its nonblocking form ``start`` and a yielding wait."""
+    wait_all([start(*args, **kwargs)])
+
+
 class Yielding:
     """A communicator whose blocking buffer calls give the CPU away while they wait.
 
@@ -95,9 +102,6 @@ class Yielding:
 
     def __getattr__(self, name):
         start = getattr(self.comm, "I" + name[0].lower() + name[1:])
-
-        @waits()
-        def blocking(*args, **kwargs):
-            wait_all([start(*args, **kwargs)])
+        blocking = functools.partial(_blocking, start)
         setattr(self, name, blocking)          # looked up once per name
         return blocking
