@@ -1,4 +1,4 @@
-"""Checking mode (minimegatron/comm/comm_check.py): mismatched collectives fail as one, named.
+"""Checking mode (minimegatron/comm/comm_check.py, mismatch.py): mismatched collectives fail as one, named.
 
 One launch per rank count (2 and 4) runs every case of tests/workers/mismatch_checks.py.
 Each mismatch must raise the SAME CollectiveMismatch on every rank, naming both
@@ -145,7 +145,7 @@ def test_switch_by_environment_and_context_manager():
 
 
 def test_disagreement_rules_without_mpi():
-    from minimegatron.comm.comm_check import disagreement, signature
+    from minimegatron.comm.mismatch import disagreement, signature
     uneven = [np.ones((s, 3)) for s in (1, 2, 3)]
 
     def table(rows):

@@ -2,8 +2,9 @@
 
 ``comm.all_reduce(x, group, out=o)`` does a few microseconds of Python on every
 call before MPI sees the data: it checks ``out``, maps the op, decides about
-host staging and records the trace (docs/performance.md, "Small collectives"). When the SAME buffer is all-reduced again and again (a DDP bucket is
-a fixed slice of one flat gradient buffer), all of that can be done once:
+host staging and records the trace (docs/performance.md, "Small collectives").
+When the SAME buffer is all-reduced again and again (a DDP bucket is a fixed
+slice of one flat gradient buffer), all of that can be done once:
 
     ar = bind_all_reduce(bucket, group, op="mean", inplace=True)   # once
     ...

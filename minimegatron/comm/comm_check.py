@@ -17,19 +17,12 @@ of its axis (a and a - ndim), and a rank with nothing to say sends
 group, ``sizes`` that miss its rows) folds it into its key. Cost: one 48-byte
 all-reduce; no extra round of Python tables (docs/performance.md).
 
-Only when the fast check fails (or a rank's own problem) do the ranks swap
-their full rows (``Iallgather`` of N x 9 int64)::
-
-    [op, dtype, root, reduce op, shape, sizes | axis, ndim, rows]
-     \\_________ must be equal _____________/   \\_ compared per op _/
-
-and ``disagreement`` finds the reason on the same table on every rank (the
-gathers' rows may differ when ``sizes`` is given; then rank r must hold
-sizes[r] rows; scatter's axis is compared modulo the root's ndim). The ranks
-then swap readable descriptions (512 bytes each) and all raise the same
-``CollectiveMismatch``, naming each side: rank, op, shape, dtype, root / reduce
-op, sizes and call site. A false alarm of the fast check (a hash collision the
-other way round, an axis written two ways) finds no reason and goes on.
+Only when the fast check fails (or a rank finds a problem of its own) do the
+ranks take the slow path, mismatch.py: they swap their full rows, find the
+reason on the same table and all raise the same ``CollectiveMismatch``, naming
+each side (rank, op, shape, dtype, root / reduce op, sizes, call site). A false
+alarm of the fast check (a hash collision the other way round, an axis written
+two ways) finds no reason there and the collective goes on.
 
 Point-to-point: ``send`` also sends a 320-byte signature (dtype, element
 count, its text) on tag ``tag + TAG_SHIFT``; the receiver waits for it before
@@ -45,18 +38,15 @@ The checks are not recorded in the trace.
 """
 import contextlib
 import os
-import sys
-import zlib
 from array import array
 
 import numpy as np
 from mpi4py import MPI
 
+from minimegatron.comm.mismatch import (GATHERS, MAGIC, OPS, REDUCE_OPS, ROOTED,
+                                        CollectiveMismatch, call_site, code, describe,
+                                        diagnose, raise_on_every_rank)
 from minimegatron.comm.polling import wait_all, waits
-
-
-class CollectiveMismatch(RuntimeError):
-    """The ranks of a group called different collectives (raised on every rank)."""
 
 
 def _mode_from_env():
@@ -91,73 +81,6 @@ def checking(on=True):
         _state["on"] = before
 
 
-# --- the signature row ----------------------------------------------------------------------
-
-MAGIC = 0x5167_0000
-OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "scatter",
-       "gather", "barrier", "send", "all_to_all", "all_to_allv")
-REDUCE_OPS = ("sum", "mean", "max", "min")
-AGREE = ("the collective", "dtype", "root", "reduce op", "shape", "sizes")
-AXIS, NDIM, ROWS = 6, 7, 8
-WIDTH = 9
-ROOTED = ("broadcast", "reduce", "scatter", "gather")
-GATHERS = ("all_gather", "gather")
-_codes = {}
-
-
-def _code(text):
-    """A stable int for a string (crc32: the same in every process, unlike hash(str))."""
-    if text not in _codes:
-        _codes[text] = zlib.crc32(text.encode()) + 1
-    return _codes[text]
-
-
-def signature(op, x, root=-1, reduce_op=None, axis=0, sizes=None):
-    """This rank's row (int64, WIDTH) for ``op`` on array ``x`` (None: a non-root scatter)."""
-    ndim, rows, dtype, shape = -1, -1, 0, 0
-    if op == "scatter":
-        ndim = -1 if x is None else x.ndim       # only the root's x counts
-    elif x is not None:
-        dtype, ndim = _code(x.dtype.str), x.ndim
-        if op in GATHERS or op in ("reduce_scatter", "all_to_all", "all_to_allv"):
-            axis = axis % max(ndim, 1)
-        if op in GATHERS or op == "all_to_allv":          # rows along axis may differ
-            shape = hash(x.shape[:axis] + x.shape[axis + 1:])
-            rows = x.shape[axis] if op in GATHERS else -1
-        else:
-            shape = hash(tuple(x.shape))
-    reduce_code = -1 if reduce_op is None else (
-        REDUCE_OPS.index(reduce_op) if reduce_op in REDUCE_OPS else _code(repr(reduce_op)))
-    # hash() of an int tuple is the same in every process (only str/bytes hashes are salted)
-    sizes_code = -1 if sizes is None else hash(tuple(int(s) for s in sizes))
-    return np.array([MAGIC + OPS.index(op), dtype, root, reduce_code, shape, sizes_code,
-                     axis, ndim, rows], np.int64)
-
-
-def disagreement(table, op, root, sizes):
-    """Why the rows of ``table`` (N, WIDTH) do not describe one legal call; "" if they do."""
-    N, same = len(table), table.tobytes() == table[0].tobytes() * len(table)   # usual: same
-    for col, what in enumerate(AGREE):
-        if not same and (table[:, col] != table[0, col]).any():
-            return f"{what} differs"
-    if op in ROOTED and not 0 <= root < N:
-        return f"root {root} is not a rank of this {N}-rank group"
-    axes = table[:, AXIS]
-    if op == "scatter" and table[root, NDIM] > 0:
-        axes = axes % table[root, NDIM]
-    if not same and (axes != axes[0]).any():
-        return "axis differs"
-    if op not in GATHERS:
-        return ""
-    rows = [int(r) for r in table[:, ROWS]]
-    if sizes is None:
-        return "row counts differ and no sizes were given" if len(set(rows)) > 1 else ""
-    sizes = [int(s) for s in sizes]
-    if len(sizes) != N:
-        return f"sizes has {len(sizes)} entries for {N} ranks"
-    return "" if rows == sizes else f"sizes {sizes} does not match the rows each rank holds {rows}"
-
-
 # --- the check before each collective -------------------------------------------------------
 
 DONT_CARE = -(1 << 63)                  # a field this rank has no value for (int64's least)
@@ -165,7 +88,6 @@ KEY_MASK = (1 << 62) - 1
 AXIS_OPS = GATHERS + ("reduce_scatter", "all_to_all", "all_to_allv")
 _OP_CODES = {op: MAGIC + i for i, op in enumerate(OPS)}
 _REDUCE_CODES = {op: i for i, op in enumerate(REDUCE_OPS)}
-_dtype_codes = {}
 _fast = array("q", [0] * 6)   # [key, axis >= 0, axis < 0, -key, -(axis >= 0), -(axis < 0)]
 
 
@@ -173,7 +95,7 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
     """(key, axis >= 0, axis < 0, problem): this rank's part of the fast check.
 
     hash() of a tuple of ints is the same in every process (only str and bytes
-    hashes are salted), so strings enter as crc32 codes.
+    hashes are salted), so names enter as numbers (the dtype as numpy's type number).
     """
     positive = negative = DONT_CARE
     dtype, shape, rows = 0, None, 0
@@ -189,7 +111,7 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
             negative = axis
         axis = 0
     elif x is not None:
-        dtype, shape = _dtype_codes.get(x.dtype) or _dtype_code(x.dtype), tuple(x.shape)
+        dtype, shape = (x.dtype.num, x.dtype.itemsize, x.dtype.isnative), tuple(x.shape)
         if op in AXIS_OPS:
             axis %= max(x.ndim, 1)
         if op in GATHERS or op == "all_to_allv":          # rows along axis may differ
@@ -200,15 +122,10 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
                 problem = problem or len(sizes) != group.size or rows != sizes[group.rank]
                 rows = 0
     reduce_code = -1 if reduce_op is None else (_REDUCE_CODES[reduce_op] if reduce_op in
-                                                _REDUCE_CODES else _code(repr(reduce_op)))
+                                                _REDUCE_CODES else code(repr(reduce_op)))
     sizes = None if sizes is None else tuple(int(s) for s in sizes)
     key = hash((_OP_CODES[op], dtype, shape, root, reduce_code, sizes, axis, rows, problem))
     return key & KEY_MASK, positive, negative, problem
-
-
-def _dtype_code(dtype):
-    _dtype_codes[dtype] = _code(dtype.str)
-    return _dtype_codes[dtype]
 
 
 @waits()
@@ -235,18 +152,6 @@ def check(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
 
 
 @waits()
-def diagnose(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
-    """The slow path: swap full rows, find the reason on every rank, raise it (or go on)."""
-    row = signature(op, x, root, reduce_op, axis, sizes)
-    table = np.empty((group.size, WIDTH), np.int64)
-    group.mpi.Allgather(row, table)
-    reason = disagreement(table, op, root, sizes)
-    if reason:
-        text = describe(op, x, root, reduce_op, axis, sizes) + " at " + call_site()
-        _raise_on_every_rank(group, reason, text)
-
-
-@waits()
 def agree(group, what, description):
     """Raise the same CollectiveMismatch on every rank unless all hold the same description.
 
@@ -256,77 +161,9 @@ def agree(group, what, description):
     if group.size == 1:
         return
     table = np.empty(group.size, np.int64)
-    group.mpi.Allgather(np.array([_code(description)], np.int64), table)
+    group.mpi.Allgather(np.array([code(description)], np.int64), table)
     if (table != table[0]).any():
-        _raise_on_every_rank(group, f"{what} differs", f"{description} at {call_site()}")
-
-
-TEXT_BYTES = 512
-
-
-@waits("collective mismatch report")
-def _raise_on_every_rank(group, reason, text):
-    """Swap every rank's text (``Allgather`` of TEXT_BYTES each) and raise one message."""
-    mine, table = np.zeros(TEXT_BYTES, np.uint8), np.empty((group.size, TEXT_BYTES), np.uint8)
-    encoded = text.encode()[:TEXT_BYTES]
-    mine[:len(encoded)] = np.frombuffer(encoded, np.uint8)
-    group.mpi.Allgather(mine, table)
-    texts = [bytes(row).rstrip(b"\0").decode(errors="replace") for row in table]
-    lines, seen = [], []
-    for t in texts:
-        if t not in seen:
-            seen.append(t)
-    for t in seen:
-        ranks = [r for r, other in enumerate(texts) if other == t]
-        world = [group.ranks[r] for r in ranks]
-        who = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranks}"
-        lines.append(f"  {who} (world {world if len(world) > 1 else world[0]}): {t}")
-    raise CollectiveMismatch(f"collective mismatch in group {group.name!r} ({reason}); "
-                             "no data was moved:\n" + "\n".join(lines))
-
-
-def describe(op, x, root=-1, reduce_op=None, axis=0, sizes=None):
-    """One rank's call in words: 'all_gather(shape=(5, 3), dtype=float64, axis=0, sizes=...)'."""
-    parts = [] if x is None else [f"shape={tuple(x.shape)}", f"dtype={x.dtype}"]
-    if op in ROOTED:
-        parts.append(f"root={root}")
-    if reduce_op is not None:
-        parts.append(f"op={reduce_op!r}")
-    if op in GATHERS or op in ("reduce_scatter", "scatter", "all_to_all", "all_to_allv"):
-        parts.append(f"axis={axis}")
-    if op in GATHERS:
-        parts.append(f"sizes={None if sizes is None else [int(s) for s in sizes]}")
-    return f"{op}({', '.join(parts)})"
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_COMM = __name__.rpartition(".")[0]          # "minimegatron.comm": the layer, not a file
-
-
-def call_site():
-    """'file:line' of the caller of the comm layer, plus the first frame outside minimegatron."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(_COMM):
-        frame = frame.f_back
-    inner, outer = frame, frame
-    while outer is not None and os.path.abspath(outer.f_code.co_filename).startswith(
-            _PACKAGE + os.sep):
-        outer = outer.f_back
-    if inner is None:
-        return "?"
-    if outer is None or outer is inner:
-        return _where(inner)
-    return f"{_where(inner)} (from {_where(outer)})"
-
-
-def _where(frame):
-    path = os.path.abspath(frame.f_code.co_filename)
-    if path.startswith(_PACKAGE + os.sep):
-        path = os.path.relpath(path, os.path.dirname(_PACKAGE))
-    else:
-        rel = os.path.relpath(path)
-        path = path if rel.startswith("..") else rel
-    return f"{path}:{frame.f_lineno}"
+        raise_on_every_rank(group, f"{what} differs", f"{description} at {call_site()}")
 
 
 # --- point-to-point: the receiver checks the sender's signature -------------------------------
@@ -347,7 +184,7 @@ def _check_tag(source, tag):
 def _signature(x, group):
     """What a send tells its receiver: [op, dtype, element count] and a line of text."""
     sig = np.zeros(SIG_BYTES, np.uint8)
-    sig[:TEXT_AT].view(np.int64)[:3] = [MAGIC + OPS.index("send"), _code(x.dtype.str), x.size]
+    sig[:TEXT_AT].view(np.int64)[:3] = [MAGIC + OPS.index("send"), code(x.dtype.str), x.size]
     text = f"rank {group.rank} sent {describe('send', x)} at {call_site()}".encode()
     text = text[:SIG_BYTES - TEXT_AT]
     sig[TEXT_AT:TEXT_AT + len(text)] = np.frombuffer(text, np.uint8)
@@ -374,7 +211,7 @@ def isend_signature(x, dest, group, tag):
 def _mismatch(sig, buf, group, tag, receiver):
     """The send/recv mismatch message when the sender's ``sig`` does not fit ``buf``, or ""."""
     op, dtype, size = sig[:TEXT_AT].view(np.int64)[:3]
-    if (op, dtype, size) == (MAGIC + OPS.index("send"), _code(buf.dtype.str), buf.size):
+    if (op, dtype, size) == (MAGIC + OPS.index("send"), code(buf.dtype.str), buf.size):
         return ""
     sender = bytes(sig[TEXT_AT:]).rstrip(b"\0").decode(errors="replace")
     return (f"send/recv mismatch in group {group.name!r}, tag {tag} (dtype or element count "
