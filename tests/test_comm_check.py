@@ -94,6 +94,8 @@ def test_matching_calls_pass_and_the_trace_counts_only_them(results):
             "all_gather", "gather", "scatter_header", "scatter", "all_reduce",
             "reduce_scatter", "broadcast", "reduce", "barrier", "recv", "send")}
         assert r["after_all"] == sum(range(N))                  # the group is still usable
+        assert r["slow_paths"] == 0                  # legal calls pass the one small check
+        assert r["mismatch_slow_paths"] >= len(EXPECTED) - 2     # agree() names its own two
 
 
 def test_mode_off_allows_uneven_sizes_and_misses_mismatches(results):

@@ -94,11 +94,12 @@ _fast = array("q", [0] * 6)   # [key, axis >= 0, axis < 0, -key, -(axis >= 0), -
 def fast_signature(op, x, root, reduce_op, axis, sizes, group):
     """(key, axis >= 0, axis < 0, problem): this rank's part of the fast check.
 
-    hash() of a tuple of ints is the same in every process (only str and bytes
-    hashes are salted), so names enter as numbers (the dtype as numpy's type number).
+    hash() of a tuple of ints is the same in every process, but not of str and
+    bytes (salted) nor of None (its address, before Python 3.12): names enter as
+    numbers (the dtype as numpy's type number), a missing value as -1.
     """
     positive = negative = DONT_CARE
-    dtype, shape, rows = 0, None, 0
+    dtype, shape, rows = 0, (), 0
     problem = op in ROOTED and not 0 <= root < group.size
     if op == "scatter":                          # the root's x alone has a shape
         if x is not None and x.ndim > 0:         # the root: its axis, written both ways
@@ -123,7 +124,7 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
                 rows = 0
     reduce_code = -1 if reduce_op is None else (_REDUCE_CODES[reduce_op] if reduce_op in
                                                 _REDUCE_CODES else code(repr(reduce_op)))
-    sizes = None if sizes is None else tuple(int(s) for s in sizes)
+    sizes = -1 if sizes is None else tuple(int(s) for s in sizes)
     key = hash((_OP_CODES[op], dtype, shape, root, reduce_code, sizes, axis, rows, problem))
     return key & KEY_MASK, positive, negative, problem
 
