@@ -1,4 +1,4 @@
-"""Checking mode (minimegatron/comm/comm_check.py, mismatch.py): mismatched collectives fail as one, named.
+"""Checking mode (comm/comm_check.py, comm/mismatch.py): mismatched collectives fail as one, named.
 
 One launch per rank count (2 and 4) runs every case of tests/workers/mismatch_checks.py.
 Each mismatch must raise the SAME CollectiveMismatch on every rank, naming both

@@ -38,6 +38,7 @@ The checks are not recorded in the trace.
 """
 import contextlib
 import os
+import zlib
 from array import array
 
 import numpy as np
@@ -99,7 +100,7 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
     numbers (the dtype as numpy's type number), a missing value as -1.
     """
     positive = negative = DONT_CARE
-    dtype, shape, rows = 0, (), 0
+    dtype, shape, rows = -1, (), 0
     problem = op in ROOTED and not 0 <= root < group.size
     if op == "scatter":                          # the root's x alone has a shape
         if x is not None and x.ndim > 0:         # the root: its axis, written both ways
@@ -112,7 +113,7 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
             negative = axis
         axis = 0
     elif x is not None:
-        dtype, shape = (x.dtype.num, x.dtype.itemsize, x.dtype.isnative), tuple(x.shape)
+        dtype, shape = dtype_code(x.dtype), tuple(x.shape)
         if op in AXIS_OPS:
             axis %= max(x.ndim, 1)
         if op in GATHERS or op == "all_to_allv":          # rows along axis may differ
@@ -127,6 +128,11 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
     sizes = -1 if sizes is None else tuple(int(s) for s in sizes)
     key = hash((_OP_CODES[op], dtype, shape, root, reduce_code, sizes, axis, rows, problem))
     return key & KEY_MASK, positive, negative, problem
+
+
+def dtype_code(dtype):
+    """The same int in every process for the same dtype (numpy's type number, size, order)."""
+    return hash((dtype.num, dtype.itemsize, dtype.isnative))
 
 
 @waits()
@@ -162,7 +168,7 @@ def agree(group, what, description):
     if group.size == 1:
         return
     table = np.empty(group.size, np.int64)
-    group.mpi.Allgather(np.array([code(description)], np.int64), table)
+    group.mpi.Allgather(np.array([zlib.crc32(description.encode())], np.int64), table)
     if (table != table[0]).any():
         raise_on_every_rank(group, f"{what} differs", f"{description} at {call_site()}")
 
@@ -185,7 +191,7 @@ def _check_tag(source, tag):
 def _signature(x, group):
     """What a send tells its receiver: [op, dtype, element count] and a line of text."""
     sig = np.zeros(SIG_BYTES, np.uint8)
-    sig[:TEXT_AT].view(np.int64)[:3] = [MAGIC + OPS.index("send"), code(x.dtype.str), x.size]
+    sig[:TEXT_AT].view(np.int64)[:3] = [MAGIC + OPS.index("send"), dtype_code(x.dtype), x.size]
     text = f"rank {group.rank} sent {describe('send', x)} at {call_site()}".encode()
     text = text[:SIG_BYTES - TEXT_AT]
     sig[TEXT_AT:TEXT_AT + len(text)] = np.frombuffer(text, np.uint8)
@@ -212,7 +218,8 @@ def isend_signature(x, dest, group, tag):
 def _mismatch(sig, buf, group, tag, receiver):
     """The send/recv mismatch message when the sender's ``sig`` does not fit ``buf``, or ""."""
     op, dtype, size = sig[:TEXT_AT].view(np.int64)[:3]
-    if (op, dtype, size) == (MAGIC + OPS.index("send"), code(buf.dtype.str), buf.size):
+    if (op, dtype, size) == (MAGIC + OPS.index("send"), dtype_code(buf.dtype),
+                             buf.size):
         return ""
     sender = bytes(sig[TEXT_AT:]).rstrip(b"\0").decode(errors="replace")
     return (f"send/recv mismatch in group {group.name!r}, tag {tag} (dtype or element count "
