@@ -120,7 +120,10 @@ def all_reduce(x, group, op="sum", inplace=False, out=None):
         group.mpi.Allreduce(host, result, op=reduce_op)
     if op == "mean":
         result /= group.size
-    result = (staging.copy_back(result, x) if copied else x) if inplace else finish(result)
+    if inplace:
+        result = staging.copy_back(host, x) if copied else x
+    else:
+        result = finish(result)
     trace.record("all_reduce", group.name, x.nbytes, *trace.bytes_moved(
         "all_reduce", x.nbytes, group.size), start, trace.now())
     return result
