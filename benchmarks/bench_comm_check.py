@@ -3,8 +3,8 @@
     minimegatron run -n 2 benchmarks/bench_comm_check.py
     minimegatron run -n 4 benchmarks/bench_comm_check.py
 
-Checking mode (minimegatron/comm/comm_check.py) runs one extra tiny ``Iallgather``
-(N x 72 bytes) before every collective. For each size (1 KiB, 64 KiB, 1 MiB,
+Checking mode (minimegatron/comm/comm_check.py) makes one extra small blocking
+``Allreduce`` (48 bytes) before every collective. For each size (1 KiB, 64 KiB, 1 MiB,
 float64) the checked and the unchecked ``comm.all_reduce`` run in the same job,
 interleaved, ``calls`` times per sample; the median sample of each is kept
 (the slowest rank's time). Ratio = checked time / unchecked time (1.0 = free).

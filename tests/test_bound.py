@@ -78,5 +78,8 @@ def test_bad_input_raises_on_every_rank_before_any_array_moves(checks):
             assert len(bad) == 9 - (size == 1) and all(v == 1 for v in bad.values()), bad
 
 
-def test_faults_knows_the_bound_module():
-    assert ("bound.py", "wait") in faults.WAIT_FRAMES and "bound.py" in faults.COMM_FILES
+def test_the_bound_wait_is_marked_for_the_hang_report():
+    from minimegatron.comm import bound, polling
+    for method in (bound.BoundAllReduce.wait, bound.BoundAllReduce.__call__):
+        assert method.__code__ in polling.WAITS and polling.WAITS[method.__code__] is None
+    assert faults._marks() is polling.WAITS

@@ -1,4 +1,4 @@
-"""Checking mode (minimegatron/comm/comm_check.py): mismatched collectives fail as one, named.
+"""Checking mode (comm/comm_check.py, comm/mismatch.py): mismatched collectives fail as one, named.
 
 One launch per rank count (2 and 4) runs every case of tests/workers/mismatch_checks.py.
 Each mismatch must raise the SAME CollectiveMismatch on every rank, naming both
@@ -94,6 +94,8 @@ def test_matching_calls_pass_and_the_trace_counts_only_them(results):
             "all_gather", "gather", "scatter_header", "scatter", "all_reduce",
             "reduce_scatter", "broadcast", "reduce", "barrier", "recv", "send")}
         assert r["after_all"] == sum(range(N))                  # the group is still usable
+        assert r["slow_paths"] == 0                  # legal calls pass the one small check
+        assert r["mismatch_slow_paths"] >= len(EXPECTED) - 2     # agree() names its own two
 
 
 def test_mode_off_allows_uneven_sizes_and_misses_mismatches(results):
@@ -145,7 +147,7 @@ def test_switch_by_environment_and_context_manager():
 
 
 def test_disagreement_rules_without_mpi():
-    from minimegatron.comm.comm_check import disagreement, signature
+    from minimegatron.comm.mismatch import disagreement, signature
     uneven = [np.ones((s, 3)) for s in (1, 2, 3)]
 
     def table(rows):

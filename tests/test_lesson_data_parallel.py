@@ -42,9 +42,6 @@ MUTANTS = {
             I4 + "                                 inplace=True)"], "one_per_bucket"),
         "waits at once (no overlap with backward)": ([
             READABLE, I4 + "bucket.handle.wait()"], "overlap"),
-        "block=True: the blocking call is made in finish(), after backward": ([
-            I4 + 'bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="mean",',
-            I4 + "                                 inplace=True, block=True)"], "overlap"),
         "sum instead of mean": ([
             I4 + 'bucket.handle = comm.iall_reduce(bucket.reduce, self.group, op="sum",',
             I4 + "                                 inplace=True)"], "mean_in_place"),

@@ -1,12 +1,10 @@
 """Bound collectives: an all-reduce whose buffers, op and group are fixed ONCE.
 
 ``comm.all_reduce(x, group, out=o)`` does a few microseconds of Python on every
-call before MPI sees the data: it checks ``out``, maps the dtype and the op,
-decides about host staging, builds a Handle and a deferred call (measured:
-about 7.5 us of 8.7, docs/performance.md). A small all-reduce takes 10-20 us
-in MPI itself, so that work alone keeps comm.py under 0.9 of raw MPI below
-256 KiB. When the SAME buffer is all-reduced again and again (a DDP bucket is
-a fixed slice of one flat gradient buffer), all of that can be done once:
+call before MPI sees the data: it checks ``out``, maps the op, decides about
+host staging and records the trace (docs/performance.md, "Small collectives").
+When the SAME buffer is all-reduced again and again (a DDP bucket is a fixed
+slice of one flat gradient buffer), all of that can be done once:
 
     ar = bind_all_reduce(bucket, group, op="mean", inplace=True)   # once
     ...
@@ -34,8 +32,8 @@ the same order, like any collective):
   ``Start`` must be made on every rank in the same order relative to the
   group's other collectives, as for any collective. MPICH 4+ has them; Open
   MPI 4.1 does not (mpi4py raises NotImplementedError), and then the same
-  call is pre-bound instead: ``comm.Allreduce(MPI.IN_PLACE, host, op)`` made
-  in ``wait()`` when each rank has a core (polling.spins()), else
+  call is made instead: ``group.mpi.Allreduce(MPI.IN_PLACE, host, op)`` in
+  ``wait()`` when each rank has a core (polling.spins()), else
   ``comm.Iallreduce(...)`` in ``start()``. ``persistent`` tells which.
 
 Each call keeps what comm.py guarantees (about 3 us of Python per call in all,
@@ -43,12 +41,12 @@ against comm.py's 13; docs/performance.md, "Bound (persistent) collectives"):
 
 - the trace: one span "all_reduce" (group, bytes, start, end, label) per call;
 - checking mode (comm_check): when on, ``start()`` first runs the same
-  ``comm_check.check`` as comm.py (one small ``Iallgather``), so two ranks that
-  start different bound collectives raise CollectiveMismatch, not garbage;
+  ``comm_check.check`` as comm.all_reduce (one small ``Allreduce``), so two ranks
+  that start different bound collectives raise CollectiveMismatch, not garbage;
 - waiting: ``request.Wait()`` (MPI_Wait) when each rank has a core
   (``polling.spins()``), else ``polling.wait_all``, which polls ``Test`` and
-  yields the CPU between polls; either way faults.py sees this rank wait in
-  ``BoundAllReduce.wait`` (op "all_reduce", the group) as in ``comm.Handle.wait``.
+  yields the CPU between polls; ``BoundAllReduce.wait`` is marked ``@waits()``,
+  so the hang report names it (op "all_reduce", the group) as ``Handle.wait``.
 
 "mean" is MPI.SUM followed by ``/= N`` on the host buffer, as comm.py does, so
 the bound result is bitwise the result of ``comm.all_reduce``.
@@ -61,6 +59,7 @@ from mpi4py import MPI
 from minimegatron.comm import collectives as comm
 from minimegatron.comm import comm_check, polling, staging, trace
 from minimegatron.backend import is_device_array, sync, to_pinned_host
+from minimegatron.comm.polling import waits
 from minimegatron.comm.staging import CUDA_AWARE
 
 
@@ -75,7 +74,7 @@ def _problem(x, op, inplace, out):
     if inplace and not getattr(x.flags, "writeable", True):     # CuPy's flags lack it
         return "x is read-only (inplace=True writes the result into it)"
     try:                                 # the op and ``out=`` as comm.py checks them
-        comm._op(op, x.dtype)
+        comm.mpi_op(op, x.dtype)
         if out is not None:
             staging.check_out(out, tuple(x.shape), x.dtype, x, "bind_all_reduce")
     except ValueError as err:
@@ -141,14 +140,13 @@ class BoundAllReduce:
         args += (comm.OPS[op],)
         try:
             self.requests = [group.comm.Allreduce_init(*args)]        # MPI 4: bound by MPI
-            self.persistent, self.blocking, self.nonblocking = True, None, None
+            self.persistent = True
             # freed by free(), else when this object is collected or Python exits
             self.free = weakref.finalize(self, _free, list(self.requests))
         except NotImplementedError:                                   # e.g. Open MPI 4.1
             self.requests, self.persistent = [], False
-            self.blocking = lambda: group.comm.Allreduce(*args)
-            self.nonblocking = lambda: group.comm.Iallreduce(*args)
             self.free = weakref.finalize(self, _free, [])
+        self.args = args
         self.active, self.start_time, self.label = False, 0.0, None
 
     def start(self):
@@ -165,7 +163,7 @@ class BoundAllReduce:
         if self.persistent:
             self.requests[0].Start()                  # MPI_Start: the bound all-reduce
         elif not polling.spins():
-            self.requests = [self.nonblocking()]      # MPI_Iallreduce, same arguments
+            self.requests = [self.group.comm.Iallreduce(*self.args)]   # same arguments
         return self
 
     def test(self):
@@ -174,6 +172,7 @@ class BoundAllReduce:
             self.wait()
         return not self.active
 
+    @waits()
     def wait(self):
         """Wait until the all-reduce is complete; the result (x itself, or out)."""
         if not self.active:
@@ -183,7 +182,7 @@ class BoundAllReduce:
         elif self.requests:
             polling.wait_all(self.requests, _test_one)  # poll, sched_yield between polls
         else:
-            self.blocking()                           # MPI_Allreduce: the rank waits here
+            self.group.comm.Allreduce(*self.args)     # MPI_Allreduce: the rank waits here
         if self.divide_by is not None:
             np.true_divide(self.recv, self.divide_by, out=self.recv)  # "mean", as comm.py
         if self.staged:
@@ -194,6 +193,7 @@ class BoundAllReduce:
         trace.record_from(self.span, self.start_time, trace.now(), self.label)
         return self.result
 
+    @waits()
     def __call__(self):
         """The blocking form: start() then wait()."""
         return self.start().wait()

@@ -3,23 +3,28 @@
 MPI trusts every rank to make the same call. When they do not, it returns
 garbage (shapes (4,) vs (8,), float64 vs float32, sum vs max, two roots) or
 waits forever (all_reduce against broadcast). In checking mode every
-collective in ``comm.py`` first exchanges one fixed row of int64 per rank,
-``Iallgather`` of N x 9 x 8 bytes, and compares the N rows::
+collective in collectives.py first makes ONE small blocking call, the same on
+every rank whatever the collective (so two different collectives meet in it):
 
-    [op, dtype, root, reduce op, shape, sizes | axis, ndim, rows]
-     \\_________ must be equal _____________/   \\_ compared per op _/
+    Allreduce(MAX) of [key, axis >= 0, axis < 0, -key, -(axis >= 0), -(axis < 0)]
 
-``shape`` is a code of what must agree: the whole shape, or for the gathers
-the shape without ``axis`` (rows may differ when ``sizes`` is given; then
-rank r must hold exactly sizes[r] rows; without ``sizes`` all rows are equal;
-all_to_allv's rows may differ, its counts are the caller's).
-Scatter's non-root ranks know no shape; its axis is compared modulo the root's
-ndim. Every rank holds the same table, so every rank decides the same way.
-On a mismatch the ranks swap readable descriptions (one more ``Iallgather``,
-512 bytes each) and all raise the same ``CollectiveMismatch``, naming each
-side: rank, op, shape, dtype, root / reduce op, sizes and call site.
+``key`` is a hash of what must agree (op, dtype, shape, root, reduce op, sizes,
+axis, and rows where they must be equal); per field, max == -max(-v) = min
+holds iff every rank sent the same value. Scatter's non-root ranks know no
+shape: they send their raw axis in the field of its sign, the root both forms
+of its axis (a and a - ndim), and a rank with nothing to say sends
+``DONT_CARE``. A rank that finds a problem of its own (a root outside the
+group, ``sizes`` that miss its rows) folds it into its key. Cost: one 48-byte
+all-reduce; no extra round of Python tables (docs/performance.md).
 
-Point-to-point: ``isend`` also sends a 320-byte signature (dtype, element
+Only when the fast check fails (or a rank finds a problem of its own) do the
+ranks take the slow path, mismatch.py: they swap their full rows, find the
+reason on the same table and all raise the same ``CollectiveMismatch``, naming
+each side (rank, op, shape, dtype, root / reduce op, sizes, call site). A false
+alarm of the fast check (a hash collision the other way round, an axis written
+two ways) finds no reason there and the collective goes on.
+
+Point-to-point: ``send`` also sends a 320-byte signature (dtype, element
 count, its text) on tag ``tag + TAG_SHIFT``; the receiver waits for it before
 it looks at the data and raises when dtype or element count differ. Only the
 receiving rank raises (a reply would make every send wait for its receiver);
@@ -29,21 +34,20 @@ not checked.
 The switch: on by default; ``MINIMEGATRON_CHECK=0`` in the environment turns
 it off at import, ``enable()`` / ``disable()`` / ``with checking(False):`` at
 run time. Benchmarks call ``disable()``. Every rank must use the same mode.
-The signature rows are not recorded in the trace. Cost: docs/notes_comm.md.
+The checks are not recorded in the trace.
 """
 import contextlib
 import os
-import sys
 import zlib
+from array import array
 
 import numpy as np
 from mpi4py import MPI
 
-from minimegatron.comm.polling import wait_all
-
-
-class CollectiveMismatch(RuntimeError):
-    """The ranks of a group called different collectives (raised on every rank)."""
+from minimegatron.comm.mismatch import (GATHERS, MAGIC, OPS, REDUCE_OPS, ROOTED,
+                                        CollectiveMismatch, call_site, code, describe,
+                                        diagnose, raise_on_every_rank)
+from minimegatron.comm.polling import wait_all, waits
 
 
 def _mode_from_env():
@@ -78,168 +82,95 @@ def checking(on=True):
         _state["on"] = before
 
 
-# --- the signature row ----------------------------------------------------------------------
-
-MAGIC = 0x5167_0000
-OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "scatter",
-       "gather", "barrier", "send", "all_to_all", "all_to_allv")
-REDUCE_OPS = ("sum", "mean", "max", "min")
-AGREE = ("the collective", "dtype", "root", "reduce op", "shape", "sizes")
-AXIS, NDIM, ROWS = 6, 7, 8
-WIDTH = 9
-ROOTED = ("broadcast", "reduce", "scatter", "gather")
-GATHERS = ("all_gather", "gather")
-_codes = {}
-
-
-def _code(text):
-    """A stable int for a string (crc32: the same in every process, unlike hash(str))."""
-    if text not in _codes:
-        _codes[text] = zlib.crc32(text.encode()) + 1
-    return _codes[text]
-
-
-def signature(op, x, root=-1, reduce_op=None, axis=0, sizes=None):
-    """This rank's row (int64, WIDTH) for ``op`` on array ``x`` (None: a non-root scatter)."""
-    ndim, rows, dtype, shape = -1, -1, 0, 0
-    if op == "scatter":
-        ndim = -1 if x is None else x.ndim       # only the root's x counts
-    elif x is not None:
-        dtype, ndim = _code(x.dtype.str), x.ndim
-        if op in GATHERS or op in ("reduce_scatter", "all_to_all", "all_to_allv"):
-            axis = axis % max(ndim, 1)
-        if op in GATHERS or op == "all_to_allv":          # rows along axis may differ
-            shape = hash(x.shape[:axis] + x.shape[axis + 1:])
-            rows = x.shape[axis] if op in GATHERS else -1
-        else:
-            shape = hash(tuple(x.shape))
-    reduce_code = -1 if reduce_op is None else (
-        REDUCE_OPS.index(reduce_op) if reduce_op in REDUCE_OPS else _code(repr(reduce_op)))
-    # hash() of an int tuple is the same in every process (only str/bytes hashes are salted)
-    sizes_code = -1 if sizes is None else hash(tuple(int(s) for s in sizes))
-    return np.array([MAGIC + OPS.index(op), dtype, root, reduce_code, shape, sizes_code,
-                     axis, ndim, rows], np.int64)
-
-
-def disagreement(table, op, root, sizes):
-    """Why the rows of ``table`` (N, WIDTH) do not describe one legal call; "" if they do."""
-    N, same = len(table), table.tobytes() == table[0].tobytes() * len(table)   # usual: same
-    for col, what in enumerate(AGREE):
-        if not same and (table[:, col] != table[0, col]).any():
-            return f"{what} differs"
-    if op in ROOTED and not 0 <= root < N:
-        return f"root {root} is not a rank of this {N}-rank group"
-    axes = table[:, AXIS]
-    if op == "scatter" and table[root, NDIM] > 0:
-        axes = axes % table[root, NDIM]
-    if not same and (axes != axes[0]).any():
-        return "axis differs"
-    if op not in GATHERS:
-        return ""
-    rows = [int(r) for r in table[:, ROWS]]
-    if sizes is None:
-        return "row counts differ and no sizes were given" if len(set(rows)) > 1 else ""
-    sizes = [int(s) for s in sizes]
-    if len(sizes) != N:
-        return f"sizes has {len(sizes)} entries for {N} ranks"
-    return "" if rows == sizes else f"sizes {sizes} does not match the rows each rank holds {rows}"
-
-
 # --- the check before each collective -------------------------------------------------------
 
+DONT_CARE = -(1 << 63)                  # a field this rank has no value for (int64's least)
+KEY_MASK = (1 << 62) - 1
+AXIS_OPS = GATHERS + ("reduce_scatter", "all_to_all", "all_to_allv")
+_OP_CODES = {op: MAGIC + i for i, op in enumerate(OPS)}
+_REDUCE_CODES = {op: i for i, op in enumerate(REDUCE_OPS)}
+_fast = array("q", [0] * 6)   # [key, axis >= 0, axis < 0, -key, -(axis >= 0), -(axis < 0)]
+
+
+def fast_signature(op, x, root, reduce_op, axis, sizes, group):
+    """(key, axis >= 0, axis < 0, problem): this rank's part of the fast check.
+
+    hash() of a tuple of ints is the same in every process, but not of str and
+    bytes (salted) nor of None (its address, before Python 3.12): names enter as
+    numbers (the dtype as numpy's type number), a missing value as -1.
+    """
+    positive = negative = DONT_CARE
+    dtype, shape, rows = -1, (), 0
+    problem = op in ROOTED and not 0 <= root < group.size
+    if op == "scatter":                          # the root's x alone has a shape
+        if x is not None and x.ndim > 0:         # the root: its axis, written both ways
+            positive, negative = axis % x.ndim, axis % x.ndim - x.ndim
+        elif x is not None:
+            positive = negative = axis
+        elif axis >= 0:                          # the others: the axis in its sign's field
+            positive = axis
+        else:
+            negative = axis
+        axis = 0
+    elif x is not None:
+        dtype, shape = dtype_code(x.dtype), tuple(x.shape)
+        if op in AXIS_OPS:
+            axis %= max(x.ndim, 1)
+        if op in GATHERS or op == "all_to_allv":          # rows along axis may differ
+            rows, shape = shape[axis], shape[:axis] + shape[axis + 1:]
+            if op == "all_to_allv":
+                rows = 0
+            elif sizes is not None:                       # then rank r holds sizes[r] rows
+                problem = problem or len(sizes) != group.size or rows != sizes[group.rank]
+                rows = 0
+    reduce_code = -1 if reduce_op is None else (_REDUCE_CODES[reduce_op] if reduce_op in
+                                                _REDUCE_CODES else code(repr(reduce_op)))
+    sizes = -1 if sizes is None else tuple(int(s) for s in sizes)
+    key = hash((_OP_CODES[op], dtype, shape, root, reduce_code, sizes, axis, rows, problem))
+    return key & KEY_MASK, positive, negative, problem
+
+
+def dtype_code(dtype):
+    """The same int in every process for the same dtype (numpy's type number, size, order)."""
+    return hash((dtype.num, dtype.itemsize, dtype.isnative))
+
+
+@waits()
 def check(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
-    """Raise the same CollectiveMismatch on every rank of ``group`` unless the calls agree."""
+    """Raise the same CollectiveMismatch on every rank of ``group`` unless the calls agree.
+
+    One ``Allreduce`` (MAX) of this rank's fast signature and its negation: for
+    every field, max == min on every rank iff every rank sent the same value.
+    """
     if not _state["on"] or group.size == 1:
         return
-    row = signature(op, x, root, reduce_op, axis, sizes)
-    table = np.empty((group.size, WIDTH), np.int64)
-    wait_all([group.comm.Iallgather(row, table)])
-    reason = disagreement(table, op, root, sizes)
-    if reason:
-        text = describe(op, x, root, reduce_op, axis, sizes) + " at " + call_site()
-        _raise_on_every_rank(group, reason, text)
+    key, positive, negative, problem = fast_signature(op, x, root, reduce_op, axis, sizes,
+                                                      group)
+    sig = _fast
+    sig[0], sig[1], sig[2] = key, positive, negative
+    sig[3] = -key
+    sig[4] = DONT_CARE if positive == DONT_CARE else -positive
+    sig[5] = DONT_CARE if negative == DONT_CARE else -negative
+    group.mpi.Allreduce(MPI.IN_PLACE, sig, op=MPI.MAX)
+    if not problem and sig[0] == -sig[3] and sig[1] in (-sig[4], DONT_CARE) and \
+            sig[2] in (-sig[5], DONT_CARE):
+        return
+    diagnose(group, op, x, root, reduce_op, axis, sizes)
 
 
+@waits()
 def agree(group, what, description):
     """Raise the same CollectiveMismatch on every rank unless all hold the same description.
 
-    One ``Iallgather`` of a crc32 per rank (for example DDP's bucket layout at
+    One ``Allgather`` of a crc32 per rank (for example DDP's bucket layout at
     construction); the texts travel only on a mismatch, as in ``check``.
     """
     if group.size == 1:
         return
     table = np.empty(group.size, np.int64)
-    wait_all([group.comm.Iallgather(np.array([_code(description)], np.int64), table)])
+    group.mpi.Allgather(np.array([zlib.crc32(description.encode())], np.int64), table)
     if (table != table[0]).any():
-        _raise_on_every_rank(group, f"{what} differs", f"{description} at {call_site()}")
-
-
-TEXT_BYTES = 512
-
-
-def _raise_on_every_rank(group, reason, text):
-    """Swap every rank's text (``Iallgather`` of TEXT_BYTES each) and raise one message."""
-    mine, table = np.zeros(TEXT_BYTES, np.uint8), np.empty((group.size, TEXT_BYTES), np.uint8)
-    encoded = text.encode()[:TEXT_BYTES]
-    mine[:len(encoded)] = np.frombuffer(encoded, np.uint8)
-    wait_all([group.comm.Iallgather(mine, table)])
-    texts = [bytes(row).rstrip(b"\0").decode(errors="replace") for row in table]
-    lines, seen = [], []
-    for t in texts:
-        if t not in seen:
-            seen.append(t)
-    for t in seen:
-        ranks = [r for r, other in enumerate(texts) if other == t]
-        world = [group.ranks[r] for r in ranks]
-        who = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranks}"
-        lines.append(f"  {who} (world {world if len(world) > 1 else world[0]}): {t}")
-    raise CollectiveMismatch(f"collective mismatch in group {group.name!r} ({reason}); "
-                             "no data was moved:\n" + "\n".join(lines))
-
-
-def describe(op, x, root=-1, reduce_op=None, axis=0, sizes=None):
-    """One rank's call in words: 'all_gather(shape=(5, 3), dtype=float64, axis=0, sizes=...)'."""
-    parts = [] if x is None else [f"shape={tuple(x.shape)}", f"dtype={x.dtype}"]
-    if op in ROOTED:
-        parts.append(f"root={root}")
-    if reduce_op is not None:
-        parts.append(f"op={reduce_op!r}")
-    if op in GATHERS or op in ("reduce_scatter", "scatter", "all_to_all", "all_to_allv"):
-        parts.append(f"axis={axis}")
-    if op in GATHERS:
-        parts.append(f"sizes={None if sizes is None else [int(s) for s in sizes]}")
-    return f"{op}({', '.join(parts)})"
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_INTERNAL = {os.path.join(_PACKAGE, "comm", name)
-             for name in ("collectives.py", "comm_check.py", "bound.py")}
-
-
-def call_site():
-    """'file:line' of the caller of comm.py, plus the first frame outside minimegatron."""
-    frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename) in _INTERNAL:
-        frame = frame.f_back
-    inner, outer = frame, frame
-    while outer is not None and os.path.abspath(outer.f_code.co_filename).startswith(
-            _PACKAGE + os.sep):
-        outer = outer.f_back
-    if inner is None:
-        return "?"
-    if outer is None or outer is inner:
-        return _where(inner)
-    return f"{_where(inner)} (from {_where(outer)})"
-
-
-def _where(frame):
-    path = os.path.abspath(frame.f_code.co_filename)
-    if path.startswith(_PACKAGE + os.sep):
-        path = os.path.relpath(path, os.path.dirname(_PACKAGE))
-    else:
-        rel = os.path.relpath(path)
-        path = path if rel.startswith("..") else rel
-    return f"{path}:{frame.f_lineno}"
+        raise_on_every_rank(group, f"{what} differs", f"{description} at {call_site()}")
 
 
 # --- point-to-point: the receiver checks the sender's signature -------------------------------
@@ -257,25 +188,68 @@ def _check_tag(source, tag):
     return tag + _tag_shift[0] if 0 <= tag < _tag_shift[0] and source >= 0 else None
 
 
+def _signature(x, group):
+    """What a send tells its receiver: [op, dtype, element count] and a line of text."""
+    sig = np.zeros(SIG_BYTES, np.uint8)
+    sig[:TEXT_AT].view(np.int64)[:3] = [MAGIC + OPS.index("send"), dtype_code(x.dtype), x.size]
+    text = f"rank {group.rank} sent {describe('send', x)} at {call_site()}".encode()
+    text = text[:SIG_BYTES - TEXT_AT]
+    sig[TEXT_AT:TEXT_AT + len(text)] = np.frombuffer(text, np.uint8)
+    return sig
+
+
+@waits("send")
+def send_signature(x, dest, group, tag):
+    """Checking mode: send x's signature to ``dest`` before the data (blocking ``send``)."""
+    check_tag = _check_tag(dest, tag)
+    if check_tag is not None:
+        group.mpi.Send(_signature(x, group), dest=dest, tag=check_tag)
+
+
 def isend_signature(x, dest, group, tag):
     """Start sending x's signature to ``dest``: [(request, buffer)] for the send's Handle."""
     check_tag = _check_tag(dest, tag)
     if check_tag is None:
         return []
-    sig = np.zeros(SIG_BYTES, np.uint8)
-    sig[:TEXT_AT].view(np.int64)[:3] = [MAGIC + OPS.index("send"), _code(x.dtype.str), x.size]
-    text = f"rank {group.rank} sent {describe('send', x)} at {call_site()}".encode()
-    text = text[:SIG_BYTES - TEXT_AT]
-    sig[TEXT_AT:TEXT_AT + len(text)] = np.frombuffer(text, np.uint8)
+    sig = _signature(x, group)
     return [(group.comm.Isend(sig, dest=dest, tag=check_tag), sig)]
+
+
+def _mismatch(sig, buf, group, tag, receiver):
+    """The send/recv mismatch message when the sender's ``sig`` does not fit ``buf``, or ""."""
+    op, dtype, size = sig[:TEXT_AT].view(np.int64)[:3]
+    if (op, dtype, size) == (MAGIC + OPS.index("send"), dtype_code(buf.dtype),
+                             buf.size):
+        return ""
+    sender = bytes(sig[TEXT_AT:]).rstrip(b"\0").decode(errors="replace")
+    return (f"send/recv mismatch in group {group.name!r}, tag {tag} (dtype or element count "
+            f"differs; raised by the receiver only):\n  {sender}\n  {receiver}")
+
+
+@waits("recv")
+def recv_signature(buf, host, source, group, tag):
+    """Checking mode, before a blocking ``recv``: receive the sender's signature and raise
+    CollectiveMismatch (after draining the data into ``host``) when it does not fit buf."""
+    check_tag = _check_tag(source, tag)
+    if check_tag is None:
+        return
+    sig = np.empty(SIG_BYTES, np.uint8)
+    group.mpi.Recv(sig, source=source, tag=check_tag)
+    message = _mismatch(sig, buf, group, tag, f"rank {group.rank} receives into "
+                                              f"{describe('recv', buf)} at {call_site()}")
+    if message:
+        try:                                    # the data follows its signature: drain it
+            group.mpi.Recv(host, source=source, tag=tag)
+        except MPI.Exception:                   # e.g. MPI_ERR_TRUNCATE: explained below
+            pass
+        raise CollectiveMismatch(message)
 
 
 class CheckedRecv:
     """A recv Handle that first waits for the sender's signature and compares it."""
 
     def __init__(self, handle, buf, source, group, tag):
-        self.handle, self.group, self.tag = handle, group, tag
-        self.mine = (_code(buf.dtype.str), buf.size)
+        self.handle, self.group, self.tag, self.buf = handle, group, tag, buf
         self.text = f"rank {group.rank} receives into {describe('recv', buf)} at {call_site()}"
         self.sig = np.empty(SIG_BYTES, np.uint8)
         self.sig_request = group.comm.Irecv(self.sig, source=source,
@@ -290,21 +264,16 @@ class CheckedRecv:
     def __getattr__(self, name):
         return getattr(self.handle, name)
 
+    @waits()
     def _verify(self):
         self.verified = True
-        op, dtype, size = self.sig[:TEXT_AT].view(np.int64)[:3]
-        if (op, dtype, size) != (MAGIC + OPS.index("send"),) + self.mine:
-            sender = bytes(self.sig[TEXT_AT:]).rstrip(b"\0").decode(errors="replace")
+        message = _mismatch(self.sig, self.buf, self.group, self.tag, self.text)
+        if message:
             try:                                    # the data follows its signature: drain it
                 MPI.Request.Waitall(self.handle.requests)
-                if self.handle.call is not None:    # comm.recv's blocking Recv, not yet made
-                    self.handle.call()
             except MPI.Exception:                   # e.g. MPI_ERR_TRUNCATE: explained below
                 pass
-            raise CollectiveMismatch(
-                f"send/recv mismatch in group {self.group.name!r}, tag {self.tag} (dtype or "
-                f"element count differs; raised by the receiver only):\n  {sender}\n  "
-                f"{self.text}")
+            raise CollectiveMismatch(message)
 
     def test(self):
         if not self.verified:
@@ -313,6 +282,7 @@ class CheckedRecv:
             self._verify()
         return self.handle.test()
 
+    @waits()
     def wait(self):
         if not self.verified:
             wait_all([self.sig_request])

@@ -25,6 +25,8 @@ CUDA_AWARE = bool(getattr(MPI, "Query_CUDA_Support", lambda: False)())
 def host(x):
     """(a C-contiguous array MPI can read, True if it is a copy of x)."""
     sync()
+    if type(x) is np.ndarray and x.flags.c_contiguous:      # the usual case, first
+        return x, False
     if is_device_array(x) and not CUDA_AWARE:
         return to_pinned_host(get_backend().ascontiguousarray(x)), True
     if x.flags.c_contiguous:
@@ -46,6 +48,8 @@ def empty(shape, dtype, x=None):
 
 def front(x, axis):
     """x with ``axis`` moved to the front, contiguous, on the host: the layout MPI splits."""
+    if axis == 0 or axis % max(x.ndim, 1) == 0:
+        return host(x)[0]
     return host(np.moveaxis(x, axis, 0) if not is_device_array(x)
                  else get_backend().moveaxis(x, axis, 0))[0]
 
@@ -88,12 +92,14 @@ def output(out, front, dtype, x, axis, op):
     layout with ``axis`` in front (see _front). The buffer is ``out`` itself when MPI can
     write it directly; else a fresh one, moved back to x's layout (and copied into out)."""
     axis = axis % max(len(front), 1)
+    if out is None and axis == 0 and type(x) is np.ndarray:        # the usual case, first
+        return np.empty(front, dtype), _same
     shape = front if axis == 0 else front[1:axis + 1] + front[:1] + front[axis + 1:]
     if out is not None:
         check_out(out, shape, dtype, x, op)
         if axis == 0 and out.flags.c_contiguous and (
                 CUDA_AWARE or not is_device_array(out)):
-            return out, lambda buf: out
+            return out, _same
     buf = empty(front, dtype, x)
 
     def finish(buf):
@@ -103,3 +109,14 @@ def output(out, front, dtype, x, axis, op):
         out[...] = result
         return out
     return buf, finish
+
+
+def _same(buf):
+    """``output``'s finish when MPI wrote the result where it belongs."""
+    return buf
+
+
+def copy_back(host, x):
+    """x filled with the staged result ``host`` (moved back next to x); returns x."""
+    x[...] = like(host, x)
+    return x

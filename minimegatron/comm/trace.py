@@ -141,11 +141,13 @@ def record(op, group, nbytes, bytes_sent, bytes_recv, start, end, kind="comm", l
     """Append one span (``start``/``end`` are already relative to t0)."""
     if not _state["enabled"]:
         return
+    labels = _state["labels"]
     _append({
         "kind": kind, "op": op, "group": group, "nbytes": int(nbytes),
         "bytes_sent": int(bytes_sent), "bytes_recv": int(bytes_recv),
         "start": start, "end": end,
-        "label": label if label is not None else current_label(), "micro_batch": micro_batch,
+        "label": label if label is not None else labels[-1] if labels else None,
+        "micro_batch": micro_batch,
     })
 
 

@@ -55,9 +55,7 @@ NOTICE_TAG = 7
 STACK_FRAMES = 8
 YIELD_POLLS = 2000        # at exit: sched_yield between polls, then 1 ms sleeps
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WAIT_FRAMES = {("polling.py", "wait_all"), ("collectives.py", "wait"), ("comm_check.py", "wait"),
-               ("bound.py", "wait")}
-COMM_FILES = ("collectives.py", "comm_check.py", "polling.py", "bound.py")   # inside a collective
+IN_WAIT_FRAMES = 3        # a marked function among the innermost 3 frames: this rank waits
 
 _state = {}
 
@@ -81,7 +79,8 @@ def install():
     world = MPI.COMM_WORLD
     _check_world_size(MPI)
     dup = world.Dup()
-    _state.update(MPI=MPI, rank=world.Get_rank(), size=world.Get_size(), dup=dup,
+    from minimegatron.comm.polling import WAITS
+    _state.update(MPI=MPI, marks=WAITS, rank=world.Get_rank(), size=world.Get_size(), dup=dup,
                   job_dir=os.environ.get(JOB_DIR_ENV), grace=_exit_grace(world.Get_rank()),
                   exit_code=None, finished={}, stop=threading.Event(), answered=None,
                   main=threading.main_thread().ident, wait_key=None, wait_since=0.0,
@@ -272,11 +271,22 @@ def _watch():
             _answer_dump_request(frame, wait)
 
 
+def _marks():
+    """{code object: op} of every function marked ``@waits`` (comm/polling.py): where a rank
+    waits for others. ``install`` keeps the comm layer's table, so the watchdog thread never
+    imports; the launcher, which never installs, never loads the comm layer."""
+    marks = _state.get("marks")
+    if marks is None:
+        from minimegatron.comm.polling import WAITS as marks
+    return marks
+
+
 def _in_wait(frame):
-    for _ in range(3):
+    marks = _marks()
+    for _ in range(IN_WAIT_FRAMES):
         if frame is None:
             return False
-        if (os.path.basename(frame.f_code.co_filename), frame.f_code.co_name) in WAIT_FRAMES:
+        if frame.f_code in marks:
             return True
         frame = frame.f_back
     return False
@@ -297,33 +307,37 @@ def _abort_if_stuck(wait):
 
 
 def where_waits(frame):
-    """{op, group, ranks, peer, key, user}: what the stack from ``frame`` waits in."""
+    """{op, group, ranks, peer, key, user}: what the stack from ``frame`` waits in.
+
+    The innermost functions marked ``@waits`` name it: the first mark that gives
+    an op (the mark's own, else the frame's ``self.op`` or local ``op``), the
+    first ``group`` (local, or ``self.group``) and peer (``dest`` / ``source``,
+    or ``self.peer``). ``caller``: the frame that called the outermost of them.
+    """
     wait = {"op": None, "group": None, "ranks": [], "peer": None, "key": None, "user": None}
-    group, caller = None, None
+    marks, group, caller, inside = _marks(), None, None, False
     for f in _frames(frame):
         name = f.f_code.co_filename
         if wait["user"] is None and not name.startswith((PACKAGE_DIR, "<")):
             wait["user"] = f
-        if caller is None and os.path.basename(name) not in COMM_FILES:
-            caller = f                        # the line that called the collective
-        if os.path.basename(f.f_code.co_filename) not in COMM_FILES or (
-                group is not None and wait["peer"] is not None):
+        if f.f_code not in marks:
+            if inside and caller is None:
+                caller = f                    # the line that called the collective
             continue
-        local = f.f_locals
+        if caller is not None:                # an outer wait around this one's caller
+            continue
+        inside, local = True, f.f_locals
         this = local.get("self")
-        if group is None and hasattr(this, "op") and hasattr(this, "group"):
-            wait["op"], group, wait["key"] = this.op, this.group, id(this)
-            peer = getattr(this, "peer", None)        # a send or receive's Handle: its peer
-            if isinstance(peer, int) and 0 <= peer < len(group.ranks):
-                wait["peer"] = int(group.ranks[peer])
-        elif group is None and hasattr(local.get("group"), "ranks"):
-            group = local["group"]
-            op = local.get("op")
-            wait["op"], wait["key"] = op if isinstance(op, str) else f.f_code.co_name, id(f)
-        if group is not None and f.f_code.co_name in ("send", "recv", "isend", "irecv"):
-            peer = local.get("dest", local.get("source"))
-            if isinstance(peer, int) and 0 <= peer < len(group.ranks):
-                wait["peer"] = int(group.ranks[peer])
+        op = marks[f.f_code] or getattr(this, "op", None) or local.get("op")
+        if wait["op"] is None and isinstance(op, str):
+            wait["op"], wait["key"] = op, id(this) if hasattr(this, "op") else id(f)
+        if group is None:
+            group = local.get("group") if hasattr(local.get("group"), "ranks") else getattr(
+                this, "group", None)
+        peer = local.get("dest", local.get("source", getattr(this, "peer", None)))
+        if wait["peer"] is None and group is not None and isinstance(peer, int) and \
+                0 <= peer < len(group.ranks):
+            wait["peer"] = int(group.ranks[peer])
     if group is not None:
         wait["group"], wait["ranks"] = group.name, [int(r) for r in group.ranks]
     if wait["user"] is None:                  # all of it is package code (the grader's checks)

@@ -63,10 +63,23 @@ def mismatches(g):
     }
 
 
+def counting_slow_paths():
+    """Wrap comm_check.diagnose (the slow path after a failed fast check); [count]."""
+    count, diagnose = [0], comm_check.diagnose
+
+    def counted(*args, **kw):
+        count[0] += 1
+        return diagnose(*args, **kw)
+    comm_check.diagnose = counted
+    return count
+
+
 def legal_calls(g):
-    """Matching calls in checking mode: values right, and the trace counts only them."""
+    """Matching calls in checking mode: values right, the trace counts only them, and the
+    fast check passes every one of them without the slow path ("slow_paths")."""
     N, r = g.size, g.rank
     out = {}
+    slow = counting_slow_paths()
     comm.barrier(g)
     trace.reset()
     sizes = [q + 1 for q in range(N)]                                     # uneven rows
@@ -90,6 +103,7 @@ def legal_calls(g):
     out["ring"] = float(handles[0].wait()[0])
     handles[1].wait()
     out["trace"] = {op: row["count"] for op, row in trace.summary().items()}
+    out["slow_paths"] = slow[0]
     with comm_check.checking(False):
         got = comm.all_gather(mine, g, sizes=sizes)
         out["uneven_all_gather_unchecked"] = float(np.abs(got - want).max())
@@ -113,8 +127,10 @@ def point_to_point(g):
 def check_all():
     g = comm.world()
     out = {"mode_on_by_default": comm_check.enabled()}
+    slow = counting_slow_paths()
     for case, call in mismatches(g).items():
         out[case] = outcome(call)
+    out["mismatch_slow_paths"] = slow[0]
     out.update(legal_calls(g))
     out.update(point_to_point(g))
     out["after_all"] = float(comm.all_reduce(np.array([float(g.rank)]), g)[0])

@@ -29,7 +29,7 @@ from minimegatron.i18n import text
 
 def _in_flight(handle):
     """Is a started all-reduce still running: a comm.Handle not done whose MPI requests
-    were started (``block=True`` defers a blocking call to ``wait()``), or bound.py's?"""
+    were started, or bound.py's?"""
     done = getattr(handle, "done", None)
     if done is None:
         return bool(getattr(handle, "active", False))
