@@ -1,7 +1,7 @@
 """Every place in the comm layer where a rank can block is marked for the hang report.
 
 The hang report (runtime/faults.py) names the wait by the innermost function
-marked ``@waits`` (comm/polling.py), not by file names, so files may move
+marked ``@waits`` (runtime/waits.py), not by file names, so files may move
 freely. This test reads the source of every module of minimegatron/comm (it
 moves nothing), finds every blocking MPI call (``Allreduce``, ``Recv``,
 ``Waitall``, the pickle ``bcast``...) and asserts the function that makes it is
@@ -17,6 +17,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.comm import polling
+from minimegatron.runtime import waits as marks
 from minimegatron.runtime import faults
 
 BLOCKING = {"Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Bcast", "Reduce",
@@ -47,7 +48,7 @@ def blocking_call_sites(tree):
 def marked_lines(module):
     """First lines of the module's functions that are marked, as the decorator recorded them."""
     path = os.path.abspath(module.__file__)
-    return {code.co_firstlineno for code in polling.WAITS if code.co_filename == path}
+    return {code.co_firstlineno for code in marks.WAITS if code.co_filename == path}
 
 
 def test_every_blocking_call_in_the_comm_layer_is_in_a_marked_function():
@@ -80,7 +81,7 @@ def test_the_report_names_the_marked_collective_its_group_and_peer():
     g = comm.world()
     seen = {}
 
-    @polling.waits()
+    @marks.waits()
     def spy(requests):                   # stands in for polling.wait_all inside the wait
         frame = sys._getframe()
         seen.update(faults.where_waits(frame), in_wait=faults._in_wait(frame))

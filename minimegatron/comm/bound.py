@@ -59,7 +59,7 @@ from mpi4py import MPI
 from minimegatron.comm import collectives as comm
 from minimegatron.comm import comm_check, polling, staging, trace
 from minimegatron.backend import is_device_array, sync, to_pinned_host
-from minimegatron.comm.polling import waits
+from minimegatron.runtime.waits import waits
 from minimegatron.comm.staging import CUDA_AWARE
 
 

@@ -54,7 +54,7 @@ from minimegatron.backend import get_backend
 from minimegatron.comm import staging, trace
 from minimegatron.comm.comm_check import check, recv_signature, send_signature
 from minimegatron.comm.group import world
-from minimegatron.comm.polling import waits
+from minimegatron.runtime.waits import waits
 
 OPS = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
 MAX_DIMS = 14

@@ -25,7 +25,7 @@ import zlib
 
 import numpy as np
 
-from minimegatron.comm.polling import waits
+from minimegatron.runtime.waits import waits
 
 
 class CollectiveMismatch(RuntimeError):

@@ -22,7 +22,7 @@ bound to one core (Open MPI binds 2 ranks so) counts as sharing: it yields,
 slower but never stealing. A machine busy with other jobs wants "yield".
 
 Where a rank waits is marked, not guessed: ``@waits("all_reduce")`` over a
-function records it in ``WAITS``, and the hang report (runtime/faults.py) names
+function records it in ``WAITS`` (runtime/waits.py), and the hang report (runtime/faults.py) names
 the innermost marked function on the stack. Measurements: docs/performance.md.
 """
 import functools
@@ -32,27 +32,13 @@ import time
 from mpi4py import MPI
 
 from minimegatron.runtime.threads import cores, local_ranks
+from minimegatron.runtime.waits import waits
 
 WAIT = os.environ.get("MINIMEGATRON_WAIT", "auto")  # "auto", "spin" or "yield"
 OVERSUBSCRIBED = local_ranks() > cores()
 SPIN_POLLS = 50           # polls back to back before the first sched_yield
 YIELD_POLLS = 2000        # polls with sched_yield before backing off to short sleeps
 SLEEP_S = 50e-6
-WAITS = {}                # code object -> the op a rank waits in there (None: read the frame)
-
-
-def waits(op=None):
-    """Decorator: mark a function where a rank may wait for the others of its group.
-
-    The hang report names the innermost marked function on the stack: ``op`` if
-    given, else the frame's ``self.op`` or its local ``op``; the group is its
-    local ``group`` (or ``self.group``), the peer its ``dest`` / ``source``.
-    The function itself is returned unchanged: marking costs nothing per call.
-    """
-    def mark(function):
-        WAITS[function.__code__] = op
-        return function
-    return mark
 
 
 def spins():

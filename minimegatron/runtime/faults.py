@@ -79,7 +79,7 @@ def install():
     world = MPI.COMM_WORLD
     _check_world_size(MPI)
     dup = world.Dup()
-    from minimegatron.comm.polling import WAITS
+    from minimegatron.runtime.waits import WAITS
     _state.update(MPI=MPI, marks=WAITS, rank=world.Get_rank(), size=world.Get_size(), dup=dup,
                   job_dir=os.environ.get(JOB_DIR_ENV), grace=_exit_grace(world.Get_rank()),
                   exit_code=None, finished={}, stop=threading.Event(), answered=None,
@@ -272,12 +272,12 @@ def _watch():
 
 
 def _marks():
-    """{code object: op} of every function marked ``@waits`` (comm/polling.py): where a rank
+    """{code object: op} of every function marked ``@waits`` (runtime/waits.py): where a rank
     waits for others. ``install`` keeps the comm layer's table, so the watchdog thread never
     imports; the launcher, which never installs, never loads the comm layer."""
     marks = _state.get("marks")
     if marks is None:
-        from minimegatron.comm.polling import WAITS as marks
+        from minimegatron.runtime.waits import WAITS as marks
     return marks
 
 

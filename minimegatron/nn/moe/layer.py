@@ -33,15 +33,19 @@ from minimegatron.nn.moe.rows import gather_rows, scatter_rows
 class MoE(Module):
     """Router + E experts on (b, T, D) tokens; ``moe`` is an MoEConfig."""
 
-    def __init__(self, d_model, moe, dtype="float64", seq_group=None):
+    def __init__(self, d_model, moe, dtype="float64"):
         super().__init__()
-        self.moe, self.seq_group = moe, seq_group      # seq_group: cp ranks of a sequence
+        self.moe = moe
         self.router = Linear(d_model, moe.num_experts, bias=False, dtype=dtype)
         self.experts = ExpertMLPs(self.local_experts(), d_model, dtype)
         self.aux_grad_scale, self.aux_log, self.last_plan = 1.0, [], None
 
     def local_experts(self):
         return self.moe.num_experts
+
+    def whole_sequence(self, counts):
+        """(counts, 1): one process holds whole sequences (the cp layer sums over its ranks)."""
+        return counts, 1
 
     def exchange(self, rows, plan):
         """Expert-major rows (n, D) -> the experts' outputs, the same layout."""
@@ -59,7 +63,7 @@ class MoE(Module):
         gate = gather_rows(probs.reshape(b * steps * E), where)             # (n,)
         y = scatter_rows(out * gate.reshape(len(where), 1), plan.token, b * steps)
         aux = load_balancing_loss(probs, plan.choice, self.moe.aux_loss_coeff,
-                                  self.seq_group) + z_loss(logits, self.moe.z_loss_coeff)
+                                  self.whole_sequence) + z_loss(logits, self.moe.z_loss_coeff)
         self.aux_log.append(aux.item())
         self.last_plan = plan
         y = attach_aux_loss(y, aux, self.aux_grad_scale)                   # (b*T, D)

@@ -10,8 +10,9 @@ It is 1 * alpha when the load is uniform (f = P = 1/E) and grows as the router
 favours a few experts; the gradient flows through P only. Per sequence (not per
 batch) so that a data-parallel rank, a micro-batch or a pipeline stage, each
 holding whole sequences, computes exactly its share of one process's loss.
-Split over cp ranks a sequence's counts are summed over ``seq_group`` (one
-all-reduce of b*E ints) and each rank adds its tokens' probs: with T_g = cp*T,
+Split over cp ranks a sequence's counts are summed over them (``whole_sequence``:
+the parallel layer's one all-reduce of b*E counts, parallel/expert_parallel/layer.py)
+and each rank adds its tokens' probs: with T_g = cp*T,
 
     L_aux(rank) = cp * alpha * E / (k T_g^2) * mean_s sum_i count_{s,i} Psum_{s,i}(rank)
 
@@ -29,20 +30,24 @@ is (1/M) sum_m L_m started from S sets it to S/M.
 """
 from minimegatron.autodiff import functional as F
 from minimegatron.backend import xp
-from minimegatron.comm import all_reduce
 from minimegatron.autodiff.function import Function
 from minimegatron.nn.moe.routing import assignment_counts
 from minimegatron.autodiff.tensor import Tensor
 
 
-def load_balancing_loss(probs, choice, coeff, seq_group=None):
-    """alpha * E * mean_s sum_i f_{s,i} P_{s,i} of probs (b, T, E) and choice (b, T, k)."""
+def load_balancing_loss(probs, choice, coeff, whole_sequence=None):
+    """alpha * E * mean_s sum_i f_{s,i} P_{s,i} of probs (b, T, E) and choice (b, T, k).
+
+    ``whole_sequence(counts) -> (counts, cp)``: when a sequence is split over cp
+    ranks (context parallelism), the counts of the whole sequence and cp; the
+    parallel layer passes one that all-reduces over its cp group. None: one rank.
+    """
     b, steps, num_experts = probs.shape
     k = choice.shape[-1]
     counts = assignment_counts(choice, num_experts).astype(probs.dtype)    # (b, E)
-    cp = 1 if seq_group is None else seq_group.size
-    if cp > 1:
-        counts = all_reduce(counts, seq_group)            # the whole sequence's counts
+    cp = 1
+    if whole_sequence is not None:
+        counts, cp = whole_sequence(counts)               # the whole sequence's counts
     total = steps * cp                                    # T_g
     scale = cp * coeff * num_experts / (k * total * total * b)
     return (probs.sum(axis=1) * Tensor(counts)).sum() * scale

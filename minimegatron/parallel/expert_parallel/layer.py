@@ -7,6 +7,7 @@ their experts (dispatch.py), E/ep local experts compute, and the outputs
 travel back (combine). Each rank keeps rows e*E/ep .. of the full stacked
 expert weights, built from the same seed ("master weight, then split").
 """
+from minimegatron import comm
 from minimegatron.nn.init import gpt_init
 from minimegatron.nn.moe.layer import MoE
 from minimegatron.parallel.expert_parallel.dispatch import (combine_dropless, combine_padded,
@@ -20,8 +21,14 @@ class ExpertParallelMoE(MoE):
 
     def __init__(self, d_model, moe, ep_group, dtype="float64", seq_group=None):
         check_expert_parallel(ep_group.size, ep_group.size, 1, moe.num_experts)
-        self.ep_group = ep_group
-        super().__init__(d_model, moe, dtype, seq_group)
+        self.ep_group, self.seq_group = ep_group, seq_group   # seq_group: cp ranks of a sequence
+        super().__init__(d_model, moe, dtype)
+
+    def whole_sequence(self, counts):
+        """A sequence split over the cp ranks of seq_group: its counts summed over them."""
+        if self.seq_group is None or self.seq_group.size == 1:
+            return counts, 1
+        return comm.all_reduce(counts, self.seq_group), self.seq_group.size
 
     def local_experts(self):
         return self.moe.num_experts // self.ep_group.size
