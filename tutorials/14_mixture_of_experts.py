@@ -44,7 +44,7 @@ from minimegatron.nn.moe import MoEGPT, moe_layers
 from minimegatron.parallel.expert_parallel import is_expert, padded_bytes
 from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.runtime.entry import run
+from minimegatron.commands.entry import run
 from minimegatron.tools.memory_moe import dispatch_buffer_bytes, moe_rank_params
 from minimegatron.tools.moe_picture import draw_moe_load
 
