@@ -20,7 +20,8 @@ from minimegatron.comm import comm_check, staging, trace
 from minimegatron.comm.collectives import (check_all_to_all, check_all_to_allv, check_peer,
                                            chunk_sizes, counts, mpi_op)
 from minimegatron.comm.comm_check import check
-from minimegatron.comm.polling import wait_all, waits
+from minimegatron.comm.polling import wait_all
+from minimegatron.runtime.waits import waits
 
 
 class Handle:
