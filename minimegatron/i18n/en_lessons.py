@@ -458,7 +458,7 @@ MESSAGES = {
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, expected {want}",
     "cp.not_partition": "S={steps}, cp={cp}: the ranks hold {got}, not every token once",
     "cp.unbalanced": "S={steps}, cp={cp}: causal pairs per rank {pairs}, not all equal",
-    # 9.x zero bubble (exercise_checks/zero_bubble.py)
+    # 9.x zero bubble (exercise_checks/zb_split.py, zb_schedule.py)
     "point.9.1.input_now": "after B, before any W, dL/dX (dY W^T through both Linears) is "
                            "complete and right: what the previous stage waits for",
     "point.9.1.input_now.hint": "an op with no weight input runs its whole backward in B; an "

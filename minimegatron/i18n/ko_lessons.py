@@ -448,7 +448,7 @@ MESSAGES = {
     "cp.not_partition": "S={steps}, cp={cp}: 랭크들이 {got}를 가집니다, 모든 토큰이 한 번씩이 "
                         "아닙니다",
     "cp.unbalanced": "S={steps}, cp={cp}: 랭크별 인과 쌍 {pairs}, 모두 같지 않습니다",
-    # 9.x zero bubble (exercise_checks/zero_bubble.py)
+    # 9.x zero bubble (exercise_checks/zb_split.py, zb_schedule.py)
     "point.9.1.input_now": "B가 끝나면, 어떤 W보다 먼저, dL/dX (두 Linear를 거친 dY W^T)가 "
                            "완성되어 맞습니다: 이전 스테이지가 기다리는 것",
     "point.9.1.input_now.hint": "가중치 입력이 없는 연산은 B에서 역전파 전체를 실행하고, 가중치가 "

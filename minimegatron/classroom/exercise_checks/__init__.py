@@ -144,7 +144,7 @@ EXERCISES = [
              "Zigzag (Megatron-LM context parallelism): rank i of cp holds chunks i and "
              "2cp-1-i of the sequence, an early chunk and its mirror, so every rank does the "
              "same causal attention work.", group="dp"),
-    Exercise("9.1", "zero bubble: split the backward into B and W", "zero_bubble", 1,
+    Exercise("9.1", "zero bubble: split the backward into B and W", "zb_split", 1,
              "weights = which of node.inputs are weights (is_weight); none: return the whole "
              "node.fn.backward now; else append (node.fn, node.ctx, node.inputs, grad_outs, "
              "weights) to self.steps for W and return masked_backward(...) with the mask of "
@@ -152,7 +152,7 @@ EXERCISES = [
              "Zero bubble (Qi et al. 2024): Y = XW has two gradients: B, dL/dX = dL/dY W^T, "
              "which the previous stage waits for, and W, dL/dW = X^T dL/dY, which only the "
              "optimizer step needs, so it can run later."),
-    Exercise("9.2", "zero bubble: place the W steps of ZB-H1", "zero_bubble", 1,
+    Exercise("9.2", "zero bubble: place the W steps of ZB-H1", "zb_schedule", 1,
              "for each micro-batch j left after the warm-up: its B, then the W of the oldest "
              "micro-batch without one if cap are held (F done, W not), then the next F; then "
              "the last B's, each followed by a W; then every W still pending",
