@@ -9,9 +9,9 @@ measurement is a forward and a backward of sum(Y * W); the best of
 ``--repeats`` is reported (on a shared machine the best is the least
 disturbed), and the peak bytes allocated during one more run (under
 tracemalloc, which NumPy reports its arrays to; the inputs, allocated before,
-are not counted; garbage collection off during it). Time includes the wait for the other ranks inside
-the collectives: with more ranks than cores (2 cores here) the ranks share
-them, so time is the weak figure and memory the strong one. Not a timed test.
+are not counted; garbage collection off during it). Time includes the wait for
+the other ranks inside the collectives: with more ranks than cores (2 cores
+here) the ranks share them, so time is the weak figure and memory the strong one. Not a timed test.
 """
 import argparse
 import gc

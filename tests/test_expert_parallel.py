@@ -1,8 +1,8 @@
 """Expert parallelism: the ep / edp layout and the formulas without MPI; then 8-rank launches.
 
-Launch 1 (first_launch: layer_checks, bad_inputs, mutants): the all-to-all pair is adjoint; one MoE layer
-with ep = 2, 4, 8 (capacity and dropless, float64 and float32) gives one process's output
-and input gradient, and the bytes of dispatch and combine (forward and backward) read
+Launch 1 (first_launch: layer_checks, bad_inputs, mutants): the all-to-all pair is adjoint;
+one MoE layer with ep = 2, 4, 8 (capacity and dropless, float64 and float32) gives one
+process's output and input gradient, and the bytes of dispatch and combine (forward and backward) read
 from the trace equal the formulas; every bad configuration raises the same ValueError on
 every rank before any message; a dispatch without the regroup, a dropless regroup in the
 wrong order and a gradient norm that forgets the ep group are caught.

@@ -75,7 +75,7 @@ def test_an_untouched_copy_is_not_changed(tmp_path):
     exercises.make(str(tmp_path))
     exercises.solve(str(tmp_path), ["1.2"])
     assert exercises.changed_outside(str(tmp_path)) == []
-    ops = tmp_path / "minimegatron" / "autodiff" / "ops.py"          # an editor's save: CRLF, spaces
+    ops = tmp_path / "minimegatron" / "autodiff" / "ops.py"      # an editor's save: CRLF, spaces
     ops.write_bytes(ops.read_bytes().replace(b"\n", b"  \r\n") + b"\r\n\r\n")
     assert exercises.changed_outside(str(tmp_path)) == []
     ops.write_bytes(ops.read_bytes() + b"x = 1\r\n")       # but not one more statement

@@ -56,7 +56,7 @@ from minimegatron.runtime import faults
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
-                                    is_blank, replace_bodies, select)
+                                              is_blank, replace_bodies, select)
 from minimegatron.runtime.launcher import child_env, find_mpiexec, kill_group, mpiexec_flags
 
 RUNNER = "minimegatron.classroom.exercise_checks.runner"

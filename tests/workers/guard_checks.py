@@ -17,7 +17,7 @@ from minimegatron.autodiff.functional import cross_entropy
 from minimegatron.autodiff.guards import NonFiniteError
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.tensor_parallel import (VocabParallelEmbedding,
-                                                 vocab_parallel_cross_entropy)
+                                                   vocab_parallel_cross_entropy)
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.autodiff.tensor import Tensor
 

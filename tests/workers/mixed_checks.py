@@ -1,4 +1,7 @@
-"""Mixed precision on real ranks: an overflow on one rank, every scheme (tests/test_mixed_precision.py)."""
+"""Mixed precision on real ranks: an overflow on one rank, every scheme.
+
+Launched by tests/test_mixed_precision.py.
+"""
 from minimegatron import comm
 from minimegatron.checks.data import check_ddp
 from minimegatron.checks.mixed import HALF_CONFIG, check_mixed, skip_together

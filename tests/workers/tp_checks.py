@@ -15,10 +15,9 @@ from minimegatron.data.demo import batch
 from minimegatron.autodiff.functional import cross_entropy
 from minimegatron.autodiff.gradcheck import gradcheck
 from minimegatron.parallel.tensor_parallel import shards
-from minimegatron.parallel.tensor_parallel import (ParallelGPT, ParallelMLP,
-                                                 vocab_parallel_cross_entropy)
-from minimegatron.parallel.tensor_parallel import (ColumnParallelLinear, RNGTracker,
-                                                   RowParallelLinear)
+from minimegatron.parallel.tensor_parallel import (ColumnParallelLinear, ParallelGPT, ParallelMLP,
+                                                   RNGTracker, RowParallelLinear,
+                                                   vocab_parallel_cross_entropy)
 from minimegatron.autodiff.tensor import Tensor
 
 GPT_CONFIG = nn.GPTConfig(vocab_size=24, seq_len=8, n_layer=2, n_head=8, d_model=32, seed=0)

@@ -19,10 +19,9 @@ gradients and weights.
 import numpy as np
 
 from minimegatron.classroom.exercise_checks.common import CheckFailed
-from minimegatron.classroom.exercise_checks.dp_problem import (BATCH, BUCKET_BYTES, DDP_RUNS, bucket_bytes,
-                                                     compare, config_for, describe, error_text,
-                                                     group_of, runs, same_weights, serial, shapes,
-                                                     steps_of, tolerance)
+from minimegatron.classroom.exercise_checks.dp_problem import (
+    BATCH, BUCKET_BYTES, DDP_RUNS, bucket_bytes, compare, config_for, describe, error_text,
+    group_of, runs, same_weights, serial, shapes, steps_of, tolerance)
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point, comm_log
 from minimegatron.i18n import text
 

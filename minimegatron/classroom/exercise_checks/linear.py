@@ -19,11 +19,10 @@ exact integers) through the real layers (``checks/worked_example.py``).
 import numpy as np
 
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
-from minimegatron.classroom.exercise_checks.tp_problem import (A, COLUMN_DIMS, COLUMN_Y_I, DTYPES, DX,
-                                                     ROW_DIMS, ROW_Y_I, Y, agree, dtype_of, exact,
-                                                     expect_calls, expect_dtype, layer_groups,
-                                                     layer_problem, run_layer, start_trace,
-                                                     tensor_of, traced_calls, worked)
+from minimegatron.classroom.exercise_checks.tp_problem import (
+    A, COLUMN_DIMS, COLUMN_Y_I, DTYPES, DX, ROW_DIMS, ROW_Y_I, Y, agree, dtype_of, exact,
+    expect_calls, expect_dtype, layer_groups, layer_problem, run_layer, start_trace, tensor_of,
+    traced_calls, worked)
 from minimegatron.i18n import text
 from minimegatron.parallel.split import row_slice
 

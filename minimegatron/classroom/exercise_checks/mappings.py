@@ -18,10 +18,9 @@ The problem and the judge's tools are in ``tp_problem.py``.
 import numpy as np
 
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
-from minimegatron.classroom.exercise_checks.tp_problem import (DTYPES, DX, ROW_Y_I, Y, alone_group, copied,
-                                                     dims, dtype_of, exact, expect_calls,
-                                                     expect_dtype, ints, start_trace, tensor_of,
-                                                     traced_calls, worked, world_rank)
+from minimegatron.classroom.exercise_checks.tp_problem import (
+    DTYPES, DX, ROW_Y_I, Y, alone_group, copied, dims, dtype_of, exact, expect_calls, expect_dtype,
+    ints, start_trace, tensor_of, traced_calls, worked, world_rank)
 from minimegatron.i18n import text
 
 

@@ -18,10 +18,9 @@ and computes every expected value itself, serially, with NumPy. Points:
 import numpy as np
 
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
-from minimegatron.classroom.exercise_checks.tp_problem import (DTYPES, agree, alone_group, dims,
-                                                     dtype_of, exact, expect_calls, expect_dtype,
-                                                     ints, start_trace, tensor_of, traced_calls,
-                                                     world_rank)
+from minimegatron.classroom.exercise_checks.tp_problem import (
+    DTYPES, agree, alone_group, dims, dtype_of, exact, expect_calls, expect_dtype, ints,
+    start_trace, tensor_of, traced_calls, world_rank)
 from minimegatron.i18n import text
 
 SP_DIMS = ((1, 2), (6, 8, 10), (2, 3))             # x: (B, T, D), T not 4, split over tp = 2

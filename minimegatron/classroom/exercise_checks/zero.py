@@ -20,10 +20,9 @@ added), what ``optimizer.update`` was given, and the gradient slice and weights.
 import numpy as np
 
 from minimegatron.classroom.exercise_checks.common import CheckFailed
-from minimegatron.classroom.exercise_checks.dp_problem import (BATCH, TOL, ZERO2_RUNS, ZERO_RUNS, compare,
-                                                     config_for, describe, error_text, flat_slice,
-                                                     group_of, layout, rank_in, runs, same_weights,
-                                                     serial, steps_of)
+from minimegatron.classroom.exercise_checks.dp_problem import (
+    BATCH, TOL, ZERO2_RUNS, ZERO_RUNS, compare, config_for, describe, error_text, flat_slice,
+    group_of, layout, rank_in, runs, same_weights, serial, steps_of)
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point, comm_log
 from minimegatron.i18n import text
 

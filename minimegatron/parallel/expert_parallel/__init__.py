@@ -25,7 +25,8 @@ from minimegatron.parallel.expert_parallel.mappings import (AllToAll, AllToAllV,
 from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 
 __all__ = ["MoETrainer", "check_moe_grid", "expert_parallel_gpt", "is_expert", "use_experts",
-           "clip_grad_norm", "grad_norm", "reduce_gradients", "combine_dropless", "combine_padded", "dispatch_dropless", "dispatch_padded",
+           "clip_grad_norm", "grad_norm", "reduce_gradients", "combine_dropless", "combine_padded",
+           "dispatch_dropless", "dispatch_padded",
            "dropless_bytes", "padded_bytes", "source_to_expert", "check_expert_parallel",
            "expert_groups", "expert_layout", "ExpertParallelMoE", "AllToAll", "AllToAllV",
            "all_to_all_rows", "all_to_allv_rows", "exchange_counts"]
