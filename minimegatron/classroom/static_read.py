@@ -12,7 +12,8 @@ never PASS; the teacher reads the line and decides.
 
 The allow-list (what a block may use):
 - imports of numpy, of ``math``, ``itertools``, ``functools``, ``collections``,
-  ``contextlib``, ``warnings`` (pure helpers), and of the package's book: the
+  ``contextlib``, ``warnings``, ``time`` (pure helpers: a student may time a step,
+  or wait too long, which is a HANG, not a forgery), and of the package's book: the
   package itself and ``minimegatron.<BOOK>...`` (backend, autodiff, nn, optim,
   data, comm, mixed_precision, parallel). The lab (runtime, tools, checks,
   classroom, i18n, commands) is never a block's business. numpy's ctypeslib,
@@ -79,7 +80,7 @@ from minimegatron.classroom.exercises import replace_bodies
 
 BOOK = ("backend", "autodiff", "nn", "optim", "data", "comm", "mixed_precision", "parallel")
 LAB = ("runtime", "tools", "checks", "classroom", "i18n", "commands", "__main__")
-STDLIB = ("math", "itertools", "functools", "collections", "contextlib", "warnings")
+STDLIB = ("math", "itertools", "functools", "collections", "contextlib", "warnings", "time")
 NUMPY_CLOSED = {"ctypeslib", "f2py", "testing", "distutils", "format", "npyio"}
 DANGER = {"sys", "os", "ctypes", "importlib", "inspect", "subprocess", "builtins", "pickle",
           "marshal", "shutil", "socket", "signal", "gc", "io", "pathlib", "tempfile", "runpy",
