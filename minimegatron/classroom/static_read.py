@@ -48,8 +48,9 @@ SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
              module passed around as a value;
 - env        a string naming a ``MINIMEGATRON_`` setting (``MINIMEGATRON_CHECK``);
 - handle     ``Handle``: a collective's handle comes from comm's ``i*`` functions;
-- class      a class defined inside the block (a made-up stand-in for the
-             package's own objects);
+- class      a class defined inside the block, or made by ``namedtuple`` or
+             ``make_dataclass`` (a made-up stand-in for the package's own objects,
+             such as a handle whose ``wait`` does nothing);
 - global     a ``global`` statement;
 - patch      an assignment to an attribute or item of something that is not the
              function's own (a module, a module-level object: monkeypatching);
@@ -101,6 +102,7 @@ FILE_IO = {"load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "save", "sa
 SWITCH_OPEN = {"minimegatron.comm.trace": {"span", "label", "now", "current_label",
                                            "bytes_moved", "max_spans", "dropped"},
                "minimegatron.comm.comm_check": {"enabled"}}
+CLASS_MAKERS = {"namedtuple", "make_dataclass"}
 DUNDER_TEXT = re.compile(r"__\w+__|\{[^{}]*[.\[]_")
 
 
@@ -326,6 +328,8 @@ class _Reader:
                 self.flag(node, "builtin", node.id)
             else:
                 self._check_attr(node, name, base=None)
+        if node.id in CLASS_MAKERS:
+            self.flag(node, "class", node.id)
         self._check_target(node)
 
     def _plain_getattr(self, node):
@@ -352,6 +356,8 @@ class _Reader:
                 self.flag(node, kind, attr)
         if attr == "Handle":
             self.flag(node, "handle", attr)
+        if attr in CLASS_MAKERS:
+            self.flag(node, "class", attr)
 
     def visit_Attribute(self, node):
         self._check_attr(node, node.attr, node.value)
