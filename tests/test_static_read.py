@@ -84,7 +84,8 @@ MORE_RIGHT = {     # a student's own way of writing right answers: imports and h
                                      "        z = ctx.saved[0]",
                                      "        return grad_out * (1 - z * z) * math.exp(0)"]),
     "3.2 world from comm": ("3.2", ["        from minimegatron.comm import world",
-                                    "        return x if group.size == 1 else all_reduce(x, group)"]),
+                                    "        return x if group.size == 1 else "
+                                    "all_reduce(x, group)"]),
     "3.1 comm under another name": ("3.1", [
         "            from minimegatron import comm as c",
         "            return c.all_reduce(grad_out, ctx.group), None"]),
@@ -170,8 +171,7 @@ FORBIDDEN = {      # name: (exercise, body, kind, index of the body line it is o
     "numpy file io": ("1.2", ["        xp.save('/tmp/x.npy', grad_out)", RIGHT_12],
                       "file_io", 0),
     "trace switched off": ("3.2", ["        trace.disable()",
-                                   "        return x if group.size == 1 else all_reduce(x, group)"],
-                           "trace", 0),
+                                   "        return all_reduce(x, group)"], "trace", 0),
     "a made-up trace record": ("3.2", [
         "        from minimegatron.comm.trace import record",
         "        record('all_reduce', group.name, x.nbytes, 0, 0, 0.0, 0.0)",
@@ -225,6 +225,20 @@ def test_the_reference_forgery_is_suspect_from_its_first_line():
     for expected in [("import", "importlib", 1), ("builtin", "open", 6),
                      ("builtin", "exec", 12), ("builtin", "compile", 12)]:
         assert expected in found, (expected, found)
+
+
+def test_an_import_of_nothing_is_left_to_the_run():
+    assert _read("1.2", ["        from numpy.no_such_module import x", RIGHT_12]) == []
+
+
+def test_a_read_that_breaks_is_suspect_not_clean(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RecursionError("too deep")
+    monkeypatch.setattr(static_read, "read_block", broken)
+    block = REFERENCE["1.2"]
+    verdict = static_read.suspects({"1.2": block}, ["1.2"], REFERENCE)["1.2"]
+    assert verdict.result == "SUSPECT" and verdict.missed == ["static: unread"], verdict
+    assert "RecursionError('too deep')" in "\n".join(verdict.lines)
 
 
 # ---- end to end: the grader, the gradebook, both languages ---------------------------------
@@ -343,6 +357,7 @@ def test_messages_in_both_languages():
         assert key == "static.line" or HANGUL.search(ko[key]), key
     kinds = set(re.findall(r'self\.flag\(node, "(\w+)"',
                            open(static_read.__file__, encoding="utf-8").read()))
-    kinds |= {"reaches", "trace", "handle", "private", "module", "frame", "file_io"}
+    kinds |= {"reaches", "trace", "handle", "private", "module", "frame", "file_io",
+              "unread"}
     assert {f"static.{kind}" for kind in kinds} <= set(en), kinds - {k[7:] for k in en}
 

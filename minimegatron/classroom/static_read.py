@@ -59,7 +59,8 @@ SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - string     a string holding a dunder name or a ``{x._y}`` format field (an
              attribute looked up by text);
 - escape     a statement indented less than the block (it left its function);
-- past_end   code that runs on past the block's end marker.
+- past_end   code that runs on past the block's end marker;
+- unread     the read itself failed on the block (never waved through as clean).
 
 What the static read is not: a proof. It is a tripwire that makes the usual
 forgeries visible with their line, before anything runs; the sandbox (teacher
@@ -204,7 +205,10 @@ def _member(module, attr):
             return Target(dotted)
         return _module_names(module.path).get(attr, Target(module.path, attr))
     if module_allowed(module.path):             # numpy or a pure stdlib helper: safe to look
-        value = getattr(importlib.import_module(module.path), attr, None)
+        try:
+            value = getattr(importlib.import_module(module.path), attr, None)
+        except ImportError:                     # no such module: the run will say so
+            value = None
         if isinstance(value, types.ModuleType):
             return Target(value.__name__)
     return Target(module.path, attr)
@@ -437,7 +441,7 @@ def read_block(ex_id, body, reference_block, student_line=None):
 MAX_SHOWN = 10      # source lines shown per cell (the count says if there are more)
 
 
-def verdict(ex_id, findings, path):
+def verdict(findings, path):
     """The SUSPECT Verdict of a block with ``findings``, in the current language: one
     entry per source line, with every reason found on it."""
     by_line = {}
@@ -461,7 +465,11 @@ def suspects(student, ids, reference):
     out = {}
     for ex_id in ids:
         block = student[ex_id]
-        findings = read_block(ex_id, block.body, reference[ex_id], block.begin + 1)
+        try:
+            findings = read_block(ex_id, block.body, reference[ex_id], block.begin + 1)
+        except Exception as err:    # noqa: BLE001 -- a read that breaks must not wave it on
+            findings = [Finding(block.begin + 2, "unread", repr(err)[:200],
+                                (block.body or [""])[0].strip())]
         if findings:
-            out[ex_id] = verdict(ex_id, findings, os.path.join("minimegatron", block.path))
+            out[ex_id] = verdict(findings, os.path.join("minimegatron", block.path))
     return out

@@ -37,4 +37,5 @@ MESSAGES = {
     "static.escape": "a statement ({name}) indented less than the block: it left the "
                      "exercise's function",
     "static.past_end": "code ({name}) that runs on past the block's end marker",
+    "static.unread": "the read could not finish this block ({name}); read it yourself",
 }
