@@ -176,6 +176,12 @@ FORBIDDEN = {      # name: (exercise, body, kind, index of the body line it is o
         "        from minimegatron.comm.trace import record",
         "        record('all_reduce', group.name, x.nbytes, 0, 0, 0.0, 0.0)",
         "        return x"], "trace", 0),
+    "the trace's state switched off": ("3.2", ["        trace._state['enabled'] = False",
+                                               "        return all_reduce(x, group)"],
+                                       "private", 0),
+    "MINIMEGATRON_CHECK=0 through the environment": ("1.2", [
+        "        import os",
+        "        os.environ['MINIMEGATRON_CHECK'] = '0'", RIGHT_12], "env", 1),
     "the spans filled by hand": ("3.2", ["        trace.spans().append({'op': 'all_reduce'})",
                                          "        return x"], "trace", 0),
     "the trace under another name": ("3.2", ["        t = trace",
