@@ -108,6 +108,12 @@ MORE_RIGHT = {     # a student's own way of writing right answers: imports and h
                                        "    return (xp.exp(lse - new_lse)[..., None] * out",
                                        "            + xp.exp(block_lse - new_lse)[..., None] "
                                        "* block_out), new_lse"]),
+    "1.2 an error caught and annotated": ("1.2", [
+        "        try:",
+        "            return grad_out * ctx.saved[0]",
+        "        except ValueError as err:",
+        "            err.note = 'shapes'",
+        "            raise"]),
     "2.1 a helper inside the function": ("2.1", [
         "    def both(i):",
         "        return _forward(num_stages, stage, i), _backward(num_stages, stage, i)",
@@ -168,6 +174,9 @@ FORBIDDEN = {      # name: (exercise, body, kind, index of the body line it is o
     "a private member of another object": ("1.2", ["        n = grad_out._node", RIGHT_12],
                                            "private", 0),
     "a frame": ("1.2", ["        g = (i for i in ()).gi_frame", RIGHT_12], "frame", 0),
+    "MPI spawn on the group's communicator": ("3.2", [
+        "        group.comm.Spawn('python3', ['-c', 'print(1)'], 1)",
+        "        return all_reduce(x, group)"], "spawn", 0),
     "numpy file io": ("1.2", ["        xp.save('/tmp/x.npy', grad_out)", RIGHT_12],
                       "file_io", 0),
     "trace switched off": ("3.2", ["        trace.disable()",
@@ -364,6 +373,6 @@ def test_messages_in_both_languages():
     kinds = set(re.findall(r'self\.flag\(node, "(\w+)"',
                            open(static_read.__file__, encoding="utf-8").read()))
     kinds |= {"reaches", "trace", "handle", "private", "module", "frame", "file_io",
-              "unread"}
+              "spawn", "unread"}
     assert {f"static.{kind}" for kind in kinds} <= set(en), kinds - {k[7:] for k in en}
 

@@ -39,6 +39,8 @@ SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - module     an attribute named after a module the lesson never needs (``.os``,
              ``.sys``, ``.ctypes``, ``.subprocess``, ``.MPI``, ``.faults``...);
 - frame      the interpreter's frames and code (``gi_frame``, ``f_globals``...);
+- spawn      MPI's process starters and joiners on a communicator
+             (``group.comm.Spawn``, ``Connect``...): processes outside the job;
 - file_io    numpy's file and raw-memory functions (``load``, ``fromfile``,
              ``tofile``, ``save``, ``memmap``, ``ctypeslib``...);
 - trace      the trace's or the collective checks' switches: anything of
@@ -104,6 +106,7 @@ SWITCH_OPEN = {"minimegatron.comm.trace": {"span", "label", "now", "current_labe
                                            "bytes_moved", "max_spans", "dropped"},
                "minimegatron.comm.comm_check": {"enabled"}}
 CLASS_MAKERS = {"namedtuple", "make_dataclass"}
+SPAWN = {"Spawn", "Spawn_multiple", "Connect", "Accept", "Open_port", "Publish_name", "Join"}
 DUNDER_TEXT = re.compile(r"__\w+__|\{[^{}]*[.\[]_")
 
 
@@ -242,13 +245,14 @@ def _enclosing_function(tree, first, last):
 
 
 def _local_names(function):
-    """Every name a function binds itself: its (and its inner functions') arguments and
-    assignment targets."""
+    """Every name a function binds itself: its (and its inner functions') arguments,
+    assignment targets and ``except ... as`` names."""
     if function is None:
         return set()
     names = {arg.arg for arg in ast.walk(function) if isinstance(arg, ast.arg)}
     names |= {n.id for n in ast.walk(function)
               if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    names |= {n.name for n in ast.walk(function) if isinstance(n, ast.ExceptHandler) and n.name}
     return names
 
 
@@ -355,7 +359,7 @@ class _Reader:
         elif attr.startswith("_") and not (isinstance(base, ast.Name) and base.id == "self"):
             self.flag(node, "private", attr)
         for kind, names in (("module", MODULE_ATTRS), ("frame", FRAME_ATTRS),
-                            ("file_io", FILE_IO)):
+                            ("file_io", FILE_IO), ("spawn", SPAWN)):
             if attr in names:
                 self.flag(node, kind, attr)
         if attr == "Handle":

@@ -20,6 +20,7 @@ MESSAGES = {
                       "private access a block needs)",
     "static.module": "reaches .{name}, a module the exercise never needs",
     "static.frame": "reaches {name}, the interpreter's frames or code",
+    "static.spawn": "uses {name}, which starts or joins processes outside the job",
     "static.file_io": "uses {name}, which reads or writes files or raw memory",
     "static.trace": "touches {name}: the trace and the collective checks are the grader's "
                     "witnesses, not the block's to switch or to fill",
