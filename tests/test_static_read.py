@@ -318,6 +318,19 @@ def test_grade_in_korean(forged_copy):
     assert "SUSPECT" not in section and "imports" not in section, section
 
 
+def test_a_student_grading_her_own_copy_sees_suspect_too(forged_copy):
+    """Self-check mode (the copy's own grader, no answers in it) reads the blocks the same
+    way, so a student learns before handing in what no exercise needs."""
+    copy, marker, _ = forged_copy
+    env = {**os.environ, "PYTHONPATH": copy, "MINIMEGATRON_LANG": "en"}
+    proc = subprocess.run([sys.executable, "-m", "minimegatron", "grade", "1.2,1.3"], cwd=copy,
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "itself a student copy (self-check mode)" in proc.stdout, proc.stdout
+    assert "SUSPECT  1.2 " in proc.stdout and "SUSPECT  1.3 " in proc.stdout, proc.stdout
+    assert not os.path.exists(marker)
+
+
 def test_the_gradebook_carries_suspect(forged_copy, tmp_path):
     copy, marker, _ = forged_copy
     class_dir = tmp_path / "class"
