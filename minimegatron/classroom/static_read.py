@@ -20,9 +20,10 @@ The allow-list (what a block may use):
   f2py, testing, lib.format and lib.npyio are closed.
 - the names of its own function and file. A name the file imported, or an
   attribute path from one (``comm.collectives.MPI``), is followed through the
-  package's source, statically (nothing is imported to read a block): reaching
-  a module outside the allow-list (``mpi4py``, ``os``, the lab) is SUSPECT, as
-  the import would be.
+  package's source (read, never imported: importing ``comm`` would start MPI in
+  the grader; numpy and the pure helpers are looked up where they are loaded):
+  reaching a module outside the allow-list (``mpi4py``, ``os``, the lab) is
+  SUSPECT, as the import would be.
 
 SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - import     an import outside the allow-list, or ``from X import *``;
