@@ -19,7 +19,7 @@ JSON, one row per cell::
 
     student, exercise, result, point, seconds
 
-``result`` is PASS, FAIL, TODO, HANG, ERROR, CHANGED or TIMEOUT
+``result`` is PASS, FAIL, TODO, HANG, ERROR, CHANGED, TIMEOUT or SUSPECT
 (``exercise_checks/judge.py``); ``point`` names the first point of the
 lesson that was missed (the JSON also has every missed point and the
 grader's full text). The exit status is 0 when every cell got a result
@@ -43,7 +43,7 @@ from minimegatron.classroom.exercises import select
 from minimegatron.runtime.launcher import kill_group
 
 SHORT = {"PASS": "pass", "FAIL": "FAIL", "TODO": "todo", "HANG": "HANG", "ERROR": "ERR",
-         "CHANGED": "CHGD", "TIMEOUT": "TIME"}
+         "CHANGED": "CHGD", "TIMEOUT": "TIME", "SUSPECT": "SUSP"}
 
 
 def students(class_dir):

@@ -4,8 +4,8 @@ exercise, against what each exercise teaches.
 EXERCISE is an id (``3.2``), a group (``3``), a list (``1.1,3``) or ``all`` (the
 default); DIR holds the copy's ``minimegatron/`` (default: the current
 directory). Each exercise gets PASS, FAIL (which point of the lesson was
-missed, in plain words, with a hint), TODO (not done yet), HANG, ERROR or
-CHANGED (``exercise_checks/judge.py``), and a failure quotes the line of the
+missed, in plain words, with a hint), TODO (not done yet), HANG, ERROR,
+CHANGED or SUSPECT (``exercise_checks/judge.py``), and a failure quotes the line of the
 source notes it is about. The exit status is 0 only if every graded exercise
 passes. ``--class DIR`` grades every copy under DIR into a gradebook
 (``gradebook.py``). With ``MINIMEGATRON_LANG=ko`` every message is Korean.
@@ -24,7 +24,10 @@ How one exercise is graded (teacher mode: this package holds every answer).
    evidence back (``evidence.py``: data, never pickles) and judges each point
    of the lesson (``lesson.py``). A second report for one check (student code
    writing lines) is a FAIL.
-4. Every file of the copy outside the exercise blocks is compared with the
+4. Before anything runs, each block is read (``static_read.py``): an import, a
+   name or an attribute outside its allow-list makes the cell SUSPECT, with the
+   line; a SUSPECT block is not run at all.
+5. Every file of the copy outside the exercise blocks is compared with the
    handout (``exercises.changed_outside``): any difference makes every cell
    CHANGED, with the paths, never PASS.
 
@@ -53,6 +56,7 @@ import time
 
 from minimegatron import i18n
 from minimegatron.runtime import faults
+from minimegatron.classroom import static_read
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
@@ -372,6 +376,8 @@ def grade_copy(path=".", spec=None, timeout=60.0, seed=None):
                 ["markers"])
         else:
             runnable.append(ex_id)
+    verdicts.update(static_read.suspects(student, runnable, reference))   # read, never run
+    runnable = [ex_id for ex_id in runnable if ex_id not in verdicts]
     with tempfile.TemporaryDirectory(prefix="mm_grade_") as workdir:
         jobs = plan(student_pkg, runnable, workdir, reference, student)
         verdicts.update(_run_by_size(jobs, workdir, timeout, seed))

@@ -24,7 +24,8 @@ the teacher, the whole class:           minimegatron grade --class class/ --csv 
                                                            --json book.json
 Each cell is PASS, FAIL (the point of the lesson missed, and a hint), TODO, HANG,
 ERROR, CHANGED (a file outside the exercise blocks differs from the handout: never
-PASS) or TIMEOUT. What each exercise checks: exercises/<id>.md, docs/teaching.md."""
+PASS), TIMEOUT or SUSPECT (the block uses open, os, the trace's switches...: not run,
+never PASS; the line is shown). What each exercise checks: exercises/<id>.md, docs/teaching.md."""
 
 
 def add_class_arguments(parser):

@@ -18,10 +18,13 @@ import contextlib
 import os
 
 from minimegatron.i18n import en, en_lessons, en_tutorials, ko, ko_lessons, ko_tutorials
+from minimegatron.i18n import en_static, ko_static
 
 ENV = "MINIMEGATRON_LANG"
-CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES},
-            "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES}}
+CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES,
+                   **en_static.MESSAGES},
+            "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
+                   **ko_static.MESSAGES}}
 
 
 def language():

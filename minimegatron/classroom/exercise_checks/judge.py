@@ -15,6 +15,9 @@ is one of
     CHANGED  a file of the copy outside the exercise blocks differs from the
              handout (grader.py): never PASS, whatever the numbers say
     TIMEOUT  the whole copy ran past its time (``grade --class``)
+    SUSPECT  the block, read before it runs (``static_read.py``), uses something an
+             exercise never needs (``open``, ``os``, the trace's switches...): not
+             run, never PASS; the teacher reads the line
 
 ``missed`` holds the names of the missed points (the gradebook's "point"
 column).
@@ -29,7 +32,7 @@ from minimegatron.classroom.exercise_checks import by_id
 from minimegatron.classroom.exercise_checks.evidence import decode
 
 RANK_PREFIX = re.compile(r"^(rank|랭크) \d+: ")    # a check's own "rank 1: " (en or ko)
-RESULTS = ("PASS", "FAIL", "TODO", "HANG", "ERROR", "CHANGED", "TIMEOUT")
+RESULTS = ("PASS", "FAIL", "TODO", "HANG", "ERROR", "CHANGED", "TIMEOUT", "SUSPECT")
 
 
 @dataclass
