@@ -36,7 +36,7 @@ PATHS = {   # scheme: (tutorial, ranks, arguments)
     "1F1B": ("tutorials/07_pipeline.py", 2, ["--repeats", "1", "--out", "{tmp}"]),
     "ZB": ("tutorials/13_zero_bubble.py", 2, ["--out", "{tmp}"]),
     "CP ring": ("tutorials/12_context_parallel.py", 2, ["--steps", "1", "--out", "{tmp}"]),
-    "MoE dispatch": ("tutorials/14_mixture_of_experts.py", 2, ["--steps", "1", "--out", "{tmp}"]),
+    "MoE dispatch": ("tutorials/14_mixture_of_experts.py", 4, ["--steps", "1", "--out", "{tmp}"]),
 }
 LAB = ("runtime/", "tools/", "checks/", "classroom/", "i18n/", "commands/")
 COMM_LAYER = "minimegatron/comm/"

@@ -14,7 +14,6 @@ from minimegatron.backend import use_backend
 from minimegatron.checks import verify
 from minimegatron.commands.argtypes import positive_int
 from minimegatron.commands.entry import ArgumentParser, banner, usage_error
-from minimegatron.runtime import setup
 
 
 def main(argv=None):
@@ -41,7 +40,6 @@ def main(argv=None):
     banner("verify")
     if opts.backend:
         use_backend(opts.backend)
-    setup()                        # under a plain mpirun too: one failing rank ends the job
     world = comm.world()
     rule = "mixed-precision SGD" if opts.dtype == "float16" else "AdamW"
     comm.print0(f"minimegatron verify: {world.size} ranks, {opts.dtype}, {opts.steps} {rule} "
