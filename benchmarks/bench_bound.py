@@ -91,4 +91,6 @@ def _label(nbytes):
 
 
 if __name__ == "__main__":
+    import minimegatron.runtime
+    minimegatron.runtime.setup()      # as every tutorial: heap kept, BLAS threads, abort hook
     main()

@@ -1,4 +1,4 @@
-"""comm.py vs raw mpi4py buffer calls: how much does the wrapper cost?
+"""comm/collectives.py vs raw mpi4py buffer calls: how much does the wrapper cost?
 
     minimegatron run -n 8 benchmarks/bench_comm.py [--max-mib 16]
 
@@ -99,4 +99,6 @@ def _label(nbytes):
 
 
 if __name__ == "__main__":
+    import minimegatron.runtime
+    minimegatron.runtime.setup()      # as every tutorial: heap kept, BLAS threads, abort hook
     main()

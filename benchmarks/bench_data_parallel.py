@@ -102,6 +102,8 @@ def main(steps, vocab_size):
 
 
 if __name__ == "__main__":
+    import minimegatron.runtime
+    minimegatron.runtime.setup()      # as every tutorial: heap kept, BLAS threads, abort hook
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--vocab-size", type=int, default=CONFIG.vocab_size)

@@ -1,4 +1,4 @@
-"""The optimizer step with flat parameters (optim.py, flat=True) vs parameter by parameter.
+"""The optimizer step with flat parameters (optim/optimizers.py, flat=True) vs parameter by parameter.
 
     python benchmarks/bench_optimizer.py [--steps 40] [--threads 1] [--d-models 64,128,256]
 
@@ -87,4 +87,6 @@ def main():
 
 
 if __name__ == "__main__":
+    import minimegatron.runtime
+    minimegatron.runtime.setup()      # as every tutorial: heap kept, BLAS threads, abort hook
     raise SystemExit(main())

@@ -201,4 +201,6 @@ def table(hw, path, args):
 
 
 if __name__ == "__main__":
+    import minimegatron.runtime
+    minimegatron.runtime.setup()      # as every tutorial: heap kept, BLAS threads, abort hook
     sys.exit(main())

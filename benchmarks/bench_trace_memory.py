@@ -122,4 +122,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    import minimegatron.runtime
+    minimegatron.runtime.setup()      # as every tutorial: heap kept, BLAS threads, abort hook
     sys.exit(main())

@@ -1,4 +1,5 @@
 """Make tests/mpi_harness.py and the repository's minimegatron importable from every test."""
+import importlib.util
 import os
 import sys
 
@@ -13,9 +14,20 @@ for path in (TESTS_DIR, os.path.dirname(TESTS_DIR)):
 
 import pytest  # noqa: E402
 
+# Without a real CuPy, the CuPy cases run on the device stand-in (tests/device_standin:
+# NumPy's arithmetic behind CuPy's rules), in this process and in every rank a test starts.
+# MINIMEGATRON_STANDIN=0 keeps them skipped instead.
+STANDIN_DIR = os.path.join(TESTS_DIR, "device_standin")
+if (importlib.util.find_spec("cupy") is None
+        and os.environ.get("MINIMEGATRON_STANDIN", "1") != "0"):
+    sys.path.append(STANDIN_DIR)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.environ.get("PYTHONPATH", ""), STANDIN_DIR) if p)
+
 
 def cupy_skip_reason():
-    """None when CuPy and a GPU are usable here, else why the CuPy cases are skipped."""
+    """None when CuPy (or the device stand-in) and a GPU are usable here, else why the CuPy
+    cases are skipped."""
     try:
         import cupy
         count = cupy.cuda.runtime.getDeviceCount()

@@ -110,15 +110,15 @@ def _read_rank(outdir, rank):
 
 def _rank_main(outdir, path, function, args_json):
     """Inside each rank: own output files, abort hook, call the function, save the result."""
+    from minimegatron.runtime import setup
+    setup()                               # BLAS threads, heap, abort hook: as a tutorial does
     from mpi4py import MPI
-    from minimegatron import comm
     rank = MPI.COMM_WORLD.Get_rank()
     for stream, name in ((sys.stdout, "out"), (sys.stderr, "err")):
         stream.flush()
         fd = os.open(os.path.join(outdir, f"rank{rank}.{name}"),
                      os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(fd, stream.fileno())
-    comm.install_abort_hook()
     sys.path.insert(0, os.path.dirname(path))
     result = None
     if function:

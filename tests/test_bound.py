@@ -80,7 +80,7 @@ def test_bad_input_raises_on_every_rank_before_any_array_moves(checks):
 
 def test_the_bound_wait_is_marked_for_the_hang_report():
     from minimegatron.comm import bound
-    from minimegatron.runtime.waits import WAITS
+    from minimegatron.comm.waits import WAITS
     for method in (bound.BoundAllReduce.wait, bound.BoundAllReduce.__call__):
         assert method.__code__ in WAITS and WAITS[method.__code__] is None
     assert faults._marks() is WAITS

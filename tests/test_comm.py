@@ -111,7 +111,7 @@ def test_summary_and_format():
 @pytest.mark.parametrize("nprocs", [1, 3])
 def test_out_equals_fresh_output_and_is_written_in_place(nprocs):
     """Every collective's out= result is the fresh result, in out itself; with axis 0
-    comm.py allocates no buffer (MPI writes out), under both ways of waiting."""
+    comm/collectives.py allocates no buffer (MPI writes out), under both ways of waiting."""
     results = run_mpi(nprocs, "workers/comm_out_checks.py:check_out", timeout=90)
     for rank, res in enumerate(results):
         assert len(res) == 2 * 14, sorted(res)

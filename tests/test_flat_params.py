@@ -1,4 +1,4 @@
-"""Flat parameters (optim.py flat=True, minimegatron/optim/flat.py): one update for all parameters.
+"""Flat parameters (optim/optimizers.py flat=True, minimegatron/optim/flat.py): one update for all parameters.
 
 The per-parameter update (flat=False) is the reference: the flat one must give
 the same weights and state, bitwise, in float64 and float32, for SGD (momentum,

@@ -1,7 +1,7 @@
 """heap.keep(): a training step reuses its freed arrays instead of page-faulting them in.
 
 Counted, not timed: the minor page faults of steady-state GPT steps (getrusage),
-in a fresh process with the heap kept (the default on import) and with
+in a fresh process set up as a rank is (``runtime.setup()``: the heap kept) and with
 MINIMEGATRON_KEEP_HEAP=0 (glibc's defaults), so the test shows the difference
 the setting makes and fails if ``keep`` stops working.
 """
@@ -16,6 +16,8 @@ from mpi_harness import REPO_ROOT
 
 PROBE = """
 import json, resource, statistics
+import minimegatron.runtime
+minimegatron.runtime.setup()
 from minimegatron import nn, optim
 from minimegatron.runtime import heap
 from minimegatron.data.datasets import repeat_task

@@ -28,7 +28,7 @@ def test_exception_on_rank3_aborts_job_via_run():
 def test_exception_on_rank3_aborts_plain_mpiexec():
     start = time.perf_counter()
     code, out, err = run_script(8, os.path.join(WORKERS, "raise_on_rank3.py"), timeout=20)
-    assert code != 124, "hung: does minimegatron/__init__.py call comm.install_abort_hook()?"
+    assert code != 124, "hung: does the script call minimegatron.runtime.setup()?"
     assert code != 0, (out, err)
     assert "[rank 3] uncaught exception" in err and "deliberate failure on rank 3" in err
     assert time.perf_counter() - start < 20

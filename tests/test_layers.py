@@ -8,27 +8,37 @@ are the package's face and may import anything; nothing imports the root
 package itself (a path goes through a layer's own ``PACKAGE_DIR``).
 """
 import ast
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "minimegatron")
 
 # Bottom to top (DESIGN.md section 1). A layer imports strictly lower tiers, or itself.
+# backend.py and cores.py are root modules at the bottom (cores: the core and rank counts
+# comm waits by); i18n imports nothing of the package, so it sits there too, but it is lab.
 LAYERS = [
-    ("backend", "i18n"),
-    ("runtime",),
+    ("backend", "cores", "i18n"),
     ("autodiff",),
     ("nn", "optim"),
     ("data",),
     ("comm",),
     ("mixed_precision",),
     ("parallel",),
+    ("runtime",),
     ("tools",),
     ("checks",),
     ("classroom",),
     ("commands",),
 ]
+# The book is what a student reads to learn an idea; the lab keeps jobs alive and classes
+# running. The book imports nothing from the lab, whatever the tiers say.
+BOOK = {"backend", "cores", "autodiff", "nn", "optim", "data", "comm", "mixed_precision",
+        "parallel"}
+LAB = {"i18n", "runtime", "tools", "checks", "classroom", "commands"}
 TIER = {layer: tier for tier, names in enumerate(LAYERS) for layer in names}
 FACE = "face"                      # minimegatron/__init__.py, __main__.py
 MPI_LAYERS = ("comm", "runtime")   # the only layers that may import mpi4py
@@ -93,7 +103,11 @@ def violations(source, relpath):
         theirs = layer_of_module(name)
         if theirs is None or mine == FACE or theirs == mine:
             continue
-        if theirs == FACE or theirs not in TIER or mine not in TIER or TIER[theirs] >= TIER[mine]:
+        if mine in BOOK and theirs in LAB:
+            found.append(f"minimegatron/{relpath}:{line}: {mine} imports {name} ({theirs}): "
+                         f"the book imports nothing from the lab")
+        elif theirs == FACE or theirs not in TIER or mine not in TIER or \
+                TIER[theirs] >= TIER[mine]:
             found.append(f"minimegatron/{relpath}:{line}: {mine} imports {name} ({theirs}), "
                          f"against the flow")
     return found
@@ -155,6 +169,114 @@ def test_only_comm_and_runtime_import_mpi4py():
 ])
 def test_the_flow_check_catches_an_upward_import(relpath, source, expected):
     assert violations(source, relpath) == [expected + ", against the flow"]
+
+
+@pytest.mark.parametrize("relpath, source, expected", [
+    ("comm/fake.py", "from minimegatron.runtime.threads import cores\n",
+     "minimegatron/comm/fake.py:1: comm imports minimegatron.runtime.threads (runtime)"),
+    ("autodiff/fake.py", "def f():\n    from minimegatron import i18n\n",
+     "minimegatron/autodiff/fake.py:2: autodiff imports minimegatron.i18n (i18n)"),
+    ("parallel/fake.py", "from minimegatron.checks import verify\n",
+     "minimegatron/parallel/fake.py:1: parallel imports minimegatron.checks (checks)"),
+])
+def test_the_book_check_catches_an_import_from_the_lab(relpath, source, expected):
+    assert violations(source, relpath) == [expected + ": the book imports nothing from the lab"]
+
+
+def side_effects(source, relpath):
+    """Lines 'file:line: import runs <call>' for each call that importing the file makes.
+
+    A module may define (def, class), import and bind names (``X = f()`` is a binding);
+    a bare call at module level, also inside a top-level if/try/with/for, changes the
+    process when it is imported (a signal handler, a thread, a fork, an env variable).
+    ``__main__.py`` and ``if __name__ == "__main__":`` blocks run only when asked."""
+    if relpath.endswith("__main__.py"):
+        return []
+    found = []
+
+    def walk(statements):
+        for node in statements:
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                found.append(f"minimegatron/{relpath}:{node.lineno}: import runs "
+                             f"{ast.unparse(node.value)[:60]}")
+            elif isinstance(node, ast.If) and "__name__" in ast.unparse(node.test):
+                continue
+            elif isinstance(node, (ast.If, ast.For, ast.While, ast.With)):
+                walk(node.body + getattr(node, "orelse", []))
+            elif isinstance(node, ast.Try):
+                walk(node.body + node.orelse + node.finalbody +
+                     [s for h in node.handlers for s in h.body])
+    walk(ast.parse(source, filename=relpath).body)
+    return found
+
+
+def test_no_import_has_side_effects():
+    found = [v for rel, path in package_files() for v in side_effects(read(path), rel)]
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize("source, line", [
+    ("from minimegatron.runtime import reaper\nreaper.reap_if_asked()\n", 2),
+    ("import os\nif os.environ.get('PMI_SIZE'):\n    install()\n", 3),
+    ("try:\n    import signal\n    signal.signal(2, print)\nexcept ImportError:\n    pass\n", 3),
+])
+def test_the_side_effect_check_catches_a_call_at_import(source, line):
+    assert [v.split(": import runs")[0] for v in side_effects(source, "fake.py")] == [
+        f"minimegatron/fake.py:{line}"]
+
+
+def test_the_side_effect_check_passes_definitions_and_bindings():
+    source = ("import os\nX = os.environ.get('A', '1')\ndef f():\n    f()\n"
+              "if __name__ == '__main__':\n    f()\n")
+    assert side_effects(source, "fake.py") == []
+
+
+IMPORT_PROBE = r"""
+import json, os, signal, sys, threading
+import numpy, threadpoolctl          # NumPy's BLAS starts its own threads: before the baseline
+def state():
+    handlers = {}
+    for s in signal.valid_signals():
+        try:
+            handlers[int(s)] = repr(signal.getsignal(s))
+        except (OSError, ValueError):
+            pass
+    children = []
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            children += f.read().split()
+    return {"signals": handlers, "threads": [t.name for t in threading.enumerate()],
+            "tasks": len(os.listdir("/proc/self/task")), "children": children,
+            "excepthook": repr(sys.excepthook), "env": dict(os.environ),
+            "blas": [lib["num_threads"] for lib in threadpoolctl.threadpool_info()],
+            "pid": os.getpid(), "mpi": "mpi4py.MPI" in sys.modules}
+before = state()
+import minimegatron
+import minimegatron.nn, minimegatron.optim, minimegatron.data.demo
+after = state()
+print(json.dumps({"before": before, "after": after}))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+def test_importing_the_package_starts_nothing_even_under_a_launcher(tmp_path):
+    """Under an mpirun-like environment (8 ranks, the launcher's waiter asked for), importing
+    minimegatron leaves signals, threads, processes, the excepthook and the environment as
+    they were, and starts no MPI: the rank is set up only by runtime.setup()."""
+    env = {**os.environ, "PMI_SIZE": "8", "PMI_RANK": "0", "MPI_LOCALNRANKS": "8",
+           "MINIMEGATRON_REAP": "1", "MINIMEGATRON_JOB_DIR": str(tmp_path),
+           "PYTHONPATH": os.path.dirname(ROOT)}
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    out = subprocess.run([sys.executable, "-c", IMPORT_PROBE], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    probe = json.loads(out.stdout.splitlines()[-1])
+    before, after = probe["before"], probe["after"]
+    for key in ("signals", "threads", "tasks", "children", "excepthook", "env", "blas", "pid",
+                "mpi"):
+        assert after[key] == before[key], key
+    assert after["mpi"] is False
+    assert os.listdir(tmp_path) == []                      # no waiter wrote a record
 
 
 @pytest.mark.parametrize("relpath, source", [

@@ -45,8 +45,8 @@ def report_in_fresh_process(numpy_first, ranks, minimegatron=True):
            if not k.endswith("_NUM_THREADS") and k not in threads.LOCAL_SIZE_ENV
            and k not in threads.WORLD_SIZE_ENV}
     env.update(PYTHONPATH=ROOT, MPI_LOCALNRANKS=str(ranks))
-    code = ("import numpy\n" if numpy_first else "") + ("import minimegatron\n" if minimegatron
-                                                        else "") + (
+    setup = "import minimegatron.runtime\nminimegatron.runtime.setup()\n"
+    code = ("import numpy\n" if numpy_first else "") + (setup if minimegatron else "") + (
         "import json, os, numpy\n"
         "from threadpoolctl import threadpool_info\n"
         "print(json.dumps([os.environ.get('OPENBLAS_NUM_THREADS'), sorted({lib['num_threads']\n"

@@ -1,7 +1,7 @@
 """Every place in the comm layer where a rank can block is marked for the hang report.
 
 The hang report (runtime/faults.py) names the wait by the innermost function
-marked ``@waits`` (runtime/waits.py), not by file names, so files may move
+marked ``@waits`` (comm/waits.py), not by file names, so files may move
 freely. This test reads the source of every module of minimegatron/comm (it
 moves nothing), finds every blocking MPI call (``Allreduce``, ``Recv``,
 ``Waitall``, the pickle ``bcast``...) and asserts the function that makes it is
@@ -17,7 +17,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.comm import polling
-from minimegatron.runtime import waits as marks
+from minimegatron.comm import waits as marks
 from minimegatron.runtime import faults
 
 BLOCKING = {"Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Bcast", "Reduce",

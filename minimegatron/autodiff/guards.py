@@ -3,7 +3,7 @@
 Non-finite values. A NaN or inf in a loss, a gradient or a weight never heals:
 AdamW turns one NaN gradient entry into a NaN weight, the next forward makes
 every logit NaN, and training "finishes" with exit 0. So the optimizers
-(optim.py) check every gradient and weight before an update and raise
+(optim/optimizers.py) check every gradient and weight before an update and raise
 ``NonFiniteError`` naming the step and the rank, and ``Trainer3D`` checks the
 loss. ``all_finite(arrays)`` is the one test; mixed-precision loss scaling
 (skip the step and halve the scale on overflow) reuses it.
@@ -12,7 +12,7 @@ Multi-rank: the error is raised where the bad number is seen, with no extra
 collective. A loss is the same on every rank after its all-reduce, so a NaN
 loss raises on every rank together; a gradient or weight is checked only by
 the ranks that hold it (after DDP's averaging every dp replica holds the same
-one), and the abort hook (comm.install_abort_hook) ends the whole job when the
+one), and the abort hook (minimegatron.runtime.setup) ends the whole job when the
 error reaches the top of any rank.
 
 Token ids. ``check_ids(ids, size, what)`` gives the same ValueError in the
@@ -41,7 +41,7 @@ def all_finite(arrays):
     if not arrays:
         return True
     if backend_name() == "cupy":
-        if len(arrays) == 1:                 # one flat buffer (optim.py's flat mode): no copy
+        if len(arrays) == 1:                 # one flat buffer (optim/flat.py's flat mode): no copy
             return bool(xp.isfinite(arrays[0]).all())
         return bool(xp.isfinite(xp.concatenate([a.ravel() for a in arrays])).all())
     return all(bool(xp.isfinite(a).all()) for a in arrays)

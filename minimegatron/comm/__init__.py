@@ -17,7 +17,7 @@ from minimegatron.comm.group import Group, world
 from minimegatron.comm.collectives import (
     MAX_DIMS, OPS, all_gather, all_reduce, all_to_all, all_to_allv, allgather_object,
     alltoall_object, barrier, bcast_object, broadcast, check_peer, chunk_sizes, gather,
-    gather_object, install_abort_hook, print0, print_ranks, recv, reduce, reduce_scatter,
+    gather_object, print0, print_ranks, recv, reduce, reduce_scatter,
     scatter, send)
 from minimegatron.comm.nonblocking import (
     Handle, iall_gather, iall_reduce, iall_to_all, iall_to_allv, ibroadcast, irecv,
@@ -26,6 +26,6 @@ from minimegatron.comm.nonblocking import (
 __all__ = ["Group", "world", "MAX_DIMS", "OPS", "all_gather", "all_reduce", "all_to_all",
            "all_to_allv", "allgather_object", "alltoall_object", "barrier", "bcast_object",
            "broadcast", "check_peer", "chunk_sizes", "gather", "gather_object",
-           "install_abort_hook", "print0", "print_ranks", "recv", "reduce", "reduce_scatter",
+           "print0", "print_ranks", "recv", "reduce", "reduce_scatter",
            "scatter", "send", "Handle", "iall_gather", "iall_reduce", "iall_to_all",
            "iall_to_allv", "ibroadcast", "irecv", "ireduce_scatter", "isend"]

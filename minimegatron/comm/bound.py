@@ -36,8 +36,8 @@ the same order, like any collective):
   ``wait()`` when each rank has a core (polling.spins()), else
   ``comm.Iallreduce(...)`` in ``start()``. ``persistent`` tells which.
 
-Each call keeps what comm.py guarantees (about 3 us of Python per call in all,
-against comm.py's 13; docs/performance.md, "Bound (persistent) collectives"):
+Each call keeps what comm/collectives.py guarantees (about 3 us of Python per call in all,
+against collectives.py's 13; docs/performance.md, "Bound (persistent) collectives"):
 
 - the trace: one span "all_reduce" (group, bytes, start, end, label) per call;
 - checking mode (comm_check): when on, ``start()`` first runs the same
@@ -48,7 +48,7 @@ against comm.py's 13; docs/performance.md, "Bound (persistent) collectives"):
   yields the CPU between polls; ``BoundAllReduce.wait`` is marked ``@waits()``,
   so the hang report names it (op "all_reduce", the group) as ``Handle.wait``.
 
-"mean" is MPI.SUM followed by ``/= N`` on the host buffer, as comm.py does, so
+"mean" is MPI.SUM followed by ``/= N`` on the host buffer, as collectives.py does, so
 the bound result is bitwise the result of ``comm.all_reduce``.
 """
 import weakref
@@ -59,7 +59,7 @@ from mpi4py import MPI
 from minimegatron.comm import collectives as comm
 from minimegatron.comm import comm_check, polling, staging, trace
 from minimegatron.backend import is_device_array, sync, to_pinned_host
-from minimegatron.runtime.waits import waits
+from minimegatron.comm.waits import waits
 from minimegatron.comm.staging import CUDA_AWARE
 
 
@@ -73,7 +73,7 @@ def _problem(x, op, inplace, out):
         return "x must be C-contiguous (MPI binds its memory once)"
     if inplace and not getattr(x.flags, "writeable", True):     # CuPy's flags lack it
         return "x is read-only (inplace=True writes the result into it)"
-    try:                                 # the op and ``out=`` as comm.py checks them
+    try:                                 # the op and ``out=`` as collectives.py checks them
         comm.mpi_op(op, x.dtype)
         if out is not None:
             staging.check_out(out, tuple(x.shape), x.dtype, x, "bind_all_reduce")
@@ -184,7 +184,7 @@ class BoundAllReduce:
         else:
             self.group.comm.Allreduce(*self.args)     # MPI_Allreduce: the rank waits here
         if self.divide_by is not None:
-            np.true_divide(self.recv, self.divide_by, out=self.recv)  # "mean", as comm.py
+            np.true_divide(self.recv, self.divide_by, out=self.recv)  # "mean", as collectives.py
         if self.staged:
             self.result.set(self.recv)                # the bound host buffer -> device
         if not self.persistent:

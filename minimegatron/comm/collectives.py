@@ -54,7 +54,7 @@ from minimegatron.backend import get_backend
 from minimegatron.comm import staging, trace
 from minimegatron.comm.comm_check import check, recv_signature, send_signature
 from minimegatron.comm.group import world
-from minimegatron.runtime.waits import waits
+from minimegatron.comm.waits import waits
 
 OPS = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
 MAX_DIMS = 14
@@ -400,14 +400,3 @@ def print_ranks(text, group=None):
         for rank, t in zip(group.ranks, texts):
             print("\n".join(f"[rank {rank}] {line}" for line in t.splitlines() or [""]))
         sys.stdout.flush()
-
-
-def install_abort_hook():
-    """One failing rank ends the whole job and names itself: ``minimegatron.runtime.faults``.
-
-    An uncaught exception aborts every rank; the end of the script is an exit
-    barrier (a rank that ends while others still wait ends the job); a
-    watchdog thread reports where this rank waits when the launcher asks.
-    """
-    from minimegatron.runtime import faults   # faults imports mpi4py only when installing
-    faults.install()

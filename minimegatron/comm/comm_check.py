@@ -48,7 +48,7 @@ from minimegatron.comm.mismatch import (GATHERS, MAGIC, OPS, REDUCE_OPS, ROOTED,
                                         CollectiveMismatch, call_site, code, describe,
                                         diagnose, raise_on_every_rank)
 from minimegatron.comm.polling import wait_all
-from minimegatron.runtime.waits import waits
+from minimegatron.comm.waits import waits
 
 
 def _mode_from_env():

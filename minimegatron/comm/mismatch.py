@@ -25,7 +25,7 @@ import zlib
 
 import numpy as np
 
-from minimegatron.runtime.waits import waits
+from minimegatron.comm.waits import waits
 
 
 class CollectiveMismatch(RuntimeError):

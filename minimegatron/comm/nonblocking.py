@@ -21,7 +21,7 @@ from minimegatron.comm.collectives import (check_all_to_all, check_all_to_allv, 
                                            chunk_sizes, counts, mpi_op)
 from minimegatron.comm.comm_check import check
 from minimegatron.comm.polling import wait_all
-from minimegatron.runtime.waits import waits
+from minimegatron.comm.waits import waits
 
 
 class Handle:

@@ -22,7 +22,7 @@ bound to one core (Open MPI binds 2 ranks so) counts as sharing: it yields,
 slower but never stealing. A machine busy with other jobs wants "yield".
 
 Where a rank waits is marked, not guessed: ``@waits("all_reduce")`` over a
-function records it in ``WAITS`` (runtime/waits.py), and the hang report (runtime/faults.py) names
+function records it in ``WAITS`` (comm/waits.py), and the hang report (runtime/faults.py) names
 the innermost marked function on the stack. Measurements: docs/performance.md.
 """
 import functools
@@ -31,8 +31,8 @@ import time
 
 from mpi4py import MPI
 
-from minimegatron.runtime.threads import cores, local_ranks
-from minimegatron.runtime.waits import waits
+from minimegatron.cores import cores, local_ranks
+from minimegatron.comm.waits import waits
 
 WAIT = os.environ.get("MINIMEGATRON_WAIT", "auto")  # "auto", "spin" or "yield"
 OVERSUBSCRIBED = local_ranks() > cores()

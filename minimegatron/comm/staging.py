@@ -1,4 +1,4 @@
-"""Host staging and preallocated outputs: the array bookkeeping around comm.py's MPI calls.
+"""Host staging and preallocated outputs: the array bookkeeping around comm/collectives.py's MPI calls.
 
 MPI reads and writes C-contiguous HOST memory (unless it is CUDA-aware), with the
 axis it splits in front. These helpers bring an array into that layout and back:
@@ -11,7 +11,7 @@ axis it splits in front. These helpers bring an array into that layout and back:
 
 ``check_out`` raises ValueError before any MPI call unless ``out=`` can hold the
 result (shape, dtype, kind, writable, not overlapping the input). No MPI call is
-made here: every collective stays visible in comm.py.
+made here: every collective stays visible in comm/collectives.py.
 """
 import numpy as np
 from mpi4py import MPI

@@ -6,7 +6,7 @@ A span is a plain dict (JSON-able, so it can be gathered and saved)::
      "nbytes": 4096, "bytes_sent": 6144, "bytes_recv": 6144,
      "start": 0.0123, "end": 0.0131, "label": "mb3", "micro_batch": 3}
 
-``comm.py`` records each collective itself. Compute steps are recorded with::
+``comm/collectives.py`` records each collective itself. Compute steps are recorded with::
 
     with trace.span("forward", label="mb3", micro_batch=3):   # a compute span
         ...

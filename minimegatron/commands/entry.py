@@ -25,14 +25,17 @@ import traceback
 
 from minimegatron import i18n
 from minimegatron.classroom.blank import blank_message
-from minimegatron.runtime import faults
+from minimegatron.runtime import faults, setup
 from minimegatron.runtime.threads import rank_from_env
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def banner(name):
-    """Print "minimegatron NAME: package /path/to/minimegatron" on rank 0."""
+    """Set this rank up (``runtime.setup()``: waiter, heap, BLAS threads, abort hook), then
+    print "minimegatron NAME: package /path/to/minimegatron" on rank 0: the first line of
+    every tutorial and command."""
+    setup()
     if rank_from_env() == 0:
         try:
             line = i18n.text("entry.banner", name=name, path=PACKAGE_DIR)

@@ -40,7 +40,6 @@ def main(argv=None):
     banner("verify")
     if opts.backend:
         use_backend(opts.backend)
-    comm.install_abort_hook()
     world = comm.world()
     rule = "mixed-precision SGD" if opts.dtype == "float16" else "AdamW"
     comm.print0(f"minimegatron verify: {world.size} ranks, {opts.dtype}, {opts.steps} {rule} "

@@ -14,7 +14,7 @@ Bytes per parameter (ZeRO paper, K = 12): w16 2 + g16 2 + (w32 4 + m 4 + v 4)
 = 16. ``tools/memory_measure.measure`` counts them from these arrays.
 
 ``MixedPrecisionOptimizer(AdamW(params, ...), group)`` is an Optimizer
-(optim.py): ``step()`` runs ``check`` (the found-inf all-reduce) then
+(optim/optimizers.py): ``step()`` runs ``check`` (the found-inf all-reduce) then
 ``update`` per parameter; ZeRO (data_parallel/zero.py, zero3.py) calls the
 same ``check`` and ``update`` on its flat shards, so the masters and m, v it
 keeps are float32 slices of 1/N. A skipped step does not count: AdamW's t

@@ -16,7 +16,7 @@ offsets[last]]`` and is all-reduced in place: no pack, no unpack.
 ``optimizer.zero_grad()`` still sets ``p.grad = None`` (the buffer stays and
 the next gradient overwrites the view); ``zero()`` fills the buffer with 0.
 
-Weights and optimizer state (``FlatGroup``, used by optim.py with
+Weights and optimizer state (``FlatGroup``, used by optim/optimizers.py with
 ``flat=True``): the weights, the gradients and each state array (AdamW's m and
 v, SGD's momentum) of one dtype are flat buffers of the SAME layout, so
 element k of each belongs to the same weight, and an elementwise update rule

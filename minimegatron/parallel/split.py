@@ -13,7 +13,7 @@ ZeRO's flat parameter buffer. Where n is not a multiple of N, pad first:
 ZeRO pads its flat buffer, tensor parallelism the vocabulary. The uneven
 alternative, array_split (the first n mod N ranks get one row more), is
 ``comm.chunk_sizes``: the collectives use it for uneven buffers and the
-pipeline for layers per stage; it lives in comm.py because comm imports
+pipeline for layers per stage; it lives in comm/ because comm imports
 nothing from parallel/. Both rules agree when N divides n.
 
 ``flatten``/``unflatten`` turn a list of arrays into one contiguous buffer

@@ -1,7 +1,8 @@
 """When one rank fails, ends early or hangs: the job ends, and says which rank and why.
 
-``install()`` runs on every rank (``comm.install_abort_hook()``: ``import
-minimegatron`` under mpirun, and ``minimegatron run`` before the script):
+``install()`` runs on every rank (``minimegatron.runtime.setup()``: under
+``minimegatron run`` before the script, in every tutorial and command, and first
+in a user's own script under a plain mpirun):
 
 1. **Exception.** An uncaught exception prints ``[rank r] uncaught exception``
    and its traceback, then aborts every rank (MPI_Abort).
@@ -79,8 +80,7 @@ def install():
     world = MPI.COMM_WORLD
     _check_world_size(MPI)
     dup = world.Dup()
-    from minimegatron.runtime.waits import WAITS
-    _state.update(MPI=MPI, marks=WAITS, rank=world.Get_rank(), size=world.Get_size(), dup=dup,
+    _state.update(MPI=MPI, rank=world.Get_rank(), size=world.Get_size(), dup=dup,
                   job_dir=os.environ.get(JOB_DIR_ENV), grace=_exit_grace(world.Get_rank()),
                   exit_code=None, finished={}, stop=threading.Event(), answered=None,
                   main=threading.main_thread().ident, wait_key=None, wait_since=0.0,
@@ -272,13 +272,11 @@ def _watch():
 
 
 def _marks():
-    """{code object: op} of every function marked ``@waits`` (runtime/waits.py): where a rank
-    waits for others. ``install`` keeps the comm layer's table, so the watchdog thread never
-    imports; the launcher, which never installs, never loads the comm layer."""
-    marks = _state.get("marks")
-    if marks is None:
-        from minimegatron.runtime.waits import WAITS as marks
-    return marks
+    """{code object: op} of every function marked ``@waits`` (comm/waits.py): where a rank
+    waits for others. Read from ``sys.modules``, never imported: a rank that has not loaded
+    the comm layer waits in none of its functions, and the launcher never loads it."""
+    module = sys.modules.get("minimegatron.comm.waits")
+    return module.WAITS if module is not None else {}
 
 
 def _in_wait(frame):

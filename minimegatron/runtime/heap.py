@@ -15,8 +15,8 @@ per step by default; 0 faults and 163 ms with the heap kept (1.8x).
 and the trim threshold to 1 GiB with ``mallopt``, so freed blocks stay in the
 heap and the next step reuses them. The price: a process keeps the memory of
 its largest step until it ends (its RSS stays at the peak), which is what a
-training loop wants anyway. ``import minimegatron`` calls it, before NumPy
-allocates anything; ``MINIMEGATRON_KEEP_HEAP=0`` leaves glibc's defaults.
+training loop wants anyway. ``minimegatron.runtime.setup()`` calls it (first in
+every rank, tutorial and command); ``MINIMEGATRON_KEEP_HEAP=0`` leaves glibc's defaults.
 Not glibc (macOS, musl): nothing happens.
 """
 import ctypes

@@ -5,7 +5,7 @@ What it adds to a bare ``mpiexec -n N python script.py``:
 1. the right mpiexec: the one next to ``sys.executable`` (pip's mpich puts it
    there), then the one next to mpi4py's configured compiler, then PATH;
 2. each rank runs ``python -m minimegatron.runtime.launcher --child script.py args``,
-   which installs the abort hook first (``minimegatron.runtime.faults.install``):
+   which sets the rank up first (``minimegatron.runtime.setup()``, the abort hook):
    an uncaught exception, a ``sys.exit(code)`` or a normal end while other
    ranks still wait ends every rank, and says which rank and why;
 3. it owns its job: SIGTERM, SIGHUP or SIGINT sent to the launcher goes to
@@ -362,10 +362,11 @@ def _say(text):
 
 
 def child_main(argv):
-    """Inside each rank: abort hook first, then run the script (or minimegatron command)."""
-    from minimegatron.runtime import threads
-    threads.limit_blas_threads()
-    faults.install()             # what comm.install_abort_hook() calls: runtime/ needs no comm/
+    """Inside each rank: the rank's setup first (waiter, heap, BLAS threads, abort hook),
+    then the script (or minimegatron command)."""
+    from minimegatron.runtime import setup
+    setup()
+    faults.install()             # also in a world of 1: `run -n 1` reports like any other
     target, args = argv[0], argv[1:]
     try:
         if target.endswith(".py"):

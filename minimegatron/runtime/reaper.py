@@ -1,7 +1,7 @@
 """Each rank's own waiter: how and when a rank ended, written by the process that reaps it.
 
 Under ``minimegatron run`` every rank is ``python -m minimegatron.runtime.launcher --child ...``
-with ``MINIMEGATRON_REAP`` set. The first thing ``import minimegatron`` does there,
+with ``MINIMEGATRON_REAP`` set. The first thing ``runtime.setup()`` does there,
 before MPI starts, is ``reap_if_asked()``: the process forks; the child goes on to be
 the rank, the parent only waits for it (``os.waitpid``) and, the moment the wait
 returns, writes ``rank<r>.exit`` in the job directory: the exit status (a code or a

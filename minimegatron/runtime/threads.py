@@ -14,38 +14,23 @@ rank gets ``max(1, cores // local_ranks)`` threads.
   macOS and Windows).
 
 The number of ranks on this host comes from the launcher's environment
-(MPICH/Hydra: MPI_LOCALNRANKS, Open MPI: OMPI_COMM_WORLD_LOCAL_SIZE, ...),
-so it also works under plain ``mpirun -n 8 python script.py``.
+(``minimegatron/cores.py``: MPICH/Hydra's MPI_LOCALNRANKS, Open MPI's
+OMPI_COMM_WORLD_LOCAL_SIZE, ...), so it also works under plain ``mpirun``.
 """
 import os
 import sys
 
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from minimegatron.cores import LOCAL_SIZE_ENV, cores, local_ranks  # noqa: F401 (re-exported)
+
 BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 RANK_ENV = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
 WORLD_SIZE_ENV = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
-LOCAL_SIZE_ENV = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNSIZE",
-                  "MV2_COMM_WORLD_LOCAL_SIZE", "PMI_SIZE", "PMIX_SIZE")
-
-
-def cores():
-    """CPU cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-def local_ranks():
-    """How many MPI ranks share this host (1 when not started by an MPI launcher)."""
-    for name in LOCAL_SIZE_ENV:
-        if os.environ.get(name, "").isdigit():
-            return max(1, int(os.environ[name]))
-    return 1
-
-
 def world_size_from_env():
     """Ranks in the whole MPI job, read from the launcher's environment (1 if none).
 
-    Lets ``import minimegatron`` decide whether to install the abort hook
+    Lets ``runtime.setup()`` decide whether to install the abort hook
     without starting MPI itself.
     """
     for name in WORLD_SIZE_ENV:

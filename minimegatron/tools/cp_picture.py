@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from minimegatron.backend import to_numpy
 from minimegatron.parallel.context_parallel.zigzag import causal_pairs, positions
 
 SPLITS = ("contiguous", "zigzag")
@@ -30,7 +31,7 @@ def owners(steps, cp, split):
     """(steps,) array: the rank that holds each token under ``split``."""
     owner = np.empty(steps, dtype=int)
     for rank in range(cp):
-        owner[np.asarray(positions(steps, rank, cp, split), dtype=int)] = rank
+        owner[to_numpy(positions(steps, rank, cp, split)).astype(int)] = rank   # device -> host
     return owner
 
 

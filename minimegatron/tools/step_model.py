@@ -38,7 +38,7 @@ steps  ring steps of each collective (ring_steps: 2(N-1) for an all-reduce, N-1 
 B    collective bandwidth, bytes_sent the trace's ring bytes (trace.py's byte model)
 
 The counts come from one real step (``count_step``): the engine's Function calls and
-comm.py's trace spans, so every split of tp, pp and dp is counted as it runs, not
+comm/trace.py's spans, so every split of tp, pp and dp is counted as it runs, not
 re-derived. The rates come from ``minimegatron calibrate`` (measured by tools/rates.py).
 The model predicts the slowest rank: the maximum over ranks of t_step.
 """

@@ -18,5 +18,5 @@ def cupy_checks():
         "backend": backend.backend_name(),
         "all_reduce_ok": bool(np.allclose(to_numpy(total), expected)),
         "worked_example_Y": to_numpy(out["column"]["Y"]).tolist(),
-        "verify_failures": [r for r in rows if r.get("status") == "FAIL"],
+        "verify_failures": [r for r in rows if r.get("status") not in ("PASS", "SKIP")],
     }

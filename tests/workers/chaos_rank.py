@@ -24,8 +24,10 @@ import time
 
 import numpy as np
 
-import minimegatron  # noqa: F401  (under mpirun: installs the fault hooks)
+import minimegatron.runtime
 from minimegatron import comm
+
+minimegatron.runtime.setup()      # a script of one's own under plain mpirun: the abort hook
 
 mode = sys.argv[1]
 world = comm.world()

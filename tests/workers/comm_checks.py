@@ -149,7 +149,7 @@ def check_all():
     """Every collective for float32 and float64 on the world group; one dict of errors.
 
     float32 runs with yielding waits (nonblocking calls), float64 with spinning ones
-    (MPI's blocking calls), so both paths of comm.py run at every rank count.
+    (MPI's blocking calls), so both paths of comm/collectives.py run at every rank count.
     """
     g = comm.world()
     out = {"size": g.size, "ranks": g.ranks, "name": g.name}

@@ -1,7 +1,7 @@
 """Runs on every rank: preallocated outputs (``out=``) and the two ways of waiting.
 
 ``check_out`` compares every collective's ``out=`` result with its fresh-output
-result, under both waits, and counts the buffers comm.py allocates (0 when
+result, under both waits, and counts the buffers comm/collectives.py allocates (0 when
 MPI writes straight into ``out``). ``check_bad_out`` passes a wrong ``out`` on
 every rank; each raises ValueError before any MPI call, so the next collective
 still pairs up. ``check_waiting`` measures the CPU a rank burns while it waits.

@@ -1,4 +1,4 @@
-"""Runs on every rank: DDP + a flat optimizer (optim.py, flat=True) against one process.
+"""Runs on every rank: DDP + a flat optimizer (optim/optimizers.py, flat=True) against one process.
 
 The world of N ranks is split into 2 dp groups of N/2 ranks ({0, 2}, {1, 3} on
 4), strictly smaller than the world. For each order (the optimizer built

@@ -1,6 +1,6 @@
 """A NaN weight that only rank 0 sees (an embedding row no token uses): rank 0's optimizer
 raises NonFiniteError, rank 1 waits in the next collective, and the abort hook
-(installed by ``import minimegatron`` under mpiexec) must end the whole job.
+(installed by ``minimegatron.runtime.setup()``, first thing here) must end the whole job.
 
     mpiexec -n 2 python tests/workers/nan_one_rank.py
 """
@@ -12,6 +12,9 @@ from mpi4py import MPI
 from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
+import minimegatron.runtime  # noqa: E402
+
+minimegatron.runtime.setup()      # a script of one's own under plain mpirun: the abort hook
 
 CONFIG = replace(SMALL_CONFIG, vocab_size=64)
 

@@ -16,7 +16,8 @@ from dataclasses import replace
 
 import numpy as np
 
-import minimegatron  # noqa: F401  (under mpirun: installs the fault hooks)
+import minimegatron.runtime
+minimegatron.runtime.setup()      # a script of one's own under plain mpirun: the abort hook
 from minimegatron import comm
 from minimegatron.checks.mixed import HALF_CONFIG
 from minimegatron.checks.precision import check_optimizer

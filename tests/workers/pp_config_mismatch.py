@@ -8,7 +8,8 @@ engine's construction must name the rank that differs instead of hanging in a re
 """
 import sys
 
-import minimegatron  # noqa: F401  (under mpirun: installs the fault hooks)
+import minimegatron.runtime
+minimegatron.runtime.setup()      # a script of one's own under plain mpirun: the abort hook
 from minimegatron import comm
 from minimegatron.data.demo import VERIFY_CONFIG as CONFIG, batch
 from minimegatron.parallel.grid import ProcessGrid

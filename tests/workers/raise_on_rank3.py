@@ -1,8 +1,10 @@
 """Rank 3 raises while the others wait in a barrier: the whole job must end, not hang."""
 import time
 
-import minimegatron  # noqa: F401  (installs the abort hook when started by mpirun)
+import minimegatron.runtime
 from minimegatron import comm
+
+minimegatron.runtime.setup()      # a script of one's own under plain mpirun: the abort hook
 
 if comm.world().rank == 3:
     time.sleep(0.2)

@@ -10,6 +10,9 @@ import sys
 from threadpoolctl import threadpool_info
 
 from minimegatron import comm
+import minimegatron.runtime  # noqa: E402
+
+minimegatron.runtime.setup()      # a script of one's own under plain mpirun: the abort hook
 
 
 def blas_threads():

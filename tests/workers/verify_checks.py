@@ -19,6 +19,9 @@ from minimegatron import comm
 from minimegatron.checks import verify
 from minimegatron.parallel.data_parallel import ddp
 from minimegatron.parallel.tensor_parallel import mappings
+import minimegatron.runtime  # noqa: E402
+
+minimegatron.runtime.setup()      # a script of one's own under plain mpirun: the abort hook
 
 
 class _CommWithoutGradAllReduce:

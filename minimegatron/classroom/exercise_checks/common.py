@@ -47,11 +47,3 @@ def expect_close(what, got, expected, atol=1e-9, rank=None):
                                expected=repr(expected[index]), got=repr(got[index]),
                                diff=err[index], atol=atol))
     return float(err.max()) if err.size else 0.0
-
-
-def expect_equal(what, got, expected, rank=None):
-    """CheckFailed unless got == expected (lists, numbers, strings)."""
-    if got != expected:
-        where = text("grader.rank", rank=rank) if rank is not None else ""
-        raise CheckFailed(text("check.expected_got", where=where, what=what,
-                               expected=expected, got=got))

@@ -96,8 +96,8 @@ def main(argv):
             current = job["path"]
         group = None
         if use_mpi:
-            from minimegatron import comm
-            comm.install_abort_hook()
+            from minimegatron.runtime import setup
+            setup()                         # one failing rank ends the launch, named
             group = check_group(job["id"])
         start = time.perf_counter()
         status, message, evidence = collect(job["id"], job["path"], group, job["seed"])

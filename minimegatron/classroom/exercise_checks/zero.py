@@ -34,10 +34,6 @@ def _owner(array):
     return array
 
 
-def _owner_bytes(array):
-    return int(_owner(array).nbytes)
-
-
 def _arrays_in(value):
     """The arrays in an attribute's value: itself, or one level of a list, tuple or dict."""
     values = (value.values() if isinstance(value, dict) else

@@ -3,7 +3,8 @@
 The idea. A GPT is cut into K stages (stage.py), one per rank of the
 pp group. A mini-batch of B sequences is cut into M micro-batches of B/M.
 Each rank runs its action list from ``schedules.py`` ("RA3", "F3", "SA3",
-"RG3", "B3", "SG3") in order; the schedule decides how much the stages
+"RG3", "B3", "SG3") in order, one small method per action (``EXECUTE``: recv_act,
+forward, send_act, recv_grad, backward, weight, send_grad); the schedule decides how much the stages
 overlap (the bubble) and how many micro-batches each holds (the memory):
 
     naive   M = 1, whole batch         bubble (K-1)/K         holds 1 (all of it)
@@ -60,6 +61,8 @@ after its forward, to measure what each stage holds. Tutorial:
 
     mpirun -n 4 python tutorials/07_pipeline.py
 """
+from dataclasses import dataclass, field
+
 from minimegatron import comm
 from minimegatron.comm import comm_check, trace
 from minimegatron.backend import xp
@@ -159,95 +162,147 @@ class PipelineEngine:
         size, steps = self._check_batch(inputs, targets)       # before any message
         M, group, module = self.num_micro_batches, self.group, self.stage_module
         stage, num_stages = group.rank, group.size
-        device = as_device_time(self.device_time)                # sleeps inside the spans
         first = self.chunks[0]                            # a PipelineStage, also when chunked
-        act_shape = (first.boundary_shape(size, steps) if hasattr(first, "boundary_shape")
-                     else (size, steps, module.config.d_model))   # (B/M, T, D); T/tp: sp
-        dtype = xp.dtype(module.config.dtype)
-        ids, labels = self.split_micro_batches(inputs), self.split_micro_batches(targets)
-        not_activations = module.parameters() + [a for a in (inputs, targets) if a is not None]
-        held, outputs, sends, loss_sum, peak_in_flight = {}, {}, [], 0.0, 0
-        weights, local = {}, {}     # W halves waiting; the V's turn: handed over in memory
-        backward_time = "backward" if self.split else "backward+weight"
-        share = 1.0 / len(self.chunks)      # device time: one chunk runs 1/v of the layers
-
-        def progress():                                   # messages move while a stage "computes"
-            for handle in sends:
-                handle.test()
+        step = Step(
+            ids=self.split_micro_batches(inputs), labels=self.split_micro_batches(targets),
+            act_shape=(first.boundary_shape(size, steps) if hasattr(first, "boundary_shape")
+                       else (size, steps, module.config.d_model)),  # (B/M, T, D); T/tp: sp
+            dtype=xp.dtype(module.config.dtype),
+            device=as_device_time(self.device_time),       # sleeps inside the spans
+            share=1.0 / len(self.chunks),    # device time: one chunk runs 1/v of the layers
+            not_activations=module.parameters() + [a for a in (inputs, targets)
+                                                   if a is not None])
         for action in self.schedule_fn(num_stages, M, stage):
-            i, op, c = action.micro_batch, action.op, action.chunk or 0
-            chunk, key = self.chunks[c], (c, i)          # one model chunk (v = 1: the stage)
-            step_label = f"mb{i}" + (f"c{c}" if len(self.chunks) > 1 else "")  # "mb3c1"
-            here = self.place(num_stages, stage, c)      # its virtual stage
-            if op == "recv_act":                          # from virtual stage here - 1
-                source = self.where[here - 1][0]
-                if source == stage:                       # the V's turn: chunk 0's output
-                    buf = local.pop(("act", c, i))
-                else:
-                    with trace.label(step_label):
-                        buf = comm.irecv(xp.empty(act_shape, dtype), source, group,
-                                         tag=self.tag(i, c, False)).wait()
-                held[key] = Tensor(buf, requires_grad=True)
-            elif op == "forward":
-                with trace.span("forward", label=step_label, micro_batch=i), \
-                        device.lasts("forward", progress, share):
-                    out = chunk(ids[i] if chunk.is_first else held[key])
-                    if chunk.is_last:
-                        out = chunk.loss(out, labels[i]) * (1.0 / M)   # loss_i / M
-                        loss_sum += out.item()
-                outputs[key] = out
-                in_flight = list(outputs) + [k for k in weights if k not in outputs]
-                peak_in_flight = max(peak_in_flight, len(in_flight))   # until B (split: W)
-                if self.memory_meter is not None:
-                    self.memory_meter.forward_done(                # keyed (chunk, i)
-                        key, [out] + ([held[key]] if key in held else []), in_flight,
-                        not_activations)
-            elif op == "send_act":                        # to virtual stage here + 1
-                dest, to_chunk = self.where[here + 1]
-                if dest == stage:                         # the V's turn: no message
-                    local[("act", to_chunk, i)] = outputs[key].data
-                else:
-                    with trace.label(step_label):
-                        sends.append(comm.isend(outputs[key].data, dest, group,
-                                                tag=self.tag(i, to_chunk, False)))
-            elif op == "recv_grad":                       # from virtual stage here + 1
-                source = self.where[here + 1][0]
-                if source == stage:
-                    grad = local.pop(("grad", c, i))
-                else:
-                    with trace.label(step_label):
-                        grad = comm.irecv(xp.empty(act_shape, dtype), source, group,
-                                          tag=self.tag(i, c, True)).wait()
-            elif op == "backward":                        # split: B, the input gradients
-                with trace.span("backward", label=step_label, micro_batch=i), \
-                        device.lasts(backward_time, progress, share):
-                    out = outputs.pop(key)
-                    seed = (xp.full(out.shape, self.loss_scale, out.dtype)
-                            if chunk.is_last else grad)           # d(S loss_i/M) = S
-                    half = out.backward(seed, defer_weight_grads=self.split)
-                if self.split:
-                    weights[key] = half                   # the W half, for "W<i>"
-            elif op == "weight":                          # W: param.grad += dL/dA
-                with trace.span("weight", label=step_label, micro_batch=i), \
-                        device.lasts("weight", progress, share):
-                    if key not in weights:
-                        raise RuntimeError(f"schedule {self.schedule!r} runs {action} on "
-                                           f"stage {stage} before its B")
-                    weights.pop(key)()
-            elif op == "send_grad":                       # to virtual stage here - 1
-                dest, to_chunk = self.where[here - 1]
-                if dest == stage:
-                    local[("grad", to_chunk, i)] = held.pop(key).grad
-                else:
-                    with trace.label(step_label):
-                        sends.append(comm.isend(held.pop(key).grad, dest, group,
-                                                tag=self.tag(i, to_chunk, True)))
-        for handle in sends:
+            self.EXECUTE[action.op](self, step, action)   # one small method per action
+        for handle in step.sends:
             handle.wait()
-        if weights or local:
+        if step.weights or step.local:
             raise RuntimeError(f"schedule {self.schedule!r} left work behind on stage {stage}: "
-                               f"W of {sorted(weights)}, hand-overs {sorted(local)}")
-        self.stats = {"peak_in_flight": peak_in_flight, "micro_batch_size": size}
-        loss = xp.asarray([loss_sum], dtype="float64")
+                               f"W of {sorted(step.weights)}, hand-overs {sorted(step.local)}")
+        self.stats = {"peak_in_flight": step.peak_in_flight, "micro_batch_size": size}
+        loss = xp.asarray([step.loss_sum], dtype="float64")
         root = self.where[len(self.where) - 1][0]           # holds the last virtual stage
         return float(comm.broadcast(loss, group, root=root)[0])
+
+    # --- the actions: one method each, ``EXECUTE`` maps an action's op to it --------------
+    def _at(self, action):
+        """(micro-batch i, its chunk, key (c, i), span label "mb3" / "mb3c1", virtual stage)."""
+        i, c = action.micro_batch, action.chunk or 0
+        label = f"mb{i}" + (f"c{c}" if len(self.chunks) > 1 else "")
+        return i, self.chunks[c], (c, i), label, self.place(self.group.size, self.group.rank, c)
+
+    def _progress(self, step):
+        """What a stage does while it "computes" (device time): let queued sends move."""
+        def progress():
+            for handle in step.sends:
+                handle.test()
+        return progress
+
+    def recv_act(self, step, action):
+        """RA: the input activation from virtual stage here - 1 (the V's turn: in memory)."""
+        i, _, key, label, here = self._at(action)
+        source = self.where[here - 1][0]
+        if source == self.group.rank:
+            buf = step.local.pop(("act", key[0], i))
+        else:
+            with trace.label(label):
+                buf = comm.irecv(xp.empty(step.act_shape, step.dtype), source, self.group,
+                                 tag=self.tag(i, key[0], False)).wait()
+        step.held[key] = Tensor(buf, requires_grad=True)
+
+    def forward(self, step, action):
+        """F: the chunk's forward; the last stage adds loss_i / M."""
+        i, chunk, key, label, _ = self._at(action)
+        with trace.span("forward", label=label, micro_batch=i), \
+                step.device.lasts("forward", self._progress(step), step.share):
+            out = chunk(step.ids[i] if chunk.is_first else step.held[key])
+            if chunk.is_last:
+                out = chunk.loss(out, step.labels[i]) * (1.0 / self.num_micro_batches)
+                step.loss_sum += out.item()
+        step.outputs[key] = out
+        in_flight = list(step.outputs) + [k for k in step.weights if k not in step.outputs]
+        step.peak_in_flight = max(step.peak_in_flight, len(in_flight))   # until B (split: W)
+        if self.memory_meter is not None:
+            self.memory_meter.forward_done(                # keyed (chunk, i)
+                key, [out] + ([step.held[key]] if key in step.held else []), in_flight,
+                step.not_activations)
+
+    def send_act(self, step, action):
+        """SA: the output activation to virtual stage here + 1 (nonblocking, waited at the end)."""
+        i, _, key, label, here = self._at(action)
+        dest, to_chunk = self.where[here + 1]
+        if dest == self.group.rank:                       # the V's turn: no message
+            step.local[("act", to_chunk, i)] = step.outputs[key].data
+        else:
+            with trace.label(label):
+                step.sends.append(comm.isend(step.outputs[key].data, dest, self.group,
+                                             tag=self.tag(i, to_chunk, False)))
+
+    def recv_grad(self, step, action):
+        """RG: the output's gradient from virtual stage here + 1, for the next B."""
+        i, _, key, label, here = self._at(action)
+        source = self.where[here + 1][0]
+        if source == self.group.rank:
+            step.grad = step.local.pop(("grad", key[0], i))
+        else:
+            with trace.label(label):
+                step.grad = comm.irecv(xp.empty(step.act_shape, step.dtype), source,
+                                       self.group, tag=self.tag(i, key[0], True)).wait()
+
+    def backward(self, step, action):
+        """B: backward from the output (split: the input gradients only, W kept for later)."""
+        i, chunk, key, label, _ = self._at(action)
+        time = "backward" if self.split else "backward+weight"
+        with trace.span("backward", label=label, micro_batch=i), \
+                step.device.lasts(time, self._progress(step), step.share):
+            out = step.outputs.pop(key)
+            seed = (xp.full(out.shape, self.loss_scale, out.dtype)
+                    if chunk.is_last else step.grad)             # d(S loss_i/M) = S
+            half = out.backward(seed, defer_weight_grads=self.split)
+        if self.split:
+            step.weights[key] = half                      # the W half, for "W<i>"
+
+    def weight(self, step, action):
+        """W: param.grad += dL/dA, the half B left (zero-bubble schedules)."""
+        i, _, key, label, _ = self._at(action)
+        with trace.span("weight", label=label, micro_batch=i), \
+                step.device.lasts("weight", self._progress(step), step.share):
+            if key not in step.weights:
+                raise RuntimeError(f"schedule {self.schedule!r} runs {action} on "
+                                   f"stage {self.group.rank} before its B")
+            step.weights.pop(key)()
+
+    def send_grad(self, step, action):
+        """SG: the input's gradient to virtual stage here - 1 (nonblocking)."""
+        i, _, key, label, here = self._at(action)
+        dest, to_chunk = self.where[here - 1]
+        if dest == self.group.rank:
+            step.local[("grad", to_chunk, i)] = step.held.pop(key).grad
+        else:
+            with trace.label(label):
+                step.sends.append(comm.isend(step.held.pop(key).grad, dest, self.group,
+                                             tag=self.tag(i, to_chunk, True)))
+
+    EXECUTE = {"recv_act": recv_act, "forward": forward, "send_act": send_act,
+               "recv_grad": recv_grad, "backward": backward, "weight": weight,
+               "send_grad": send_grad}
+
+
+@dataclass
+class Step:
+    """What one ``train_step``'s actions share, keyed (chunk, micro-batch) where per item."""
+    ids: list                     # M micro-batches of inputs (None off the first stage)
+    labels: list                  # ... of targets
+    act_shape: tuple              # one boundary activation (B/M, T, D)
+    dtype: object
+    device: object                # emulated device time (device_time.py)
+    share: float
+    not_activations: list         # what the memory meter does not count
+    held: dict = field(default_factory=dict)      # received activations (need .grad)
+    outputs: dict = field(default_factory=dict)   # forward outputs, until their B
+    weights: dict = field(default_factory=dict)   # W halves waiting (split schedules)
+    local: dict = field(default_factory=dict)     # the V's turn: handed over in memory
+    sends: list = field(default_factory=list)     # nonblocking sends, waited at the end
+    grad: object = None                           # the last received output gradient
+    loss_sum: float = 0.0
+    peak_in_flight: int = 0

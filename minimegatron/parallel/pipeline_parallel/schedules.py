@@ -172,14 +172,13 @@ def loop_placement(num_stages, stage, chunk):
     return chunk * num_stages + stage
 
 
-SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved}
-FIXED_CHUNKS = {}          # a schedule that always runs this many chunks per stage (zbv: 2)
-PLACEMENTS = {}            # a schedule whose chunks are not placed in a loop (zbv: a V)
 # ZB-H1, ZB-H2 and ZBV split the backward into B and W; they build on the helpers above.
 from minimegatron.parallel.pipeline_parallel import zero_bubble  # noqa: E402
-SCHEDULES.update(zero_bubble.ZERO_BUBBLE)
-FIXED_CHUNKS.update(zero_bubble.FIXED_CHUNKS)
-PLACEMENTS.update(zero_bubble.PLACEMENTS)
+
+SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved,
+             **zero_bubble.ZERO_BUBBLE}
+FIXED_CHUNKS = dict(zero_bubble.FIXED_CHUNKS)   # schedules that always run this many chunks
+PLACEMENTS = dict(zero_bubble.PLACEMENTS)       # schedules whose chunks are not in a loop (V)
 
 
 def get_schedule(name, num_chunks=1):

@@ -7,8 +7,8 @@ report (faults.py) walks a rank's stack and names the innermost marked frame:
 its local ``group`` (or ``self.group``), the peer its ``dest`` / ``source``.
 The comm layer marks its blocking calls with it (comm/collectives.py, ...);
 ``tests/test_waits_marked.py`` checks every blocking MPI call sits in a marked
-function. The table lives here, below comm/, so the runtime reads it without
-importing the MPI layer.
+function. The table belongs to comm (the book); the hang report in the lab reads
+it from ``sys.modules`` once comm is loaded, so it never imports the MPI layer.
 """
 WAITS = {}                # code object -> the op a rank waits in there (None: read the frame)
 
