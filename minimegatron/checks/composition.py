@@ -257,7 +257,7 @@ def matrix_table():
     refused = [pair for pair in all_pairs if refusal(pair) is not None]
     lines.append(f"Every pair of the {len(ELEMENTS)} elements: {len(all_pairs) - len(refused)} "
                  f"compose, {len(refused)} refused ("
-                 + ", ".join(f"{a} + {b}" for a, b in refused) + "); widest grid: "
-                 + plan(WIDEST).grid() + " with " + ", ".join(
+                 + ", ".join(f"{a} + {b}" for a, b in refused) + ").")
+    lines.append("Widest grid that fits 8 ranks: " + plan(WIDEST).grid() + " with " + ", ".join(
                      LABELS.get(e, e) for e in WIDEST if e in FEATURES) + ".")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ tolerances); this is the command: its arguments, the banner, the abort hook, the
     mpirun -n 8 python -m minimegatron verify        (or: minimegatron run -n 8 verify)
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
     minimegatron run -n 8 verify --precision mixed --steps 2
+    minimegatron verify --matrix       (which axes and features compose, and why not)
 """
 import time
 
@@ -30,7 +31,14 @@ def main(argv=None):
     parser.add_argument("--backend", choices=["numpy", "cupy"], default=None)
     parser.add_argument("--steps", type=positive_int, default=2,
                         help="AdamW steps per row (default 2)")
+    parser.add_argument("--matrix", action="store_true",
+                        help="print the composition table (axes x features: PASS, or refused "
+                             "and why; checks/composition.py) and exit")
     opts = parser.parse_args(argv)
+    if opts.matrix:
+        from minimegatron.checks.composition import matrix_table
+        comm.print0(matrix_table())
+        return 0
     schemes = [s.strip() for s in opts.schemes.split(",") if s.strip()]
     unknown = [s for s in schemes if s not in verify.SCHEMES]
     if unknown or not schemes:

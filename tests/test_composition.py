@@ -1,0 +1,82 @@
+"""The features compose: every pair of {tp, cp, ep, dp, pp, ZeRO-1, ZeRO-2, SP, interleaved,
+ZB, float16, recompute} that fits 8 ranks, and the widest grid, trained against one process in
+ONE 8-rank launch (rows packed into blocks of disjoint ranks, checks/composition.py); the
+refused pairs refused with their reason; three wrong implementations caught; and the axes x
+features table of ``verify --matrix`` equal to the one in docs/verification.md.
+(Checkpointing each combination: the checkpoint tests, tools/checkpoint*.py.)
+"""
+import os
+
+import pytest
+
+from minimegatron.checks import composition
+
+from mpi_harness import REPO_ROOT, run_mpi
+
+ROWS = [pair for pair in composition.pairs() if composition.refusal(pair) is None]
+REFUSED = {("zero1", "zero2"): "one\nzero_stage", ("interleaved", "zb"): "two pipeline schedules"}
+
+
+def test_every_pair_fits_eight_ranks_and_only_two_are_refused():
+    assert len(composition.pairs()) == 66
+    assert [p for p in composition.pairs() if composition.refusal(p)] == list(REFUSED)
+    for pair in ROWS + [composition.WIDEST]:
+        p = composition.plan(pair)
+        assert p.size <= 8, (pair, p)
+        for element in pair:                                 # the element is really on
+            if element in composition.AXES:
+                assert getattr(p, element) == 2, (pair, p)
+    wide = composition.plan(composition.WIDEST)
+    assert (wide.tp, wide.cp, wide.pp, wide.ep, wide.size) == (2, 2, 2, 2, 8)
+    assert wide.sequence_parallel and wide.recompute and wide.zero_stage == 1
+
+
+@pytest.mark.parametrize("pair", list(REFUSED))
+def test_refused_pairs_raise_their_reason(pair):
+    with pytest.raises(ValueError) as err:
+        composition.plan(pair)
+    for word in REFUSED[pair].split("\n"):
+        assert word in str(err.value)
+
+
+def test_ep_with_zero_shards_experts_over_an_edp_group_of_two():
+    p = composition.plan(("ep", "zero2"))
+    assert (p.dp * p.cp) // p.ep == 2 and p.zero_stage == 2
+
+
+def test_the_doc_table_is_the_one_the_code_prints():
+    with open(os.path.join(REPO_ROOT, "docs", "verification.md"), encoding="utf-8") as f:
+        doc = f.read()
+    begin, end = "<!-- composition matrix: begin -->", "<!-- composition matrix: end -->"
+    assert begin in doc and end in doc
+    table = doc.split(begin)[1].split(end)[0].strip()
+    assert table == composition.matrix_table()
+    assert "35 PASS, 0 refused" in table
+
+
+def test_pack_uses_disjoint_blocks():
+    rounds = composition.pack([4, 2, 2, 4, 1, 8], 8)
+    for used in rounds:
+        ranks = [r for i, start in used for r in range(start, start + [4, 2, 2, 4, 1, 8][i])]
+        assert len(ranks) == len(set(ranks)) and max(ranks) < 8
+    assert sorted(i for used in rounds for i, _ in used) == list(range(6))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return run_mpi(8, "workers/composition_checks.py:train_with_mutants",
+                   args=(ROWS + [composition.WIDEST],), timeout=400)[0]
+
+
+@pytest.mark.parametrize("pair", ROWS + [composition.WIDEST], ids="+".join)
+def test_each_combination_equals_one_process(trained, pair):
+    row = next(r for r in trained["right"] if tuple(r["elements"]) == tuple(pair))
+    assert row["error"] is None, row
+    assert max(row["loss"], row["grad"], row["weight"]) <= row["tol"], row
+    assert row["tol"] <= (1e-10 if "float16" not in pair else 1e-2), row
+
+
+def test_wrong_implementations_fail(trained):
+    for row in trained["wrong"]:
+        assert row["error"] is None, row
+        assert max(row["loss"], row["grad"], row["weight"]) > 100 * row["tol"], row
