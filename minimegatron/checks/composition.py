@@ -173,7 +173,8 @@ def tolerance(elements):
     if p.dtype in ABS_TOL:
         return ABS_TOL[p.dtype]
     from minimegatron.checks.verify import tolerance as drift_tolerance
-    return max(drift_tolerance(config_of(p), STEPS, p.batch_size).values())
+    moe = moe_of(p) if p.ep > 1 else None
+    return max(drift_tolerance(config_of(p), STEPS, p.batch_size, moe).values())
 
 
 def pack(sizes, world_size):

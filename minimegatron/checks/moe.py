@@ -16,6 +16,9 @@ tokens, forward and backward; the bytes of each all-to-all from the trace next
 to the formulas (dispatch.padded_bytes, dispatch.dropless_bytes), and the
 layer's output and input gradient against the serial MoE on the same tokens.
 
+``moe_sensitivity``: one MoE process against itself nudged by one ulp (verify's
+tolerance of the MoE rows, whose float16 gradients are larger than the dense GPT's).
+
 MOE_CONFIG: the 2-layer SMALL_CONFIG GPT; MOE: E = 8 experts, top-2, capacity
 factor 1.0 (C = ceil(2*8/8) = 2 per sequence of 8 tokens: tokens are dropped).
 float64 agrees to ~1e-15; verify's tolerance applies.
@@ -28,8 +31,8 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.comm import trace
-from minimegatron.backend import asarray
-from minimegatron.checks.common import max_abs_diff
+from minimegatron.backend import asarray, xp
+from minimegatron.checks.common import drift_between, max_abs_diff
 from minimegatron.checks.precision import backward, check_optimizer, loss_scale, unscaled
 from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.nn.moe import MoE, MoEConfig, MoEGPT, init_by_name, moe_layers
@@ -55,9 +58,13 @@ class _SerialGrid:
 
 
 @functools.lru_cache(maxsize=None)
-def moe_reference(config, moe, steps=2, batch_size=8, clip=None):
-    """{"loss", "grads", "weights", "norm", "dropped"}: one process, one entry per step."""
+def moe_reference(config, moe, steps=2, batch_size=8, clip=None, nudge=False):
+    """{"loss", "grads", "weights", "norm", "dropped"}: one process, one entry per step.
+    ``nudge``: every initial weight one unit in the last place up (``moe_sensitivity``)."""
     model = MoEGPT(config, moe)
+    if nudge:
+        for p in model.parameters():
+            p.data[...] = xp.nextafter(p.data, xp.inf)
     opt = check_optimizer(model.parameters(), config, None)
     record = {"loss": [], "grads": [], "weights": [], "norm": [], "dropped": 0}
     for step in range(steps):
@@ -76,6 +83,13 @@ def moe_reference(config, moe, steps=2, batch_size=8, clip=None):
         opt.step()
         record["weights"].append(model.state_dict())
     return record
+
+
+def moe_sensitivity(config, moe, steps=2, batch_size=8):
+    """How far one MoE process drifts from itself after a one-ulp nudge of every weight
+    (common.serial_sensitivity's measure, for verify's tolerance of the MoE rows)."""
+    return drift_between(moe_reference(config, moe, steps, batch_size),
+                         moe_reference(config, moe, steps, batch_size, nudge=True))
 
 
 def expected(name, full, grid):
