@@ -65,18 +65,34 @@ def test_pack_uses_disjoint_blocks():
 @pytest.fixture(scope="module")
 def trained():
     return run_mpi(8, "workers/composition_checks.py:train_with_mutants",
-                   args=(ROWS + [composition.WIDEST],), timeout=400)[0]
+                   args=(ROWS + [composition.WIDEST],), timeout=400)
 
 
 @pytest.mark.parametrize("pair", ROWS + [composition.WIDEST], ids="+".join)
 def test_each_combination_equals_one_process(trained, pair):
-    row = next(r for r in trained["right"] if tuple(r["elements"]) == tuple(pair))
+    row = next(r for r in trained[0]["right"] if tuple(r["elements"]) == tuple(pair))
     assert row["error"] is None, row
     assert max(row["loss"], row["grad"], row["weight"]) <= row["tol"], row
     assert row["tol"] <= (1e-10 if "float16" not in pair else 1e-2), row
 
 
 def test_wrong_implementations_fail(trained):
-    for row in trained["wrong"]:
+    assert [tuple(r["elements"]) for r in trained[0]["wrong"]] == [
+        ("ep", "zero2"), ("ep", "sp"), ("ep", "recompute")]
+    for row in trained[0]["wrong"]:
         assert row["error"] is None, row
         assert max(row["loss"], row["grad"], row["weight"]) > 100 * row["tol"], row
+
+
+REFUSALS = {"clip_zero": "clip_grad with ZeRO", "sp_length": "6 tokens does not split over tp=4",
+            "zero3_pipeline": "zero_stage=3", "dense_zero3": "zero_stage=3",
+            "two_stages": "one\nzero_stage", "two_schedules": "two pipeline schedules"}
+
+
+def test_what_cannot_compose_is_refused_alike_on_every_rank_before_any_message(trained):
+    refused = [res["refused"] for res in trained]
+    assert all(r == refused[0] for r in refused)                 # the same on every rank
+    assert refused[0]["spans"] == 0                              # before any message
+    for key, words in REFUSALS.items():
+        for word in words.split("\n"):
+            assert refused[0][key] and word in refused[0][key], (key, refused[0][key])

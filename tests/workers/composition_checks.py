@@ -9,20 +9,38 @@ def train_rows(rows):
     return out if comm.world().rank == 0 else None
 
 
-def refusals_before_any_message(rows):
-    """Each refused row's ValueError from the trainers' own constructors, and the comm spans
-    they caused (0): the grids are built first (their Splits), then the trace is reset."""
+def _error(fn):
+    try:
+        fn()
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def refusals_before_any_message():
+    """Each refused combination's ValueError on this rank (the trainers' own constructors) and
+    the comm spans they caused (0): the grids are built first, then the trace is reset."""
+    import dataclasses
     from minimegatron.comm import trace
-    out = {}
-    for row in rows:
-        try:
-            composition.plan(row)
-            out["+".join(row)] = None
-        except ValueError as err:
-            out["+".join(row)] = str(err)
+    from minimegatron.checks.moe import MOE
+    from minimegatron.parallel.expert_parallel.trainer import MoETrainer
+    from minimegatron.parallel.grid import ProcessGrid
+    from minimegatron.parallel.threed import Trainer3D
+    config = composition.COMPOSE_CONFIG
+    grid, sp_grid = ProcessGrid(dp=8, ep=4), ProcessGrid(dp=2, tp=4, ep=2)
+    short = dataclasses.replace(config, seq_len=6)            # 6 tokens do not split over 4
     comm.barrier(comm.world())
     trace.reset()
-    return {"errors": out, "spans": len([s for s in trace.spans() if s["kind"] == "comm"])}
+    out = {"clip_zero": _error(lambda: MoETrainer(config, MOE, grid, zero_stage=1,
+                                                  clip_grad=1.0)),
+           "sp_length": _error(lambda: MoETrainer(short, MOE, sp_grid,
+                                                  sequence_parallel=True)),
+           "zero3_pipeline": _error(lambda: MoETrainer(config, MOE, grid, zero_stage=3)),
+           "dense_zero3": _error(lambda: Trainer3D(config, grid, zero_stage=3)),
+           "two_stages": _error(lambda: composition.plan(("zero1", "zero2"))),
+           "two_schedules": _error(lambda: composition.plan(("interleaved", "zb")))}
+    out["spans"] = len([s for s in trace.spans() if s["kind"] == "comm"])
+    return out
 
 
 def _mutate():
@@ -45,8 +63,10 @@ MUTANT_ROWS = [("ep", "zero2"), ("ep", "sp"), ("ep", "recompute")]
 
 
 def train_with_mutants(rows):
-    """train_rows(rows), then the MUTANT_ROWS with the wrong implementations (rank 0)."""
+    """The refusals (every rank), train_rows(rows), then the MUTANT_ROWS with the wrong
+    implementations."""
+    refused = refusals_before_any_message()
     right = composition.run_rows([tuple(r) for r in rows])
     _mutate()
     wrong = composition.run_rows(MUTANT_ROWS)
-    return {"right": right, "wrong": wrong} if comm.world().rank == 0 else None
+    return {"right": right, "wrong": wrong, "refused": refused}
