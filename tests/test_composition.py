@@ -6,6 +6,8 @@ features table of ``verify --matrix`` equal to the one in docs/verification.md.
 (Checkpointing each combination: the checkpoint tests, tools/checkpoint*.py.)
 """
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -96,3 +98,19 @@ def test_what_cannot_compose_is_refused_alike_on_every_rank_before_any_message(t
     for key, words in REFUSALS.items():
         for word in words.split("\n"):
             assert refused[0][key] and word in refused[0][key], (key, refused[0][key])
+
+
+def test_verify_matrix_prints_the_table_and_trains_it_on_four_ranks():
+    static = subprocess.run([sys.executable, "-m", "minimegatron", "verify", "--matrix"],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert static.returncode == 0, static.stderr
+    assert static.stdout.strip() == composition.matrix_table()
+    cmd = [sys.executable, "-m", "minimegatron", "run", "-n", "4", "--timeout", "200",
+           "verify", "--matrix"]
+    trained = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=230)
+    assert trained.returncode == 0, trained.stdout + trained.stderr
+    table = [line for line in trained.stdout.splitlines() if line.startswith("| ")]
+    assert table == [line for line in composition.matrix_table().splitlines()
+                     if line.startswith("| ")]
+    assert "35 PASS, 0 refused of 35 cells" in trained.stdout
+    assert "trained here against one process" in trained.stdout

@@ -19,7 +19,8 @@ zero-bubble: zbv is zero-bubble's own two-chunk V).
 
 ``matrix()``: the axes x features table (PASS: runs and is trained against one
 process by tests/test_composition.py; refused: the reason), the text that
-``minimegatron verify --matrix`` prints and docs/verification.md holds.
+``minimegatron verify --matrix`` prints and docs/verification.md holds; on a world of
+4k ranks the command also trains every cell (``train_matrix``) and prints what it measured.
 ``pairs()``: every pair of elements; ``WIDEST``: the widest grid that fits 8
 ranks. ``run_rows(rows, world)`` trains many rows in ONE launch: rows are packed
 into rounds of disjoint blocks of ranks (``pack``), each block a sub-communicator.
@@ -233,8 +234,22 @@ def matrix():
     return {(a, f): refusal((a, f)) for a in AXES for f in FEATURES}
 
 
-def matrix_table():
-    """The axes x features table as Markdown text: PASS, or refused and why (footnotes)."""
+def passed(row):
+    """True if a run_rows row raised nothing and stayed within its tolerance."""
+    return row["error"] is None and max(row["loss"], row["grad"], row["weight"]) <= row["tol"]
+
+
+def train_matrix(world=None):
+    """{(axis, feature): "PASS" or "FAIL"}: every cell that composes, trained on this world
+    (a multiple of 4 ranks: the cells' blocks have 2 or 4) against one process."""
+    cells = [cell for cell, why in matrix().items() if why is None]
+    return {tuple(row["elements"]): "PASS" if passed(row) else "FAIL"
+            for row in run_rows(cells, world)}
+
+
+def matrix_table(measured=None):
+    """The axes x features table as Markdown text: PASS, or refused and why (footnotes).
+    ``measured`` (train_matrix's): each composing cell's status as trained here."""
     cells, reasons = matrix(), []
     lines = ["| axis | " + " | ".join(LABELS[f] for f in FEATURES) + " |",
              "|---" * (len(FEATURES) + 1) + "|"]
@@ -243,16 +258,21 @@ def matrix_table():
         for f in FEATURES:
             why = cells[(a, f)]
             if why is None:
-                row.append("PASS")
+                row.append("PASS" if measured is None else measured[(a, f)])
             else:
                 if why not in reasons:
                     reasons.append(why)
                 row.append(f"SKIP [{reasons.index(why) + 1}]")
         lines.append(f"| {a} | " + " | ".join(row) + " |")
-    passed = sum(v is None for v in cells.values())
+    composing = sum(v is None for v in cells.values())
+    failed = sum(v != "PASS" for v in (measured or {}).values())
     lines.append("")
-    lines.append(f"{passed} PASS, {len(cells) - passed} refused of {len(cells)} cells "
-                 f"(axis = 2 with the feature; grids: checks/composition.plan).")
+    lines.append(f"{composing - failed} PASS, " + (f"{failed} FAIL, " if failed else "")
+                 + f"{len(cells) - composing} refused of {len(cells)} cells (axis = 2 with the "
+                 "feature; grids: checks/composition.plan; "
+                 + ("trained here against one process)." if measured is not None else
+                    "PASS: trained against one process by tests/test_composition.py and by "
+                    "`minimegatron run -n 4 verify --matrix`)."))
     lines += [f"[{i}] {why}" for i, why in enumerate(reasons, 1)]
     all_pairs = pairs()
     refused = [pair for pair in all_pairs if refusal(pair) is not None]
