@@ -1,8 +1,9 @@
 """The features compose: every pair of {tp, cp, ep, dp, pp, ZeRO-1, ZeRO-2, SP, interleaved,
-ZB, float16, recompute} that fits 8 ranks, and the widest grid, trained against one process in
-ONE 8-rank launch (rows packed into blocks of disjoint ranks, checks/composition.py); the
-refused pairs refused with their reason; three wrong implementations caught; and the axes x
-features table of ``verify --matrix`` equal to the one in docs/verification.md.
+ZB, float16, recompute} that fits 8 ranks, and the two widest grids, trained against one
+process in ONE 8-rank launch (rows packed into blocks of disjoint ranks,
+checks/composition.py); the refused pairs refused with their reason; three wrong
+implementations caught; and the axes x features table of ``verify --matrix`` equal to the
+one in docs/verification.md.
 (Checkpointing each combination: the checkpoint tests, tools/checkpoint*.py.)
 """
 import os
@@ -22,15 +23,17 @@ REFUSED = {("zero1", "zero2"): "one\nzero_stage", ("interleaved", "zb"): "two pi
 def test_every_pair_fits_eight_ranks_and_only_two_are_refused():
     assert len(composition.pairs()) == 66
     assert [p for p in composition.pairs() if composition.refusal(p)] == list(REFUSED)
-    for pair in ROWS + [composition.WIDEST]:
+    for pair in ROWS + list(composition.WIDEST):
         p = composition.plan(pair)
         assert p.size <= 8, (pair, p)
         for element in pair:                                 # the element is really on
             if element in composition.AXES:
                 assert getattr(p, element) == 2, (pair, p)
-    wide = composition.plan(composition.WIDEST)
-    assert (wide.tp, wide.cp, wide.pp, wide.ep, wide.size) == (2, 2, 2, 2, 8)
-    assert wide.sequence_parallel and wide.recompute and wide.zero_stage == 1
+    wide = [composition.plan(w) for w in composition.WIDEST]
+    assert all((w.tp, w.cp, w.pp, w.ep, w.size) == (2, 2, 2, 2, 8) for w in wide)
+    assert all(w.sequence_parallel and w.recompute for w in wide)
+    assert [(w.zero_stage, w.schedule, w.dtype) for w in wide] == [
+        (2, "interleaved", "float64"), (1, "zb-h1", "float16")]
 
 
 @pytest.mark.parametrize("pair", list(REFUSED))
@@ -67,10 +70,10 @@ def test_pack_uses_disjoint_blocks():
 @pytest.fixture(scope="module")
 def trained():
     return run_mpi(8, "workers/composition_checks.py:train_with_mutants",
-                   args=(ROWS + [composition.WIDEST],), timeout=400)
+                   args=(ROWS + list(composition.WIDEST),), timeout=400)
 
 
-@pytest.mark.parametrize("pair", ROWS + [composition.WIDEST], ids="+".join)
+@pytest.mark.parametrize("pair", ROWS + list(composition.WIDEST), ids="+".join)
 def test_each_combination_equals_one_process(trained, pair):
     row = next(r for r in trained[0]["right"] if tuple(r["elements"]) == tuple(pair))
     assert row["error"] is None, row

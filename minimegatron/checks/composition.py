@@ -21,9 +21,10 @@ zero-bubble: zbv is zero-bubble's own two-chunk V).
 process by tests/test_composition.py; refused: the reason), the text that
 ``minimegatron verify --matrix`` prints and docs/verification.md holds; on a world of
 4k ranks the command also trains every cell (``train_matrix``) and prints what it measured.
-``pairs()``: every pair of elements; ``WIDEST``: the widest grid that fits 8
-ranks. ``run_rows(rows, world)`` trains many rows in ONE launch: rows are packed
-into rounds of disjoint blocks of ranks (``pack``), each block a sub-communicator.
+``pairs()``: every pair of elements; ``WIDEST``: the widest grids that fit 8
+ranks (two, as ZeRO-1/2 and the two schedules exclude each other).
+``run_rows(rows, world)`` trains many rows in ONE launch: rows are packed into
+rounds of disjoint blocks of ranks (``pack``), each block a sub-communicator.
 (Checkpoints of each combination: tools/checkpoint*.py's own tests save one grid
 and load another; ``plan`` is the place a checkpoint test would take its grids.)
 """
@@ -43,7 +44,9 @@ LABELS = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "sp": "SP", "interleaved": "inte
 # CONTEXT_CONFIG with 4 layers: 16 tokens (zigzag over cp = 2, then over tp = 2 with SP),
 # 2 stages x 2 chunks of the interleaved schedule.
 COMPOSE_CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=16, seed=0)
-WIDEST = ("tp", "cp", "pp", "ep", "zero1", "sp", "recompute")   # tp2 x cp2 x pp2, ep over cp
+# The widest grids of 8 ranks, tp2 x cp2 x pp2 with ep = 2 over dp x cp, every feature in one:
+WIDEST = (("tp", "cp", "pp", "ep", "zero2", "sp", "interleaved", "recompute"),
+          ("tp", "cp", "pp", "ep", "zero1", "sp", "zb", "float16", "recompute"))
 STEPS, BATCH = 2, 4
 ABS_TOL = {"float64": 1e-10}          # float16: verify.tolerance (the drift of a 1-ulp nudge)
 
@@ -279,6 +282,7 @@ def matrix_table(measured=None):
     lines.append(f"Every pair of the {len(ELEMENTS)} elements: {len(all_pairs) - len(refused)} "
                  f"compose, {len(refused)} refused ("
                  + ", ".join(f"{a} + {b}" for a, b in refused) + ").")
-    lines.append("Widest grid that fits 8 ranks: " + plan(WIDEST).grid() + " with " + ", ".join(
-                     LABELS.get(e, e) for e in WIDEST if e in FEATURES) + ".")
+    for wide in WIDEST:
+        lines.append("Widest grid that fits 8 ranks: " + plan(wide).grid() + " with "
+                     + ", ".join(LABELS[e] for e in wide if e in FEATURES) + ".")
     return "\n".join(lines)

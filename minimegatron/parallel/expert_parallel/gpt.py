@@ -8,10 +8,11 @@ model a grid runs (tp: ParallelGPT, cp: the context-parallel GPT, else GPT).
 
 With tp > 1 the MoE is not split over tp: its input LN2(x) is the full (B, T,
 D) on every tp rank (with sequence parallelism it gathers it first, layer.py),
-so each tp rank routes the same tokens and runs the same experts over its OWN ep group (ep groups live inside
-dp x cp, one per tp rank): the output and every gradient are equal on the tp
-ranks, and nothing is reduced over tp. (Megatron can also split each expert
-over tp, "expert tensor parallelism"; not here.)
+so each tp rank routes the same tokens and runs the same experts over its OWN
+ep group (ep groups live inside dp x cp, one per tp rank): the output and
+every gradient are equal on the tp ranks, and nothing is reduced over tp.
+(Megatron can also split each expert over tp, "expert tensor parallelism";
+not here.)
 With cp > 1 the sequence's aux-loss counts are summed over ``grid.cp``; the
 capacity queue needs a whole sequence on one rank, so cp needs dropless.
 """
