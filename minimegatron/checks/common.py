@@ -55,8 +55,12 @@ def serial_sensitivity(config, steps=3, batch_size=8):
     sharp), so this grows with ``steps`` and is how ``verify`` scales its
     tolerance: a correct scheme stays within a small multiple of it.
     """
-    a = serial_reference(config, steps, batch_size)
-    b = serial_reference(config, steps, batch_size, nudge=True)
+    return drift_between(serial_reference(config, steps, batch_size),
+                         serial_reference(config, steps, batch_size, nudge=True))
+
+
+def drift_between(a, b):
+    """{"loss", "grad", "weight"}: max |difference| of two references' records, every step."""
     out = {"loss": max(abs(x - y) for x, y in zip(a["loss"], b["loss"]))}
     for key, name in (("grads", "grad"), ("weights", "weight")):
         out[name] = max(max_abs_diff(step_a[n], step_b[n])

@@ -16,6 +16,9 @@ tokens, forward and backward; the bytes of each all-to-all from the trace next
 to the formulas (dispatch.padded_bytes, dispatch.dropless_bytes), and the
 layer's output and input gradient against the serial MoE on the same tokens.
 
+``moe_sensitivity``: one MoE process against itself nudged by one ulp (verify's
+tolerance of the MoE rows, whose float16 gradients are larger than the dense GPT's).
+
 MOE_CONFIG: the 2-layer SMALL_CONFIG GPT; MOE: E = 8 experts, top-2, capacity
 factor 1.0 (C = ceil(2*8/8) = 2 per sequence of 8 tokens: tokens are dropped).
 float64 agrees to ~1e-15; verify's tolerance applies.
@@ -28,9 +31,9 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.comm import trace
-from minimegatron.backend import asarray
-from minimegatron.checks.common import max_abs_diff
-from minimegatron.checks.precision import check_optimizer
+from minimegatron.backend import asarray, xp
+from minimegatron.checks.common import drift_between, max_abs_diff
+from minimegatron.checks.precision import backward, check_optimizer, loss_scale, unscaled
 from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.nn.moe import MoE, MoEConfig, MoEGPT, init_by_name, moe_layers
 from minimegatron.parallel.expert_parallel.dispatch import dropless_bytes, padded_bytes
@@ -39,7 +42,7 @@ from minimegatron.parallel.expert_parallel.grads import clip_grad_norm
 from minimegatron.parallel.expert_parallel.layer import ExpertParallelMoE
 from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 from minimegatron.parallel.grid import ProcessGrid
-from minimegatron.parallel.split import rows_of
+from minimegatron.parallel.split import flatten, rows_of
 from minimegatron.parallel.tensor_parallel import shard_of
 from minimegatron.autodiff.tensor import Tensor
 
@@ -55,24 +58,38 @@ class _SerialGrid:
 
 
 @functools.lru_cache(maxsize=None)
-def moe_reference(config, moe, steps=2, batch_size=8, clip=None):
-    """{"loss", "grads", "weights", "norm", "dropped"}: one process, one entry per step."""
+def moe_reference(config, moe, steps=2, batch_size=8, clip=None, nudge=False):
+    """{"loss", "grads", "weights", "norm", "dropped"}: one process, one entry per step.
+    ``nudge``: every initial weight one unit in the last place up (``moe_sensitivity``)."""
     model = MoEGPT(config, moe)
+    if nudge:
+        for p in model.parameters():
+            p.data[...] = xp.nextafter(p.data, xp.inf)
     opt = check_optimizer(model.parameters(), config, None)
     record = {"loss": [], "grads": [], "weights": [], "norm": [], "dropped": 0}
     for step in range(steps):
         x, y = batch(config, batch_size, step)
         opt.zero_grad()
+        for layer in moe_layers(model):               # float16: the aux losses start from S
+            layer.aux_grad_scale = loss_scale(opt)
         loss = model.loss(x, y)
-        loss.backward()
+        backward(loss, opt)                           # from S x loss (S = 1 unless float16)
         record["dropped"] += sum(layer.last_plan.dropped for layer in moe_layers(model))
         record["loss"].append(loss.item())
-        record["grads"].append({n: p.grad.copy() for n, p in model.named_parameters()})
+        record["grads"].append({n: unscaled(p.grad, opt).copy()
+                                for n, p in model.named_parameters()})
         if clip is not None:
             record["norm"].append(clip_grad_norm(model.named_parameters(), _SerialGrid(), clip))
         opt.step()
         record["weights"].append(model.state_dict())
     return record
+
+
+def moe_sensitivity(config, moe, steps=2, batch_size=8):
+    """How far one MoE process drifts from itself after a one-ulp nudge of every weight
+    (common.serial_sensitivity's measure, for verify's tolerance of the MoE rows)."""
+    return drift_between(moe_reference(config, moe, steps, batch_size),
+                         moe_reference(config, moe, steps, batch_size, nudge=True))
 
 
 def expected(name, full, grid):
@@ -83,23 +100,41 @@ def expected(name, full, grid):
 
 
 def check_moe(dims, moe=MOE, steps=2, micro_batches=1, batch_size=8, config=MOE_CONFIG,
-              mpi_comm=None, expert_group="edp", clip=None, schedule="1f1b"):
-    """{"loss", "grad", "weight", "norm", "dropped"}: max |this rank - one process|."""
+              mpi_comm=None, expert_group="edp", clip=None, schedule="1f1b", zero_stage=0,
+              checkpoint_activations=False, chunks=1, sequence_parallel=False):
+    """{"loss", "grad", "weight", "norm", "dropped"}: max |this rank - one process|.
+
+    ZeRO-2 keeps only slices of the two flat gradients (dense, experts): each is
+    compared with the same slice of the flattened one-process gradients this rank's
+    part holds. float16: the gradients unscaled (grad / S), SGD (checks/precision.py).
+    """
     dp, pp, tp, cp, ep = dims
     grid = ProcessGrid(dp, pp, tp, comm=mpi_comm, cp=cp, ep=ep)
     trainer = MoETrainer(config, moe, grid, schedule=schedule, micro_batches=micro_batches,
                          optimizer_fn=lambda ps: check_optimizer(ps, config, grid.world),
-                         clip_grad=clip, expert_group=getattr(grid, expert_group))
+                         clip_grad=clip, expert_group=getattr(grid, expert_group),
+                         zero_stage=zero_stage, checkpoint_activations=checkpoint_activations,
+                         chunks=chunks, sequence_parallel=sequence_parallel)
     ref = moe_reference(config, moe, steps, batch_size, clip)
     out = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "norm": 0.0, "dropped": ref["dropped"]}
+    names = {id(p): name for name, p in trainer.named_parameters()}
     for step in range(steps):
         loss = trainer.forward_backward(*batch(config, batch_size, step))
         out["loss"] = max(out["loss"], abs(loss - ref["loss"][step]))
+        if zero_stage == 2:
+            for part in trainer.optimizer.parts:
+                flat = part.flat
+                serial = flatten([expected(names[id(p)], ref["grads"][step][names[id(p)]], grid)
+                                  for p in flat.params], flat.dtype)
+                got = unscaled(part.grad_shard, trainer.rule)
+                out["grad"] = max(out["grad"], max_abs_diff(got, flat.own(flat.pad(serial))))
         for name, p in trainer.named_parameters():
+            if zero_stage == 2:
+                break
             want = expected(name, ref["grads"][step][name], grid)
             if clip is not None:                       # the reference's grads before clipping
                 want = want * min(1.0, clip / (ref["norm"][step] + 1e-6))
-            out["grad"] = max(out["grad"], max_abs_diff(p.grad, want))
+            out["grad"] = max(out["grad"], max_abs_diff(unscaled(p.grad, trainer.rule), want))
         if clip is not None:
             out["norm"] = max(out["norm"], abs(trainer.grad_norm - ref["norm"][step]))
         trainer.step()

@@ -92,7 +92,8 @@ def _zero2_grad_diff(trainer, full_grads, grid):
     flat = trainer.optimizer.flat
     serial = flatten([shard_of(name, full_grads[name], grid.tp_rank, grid.tp_size)
                       for name, _ in trainer.named_parameters()], flat.dtype)
-    return max_abs_diff(trainer.optimizer.grad_shard, flat.own(flat.pad(serial)))
+    return max_abs_diff(unscaled(trainer.optimizer.grad_shard, trainer.rule),
+                        flat.own(flat.pad(serial)))
 
 
 def check_all_grids(world_size=None, steps=3, schedule="1f1b", micro_batches=2,

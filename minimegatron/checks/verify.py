@@ -32,13 +32,23 @@ for every scheme and grid and prints one table on rank 0:
                 (cp: dropless)                             tp or pp > 1, ep = dp; dp x tp x
                                                            cp=2 with ep = dp*cp; dp x pp=2 x
                                                            tp=2 x cp=2 with ep = dp*cp/2
+    moe-zero1/2 moe.check_moe(zero_stage), dense over dp x cp,  dp = N, ep = N/2 (edp of 2)
+                experts over edp (expert_parallel/zero.py)
+    moe-sp      moe.check_moe(sequence_parallel)           dp = N/2, tp = 2, ep = N/2
+    moe-recompute / moe-interleaved (v=2) / moe-zb (zb-h1)  dp = N/2, pp = 2, M = 2, ep = N/2
+    4d-sp       threed.check_3d (ring, sequence parallel)  the 4d-ring grids with tp > 1
+    (the MoE feature rows train checks/composition.COMPOSE_CONFIG: 4 layers, 16 tokens;
+    an odd world is a SKIP for SP and the pipeline features. ``verify --matrix`` prints which
+    axes and features compose: checks/composition.py)
 
 On one rank every scheme runs once with groups of 1. The data-parallel
 schemes train demo.SMALL_CONFIG (2 layers), the context-parallel ones
 demo.CONTEXT_CONFIG (the same with 16 tokens; also the 4d rows, so pp <= 2
 layers and tp <= 4 heads); the others VERIFY_CONFIG (8 layers, 8 heads,
 d_model 32); a cp row's grid reads "dp x pp x tp, M, cp". The MoE rows train
-MoEGPT on SMALL_CONFIG (checks/moe.py), their grid adds "ep" (folded over dp x cp).
+MoEGPT on SMALL_CONFIG (checks/moe.py), their grid adds "ep" (folded over dp x cp);
+their tolerance is the MoEGPT's own drift (checks/moe.moe_sensitivity: in float16 a
+one-ulp nudge flips some router choices, so it is looser than the dense GPT's).
 Any world size works: the batch (8 for data and pipeline rows, 4 for tp and
 cp, 16 for 3D) is rounded up to a multiple of dp x M,
 pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
@@ -159,12 +169,19 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "pp-zbv": Scheme("pipe ZBV", "zb", 8),
            "moe-ep": Scheme("MoE ep", "moe"),
            "moe-dropless": Scheme("MoE dropless", "moe"),
-           "moe-3d": Scheme("MoE ep+3D", "moe3d", 2)}
+           "moe-3d": Scheme("MoE ep+3D", "moe3d", 2),
+           "moe-zero1": Scheme("MoE ZeRO-1", "moex"),
+           "moe-zero2": Scheme("MoE ZeRO-2", "moex"),
+           "moe-sp": Scheme("MoE tp+SP", "moex"),
+           "moe-recompute": Scheme("MoE recomp.", "moex", 2),
+           "moe-interleaved": Scheme("MoE interl.", "moex", 2),
+           "moe-zb": Scheme("MoE ZB-H1", "moex", 2),
+           "4d-sp": Scheme("4D ring+SP", "4d", 2)}
 CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
           "cp": "context", "4d": "threed", "zb": "pipeline", "moe": "moe",
-          "moe3d": "moe"}                                                 # checks/<name>
+          "moe3d": "moe", "moex": "moe"}                                  # checks/<name>
 BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4,   # rounded up to a multiple of dp x M
-         "4d": 4, "zb": 8, "moe": 8, "moe3d": 8}
+         "4d": 4, "zb": 8, "moe": 8, "moe3d": 8, "moex": 8}
 INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
 
 
@@ -202,9 +219,12 @@ def grids(scheme, world_size):
         if world_size % 8 == 0:                                        # all four axes
             rows.append((world_size // 8, 2, 2, m, 2, world_size // 4))
         return rows
+    if kind == "moex":                                  # one grid: the feature on ep rows
+        return [moe_feature_grid(scheme, world_size)]
     if kind == "4d":
         return [(dp, pp, tp, m, cp) for cp in group_sizes(world_size) if cp > 1
-                for dp, pp, tp in factorisations(world_size // cp) if pp > 1 or tp > 1]
+                for dp, pp, tp in factorisations(world_size // cp)
+                if (pp > 1 or tp > 1) and (tp > 1 or scheme != "4d-sp")]
     if kind == "cp":
         if world_size == 1:
             return [(1, 1, 1, m, 1)]
@@ -223,6 +243,29 @@ def grids(scheme, world_size):
             if sum(x > 1 for x in (dp, pp, tp)) >= 2]
 
 
+def moe_feature_grid(scheme, n):
+    """(dp, pp, tp, M, cp, ep) of an MoE feature row on n ranks: ZeRO dp = n with an edp group
+    of 2 (n >= 4); SP tp = 2; the pipeline features pp = 2, M = 2; ep = what dp x cp leaves."""
+    feature, m = scheme[4:], SCHEMES[scheme].micro_batches
+    if n % 2:                                 # one process (or odd): fit says SKIP for SP, pp
+        return (n, 1, 1, m, 1, 1)
+    if feature in ("zero1", "zero2"):
+        return (n, 1, 1, 1, 1, n // 2 if n >= 4 else n)
+    if feature == "sp":
+        return (n // 2, 1, 2, 1, 1, n // 2)
+    return (n // 2, 2, 1, m, 1, n // 2)
+
+
+def moe_feature_options(scheme):
+    """check_moe's options of an MoE feature row (moe-zero1 ... moe-zb)."""
+    feature = scheme[4:]
+    return {"zero_stage": int(feature[-1]) if feature.startswith("zero") else 0,
+            "sequence_parallel": feature == "sp",
+            "checkpoint_activations": feature == "recompute",
+            "schedule": {"interleaved": "interleaved", "zb": "zb-h1"}.get(feature, "1f1b"),
+            "chunks": INTERLEAVED_CHUNKS if feature == "interleaved" else 1}
+
+
 def fit(scheme, dims):
     """(batch size, None) for a grid that can train its config, or (None, the reason why not).
 
@@ -234,10 +277,12 @@ def fit(scheme, dims):
     config = common_config(scheme)
     chunks = {"pp-interleaved": INTERLEAVED_CHUNKS, "pp-zbv": 2}.get(scheme, 1)
     try:
-        if SCHEMES[scheme].kind in ("moe", "moe3d"):
+        if SCHEMES[scheme].kind in ("moe", "moe3d", "moex"):
             _checks("moe").check_moe_fits(config, moe_config(scheme, cp), dims)
+        if SCHEMES[scheme].kind == "moex":
+            _moe_feature_fits(scheme, config, dims)
         if SCHEMES[scheme].kind in ("cp", "4d"):
-            attention = scheme[3:]
+            attention = _attention(scheme)
             check_cp_config(config, cp, attention,
                             "contiguous" if attention == "ulysses" else "zigzag", tp)
         check_tp_config(config, tp)
@@ -246,15 +291,37 @@ def fit(scheme, dims):
             check_interleaved(pp, m, chunks)                  # M a multiple of K
         if SCHEMES[scheme].kind == "zb":
             get_schedule(scheme[3:])(pp, m, 0)                # M >= K or 2K-1
-        if scheme == "tp-sp":
-            check_sequence_length(config.seq_len, tp)
+        if scheme in ("tp-sp", "4d-sp"):
+            check_sequence_length(config.seq_len // cp, tp)
     except ValueError as err:
         return None, (f"{chunks} chunks x {pp} stages: " if chunks > 1 else "") + str(err)
     return padded(BATCH[SCHEMES[scheme].kind], dp * m), None
 
 
+def _attention(scheme):
+    """The cp attention variant of a cp / 4d row ("4d-sp": ring with sequence parallelism)."""
+    return "ring" if scheme == "4d-sp" else scheme[3:]
+
+
+def _moe_feature_fits(scheme, config, dims):
+    """ValueError unless an MoE feature row's grid has what its feature needs."""
+    dp, pp, tp, m, cp = _unpack(dims)
+    options = moe_feature_options(scheme)
+    if options["sequence_parallel"] and tp == 1:
+        raise ValueError("sequence parallelism needs tp > 1 (an even world)")
+    if scheme in ("moe-recompute", "moe-interleaved", "moe-zb") and pp == 1:
+        raise ValueError(f"{scheme} runs a pipeline of pp = 2 (an even world)")
+    stage_layers(config.n_layer, pp * options["chunks"], 0)
+    if options["schedule"] == "interleaved":
+        check_interleaved(pp, m, options["chunks"])
+    if options["schedule"] == "zb-h1":
+        get_schedule("zb-h1")(pp, m, 0)
+
+
 def common_config(scheme):
     kind = SCHEMES[scheme].kind
+    if kind == "moex":                      # 4 layers, 16 tokens: checks/composition.py's
+        return _checks("composition").COMPOSE_CONFIG
     return (SMALL_CONFIG if kind in ("data", "moe", "moe3d")
             else CONTEXT_CONFIG if kind in ("cp", "4d") else VERIFY_CONFIG)
 
@@ -300,11 +367,13 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
     if kind == "4d":
         return _checks("threed").check_3d((dp, pp, tp, cp), steps=steps, micro_batches=m,
                                           batch_size=batch_size, config=config,
-                                          mpi_comm=group.comm, attention=scheme[3:])
-    if kind in ("moe", "moe3d"):
+                                          mpi_comm=group.comm, attention=_attention(scheme),
+                                          sequence_parallel=scheme == "4d-sp")
+    if kind in ("moe", "moe3d", "moex"):
+        options = moe_feature_options(scheme) if kind == "moex" else {}
         return _checks("moe").check_moe((dp, pp, tp, cp, dims[5]), moe_config(scheme, cp),
                                         steps=steps, micro_batches=m, batch_size=batch_size,
-                                        config=config, mpi_comm=group.comm)
+                                        config=config, mpi_comm=group.comm, **options)
     if kind == "zb" and dp > 1:               # DDP over dp pipelines (Trainer3D)
         return _checks("threed").check_3d((dp, pp, tp), steps=steps, schedule=scheme[3:],
                                           micro_batches=m, batch_size=batch_size,
@@ -343,13 +412,13 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
     if scheme != "3d" and size not in split_cache:
         split_cache[size] = world.split(color=world.rank // size, name=f"verify{size}")
     diffs, (batch_size, reason) = {}, fit(scheme, dims)
-    if not reason and dtype == "float16" and SCHEMES[scheme].kind in ("moe", "moe3d"):
-        reason = "MoE rows: float64 and float32 only"
     if reason:                                  # decided alike on every rank, no message
         return _row(scheme, dims, None, "SKIP", 0.0, note=reason)
     try:
         diffs = run_check(scheme, split_cache.get(size), dims, dtype, steps, batch_size)
-        tol = tolerance(_with_dtype(common_config(scheme), dtype), steps, batch_size)
+        moe = (moe_config(scheme, cp) if SCHEMES[scheme].kind in ("moe", "moe3d", "moex")
+               else None)
+        tol = tolerance(_with_dtype(common_config(scheme), dtype), steps, batch_size, moe)
     except Exception:  # noqa: BLE001 - every rank learns of it below
         error = traceback.format_exc()
     if _agree_on_failure(error, world):
@@ -374,13 +443,15 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
                 tol=max(tol.values()), vs64=vs64)
 
 
-def tolerance(config, steps, batch_size):
+def tolerance(config, steps, batch_size, moe=None):
     """{"loss", "grad", "weight"}: max(FLOOR, SAFETY x one process's drift from a 1-ulp nudge).
 
     See the module docstring: correct code passes at any ``--steps``, and the
-    tolerance says how much the comparison can still tell apart.
+    tolerance says how much the comparison can still tell apart. ``moe``: the MoEConfig
+    of an MoE row, whose drift is the MoEGPT's (checks/moe.moe_sensitivity).
     """
-    drift = serial_sensitivity(config, steps, batch_size)
+    drift = (serial_sensitivity(config, steps, batch_size) if moe is None else
+             _checks("moe").moe_sensitivity(config, moe, steps, batch_size))
     safety = MIXED_SAFETY if config.dtype == "float16" else SAFETY
     return {k: max(FLOOR[config.dtype], safety * drift[k]) for k in KEYS}
 

@@ -6,6 +6,8 @@ tolerances); this is the command: its arguments, the banner, the abort hook, the
     mpirun -n 8 python -m minimegatron verify        (or: minimegatron run -n 8 verify)
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
     minimegatron run -n 8 verify --precision mixed --steps 2
+    minimegatron verify --matrix       (which axes and features compose, and why not)
+    minimegatron run -n 4 verify --matrix    (the same, each cell trained against one process)
 """
 import time
 
@@ -30,7 +32,12 @@ def main(argv=None):
     parser.add_argument("--backend", choices=["numpy", "cupy"], default=None)
     parser.add_argument("--steps", type=positive_int, default=2,
                         help="AdamW steps per row (default 2)")
+    parser.add_argument("--matrix", action="store_true",
+                        help="print the composition table (axes x features: PASS, or refused "
+                             "and why; checks/composition.py) and exit")
     opts = parser.parse_args(argv)
+    if opts.matrix:
+        return print_matrix()
     schemes = [s.strip() for s in opts.schemes.split(",") if s.strip()]
     unknown = [s for s in schemes if s not in verify.SCHEMES]
     if unknown or not schemes:
@@ -57,3 +64,17 @@ def main(argv=None):
     if all(r["status"] == "SKIP" for r in rows):
         usage_error(i18n.text("verify.none_ran", n=world.size, schemes=",".join(schemes)))
     return 1 if any(r["status"] in ("FAIL", "ERROR") for r in rows) else 0
+
+
+def print_matrix():
+    """The composition table (checks/composition.py); on 4k ranks each cell is trained: 0 if
+    every one passes, 1 if one fails."""
+    from minimegatron.checks import composition
+    world = comm.world()
+    if world.size % 4:
+        comm.print0(composition.matrix_table())
+        return 0
+    comm.install_abort_hook()
+    measured = composition.train_matrix(world)
+    comm.print0(composition.matrix_table(measured))
+    return 1 if any(v != "PASS" for v in measured.values()) else 0

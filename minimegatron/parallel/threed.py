@@ -107,6 +107,15 @@ def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
                          f" got zero_stage={zero_stage!r}")
 
 
+def build_stage(model, grid, schedule, chunks=1):
+    """This rank's part of ``model``: its pipeline stage (or v chunks for the schedule)."""
+    if schedule == "interleaved":                     # v chunks: layer groups k, k+pp, ...
+        return ChunkedStage(model, grid.pp_rank, grid.pp_size, chunks)
+    if schedule == "zbv":                             # two chunks in a V: blocks k, 2pp-1-k
+        return ChunkedStage(model, grid.pp_rank, grid.pp_size, 2, placement="v")
+    return PipelineStage(model, grid.pp_rank, grid.pp_size)       # drops other layers
+
+
 class Trainer3D:
     """One rank of a dp x pp x tp GPT: ``loss = trainer.train_step(inputs, targets)``.
 
@@ -141,12 +150,7 @@ class Trainer3D:
             model = ParallelGPT(config, grid.tp, sequence_parallel=sequence_parallel)
         else:
             model = GPT(config)
-        if schedule == "interleaved":                 # v chunks: layer groups k, k+pp, ...
-            self.stage = ChunkedStage(model, grid.pp_rank, grid.pp_size, chunks)
-        elif schedule == "zbv":                       # two chunks in a V: blocks k, 2pp-1-k
-            self.stage = ChunkedStage(model, grid.pp_rank, grid.pp_size, 2, placement="v")
-        else:
-            self.stage = PipelineStage(model, grid.pp_rank, grid.pp_size)  # drops other layers
+        self.stage = build_stage(model, grid, schedule, chunks)
         self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches,
                                      checkpoint_activations)
         self.micro_batches = self.engine.num_micro_batches      # naive: always 1

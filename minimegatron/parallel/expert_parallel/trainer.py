@@ -12,9 +12,14 @@ Trainer3D's plan (parallel/threed.py) with three changes:
   hands its aux loss the gradient S/M (losses.attach_aux_loss): the pipeline
   starts every micro-batch's backward from S x loss_m / M.
 
-Not composed here: ZeRO (the expert and dense flat buffers would need their
-own groups), sequence parallelism, activation checkpointing, the interleaved
-schedule, dropout (ValueError before any message).
+Composed with every feature Trainer3D has: ZeRO-1/2 (``zero_stage``: dense
+weights sharded over dp x cp, experts over edp, zero.py), sequence parallelism
+(the MoE gathers the sequence, layer.py), the interleaved and zero-bubble
+schedules (``chunks``; zbv's V), activation recomputation (the MoE's all-to-alls
+run again in backward; its aux loss is logged once, recompute.py) and float16
+mixed precision (``optimizer_fn`` a MixedPrecisionOptimizer over grid.world: one
+found-inf per step, the aux losses start from S/M). Refused before any message:
+dropout, clipping with ZeRO (the norm of sharded gradients is not composed here).
 """
 from minimegatron import comm
 from minimegatron.comm import trace
@@ -23,11 +28,13 @@ from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
 from minimegatron.nn.moe.gpt import moe_layers, take_aux_loss
 from minimegatron.parallel.context_parallel import check_split
+from minimegatron.parallel.tensor_parallel.sequence import check_sequence_length
 from minimegatron.parallel.expert_parallel.gpt import check_moe_grid, expert_parallel_gpt
 from minimegatron.parallel.expert_parallel.grads import clip_grad_norm, reduce_gradients
 from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
-from minimegatron.parallel.pipeline_parallel import PipelineEngine, PipelineStage
-from minimegatron.parallel.threed import Trainer3D, check_3d_config, cp_split
+from minimegatron.parallel.expert_parallel.zero import ExpertShardedOptimizer
+from minimegatron.parallel.pipeline_parallel import PipelineEngine
+from minimegatron.parallel.threed import Trainer3D, build_stage, check_3d_config, cp_split
 
 
 class MoETrainer(Trainer3D):
@@ -39,23 +46,35 @@ class MoETrainer(Trainer3D):
 
     def __init__(self, config, moe, grid, schedule="1f1b", micro_batches=1,
                  optimizer_fn=make_optimizer, attention="ring", clip_grad=None,
-                 check_finite=True, expert_group=None):
-        if schedule == "interleaved":
-            raise ValueError("MoETrainer: the interleaved schedule is not supported")
-        check_3d_config(config, grid, schedule, micro_batches, 0, 1, attention)
-        check_moe_grid(config, moe, grid)
+                 check_finite=True, expert_group=None, zero_stage=0,
+                 checkpoint_activations=False, chunks=1, sequence_parallel=False):
+        check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
+        check_moe_grid(config, moe, grid, sequence_parallel)
         check_expert_parallel(grid.ep_size, grid.dp_size, grid.cp_size, moe.num_experts)
+        if zero_stage and clip_grad is not None:
+            raise ValueError("MoETrainer: clip_grad with ZeRO is not composed here (the norm "
+                             "of sharded gradients); use zero_stage=0 to clip")
         self.config, self.moe, self.grid, self.check_finite = config, moe, grid, check_finite
-        self.sequence_parallel, self.split = False, cp_split(attention)
+        self.sequence_parallel = sequence_parallel and grid.tp_size > 1
+        self.split = cp_split(attention)
         self.clip_grad, self.expert_group, self.grad_norm = clip_grad, expert_group, None
-        model = expert_parallel_gpt(config, moe, grid, attention)
-        self.stage = PipelineStage(model, grid.pp_rank, grid.pp_size)   # drops other layers
-        self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches)
+        model = expert_parallel_gpt(config, moe, grid, attention, self.sequence_parallel)
+        self.stage = build_stage(model, grid, schedule, chunks)
+        self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches,
+                                     checkpoint_activations)
         self.micro_batches = self.engine.num_micro_batches
-        self.zero_stage, self.ddp = 0, None
-        self.optimizer = self.rule = optimizer_fn(self.stage.parameters())
-        if not hasattr(self.rule, "loss_scale"):
-            self.rule.check_finite = check_finite
+        self.zero_stage, self.ddp = zero_stage, None
+        rule = optimizer_fn(self.stage.parameters())
+        self.rule = rule
+        if zero_stage == 0:
+            self.optimizer = rule
+        else:
+            self.optimizer = ExpertShardedOptimizer(self.named_parameters(), grid, zero_stage,
+                                                    rule, expert_group)
+        if hasattr(rule, "names") and len(rule.names) == len(self.stage.parameters()):
+            rule.names = [name for name, _ in self.named_parameters()]     # names its errors
+        if not hasattr(rule, "loss_scale"):
+            rule.check_finite = check_finite
 
     def forward_backward(self, inputs, targets):
         """Pipeline forward/backward on this rank's rows (and tokens), then the two gradient
@@ -63,6 +82,8 @@ class MoETrainer(Trainer3D):
         self.check_batch(inputs.shape[0])                         # before any message
         if self.grid.cp_size > 1:
             check_split(inputs.shape[1], self.grid.cp_size, self.split)
+        if self.sequence_parallel:
+            check_sequence_length(inputs.shape[1] // self.grid.cp_size, self.grid.tp_size)
         check_ids(inputs, self.config.vocab_size)
         check_targets(targets, self.config.vocab_size)
         self.optimizer.zero_grad()
@@ -74,7 +95,10 @@ class MoETrainer(Trainer3D):
         take_aux_loss(self.stage)
         loss = self.engine.train_step(x, y)                       # cross entropy, every stage
         aux = take_aux_loss(self.stage) / self.micro_batches      # this stage's layers
-        reduce_gradients(self.named_parameters(), self.grid, self.expert_group)
+        if self.zero_stage:
+            self.optimizer.reduce_gradients()         # ZeRO: dense over dp x cp, experts edp
+        else:
+            reduce_gradients(self.named_parameters(), self.grid, self.expert_group)
         with trace.label("dp.loss"):
             aux = comm.all_reduce(xp.asarray([aux]), self.grid.pp)          # every stage's
             mean = comm.all_reduce(xp.asarray([loss + aux[0]]), self.grid.dp_cp, op="mean")

@@ -22,6 +22,9 @@ saves every Dropout module's Generator state (``rng.bit_generator.state``)
 before the forward, rewinds to it for the recompute, then puts the stream
 back where it was, so training continues as if nothing was recomputed.
 (A tensor-parallel RNG tracker must do the same for its streams.)
+Logs: a module that logs a value per forward (an MoE layer's ``aux_log``, its
+aux loss) would log it twice; the recompute cuts each log back to its length
+before, so the step's aux loss is counted once.
 
 No communication of its own (collectives inside ``fn``, e.g. tensor parallel
 all-reduces, simply run again during the recompute). Used by the pipeline:
@@ -40,6 +43,15 @@ def _dropout_rngs(fn):
         return []
     return [m.rng for _, m in owner.named_modules() if hasattr(getattr(m, "rng", None),
                                                                 "bit_generator")]
+
+
+def _logs(fn):
+    """The per-forward logs (lists named ``aux_log``) of every module inside ``fn``."""
+    owner = fn if isinstance(fn, Module) else getattr(fn, "__self__", None)
+    if not isinstance(owner, Module):
+        return []
+    return [m.aux_log for _, m in owner.named_modules()
+            if isinstance(getattr(m, "aux_log", None), list)]
 
 
 def _wrap(raw_inputs, was_tensor, needs_grad):
@@ -68,8 +80,12 @@ class Recompute(Function):
         for rng, state in zip(ctx.rngs, ctx.rng_states):
             rng.bit_generator.state = state             # replay the same dropout masks
         inputs = _wrap(ctx.saved, ctx.was_tensor, ctx.needs_input_grad)
+        logs = _logs(ctx.fn)
+        lengths = [len(log) for log in logs]
         with enable_grad():
             out = ctx.fn(*inputs)                       # the recomputed graph
+        for log, length in zip(logs, lengths):
+            del log[length:]                            # logged at the first forward
         for rng, state in zip(ctx.rngs, now):
             rng.bit_generator.state = state             # the stream goes on unchanged
         out.backward(grad_out)                          # params: .grad += dL/dW

@@ -112,6 +112,26 @@ class ScatterToSequence(Function):
     backward = staticmethod(ReduceScatterToSequence.backward)
 
 
+class GatherToReplicated(Function):
+    """forward: all-gather along the sequence | backward: keep this rank's tokens
+
+    For a region every tp rank computes whole and alike (an MoE not split over tp):
+    each rank then holds the same full dL/dY, so its share is its chunk, with no sum
+    (Megatron's gather with ``tensor_parallel_output_grad=False``). Leave the region
+    with ``scatter_to_sequence`` (keep my tokens | all-gather).
+    """
+    @staticmethod
+    def forward(ctx, x, group):
+        ctx.group = group
+        return x if group.size == 1 else all_gather(x, group, axis=SEQ)   # (B, T, D)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        if ctx.group.size == 1:
+            return grad_out, None
+        return seq_chunk(grad_out, ctx.group), None                        # (B, T/t, D)
+
+
 class GatherMatmul(Function):
     """Y = g(X) A_i keeping only X_r: dA_i = X^T dY (X gathered again), dX_r = chunk_r(sum dY A^T)
 
@@ -154,6 +174,11 @@ def scatter_to_sequence(x, group):
     return ScatterToSequence.apply(x, group)
 
 
+def gather_to_replicated(x, group):
+    """All-gather along the sequence forward, keep this rank's tokens backward."""
+    return GatherToReplicated.apply(x, group)
+
+
 def gather_matmul(x, weight, group):
     """g(X) @ A_i, storing only X_r (see GatherMatmul)."""
     return GatherMatmul.apply(x, weight, group)
@@ -194,5 +219,5 @@ def sequence_dropout(x, p, training, rng, group):
 
 
 __all__ = ["check_sequence_length", "gather_from_sequence", "reduce_scatter_to_sequence",
-           "scatter_to_sequence", "gather_matmul", "shared_param", "SequenceParallelLayerNorm",
-           "sequence_dropout", "seq_chunk"]
+           "scatter_to_sequence", "gather_to_replicated", "gather_matmul", "shared_param",
+           "SequenceParallelLayerNorm", "sequence_dropout", "seq_chunk"]

@@ -1,0 +1,288 @@
+"""Which parallel axes and features compose: each combination trained next to one process.
+
+Elements: the five axes {tp, cp, ep, dp, pp} and the features {ZeRO-1, ZeRO-2,
+SP (sequence parallelism), interleaved 1F1B, ZB (zero-bubble ZB-H1), float16
+(mixed precision), recompute (activation recomputation)}. ``plan(elements)``
+turns a set of them into one run: every named axis of size 2, and what a
+feature needs (SP: tp = 2; interleaved / ZB: pp = 2, M = 2; ZeRO: dp x cp >= 2;
+ep: MoE with ep = 2 folded over dp x cp, with ZeRO dp x cp = 4 so that the
+experts are sharded over an edp group of 2). With ep the model is an MoEGPT
+(checks/moe.check_moe, MoETrainer), else the dense GPT (checks/threed.check_3d,
+Trainer3D); both return max |difference| from one process of the loss, every
+gradient and every weight after each step.
+
+What cannot compose is refused by ``plan`` (or by the trainers' own checks,
+called here without a message: ``refusal``) with the reason, the same on every
+rank before any collective. Two pairs are refused by construction: one ZeRO
+stage per run, and one pipeline schedule per run (interleaved 1F1B or
+zero-bubble: zbv is zero-bubble's own two-chunk V).
+
+``matrix()``: the axes x features table (PASS: runs and is trained against one
+process by tests/test_composition.py; refused: the reason), the text that
+``minimegatron verify --matrix`` prints and docs/verification.md holds; on a world of
+4k ranks the command also trains every cell (``train_matrix``) and prints what it measured.
+``pairs()``: every pair of elements; ``WIDEST``: the widest grids that fit 8
+ranks (two, as ZeRO-1/2 and the two schedules exclude each other).
+``run_rows(rows, world)`` trains many rows in ONE launch: rows are packed into
+rounds of disjoint blocks of ranks (``pack``), each block a sub-communicator.
+(Checkpoints of each combination: tools/checkpoint*.py's own tests save one grid
+and load another; ``plan`` is the place a checkpoint test would take its grids.)
+"""
+import dataclasses
+import itertools
+import traceback
+
+from minimegatron import comm
+from minimegatron.data.demo import GPTConfig
+from minimegatron.parallel.split import padded
+
+AXES = ("tp", "cp", "ep", "dp", "pp")
+FEATURES = ("zero1", "zero2", "sp", "interleaved", "zb", "float16", "recompute")
+ELEMENTS = AXES + FEATURES
+LABELS = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "sp": "SP", "interleaved": "interleaved",
+          "zb": "ZB", "float16": "float16", "recompute": "recompute"}
+# CONTEXT_CONFIG with 4 layers: 16 tokens (zigzag over cp = 2, then over tp = 2 with SP),
+# 2 stages x 2 chunks of the interleaved schedule.
+COMPOSE_CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=16, seed=0)
+# The widest grids of 8 ranks, tp2 x cp2 x pp2 with ep = 2 over dp x cp, every feature in one:
+WIDEST = (("tp", "cp", "pp", "ep", "zero2", "sp", "interleaved", "recompute"),
+          ("tp", "cp", "pp", "ep", "zero1", "sp", "zb", "float16", "recompute"))
+STEPS, BATCH = 2, 4
+ABS_TOL = {"float64": 1e-10}          # float16: verify.tolerance (the drift of a 1-ulp nudge)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """One run: the grid (dp, pp, tp, cp, ep), the trainer's options, the batch."""
+    dp: int
+    pp: int
+    tp: int
+    cp: int
+    ep: int
+    zero_stage: int
+    sequence_parallel: bool
+    schedule: str
+    chunks: int
+    micro_batches: int
+    dtype: str
+    recompute: bool
+    batch_size: int
+
+    @property
+    def size(self):
+        return self.dp * self.pp * self.tp * self.cp
+
+    def grid(self):
+        return (f"dp{self.dp} pp{self.pp} tp{self.tp} cp{self.cp}"
+                + (f" ep{self.ep}" if self.ep > 1 else ""))
+
+
+def plan(elements):
+    """The Plan of a set of elements, or ValueError with the reason it cannot compose."""
+    s = set(elements)
+    unknown = s - set(ELEMENTS)
+    if unknown:
+        raise ValueError(f"unknown composition element(s) {sorted(unknown)}; "
+                         f"choose from {', '.join(ELEMENTS)}")
+    if {"zero1", "zero2"} <= s:
+        raise ValueError("ZeRO-1 and ZeRO-2 are two stages of one optimizer: a run has one "
+                         "zero_stage")
+    if {"interleaved", "zb"} <= s:
+        raise ValueError("interleaved 1F1B and zero-bubble are two pipeline schedules: a run "
+                         "has one (zbv is zero-bubble's own two-chunk V)")
+    size = {a: 2 if a in s else 1 for a in AXES}
+    if "sp" in s:
+        size["tp"] = 2
+    if s & {"interleaved", "zb"}:
+        size["pp"] = 2
+    zero = 1 if "zero1" in s else 2 if "zero2" in s else 0
+    if "ep" in s:                                      # ep = 2 folds over dp x cp
+        want = 4 if zero and size["cp"] == 1 else 2    # ZeRO: an edp group of 2 to shard
+        size["dp"] = max(size["dp"], want // size["cp"])
+    elif zero:
+        size["dp"] = max(size["dp"], 2 // size["cp"])  # ZeRO shards over dp x cp >= 2
+    schedule = ("interleaved" if "interleaved" in s else "zb-h1" if "zb" in s else "1f1b")
+    m = 2 if size["pp"] > 1 else 1
+    return Plan(dp=size["dp"], pp=size["pp"], tp=size["tp"], cp=size["cp"], ep=size["ep"],
+                zero_stage=zero, sequence_parallel="sp" in s, schedule=schedule,
+                chunks=2 if schedule == "interleaved" else 1, micro_batches=m,
+                dtype="float16" if "float16" in s else "float64", recompute="recompute" in s,
+                batch_size=padded(BATCH, size["dp"] * m))
+
+
+def config_of(p):
+    return dataclasses.replace(COMPOSE_CONFIG, dtype=p.dtype)
+
+
+def moe_of(p):
+    """The MoEConfig of an ep run: capacity 1.0 (drops), dropless when cp splits sequences."""
+    from minimegatron.checks.moe import DROPLESS, MOE
+    return DROPLESS if p.cp > 1 else MOE
+
+
+class _Sizes:
+    """The grid sizes the construction checks read (no groups, no message)."""
+
+    def __init__(self, p):
+        self.dp_size, self.pp_size, self.tp_size, self.cp_size, self.ep_size = (
+            p.dp, p.pp, p.tp, p.cp, p.ep)
+
+
+def refusal(elements):
+    """None if the elements compose, else the reason (the ValueError the code raises)."""
+    from minimegatron.parallel.expert_parallel.gpt import check_moe_grid
+    from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
+    from minimegatron.parallel.threed import check_3d_config
+    try:
+        p = plan(elements)
+        config, sizes = config_of(p), _Sizes(p)
+        check_3d_config(config, sizes, p.schedule, p.micro_batches, p.zero_stage, p.chunks)
+        if p.ep > 1:
+            check_moe_grid(config, moe_of(p), sizes, p.sequence_parallel)
+            check_expert_parallel(p.ep, p.dp, p.cp, moe_of(p).num_experts)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def pairs():
+    """Every pair of elements, in ELEMENTS order."""
+    return list(itertools.combinations(ELEMENTS, 2))
+
+
+def run_one(elements, mpi_comm):
+    """{"loss", "grad", "weight"}: this rank's max |difference| from one process."""
+    p = plan(elements)
+    config = config_of(p)
+    if p.ep > 1:
+        from minimegatron.checks.moe import check_moe
+        out = check_moe((p.dp, p.pp, p.tp, p.cp, p.ep), moe_of(p), steps=STEPS,
+                        micro_batches=p.micro_batches, batch_size=p.batch_size, config=config,
+                        mpi_comm=mpi_comm, schedule=p.schedule, zero_stage=p.zero_stage,
+                        checkpoint_activations=p.recompute, chunks=p.chunks,
+                        sequence_parallel=p.sequence_parallel)
+    else:
+        from minimegatron.checks.threed import check_3d
+        out = check_3d((p.dp, p.pp, p.tp, p.cp), steps=STEPS, schedule=p.schedule,
+                       micro_batches=p.micro_batches, batch_size=p.batch_size, config=config,
+                       mpi_comm=mpi_comm, zero_stage=p.zero_stage,
+                       checkpoint_activations=p.recompute, chunks=p.chunks,
+                       sequence_parallel=p.sequence_parallel)
+    return {k: float(out[k]) for k in ("loss", "grad", "weight")}
+
+
+def tolerance(elements):
+    """The absolute tolerance of a row: 1e-10 in float64; float16: verify's (the drift)."""
+    p = plan(elements)
+    if p.dtype in ABS_TOL:
+        return ABS_TOL[p.dtype]
+    from minimegatron.checks.verify import tolerance as drift_tolerance
+    moe = moe_of(p) if p.ep > 1 else None
+    return max(drift_tolerance(config_of(p), STEPS, p.batch_size, moe).values())
+
+
+def pack(sizes, world_size):
+    """Rounds of (row index, first rank): each round's blocks are disjoint ranks of the world.
+
+    First fit, largest first: every size must divide the world (1, 2, 4, 8 of 8 ranks).
+    """
+    rounds = []
+    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+        if world_size % sizes[i]:
+            raise ValueError(f"a row of {sizes[i]} ranks does not tile {world_size} ranks")
+        for used in rounds:
+            start = sum(sizes[j] for j, _ in used)
+            if start + sizes[i] <= world_size:
+                used.append((i, start))
+                break
+        else:
+            rounds.append([(i, 0)])
+    return rounds
+
+
+def run_rows(rows, world=None):
+    """[{"elements", "grid", "loss", "grad", "weight", "tol", "error"}] of every row (list of
+    element tuples) that composes, trained in rounds of disjoint blocks; the same list on every
+    rank. A row that raises reports its last line (an ERROR, not a hang: the block is alone)."""
+    world = world or comm.world()
+    plans = [plan(r) for r in rows]
+    results = [None] * len(rows)
+    for layout in pack([p.size for p in plans], world.size):
+        mine = next(((i, start) for i, start in layout
+                     if start <= world.rank < start + plans[i].size), None)
+        color = layout.index(mine) if mine else len(layout)
+        block = world.split(color=color, name=f"compose{color}")
+        if mine is None:
+            continue
+        i, _ = mine
+        try:
+            out, error = run_one(rows[i], block.comm), None
+        except Exception:  # noqa: BLE001 - the block reports it as the row's error
+            out, error = {}, traceback.format_exc().strip().splitlines()[-1]
+        worst = comm.allgather_object((out, error), block)
+        errors = [e for _, e in worst if e]
+        results[i] = {"elements": list(rows[i]), "grid": plans[i].grid(),
+                      "error": errors[0] if errors else None,
+                      **{k: max(o.get(k, float("nan")) for o, _ in worst)
+                         for k in ("loss", "grad", "weight")}}
+    every = comm.allgather_object(results, world)
+    merged = [next(r[i] for r in every if r[i] is not None) for i in range(len(rows))]
+    for row in merged:
+        row["tol"] = tolerance(row["elements"])
+    return merged
+
+
+def matrix():
+    """{(axis, feature): None (composes) or the reason it is refused}."""
+    return {(a, f): refusal((a, f)) for a in AXES for f in FEATURES}
+
+
+def passed(row):
+    """True if a run_rows row raised nothing and stayed within its tolerance."""
+    return row["error"] is None and max(row["loss"], row["grad"], row["weight"]) <= row["tol"]
+
+
+def train_matrix(world=None):
+    """{(axis, feature): "PASS" or "FAIL"}: every cell that composes, trained on this world
+    (a multiple of 4 ranks: the cells' blocks have 2 or 4) against one process."""
+    cells = [cell for cell, why in matrix().items() if why is None]
+    return {tuple(row["elements"]): "PASS" if passed(row) else "FAIL"
+            for row in run_rows(cells, world)}
+
+
+def matrix_table(measured=None):
+    """The axes x features table as Markdown text: PASS, or refused and why (footnotes).
+    ``measured`` (train_matrix's): each composing cell's status as trained here."""
+    cells, reasons = matrix(), []
+    lines = ["| axis | " + " | ".join(LABELS[f] for f in FEATURES) + " |",
+             "|---" * (len(FEATURES) + 1) + "|"]
+    for a in AXES:
+        row = []
+        for f in FEATURES:
+            why = cells[(a, f)]
+            if why is None:
+                row.append("PASS" if measured is None else measured[(a, f)])
+            else:
+                if why not in reasons:
+                    reasons.append(why)
+                row.append(f"SKIP [{reasons.index(why) + 1}]")
+        lines.append(f"| {a} | " + " | ".join(row) + " |")
+    composing = sum(v is None for v in cells.values())
+    failed = sum(v != "PASS" for v in (measured or {}).values())
+    lines.append("")
+    lines.append(f"{composing - failed} PASS, " + (f"{failed} FAIL, " if failed else "")
+                 + f"{len(cells) - composing} refused of {len(cells)} cells (axis = 2 with the "
+                 "feature; grids: checks/composition.plan; "
+                 + ("trained here against one process)." if measured is not None else
+                    "PASS: trained against one process by tests/test_composition.py and by "
+                    "`minimegatron run -n 4 verify --matrix`)."))
+    lines += [f"[{i}] {why}" for i, why in enumerate(reasons, 1)]
+    all_pairs = pairs()
+    refused = [pair for pair in all_pairs if refusal(pair) is not None]
+    lines.append(f"Every pair of the {len(ELEMENTS)} elements: {len(all_pairs) - len(refused)} "
+                 f"compose, {len(refused)} refused ("
+                 + ", ".join(f"{a} + {b}" for a, b in refused) + ").")
+    for wide in WIDEST:
+        lines.append("Widest grid that fits 8 ranks: " + plan(wide).grid() + " with "
+                     + ", ".join(LABELS[e] for e in wide if e in FEATURES) + ".")
+    return "\n".join(lines)

@@ -1,0 +1,72 @@
+"""Worker of tests/test_composition.py: every pair (and the widest grid) in one launch."""
+from minimegatron import comm
+from minimegatron.checks import composition
+
+
+def train_rows(rows):
+    """composition.run_rows of the given element lists; rank 0 returns them (others None)."""
+    out = composition.run_rows([tuple(r) for r in rows])
+    return out if comm.world().rank == 0 else None
+
+
+def _error(fn):
+    try:
+        fn()
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def refusals_before_any_message():
+    """Each refused combination's ValueError on this rank (the trainers' own constructors) and
+    the comm spans they caused (0): the grids are built first, then the trace is reset."""
+    import dataclasses
+    from minimegatron.comm import trace
+    from minimegatron.checks.moe import MOE
+    from minimegatron.parallel.expert_parallel.trainer import MoETrainer
+    from minimegatron.parallel.grid import ProcessGrid
+    from minimegatron.parallel.threed import Trainer3D
+    config = composition.COMPOSE_CONFIG
+    grid, sp_grid = ProcessGrid(dp=8, ep=4), ProcessGrid(dp=2, tp=4, ep=2)
+    short = dataclasses.replace(config, seq_len=6)            # 6 tokens do not split over 4
+    comm.barrier(comm.world())
+    trace.reset()
+    out = {"clip_zero": _error(lambda: MoETrainer(config, MOE, grid, zero_stage=1,
+                                                  clip_grad=1.0)),
+           "sp_length": _error(lambda: MoETrainer(short, MOE, sp_grid,
+                                                  sequence_parallel=True)),
+           "zero3_pipeline": _error(lambda: MoETrainer(config, MOE, grid, zero_stage=3)),
+           "dense_zero3": _error(lambda: Trainer3D(config, grid, zero_stage=3)),
+           "two_stages": _error(lambda: composition.plan(("zero1", "zero2"))),
+           "two_schedules": _error(lambda: composition.plan(("interleaved", "zb")))}
+    out["spans"] = len([s for s in trace.spans() if s["kind"] == "comm"])
+    return out
+
+
+def _mutate():
+    """Three wrong implementations at once (each row below exercises one of them)."""
+    import importlib
+    from minimegatron.parallel.expert_parallel import layer, zero
+    recompute = importlib.import_module("minimegatron.parallel.pipeline_parallel.recompute")
+    from minimegatron.parallel.tensor_parallel.sequence import gather_from_sequence
+    init = zero.ExpertShardedOptimizer.__init__
+
+    def not_divided(self, *args, **kwargs):          # expert gradients: mean over edp only
+        init(self, *args, **kwargs)
+        self.ep_size = 1
+    zero.ExpertShardedOptimizer.__init__ = not_divided
+    layer.gather_to_replicated = gather_from_sequence  # SP: backward sums the tp copies
+    recompute._logs = lambda fn: []                    # the aux loss logged twice
+
+
+MUTANT_ROWS = [("ep", "zero2"), ("ep", "sp"), ("ep", "recompute")]
+
+
+def train_with_mutants(rows):
+    """The refusals (every rank), train_rows(rows), then the MUTANT_ROWS with the wrong
+    implementations."""
+    refused = refusals_before_any_message()
+    right = composition.run_rows([tuple(r) for r in rows])
+    _mutate()
+    wrong = composition.run_rows(MUTANT_ROWS)
+    return {"right": right, "wrong": wrong, "refused": refused}
