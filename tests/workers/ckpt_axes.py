@@ -1,0 +1,199 @@
+"""Runs on every rank of 4 (tests/test_checkpoint.py): checkpoints across tp, cp, ep, dp, pp, ZeRO.
+
+``check_axes(directory)`` returns this rank's {check: value}:
+
+- MoE (E = 8, top-2, capacity) chain: trained on dp 4 x ep 2 for 2 steps, saved;
+  loaded on the same grid; on ep 4 (2 steps, saved); on one process (2 steps,
+  saved); on tp 2 x ep 2 (2 steps); and from the first file on pp 2 x ep 2. Every
+  loss and the weights after each leg next to one process that never stopped
+  (moe_reference, 8 steps): AdamW's m and v must have travelled too.
+- context parallel (dense, 16 tokens): dp 2 x cp 2 with ZeRO-1 for 2 steps, saved;
+  loaded on the same grid, on tp 2 x cp 2, on one process and on dp 2 x pp 2 with
+  ZeRO-2, 2 steps each, next to serial_reference.
+- MoE with cp (dropless): dp 2 x cp 2 x ep 2, saved; loaded on one process.
+- refusals (the same message on every rank, no weight touched): another MoE
+  config, a dense model for an MoE file, a file missing experts, a corrupt file.
+- an MoE checkpoint of the text vocabulary for ``minimegatron sample``.
+"""
+import dataclasses
+import json
+import os
+
+import numpy as np
+
+from minimegatron import comm
+from minimegatron.checks.common import serial_reference
+from minimegatron.checks.moe import DROPLESS, MOE, MOE_CONFIG, expected, moe_reference
+from minimegatron.checks.precision import check_optimizer
+from minimegatron.data.datasets import CharTokenizer, tiny_corpus
+from minimegatron.data.demo import CONTEXT_CONFIG, batch
+from minimegatron.parallel.expert_parallel.trainer import MoETrainer
+from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.parallel.threed import Trainer3D
+from minimegatron.tools import checkpoint_format
+from minimegatron.tools.checkpoint import (CheckpointError, load_checkpoint, read_checkpoint,
+                                           save_checkpoint)
+
+BATCH = 8
+
+
+def grid_of(dp=1, pp=1, tp=1, cp=1, ep=1):
+    """A ProcessGrid of dp*pp*tp*cp ranks; the world is split into copies of it."""
+    world, size = comm.world(), dp * pp * tp * cp
+    sub = world.split(color=world.rank // size)
+    return ProcessGrid(dp, pp, tp, comm=sub.comm, cp=cp, ep=ep)
+
+
+def moe_trainer(grid, moe=MOE, config=MOE_CONFIG):
+    return MoETrainer(config, moe, grid, optimizer_fn=lambda ps: check_optimizer(ps, config,
+                                                                                  grid.world))
+
+
+def weight_diff(trainer, weights):
+    """max |this rank's weights - its part of one process's|."""
+    return max(float(np.abs(p.data - expected(n, weights[n], trainer.grid)).max())
+               for n, p in trainer.named_parameters())
+
+
+def exact(saved, loaded):
+    """max |saved - loaded| over this rank's weights and optimizer state (the same grid):
+    0.0 when the file holds each rank's piece and gives it back."""
+    mine, theirs = held(saved), held(loaded)
+    if len(mine) != len(theirs):
+        return float("inf")
+    return max(float(np.abs(a - b).max()) for a, b in zip(mine, theirs))
+
+
+def held(trainer):
+    """This rank's weights, then its optimizer state arrays (ZeRO: its flat slices)."""
+    opt = trainer.optimizer
+    states = [a for flat, _, _ in opt.local_shards() for a in flat.state.values()] \
+        if hasattr(opt, "local_shards") else [a for s in opt.state for a in s.values()]
+    return [p.data for p in trainer.parameters()] + states
+
+
+def leg(out, key, trainer, ref, config, start, steps=2):
+    """Train ``steps`` steps from ``start``; losses and weights next to the reference."""
+    losses = [trainer.train_step(*batch(config, BATCH, s)) for s in range(start, start + steps)]
+    out[f"loss_{key}"] = max(abs(a - b) for a, b in zip(losses, ref["loss"][start:]))
+    out[f"weight_{key}"] = weight_diff(trainer, ref["weights"][start + steps - 1])
+    out[f"step_{key}"] = trainer.optimizer.step_count
+
+
+def resume(out, key, trainer, path, ref, config, steps=2):
+    """Load ``path`` into ``trainer``: the loaded weights, then ``steps`` more steps."""
+    meta = load_checkpoint(trainer, trainer.optimizer, path, trainer.grid)
+    start = meta["rng"]["user"]["next_step"]
+    out[f"loaded_{key}"] = weight_diff(trainer, ref["weights"][start - 1])
+    leg(out, key, trainer, ref, config, start, steps)
+
+
+def moe_chain(directory, out):
+    ref = moe_reference(MOE_CONFIG, MOE, 8, BATCH)
+    path = os.path.join(directory, "moe_ep2.npz")
+    first = moe_trainer(grid_of(dp=4, ep=2))
+    leg(out, "moe_ep2", first, ref, MOE_CONFIG, 0)
+    save_checkpoint(first, first.optimizer, path, first.grid, rng_state={"next_step": 2})
+    same = moe_trainer(grid_of(dp=4, ep=2))
+    load_checkpoint(same, same.optimizer, path, same.grid)
+    out["exact_moe_same"] = exact(first, same)
+    resume(out, "moe_same", same, path, ref, MOE_CONFIG)
+    resume(out, "moe_pp2", moe_trainer(grid_of(dp=2, pp=2, ep=2)), path, ref, MOE_CONFIG)
+    ep4 = moe_trainer(grid_of(dp=4, ep=4))
+    resume(out, "moe_ep4", ep4, path, ref, MOE_CONFIG)
+    path4 = os.path.join(directory, "moe_ep4.npz")
+    save_checkpoint(ep4, ep4.optimizer, path4, ep4.grid, rng_state={"next_step": 4})
+    one = moe_trainer(grid_of())
+    resume(out, "moe_one", one, path4, ref, MOE_CONFIG)
+    path1 = os.path.join(directory, f"moe_one_{comm.world().rank}.npz")   # one per process
+    save_checkpoint(one, one.optimizer, path1, one.grid, rng_state={"next_step": 6})
+    comm.barrier(comm.world())
+    resume(out, "moe_tp2_ep2", moe_trainer(grid_of(dp=2, tp=2, ep=2)),
+           os.path.join(directory, "moe_one_0.npz"), ref, MOE_CONFIG)
+    return path
+
+
+def cp_runs(directory, out):
+    ref = serial_reference(CONTEXT_CONFIG, steps=4, batch_size=BATCH)
+    path = os.path.join(directory, "cp.npz")
+
+    def trainer(zero_stage=0, **dims):
+        return Trainer3D(CONTEXT_CONFIG, grid_of(**dims), zero_stage=zero_stage)
+    first = trainer(zero_stage=1, dp=2, cp=2)
+    leg(out, "cp", first, ref, CONTEXT_CONFIG, 0)
+    save_checkpoint(first, first.optimizer, path, first.grid, rng_state={"next_step": 2})
+    same = trainer(zero_stage=1, dp=2, cp=2)
+    load_checkpoint(same, same.optimizer, path, same.grid)
+    out["exact_cp_same"] = exact(first, same)
+    for key, t in (("cp_same", same),
+                   ("cp_tp2", trainer(tp=2, cp=2)), ("cp_one", trainer()),
+                   ("cp_pp2_zero2", trainer(zero_stage=2, dp=2, pp=2))):
+        resume(out, key, t, path, ref, CONTEXT_CONFIG)
+
+    moe_ref = moe_reference(CONTEXT_CONFIG, DROPLESS, 4, BATCH)
+    moe_path = os.path.join(directory, "moe_cp.npz")
+    cp_ep = moe_trainer(grid_of(dp=2, cp=2, ep=2), DROPLESS, CONTEXT_CONFIG)
+    leg(out, "moe_cp", cp_ep, moe_ref, CONTEXT_CONFIG, 0)
+    save_checkpoint(cp_ep, cp_ep.optimizer, moe_path, cp_ep.grid, rng_state={"next_step": 2})
+    resume(out, "moe_cp_one", moe_trainer(grid_of(), DROPLESS, CONTEXT_CONFIG), moe_path,
+           moe_ref, CONTEXT_CONFIG)
+
+
+def rejected(fn):
+    """The CheckpointError message on this rank ("" if nothing was raised)."""
+    try:
+        fn()
+    except CheckpointError as err:
+        return str(err)
+    return ""
+
+
+def without_experts(source, target):
+    """Rank 0: ``target`` = ``source`` with experts 4..7 cut away (a valid, consistent file)."""
+    arrays, meta = read_checkpoint(source)
+    for key in [k for k in arrays if ".experts." in k]:
+        arrays[key] = arrays[key][:4].copy()
+        meta["arrays"][key]["shape"] = list(arrays[key].shape)
+        meta["arrays"][key]["crc32"] = checkpoint_format.crc32(arrays[key])
+    np.savez(target, meta=np.array(json.dumps(meta)), **arrays)
+
+
+def refusals(directory, path, out):
+    grid = grid_of(dp=4, ep=2)
+    trainer = moe_trainer(grid)
+    missing, corrupt = (os.path.join(directory, f) for f in ("missing.npz", "corrupt.npz"))
+    if comm.world().rank == 0:
+        without_experts(path, missing)
+        data = bytearray(open(path, "rb").read())
+        data[len(data) // 2] ^= 0xFF
+        open(corrupt, "wb").write(bytes(data))
+    comm.barrier(comm.world())
+    before = {n: p.data.copy() for n, p in trainer.named_parameters()}
+    top1 = moe_trainer(grid, dataclasses.replace(MOE, top_k=1))
+    dense = Trainer3D(MOE_CONFIG, grid_of(dp=4))
+    out["refuse_moe_config"] = rejected(lambda: load_checkpoint(top1, top1.optimizer, path,
+                                                                grid))
+    out["refuse_dense"] = rejected(lambda: load_checkpoint(dense, dense.optimizer, path,
+                                                           dense.grid))
+    for case, bad in (("refuse_missing", missing), ("refuse_corrupt", corrupt)):
+        out[case] = rejected(lambda: load_checkpoint(trainer, trainer.optimizer, bad, grid))
+    out["untouched"] = max(float(np.abs(p.data - before[n]).max())
+                           for n, p in trainer.named_parameters())
+
+
+def text_model(directory):
+    """An MoE GPT of the corpus' vocabulary, 1 step on dp 2 x ep 2, saved for ``sample``."""
+    config = dataclasses.replace(MOE_CONFIG, vocab_size=CharTokenizer(tiny_corpus()).vocab_size)
+    trainer = moe_trainer(grid_of(dp=4, ep=2), MOE, config)
+    trainer.train_step(*batch(config, BATCH, 0))
+    save_checkpoint(trainer, trainer.optimizer, os.path.join(directory, "moe_text.npz"),
+                    trainer.grid)
+
+
+def check_axes(directory):
+    out = {}
+    path = moe_chain(directory, out)
+    cp_runs(directory, out)
+    refusals(directory, path, out)
+    text_model(directory)
+    return out
