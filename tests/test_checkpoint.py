@@ -115,8 +115,9 @@ def test_a_zip_bomb_is_refused_before_decompression(fuzzed):
 # --- every axis: tp, cp, ep, dp, pp and ZeRO (tests/workers/ckpt_axes.py, one 4-rank launch) ---
 
 AXES_LEGS = {"moe_ep2": 2, "moe_same": 4, "moe_pp2": 4, "moe_ep4": 4, "moe_one": 6,
-             "moe_tp2_ep2": 8, "cp": 2, "cp_same": 4, "cp_tp2": 4, "cp_one": 4,
-             "cp_pp2_zero2": 4, "moe_cp": 2, "moe_cp_one": 4}
+             "moe_tp2_ep2": 8, "cp": 2, "cp_same": 4, "cp_tp2": 4, "cp_pp2_zero2": 4,
+             "cp_zero1": 2, "cp_zero1_same": 4, "cp_zero1_one": 4, "moe_cp": 2,
+             "moe_cp_one": 4}
 
 
 @pytest.fixture(scope="module")
@@ -128,10 +129,12 @@ def axes(tmp_path_factory):
 
 @pytest.mark.parametrize("leg", sorted(AXES_LEGS))
 def test_every_axis_resumes_like_the_run_that_never_stopped(axes, leg):
-    """ep 2 -> (ep 2, pp 2 x ep 2, ep 4 -> one process -> tp 2 x ep 2); dp 2 x cp 2 with
-    ZeRO-1 -> (the same, tp 2 x cp 2, one process, dp 2 x pp 2 with ZeRO-2); cp 2 x ep 2 ->
-    one process: 2 steps after each load, losses and weights next to one process."""
+    """ep 2 -> (ep 2, pp 2 x ep 2, ep 4 -> one process -> tp 2 x ep 2); dp 2 x cp 2 -> (the
+    same, tp 2 x cp 2, dp 2 x pp 2 with ZeRO-2); dp 2 x cp 2 with ZeRO-1 -> (the same, one
+    process); cp 2 x ep 2 -> one process: 2 steps after each load (so AdamW's m and v count
+    too), losses and weights next to one process that never stopped."""
     for rank, res in enumerate(axes[1]):
+        assert res.get(f"error_{leg}", "") == "", (rank, res[f"error_{leg}"])
         assert res[f"loss_{leg}"] < TOL_LOSS, (rank, res[f"loss_{leg}"])
         assert res[f"weight_{leg}"] < TOL_WEIGHT, (rank, res[f"weight_{leg}"])
         assert res.get(f"loaded_{leg}", 0.0) < TOL_WEIGHT, (rank, res[f"loaded_{leg}"])
@@ -145,6 +148,7 @@ def test_ep_and_cp_checkpoints_give_each_rank_exactly_its_piece_back(axes):
     for res in axes[1]:
         assert res["exact_moe_same"] == 0.0
         assert res["exact_cp_same"] == 0.0
+        assert res["exact_cp_zero1_same"] == 0.0
 
 
 def test_files_hold_every_expert_once_in_global_order(axes):
@@ -160,11 +164,14 @@ def test_files_hold_every_expert_once_in_global_order(axes):
     for name, full in ref.items():
         assert arrays[f"param/{name}"].shape == full.shape, name      # (8, ...) for experts
         assert np.abs(arrays[f"param/{name}"] - full).max() < TOL_WEIGHT, name
-    arrays, meta = read_checkpoint(str(axes[0] / "cp.npz"))
-    assert meta["grid"] == {"dp": 2, "pp": 1, "tp": 1, "cp": 2, "ep": 1, "zero": 1}
     ref = serial_reference(CONTEXT_CONFIG, steps=4, batch_size=8)["weights"][1]
-    for name, full in ref.items():
-        assert np.abs(arrays[f"param/{name}"] - full).max() < TOL_WEIGHT, name
+    for file, zero in (("cp.npz", 0), ("cp_zero1.npz", 1)):
+        arrays, meta = read_checkpoint(str(axes[0] / file))
+        assert meta["grid"] == {"dp": 2, "pp": 1, "tp": 1, "cp": 2, "ep": 1, "zero": zero}
+        for name, full in ref.items():
+            assert np.abs(arrays[f"param/{name}"] - full).max() < TOL_WEIGHT, name
+        plain_m = read_checkpoint(str(axes[0] / "cp.npz"))[0]["optim/wte.weight/m"]
+        assert np.abs(arrays["optim/wte.weight/m"] - plain_m).max() < 1e-12  # ZeRO's, gathered
 
 
 @pytest.mark.parametrize("case, words", [

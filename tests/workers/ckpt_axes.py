@@ -7,9 +7,10 @@
   saved); on tp 2 x ep 2 (2 steps); and from the first file on pp 2 x ep 2. Every
   loss and the weights after each leg next to one process that never stopped
   (moe_reference, 8 steps): AdamW's m and v must have travelled too.
-- context parallel (dense, 16 tokens): dp 2 x cp 2 with ZeRO-1 for 2 steps, saved;
-  loaded on the same grid, on tp 2 x cp 2, on one process and on dp 2 x pp 2 with
-  ZeRO-2, 2 steps each, next to serial_reference.
+- context parallel (dense, 16 tokens): dp 2 x cp 2 for 2 steps, saved; loaded on
+  the same grid, on tp 2 x cp 2 and on dp 2 x pp 2 with ZeRO-2; and with ZeRO-1,
+  saved, loaded on the same grid and on one process: 2 steps each, next to
+  serial_reference. Loaded on the grid that saved: every array equal to the bit.
 - MoE with cp (dropless): dp 2 x cp 2 x ep 2, saved; loaded on one process.
 - refusals (the same message on every rank, no weight touched): another MoE
   config, a dense model for an MoE file, a file missing experts, a corrupt file.
@@ -55,9 +56,11 @@ def weight_diff(trainer, weights):
                for n, p in trainer.named_parameters())
 
 
-def exact(saved, loaded):
-    """max |saved - loaded| over this rank's weights and optimizer state (the same grid):
-    0.0 when the file holds each rank's piece and gives it back."""
+def exact(saved, loaded, path):
+    """Load ``path`` into ``loaded``: max |saved - loaded| over this rank's weights and
+    optimizer state (the same grid), 0.0 when each rank gets its piece back (inf: refused)."""
+    if rejected(lambda: load_checkpoint(loaded, loaded.optimizer, path, loaded.grid)):
+        return float("inf")
     mine, theirs = held(saved), held(loaded)
     if len(mine) != len(theirs):
         return float("inf")
@@ -81,8 +84,14 @@ def leg(out, key, trainer, ref, config, start, steps=2):
 
 
 def resume(out, key, trainer, path, ref, config, steps=2):
-    """Load ``path`` into ``trainer``: the loaded weights, then ``steps`` more steps."""
-    meta = load_checkpoint(trainer, trainer.optimizer, path, trainer.grid)
+    """Load ``path`` into ``trainer``: the loaded weights, then ``steps`` more steps (a
+    refused load: every measure inf, and its message, so each leg fails on its own)."""
+    try:
+        meta = load_checkpoint(trainer, trainer.optimizer, path, trainer.grid)
+    except CheckpointError as err:
+        out.update({f"{what}_{key}": float("inf") for what in ("loss", "weight", "loaded")})
+        out[f"step_{key}"], out[f"error_{key}"] = str(err), str(err)
+        return
     start = meta["rng"]["user"]["next_step"]
     out[f"loaded_{key}"] = weight_diff(trainer, ref["weights"][start - 1])
     leg(out, key, trainer, ref, config, start, steps)
@@ -95,8 +104,7 @@ def moe_chain(directory, out):
     leg(out, "moe_ep2", first, ref, MOE_CONFIG, 0)
     save_checkpoint(first, first.optimizer, path, first.grid, rng_state={"next_step": 2})
     same = moe_trainer(grid_of(dp=4, ep=2))
-    load_checkpoint(same, same.optimizer, path, same.grid)
-    out["exact_moe_same"] = exact(first, same)
+    out["exact_moe_same"] = exact(first, same, path)
     resume(out, "moe_same", same, path, ref, MOE_CONFIG)
     resume(out, "moe_pp2", moe_trainer(grid_of(dp=2, pp=2, ep=2)), path, ref, MOE_CONFIG)
     ep4 = moe_trainer(grid_of(dp=4, ep=4))
@@ -115,26 +123,32 @@ def moe_chain(directory, out):
 
 def cp_runs(directory, out):
     ref = serial_reference(CONTEXT_CONFIG, steps=4, batch_size=BATCH)
-    path = os.path.join(directory, "cp.npz")
 
     def trainer(zero_stage=0, **dims):
         return Trainer3D(CONTEXT_CONFIG, grid_of(**dims), zero_stage=zero_stage)
-    first = trainer(zero_stage=1, dp=2, cp=2)
-    leg(out, "cp", first, ref, CONTEXT_CONFIG, 0)
-    save_checkpoint(first, first.optimizer, path, first.grid, rng_state={"next_step": 2})
-    same = trainer(zero_stage=1, dp=2, cp=2)
-    load_checkpoint(same, same.optimizer, path, same.grid)
-    out["exact_cp_same"] = exact(first, same)
-    for key, t in (("cp_same", same),
-                   ("cp_tp2", trainer(tp=2, cp=2)), ("cp_one", trainer()),
+
+    def first(key, zero_stage):
+        """dp 2 x cp 2 for 2 steps, saved to <key>.npz; the same grid loads it back."""
+        path, run = os.path.join(directory, f"{key}.npz"), trainer(zero_stage, dp=2, cp=2)
+        leg(out, key, run, ref, CONTEXT_CONFIG, 0)
+        out[f"error_{key}"] = rejected(lambda: save_checkpoint(
+            run, run.optimizer, path, run.grid, rng_state={"next_step": 2}))
+        out[f"exact_{key}_same"] = exact(run, trainer(zero_stage, dp=2, cp=2), path)
+        return path
+    path, zero_path = first("cp", 0), first("cp_zero1", 1)
+    for key, t in (("cp_same", trainer(dp=2, cp=2)), ("cp_tp2", trainer(tp=2, cp=2)),
                    ("cp_pp2_zero2", trainer(zero_stage=2, dp=2, pp=2))):
         resume(out, key, t, path, ref, CONTEXT_CONFIG)
+    for key, t in (("cp_zero1_same", trainer(zero_stage=1, dp=2, cp=2)),
+                   ("cp_zero1_one", trainer())):
+        resume(out, key, t, zero_path, ref, CONTEXT_CONFIG)
 
     moe_ref = moe_reference(CONTEXT_CONFIG, DROPLESS, 4, BATCH)
     moe_path = os.path.join(directory, "moe_cp.npz")
     cp_ep = moe_trainer(grid_of(dp=2, cp=2, ep=2), DROPLESS, CONTEXT_CONFIG)
     leg(out, "moe_cp", cp_ep, moe_ref, CONTEXT_CONFIG, 0)
-    save_checkpoint(cp_ep, cp_ep.optimizer, moe_path, cp_ep.grid, rng_state={"next_step": 2})
+    out["error_moe_cp"] = rejected(lambda: save_checkpoint(
+        cp_ep, cp_ep.optimizer, moe_path, cp_ep.grid, rng_state={"next_step": 2}))
     resume(out, "moe_cp_one", moe_trainer(grid_of(), DROPLESS, CONTEXT_CONFIG), moe_path,
            moe_ref, CONTEXT_CONFIG)
 
