@@ -117,7 +117,7 @@ def test_a_zip_bomb_is_refused_before_decompression(fuzzed):
 AXES_LEGS = {"moe_ep2": 2, "moe_same": 4, "moe_pp2": 4, "moe_ep4": 4, "moe_one": 6,
              "moe_tp2_ep2": 8, "cp": 2, "cp_same": 4, "cp_tp2": 4, "cp_pp2_zero2": 4,
              "cp_zero1": 2, "cp_zero1_same": 4, "cp_zero1_one": 4, "moe_cp": 2,
-             "moe_cp_one": 4}
+             "moe_cp_one": 4, "interleaved": 2, "zbv": 4, "sp_tp2_pp2": 4}
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@
   saved, loaded on the same grid and on one process: 2 steps each, next to
   serial_reference. Loaded on the grid that saved: every array equal to the bit.
 - MoE with cp (dropless): dp 2 x cp 2 x ep 2, saved; loaded on one process.
+- pipelines: interleaved on dp 2 x pp 2, saved; loaded on zbv and on pp 2 x tp 2 with
+  sequence parallelism.
 - refusals (the same message on every rank, no weight touched): another MoE
   config, a dense model for an MoE file, a file missing experts, a corrupt file.
 - an MoE checkpoint of the text vocabulary for ``minimegatron sample``.
@@ -27,7 +29,7 @@ from minimegatron.checks.common import serial_reference
 from minimegatron.checks.moe import DROPLESS, MOE, MOE_CONFIG, expected, moe_reference
 from minimegatron.checks.precision import check_optimizer
 from minimegatron.data.datasets import CharTokenizer, tiny_corpus
-from minimegatron.data.demo import CONTEXT_CONFIG, batch
+from minimegatron.data.demo import CONTEXT_CONFIG, SMALL_CONFIG, batch
 from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
@@ -36,6 +38,7 @@ from minimegatron.tools.checkpoint import (CheckpointError, load_checkpoint, rea
                                            save_checkpoint)
 
 BATCH = 8
+PIPE_CONFIG = dataclasses.replace(SMALL_CONFIG, n_layer=4)   # pp 2 x 2 chunks
 
 
 def grid_of(dp=1, pp=1, tp=1, cp=1, ep=1):
@@ -153,6 +156,23 @@ def cp_runs(directory, out):
            moe_ref, CONTEXT_CONFIG)
 
 
+def pipeline_runs(directory, out):
+    """Interleaved (2 chunks) on dp 2 x pp 2, saved; loaded on zbv (dp 2 x pp 2) and on
+    pp 2 x tp 2 with sequence parallelism: each rank's blocks differ, the names do not."""
+    ref = serial_reference(PIPE_CONFIG, steps=4, batch_size=BATCH)
+    path = os.path.join(directory, "interleaved.npz")
+    first = Trainer3D(PIPE_CONFIG, grid_of(dp=2, pp=2), "interleaved", micro_batches=2,
+                      chunks=2)
+    leg(out, "interleaved", first, ref, PIPE_CONFIG, 0)
+    out["error_interleaved"] = rejected(lambda: save_checkpoint(
+        first, first.optimizer, path, first.grid, rng_state={"next_step": 2}))
+    for key, t in (("zbv", Trainer3D(PIPE_CONFIG, grid_of(dp=2, pp=2), "zbv",
+                                     micro_batches=4)),
+                   ("sp_tp2_pp2", Trainer3D(PIPE_CONFIG, grid_of(pp=2, tp=2), "1f1b",
+                                            micro_batches=2, sequence_parallel=True))):
+        resume(out, key, t, path, ref, PIPE_CONFIG)
+
+
 def rejected(fn):
     """The CheckpointError message on this rank ("" if nothing was raised)."""
     try:
@@ -208,6 +228,7 @@ def check_axes(directory):
     out = {}
     path = moe_chain(directory, out)
     cp_runs(directory, out)
+    pipeline_runs(directory, out)
     refusals(directory, path, out)
     text_model(directory)
     return out
