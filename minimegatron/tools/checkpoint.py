@@ -61,9 +61,10 @@ from minimegatron.backend import asarray, to_numpy
 from minimegatron.optim import Optimizer
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.split import flatten, unflatten
-from minimegatron.tools.checkpoint_format import (FORMAT, MAX_STATE_KEYS, VERSION, AtomicZip,
-                                                  CheckpointError, check_path, expected_arrays,
-                                                  full_shapes, read_checkpoint, size_limit)
+from minimegatron.tools.checkpoint_format import (FLOAT_DTYPES, FORMAT, MAX_STATE_KEYS, VERSION,
+                                                  AtomicZip, CheckpointError, check_path,
+                                                  expected_arrays, full_shapes, read_checkpoint,
+                                                  size_limit, state_dtypes)
 from minimegatron.tools.checkpoint_layout import (assemble, check_writers, piece_of, placement,
                                                   writers)
 
@@ -86,16 +87,29 @@ def _moe_of(model):
     return None if moe is None else dataclasses.asdict(moe)
 
 
+def _rule_of(optimizer):
+    """The update rule: ZeRO lends its optimizer's (maybe a MixedPrecisionOptimizer)."""
+    return optimizer.optimizer if isinstance(optimizer, ShardedOptimizer) else optimizer
+
+
+def _mixed_record(rule):
+    """Mixed precision: the loss scaler's state and the steps taken (AdamW's t), or None."""
+    if not hasattr(rule, "scaler") or not hasattr(rule, "steps_taken"):
+        return None
+    scaler = rule.scaler
+    return {"scale": float(scaler.scale), "clean_steps": scaler.clean_steps,
+            "skipped_steps": scaler.skipped_steps, "steps_taken": rule.steps_taken}
+
+
 def _local(model, optimizer):
-    """([(name, param)] in model order, [state keys], the update rule's class name)."""
+    """([(name, param)] in model order, {state key: dtype} sorted by key, the update rule's
+    class name). Mixed precision keeps float32 state (master, m, v) for half weights."""
     named = list(model.named_parameters())
     if isinstance(optimizer, ShardedOptimizer):              # ZeRO-1/2: flat state slices
-        flats = [flat for flat, _, _ in optimizer.local_shards()]
-        params, rule = [p for flat in flats for p in flat.params], optimizer.optimizer
-        keys = sorted({k for flat in flats for k in flat.state})
+        params = [p for flat, _, _ in optimizer.local_shards() for p in flat.params]
+        states = [flat.state for flat, _, _ in optimizer.local_shards()]
     elif isinstance(optimizer, Optimizer) and hasattr(optimizer, "state"):
-        params, rule = optimizer.params, optimizer
-        keys = sorted({k for s in optimizer.state for k in s})
+        params, states = optimizer.params, optimizer.state
     else:
         raise CheckpointError(
             f"checkpoint: optimizer {type(optimizer).__name__} is not supported; only "
@@ -105,7 +119,8 @@ def _local(model, optimizer):
     if any(id(p) not in owned for p in params) or len(params) != len(named):
         raise CheckpointError("checkpoint: the optimizer's parameters are not exactly the "
                               "model's parameters")
-    return named, keys, type(rule).__name__
+    kinds = {k: str(a.dtype) for state in states for k, a in state.items()}
+    return named, dict(sorted(kinds.items())), type(_rule_of(optimizer)).__name__
 
 
 def _flat(arrays, dtype):
@@ -133,13 +148,14 @@ def _report(model, optimizer, path, grid, config):
     try:
         check_path(path)
         config = _config_of(model, config)
-        named, keys, rule = _local(model, optimizer)
+        named, kinds, rule = _local(model, optimizer)
     except CheckpointError as err:
         return {"error": str(err)}, None
     streams = _dropouts(model)
     owner = getattr(grid, "dp_cp", grid.dp).rank == 0 and grid.tp_rank == 0
     return {"error": None, "config": dataclasses.asdict(config), "moe": _moe_of(model),
-            "keys": keys, "optimizer": rule, "step_count": optimizer.step_count,
+            "kinds": kinds, "optimizer": rule, "step_count": optimizer.step_count,
+            "mixed": _mixed_record(_rule_of(optimizer)),
             "pp": grid.pp_rank, "grid": _grid_record(grid, optimizer),
             "names": [(name, list(p.shape), placement(name, grid)) for name, p in named],
             "streams": {name: type(m.rng.bit_generator).__name__ for name, m in streams},
@@ -161,16 +177,16 @@ def _problem(reports):
 
 # --- optimizer state, per parameter ---------------------------------------------------------
 
-def _states(named, optimizer, keys, dtype):
-    """{name: [state array per key]}, each of the parameter's local shape (zeros where the
-    optimizer has none yet). ZeRO: every flat group all-gathers its slices (collective)."""
+def _states(named, optimizer, kinds):
+    """{name: [state array per key of ``kinds``]}, each of the parameter's local shape (zeros
+    where the optimizer has none yet). ZeRO: every flat group all-gathers its slices."""
     if not isinstance(optimizer, ShardedOptimizer):
         index = {id(p): i for i, p in enumerate(optimizer.params)}
         return {name: [optimizer.state[index[id(p)]].get(k, np.zeros(p.shape, dtype))
-                       for k in keys] for name, p in named}
+                       for k, dtype in kinds.items()] for name, p in named}
     by_id = {id(p): [] for _, p in named}
     for flat, _, _ in optimizer.local_shards():
-        for k in keys:
+        for k, dtype in kinds.items():
             mine = flat.state.get(k)
             if mine is None:
                 mine = np.zeros(flat.owned.stop - flat.owned.start, dtype)
@@ -180,22 +196,29 @@ def _states(named, optimizer, keys, dtype):
     return {name: by_id[id(p)] for name, p in named}
 
 
-def _set_states(named, optimizer, keys, states):
-    """Give the optimizer ``states`` ({name: [array per key]}); ZeRO keeps its own slice."""
+def _set_states(named, optimizer, kinds, states, mixed):
+    """Give the optimizer ``states`` ({name: [array per key of ``kinds``]}, cast to each
+    key's dtype) and the mixed-precision record; ZeRO keeps its own slice of each."""
     if not isinstance(optimizer, ShardedOptimizer):
         index = {id(p): i for i, p in enumerate(optimizer.params)}
         for name, p in named:
             state = optimizer.state[index[id(p)]]
             state.clear()
-            state.update({k: asarray(a.copy()) for k, a in zip(keys, states[name])})
-        return
-    name_of = {id(p): name for name, p in named}
-    for flat, _, _ in optimizer.local_shards():
-        flat.state.clear()
-        for j, k in enumerate(keys):
-            whole = flat.pad(flatten([asarray(states[name_of[id(p)]][j]) for p in flat.params],
-                                     flat.dtype))                             # (P_pad,)
-            flat.state[k] = flat.own(whole).copy()                            # (P_pad/N,)
+            state.update({k: asarray(a.astype(dtype))
+                          for (k, dtype), a in zip(kinds.items(), states[name])})
+    else:
+        name_of = {id(p): name for name, p in named}
+        for flat, _, _ in optimizer.local_shards():
+            flat.state.clear()
+            for j, (k, dtype) in enumerate(kinds.items()):
+                whole = flat.pad(flatten([asarray(states[name_of[id(p)]][j])
+                                          for p in flat.params], dtype))      # (P_pad,)
+                flat.state[k] = flat.own(whole).copy()                        # (P_pad/N,)
+    rule = _rule_of(optimizer)
+    if mixed is not None:
+        rule.scaler.scale, rule.steps_taken = mixed["scale"], mixed["steps_taken"]
+        rule.scaler.clean_steps = mixed["clean_steps"]
+        rule.scaler.skipped_steps = mixed["skipped_steps"]
 
 
 # --- save -----------------------------------------------------------------------------------
@@ -205,14 +228,20 @@ def _save_error(path, err):
         f"checkpoint: could not save {path!r}: {type(err).__name__}: {err}"
 
 
-def _keys_of(name, keys):
-    return [f"param/{name}"] + [f"optim/{name}/{k}" for k in keys]
+def _keys_of(name, kinds):
+    return [f"param/{name}"] + [f"optim/{name}/{k}" for k in kinds]
 
 
-def _stream(named, states, keys, grid, config, report, reports, writer):
+def _dtypes(config, kinds):
+    """[the weight's dtype, each state key's], and the one dtype that carries them all."""
+    dtypes = [np.dtype(config.dtype)] + [np.dtype(d) for d in kinds.values()]
+    return dtypes, np.result_type(*dtypes)
+
+
+def _stream(named, states, kinds, grid, config, report, reports, writer):
     """Each written piece to world rank 0, which assembles each full array into ``writer``
     (``report``: this rank's; ``reports``: every rank's, on rank 0)."""
-    dtype, width = np.dtype(config.dtype), 1 + len(keys)
+    (dtypes, dtype), width = _dtypes(config, kinds), 1 + len(kinds)
     mine = {name: [p.data] + states[name] for name, p in named}
     if writer is None:
         for name, _, place in report["names"]:
@@ -228,27 +257,34 @@ def _stream(named, states, keys, grid, config, report, reports, writer):
             flat = np.empty(math.prod(shape) * width, dtype)
             pieces.append(unflatten(comm.recv(flat, source, grid.world, tag=TAG),
                                     [tuple(shape)] * width))
-        for j, key in enumerate(_keys_of(name, keys)):
+        for j, key in enumerate(_keys_of(name, kinds)):
             full = assemble(name, [asarray(piece[j]) for piece in pieces], items[0][2], config)
-            writer.add(key, to_numpy(full))
+            writer.add(key, to_numpy(full).astype(dtypes[j], copy=False))
 
 
 def _open(path, reports, step, rng_state):
-    """On rank 0: (writer, meta without arrays, {error, keys}) before any array moves."""
+    """On rank 0: (writer, meta without arrays, {error, kinds}) before any array moves."""
     error = _problem(reports)
     if error is None:
         error = check_writers(writers(reports))
-    keys = sorted(set().union(*(r["keys"] for r in reports))) if error is None else []
-    if error is None and len(keys) > MAX_STATE_KEYS:
-        error = f"checkpoint: {len(keys)} optimizer state arrays per weight, at most " \
+    kinds = {}
+    for r in reports if error is None else []:
+        for key, dtype in r["kinds"].items():
+            if kinds.setdefault(key, dtype) != dtype:
+                error = f"checkpoint: the ranks keep optimizer state {key!r} in different " \
+                        f"dtypes ({kinds[key]} and {dtype})"
+    kinds = dict(sorted(kinds.items())) if error is None else {}
+    if error is None and len(kinds) > MAX_STATE_KEYS:
+        error = f"checkpoint: {len(kinds)} optimizer state arrays per weight, at most " \
                 f"{MAX_STATE_KEYS} are supported"
     writer = meta = None
     if error is None:
         first = reports[0]
         meta = {"format": FORMAT, "version": VERSION, "config": first["config"],
                 "moe": first["moe"], "step": first["step_count"] if step is None else step,
-                "optimizer": {"class": first["optimizer"], "keys": keys,
-                              "step_count": first["step_count"]},
+                "optimizer": {"class": first["optimizer"], "keys": list(kinds),
+                              "dtypes": kinds, "step_count": first["step_count"],
+                              "mixed": first["mixed"]},
                 "rng": {"user": rng_state,
                         "dropout": {k: v for r in reports for k, v in r["states"].items()}},
                 "grid": first["grid"]}
@@ -257,7 +293,7 @@ def _open(path, reports, step, rng_state):
             writer = AtomicZip(path)
         except Exception as err:  # noqa: BLE001 - reported on every rank by the caller
             error = _save_error(path, err)
-    return writer, meta, {"error": error, "keys": keys}
+    return writer, meta, {"error": error, "kinds": kinds}
 
 
 def save_checkpoint(model, optimizer, path, grid, step=None, rng_state=None, config=None):
@@ -275,8 +311,8 @@ def save_checkpoint(model, optimizer, path, grid, step=None, rng_state=None, con
     if plan["error"]:
         raise CheckpointError(plan["error"])
     config, named = local
-    states = _states(named, optimizer, plan["keys"], np.dtype(config.dtype))
-    _stream(named, states, plan["keys"], grid, config, report, reports, writer)
+    states = _states(named, optimizer, plan["kinds"])
+    _stream(named, states, plan["kinds"], grid, config, report, reports, writer)
     error = None
     if root:
         try:
@@ -298,7 +334,8 @@ def _read_on_root(path, reports, config):
         return None, {"error": error}
     try:
         full = full_shapes(reports, config)
-        weight_bytes = sum(math.prod(s) for s in full.values()) * np.dtype(config.dtype).itemsize
+        widest = max(np.dtype(d).itemsize for d in FLOAT_DTYPES)     # state may be wider
+        weight_bytes = sum(math.prod(s) for s in full.values()) * widest
         most = 1 + MAX_STATE_KEYS
         arrays, meta = read_checkpoint(path, lambda m: expected_arrays(m, reports, config, path),
                                        size_limit(most * weight_bytes, most * len(full) + 1))
@@ -312,17 +349,17 @@ def _read_on_root(path, reports, config):
 
 # --- load -----------------------------------------------------------------------------------
 
-def _slices(arrays, reports, keys, grid, named, config):
+def _slices(arrays, reports, kinds, grid, named, config):
     """This rank's flat [param, state per key] per weight: rank 0 cuts every rank's piece
     (checkpoint_layout.piece_of) and sends it."""
-    dtype, width = np.dtype(config.dtype), 1 + len(keys)
+    (_, dtype), width = _dtypes(config, kinds), 1 + len(kinds)
     if grid.world.rank != 0:
         flat = np.empty(sum(p.size for _, p in named) * width, dtype)
         return comm.recv(flat, 0, grid.world, tag=TAG)            # (this rank's elements,)
     for rank in range(grid.world.size - 1, -1, -1):               # rank 0's own slice last
         r = reports[rank]
         flat = _flat([[to_numpy(piece_of(name, asarray(arrays[k]), place))
-                       for k in _keys_of(name, keys)]
+                       for k in _keys_of(name, kinds)]
                       for name, _, place in r["names"]], dtype)
         if rank:
             comm.send(flat, rank, grid.world, tag=TAG)
@@ -345,13 +382,15 @@ def load_checkpoint(model, optimizer, path, grid, config=None):
     if verdict["error"]:
         raise CheckpointError(verdict["error"])
     (config, named), meta = local, verdict["meta"]
-    keys, width = meta["optimizer"]["keys"], 1 + len(meta["optimizer"]["keys"])
-    flat = _slices(arrays, reports, keys, grid, named, config)
+    kinds = state_dtypes(meta, config)
+    width = 1 + len(kinds)
+    flat = _slices(arrays, reports, kinds, grid, named, config)
     pieces = unflatten(flat, [tuple(p.shape) for _, p in named for _ in range(width)])
     for i, (name, p) in enumerate(named):
         p.data[...] = asarray(pieces[i * width])
-    _set_states(named, optimizer, keys, {name: pieces[i * width + 1:(i + 1) * width]
-                                         for i, (name, _) in enumerate(named)})
+    _set_states(named, optimizer, kinds, {name: pieces[i * width + 1:(i + 1) * width]
+                                          for i, (name, _) in enumerate(named)},
+                meta["optimizer"].get("mixed"))
     optimizer.step_count = meta["optimizer"]["step_count"]
     streams = meta["rng"]["dropout"]
     for name, m in _dropouts(model):

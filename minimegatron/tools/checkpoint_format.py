@@ -301,6 +301,30 @@ def _check_stream(name, kind, state, path):
                               f"state ({type(err).__name__})") from err
 
 
+def state_dtypes(meta, config):
+    """{state key: dtype} of the file (a file without "dtypes": the config's dtype)."""
+    opt = meta["optimizer"]
+    return opt.get("dtypes") or {k: config.dtype for k in opt["keys"]}
+
+
+def _is_scale(x):
+    return isinstance(x, float) and math.isfinite(x) and x > 0
+
+
+def _check_state_record(opt, path):
+    """The state dtypes (one float dtype per key) and the mixed-precision record (the loss
+    scaler's scale and counts), if the file has them."""
+    dtypes, mixed = opt.get("dtypes"), opt.get("mixed")
+    if dtypes is not None and not (isinstance(dtypes, dict) and list(dtypes) == opt["keys"]
+                                   and all(d in FLOAT_DTYPES for d in dtypes.values())):
+        raise _corrupt(path, f"optimizer state dtypes {dtypes!r}")
+    counts = ("clean_steps", "skipped_steps", "steps_taken")
+    if mixed is not None and not (isinstance(mixed, dict) and set(mixed) == {"scale", *counts}
+                                  and _is_scale(mixed["scale"])
+                                  and all(_is_count(mixed[k]) for k in counts)):
+        raise _corrupt(path, f"mixed-precision record {mixed!r}")
+
+
 def _check_moe(saved, ours, path):
     """The MoE config of the file (None: a dense GPT) must be the model's, field by field."""
     if saved is not None and not isinstance(saved, dict):
@@ -338,6 +362,7 @@ def expected_arrays(meta, reports, config, path):
             and type(opt.get("step_count")) is int and opt["step_count"] >= 0
             and isinstance(rng, dict) and isinstance(rng.get("dropout"), dict)):
         raise _corrupt(path, "bad optimizer or rng record")
+    _check_state_record(opt, path)
     classes = sorted({r["optimizer"] for r in reports})
     if classes != [opt["class"]]:
         raise CheckpointError(f"checkpoint {path!r} holds {opt['class']} state, this run uses "
@@ -357,6 +382,7 @@ def expected_arrays(meta, reports, config, path):
             raise CheckpointError(f"checkpoint {path!r}: {name} is "
                                   f"{tuple(listed[f'param/{name}']['shape'])} in the file, "
                                   f"this model's is {shape}")
-    dtype = np.dtype(config.dtype)
-    return {key: (shape, dtype) for name, shape in full.items()
-            for key in [f"param/{name}"] + [f"optim/{name}/{k}" for k in opt["keys"]]}
+    dtype, kinds = np.dtype(config.dtype), state_dtypes(meta, config)
+    return {key: (shape, np.dtype(d)) for name, shape in full.items()
+            for key, d in [(f"param/{name}", dtype)] + [(f"optim/{name}/{k}", kind)
+                                                        for k, kind in kinds.items()]}
