@@ -211,3 +211,23 @@ def test_sample_writes_text_from_an_moe_checkpoint(axes):
                           capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n", 1)[1][:-1] == want
+
+
+def test_mixed_precision_keeps_masters_moments_and_scale(axes):
+    """float16 weights, float32 master / m / v: the file keeps them in float32 with the
+    loss scaler's state, so the resumed run is the run that went on, to the bit; ZeRO-1 on
+    dp 4 loads the file and writes it back unchanged."""
+    for res in axes[1]:
+        assert (res["error_half"], res["error_half_same"], res["error_half_zero"]) == ("",) * 3
+        assert res["loss_half_same"] == 0.0
+        assert res["scale_half_same"] == [2.0 ** 10, 2.0 ** 12, 2.0 ** 12]   # loaded, then 2 more
+    arrays, meta = read_checkpoint(str(axes[0] / "half.npz"))
+    again, meta_again = read_checkpoint(str(axes[0] / "half_zero.npz"))
+    assert meta["optimizer"]["dtypes"] == {"m": "float32", "master": "float32", "v": "float32"}
+    assert meta["optimizer"]["mixed"] == {"scale": 1024.0, "clean_steps": 0,
+                                          "skipped_steps": 0, "steps_taken": 2}
+    assert arrays["param/wte.weight"].dtype == np.float16
+    assert arrays["optim/wte.weight/master"].dtype == np.float32
+    assert meta_again["optimizer"] == meta["optimizer"]
+    assert set(again) == set(arrays)
+    assert all(np.array_equal(again[k], arrays[k]) for k in arrays)

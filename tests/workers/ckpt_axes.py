@@ -14,6 +14,8 @@
 - MoE with cp (dropless): dp 2 x cp 2 x ep 2, saved; loaded on one process.
 - pipelines: interleaved on dp 2 x pp 2, saved; loaded on zbv and on pp 2 x tp 2 with
   sequence parallelism.
+- float16 with float32 masters: resumed on the grid that saved it, to the bit; loaded
+  by ZeRO-1 and saved again.
 - refusals (the same message on every rank, no weight touched): another MoE
   config, a dense model for an MoE file, a file missing experts, a corrupt file.
 - an MoE checkpoint of the text vocabulary for ``minimegatron sample``.
@@ -29,7 +31,10 @@ from minimegatron.checks.common import serial_reference
 from minimegatron.checks.moe import DROPLESS, MOE, MOE_CONFIG, expected, moe_reference
 from minimegatron.checks.precision import check_optimizer
 from minimegatron.data.datasets import CharTokenizer, tiny_corpus
-from minimegatron.data.demo import CONTEXT_CONFIG, SMALL_CONFIG, batch
+from minimegatron.checks.mixed import HALF_CONFIG
+from minimegatron.data.demo import CONTEXT_CONFIG, SMALL_CONFIG, batch, make_optimizer
+from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
+from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
 from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
@@ -173,6 +178,37 @@ def pipeline_runs(directory, out):
         resume(out, key, t, path, ref, PIPE_CONFIG)
 
 
+def mixed_runs(directory, out):
+    """float16 with float32 masters (AdamW, a loss scale that doubles every clean step) on
+    dp 2 x tp 2 for 2 steps, saved, then 2 more steps. A fresh trainer on the same grid loads
+    the file: its 2 steps must give the same losses to the bit (masters, m, v, the scale and
+    AdamW's t all restored). ZeRO-1 on dp 4 loads it and saves it again (the test compares
+    the two files)."""
+    def trainer(grid, zero_stage=0):
+        return Trainer3D(HALF_CONFIG, grid, zero_stage=zero_stage, optimizer_fn=lambda ps:
+                         MixedPrecisionOptimizer(make_optimizer(ps), grid.world,
+                                                 DynamicLossScaler(2.0 ** 8, growth_interval=1)))
+    path = os.path.join(directory, "half.npz")
+    first = trainer(grid_of(dp=2, tp=2))
+    for s in range(2):
+        first.train_step(*batch(HALF_CONFIG, BATCH, s))
+    out["error_half"] = rejected(lambda: save_checkpoint(first, first.optimizer, path,
+                                                         first.grid))
+    went_on = [first.train_step(*batch(HALF_CONFIG, BATCH, s)) for s in (2, 3)]
+    same = trainer(grid_of(dp=2, tp=2))
+    out["error_half_same"] = rejected(lambda: load_checkpoint(same, same.optimizer, path,
+                                                              same.grid))
+    loaded_scale = same.rule.loss_scale
+    resumed = [same.train_step(*batch(HALF_CONFIG, BATCH, s)) for s in (2, 3)]
+    out["scale_half_same"] = [loaded_scale, same.rule.loss_scale, first.rule.loss_scale]
+    out["loss_half_same"] = max(abs(a - b) for a, b in zip(resumed, went_on))
+    zero = trainer(grid_of(dp=4), zero_stage=1)
+    out["error_half_zero"] = rejected(lambda: load_checkpoint(zero, zero.optimizer, path,
+                                                              zero.grid)) or \
+        rejected(lambda: save_checkpoint(zero, zero.optimizer, os.path.join(
+            directory, "half_zero.npz"), zero.grid))
+
+
 def rejected(fn):
     """The CheckpointError message on this rank ("" if nothing was raised)."""
     try:
@@ -229,6 +265,7 @@ def check_axes(directory):
     path = moe_chain(directory, out)
     cp_runs(directory, out)
     pipeline_runs(directory, out)
+    mixed_runs(directory, out)
     refusals(directory, path, out)
     text_model(directory)
     return out
