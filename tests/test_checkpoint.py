@@ -231,3 +231,17 @@ def test_mixed_precision_keeps_masters_moments_and_scale(axes):
     assert meta_again["optimizer"] == meta["optimizer"]
     assert set(again) == set(arrays)
     assert all(np.array_equal(again[k], arrays[k]) for k in arrays)
+
+
+def test_checkpoint_messages_in_both_languages_with_the_same_fields():
+    import string
+
+    from minimegatron import i18n
+
+    def fields(template):
+        return sorted(name for _, name, _, _ in string.Formatter().parse(template) if name)
+    en, ko = i18n.en_checkpoint.MESSAGES, i18n.ko_checkpoint.MESSAGES
+    assert sorted(en) == sorted(ko)
+    assert all(fields(en[key]) == fields(ko[key]) for key in en)
+    with i18n.speaking("ko"):
+        assert "MoE 설정" in i18n.text("ckpt.moe_config", path="a.npz", differ="x")

@@ -58,6 +58,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.backend import asarray, to_numpy
+from minimegatron.i18n import text
 from minimegatron.optim import Optimizer
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.split import flatten, unflatten
@@ -111,10 +112,7 @@ def _local(model, optimizer):
     elif isinstance(optimizer, Optimizer) and hasattr(optimizer, "state"):
         params, states = optimizer.params, optimizer.state
     else:
-        raise CheckpointError(
-            f"checkpoint: optimizer {type(optimizer).__name__} is not supported; only "
-            "per-parameter optimizers (AdamW, SGD) and ZeRO-1/2 (ShardedOptimizer) can be "
-            "saved (ZeRO-3 keeps its weights sharded: gather them or checkpoint without it)")
+        raise CheckpointError(text("ckpt.optimizer", cls=type(optimizer).__name__))
     owned = {id(p) for _, p in named}
     if any(id(p) not in owned for p in params) or len(params) != len(named):
         raise CheckpointError("checkpoint: the optimizer's parameters are not exactly the "
@@ -171,7 +169,7 @@ def _problem(reports):
     if any(r["config"] != reports[0]["config"] for r in reports):
         return "checkpoint: the ranks' models have different configs"
     if any(r["moe"] != reports[0]["moe"] for r in reports):
-        return "checkpoint: the ranks' models have different MoE configs"
+        return text("ckpt.moe_ranks")
     return None
 
 
@@ -271,8 +269,7 @@ def _open(path, reports, step, rng_state):
     for r in reports if error is None else []:
         for key, dtype in r["kinds"].items():
             if kinds.setdefault(key, dtype) != dtype:
-                error = f"checkpoint: the ranks keep optimizer state {key!r} in different " \
-                        f"dtypes ({kinds[key]} and {dtype})"
+                error = text("ckpt.state_dtypes", key=key, first=kinds[key], other=dtype)
     kinds = dict(sorted(kinds.items())) if error is None else {}
     if error is None and len(kinds) > MAX_STATE_KEYS:
         error = f"checkpoint: {len(kinds)} optimizer state arrays per weight, at most " \

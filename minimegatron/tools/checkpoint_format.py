@@ -34,6 +34,7 @@ import zlib
 
 import numpy as np
 
+from minimegatron.i18n import text
 from minimegatron.tools.checkpoint_layout import full_shape, stage_order
 
 FORMAT, VERSION = "minimegatron-checkpoint", 1
@@ -331,14 +332,13 @@ def _check_moe(saved, ours, path):
         raise _corrupt(path, f"its MoE config is {saved!r}")
     if saved is None or ours is None:
         if saved != ours:
-            raise CheckpointError(f"checkpoint {path!r} was saved for a different MoE config: "
-                                  f"file {saved!r} vs model {ours!r}")
+            raise CheckpointError(text("ckpt.moe_config", path=path, differ=text(
+                "ckpt.moe_kind", saved=saved, ours=ours)))
         return
-    differ = [f"{k}: file {saved.get(k)!r} vs model {v!r}" for k, v in ours.items()
-              if saved.get(k) != v]
+    differ = [f"{k}: " + text("ckpt.moe_kind", saved=saved.get(k), ours=v)
+              for k, v in ours.items() if saved.get(k) != v]
     if differ:
-        raise CheckpointError(f"checkpoint {path!r} was saved for a different MoE config: "
-                              + "; ".join(differ))
+        raise CheckpointError(text("ckpt.moe_config", path=path, differ="; ".join(differ)))
 
 
 def expected_arrays(meta, reports, config, path):

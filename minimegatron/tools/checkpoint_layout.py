@@ -25,6 +25,7 @@ rule (``piece_of``): a file saved on any grid loads on any other.
 No communication here: index arithmetic on arrays and on the ranks' reports.
 """
 from minimegatron.backend import xp
+from minimegatron.i18n import text
 from minimegatron.parallel.expert_parallel.gpt import is_expert
 from minimegatron.parallel.split import rows_of
 from minimegatron.parallel.tensor_parallel.shards import is_vocab, shard_of, tp_axis, unshard
@@ -112,7 +113,6 @@ def check_writers(found):
         have = [piece_index(place) for _, _, place in items]
         need = pieces_needed(items[0][2]) if items else ["(any)"]
         if have != need:
-            return (f"checkpoint: {name} would be written as pieces {have} by ranks "
-                    f"{[source for source, _, _ in items]}, but it needs each of {need} exactly "
-                    f"once (a grid whose replicas this checkpoint does not know)")
+            return text("ckpt.writers", name=name, have=have, need=need,
+                        ranks=[source for source, _, _ in items])
     return None
