@@ -10,7 +10,11 @@ rank (bad meta, a NaN, a lying shape: refused before any weight moves), makes a
 save fail half-way, and leaves a stale temp file for the next save to remove. A second,
 2-rank launch (tests/workers/ckpt_fuzz.py) loads a zip bomb and 300 damaged copies of a
 small checkpoint: every rank must raise the same CheckpointError with nothing touched, or
-load exactly what was saved.
+load exactly what was saved. A third, 4-rank launch (tests/workers/ckpt_axes.py) saves on
+grids with ep, cp, tp, pp, ZeRO-1/2, interleaving and float16 and resumes on others (ep 2
+-> ep 4 -> one process -> tp 2 x ep 2 -> one process; dp 2 x cp 2 -> tp 2 x cp 2 -> one
+process; ...), every leg next to one process that never stopped; refuses what cannot be
+resharded; and writes an MoE checkpoint that ``minimegatron sample`` reads.
 """
 import numpy as np
 import pytest
@@ -115,7 +119,7 @@ def test_a_zip_bomb_is_refused_before_decompression(fuzzed):
 # --- every axis: tp, cp, ep, dp, pp and ZeRO (tests/workers/ckpt_axes.py, one 4-rank launch) ---
 
 AXES_LEGS = {"moe_ep2": 2, "moe_same": 4, "moe_pp2": 4, "moe_ep4": 4, "moe_one": 6,
-             "moe_tp2_ep2": 8, "cp": 2, "cp_same": 4, "cp_tp2": 4, "cp_pp2_zero2": 4,
+             "moe_tp2_ep2": 8, "moe_tp2_ep2_one": 10, "cp_tp2_one": 6, "cp": 2, "cp_same": 4, "cp_tp2": 4, "cp_pp2_zero2": 4,
              "cp_zero1": 2, "cp_zero1_same": 4, "cp_zero1_one": 4, "moe_cp": 2,
              "moe_cp_one": 4, "interleaved": 2, "zbv": 4, "sp_tp2_pp2": 4}
 

@@ -4,11 +4,12 @@
 
 - MoE (E = 8, top-2, capacity) chain: trained on dp 4 x ep 2 for 2 steps, saved;
   loaded on the same grid; on ep 4 (2 steps, saved); on one process (2 steps,
-  saved); on tp 2 x ep 2 (2 steps); and from the first file on pp 2 x ep 2. Every
-  loss and the weights after each leg next to one process that never stopped
-  (moe_reference, 8 steps): AdamW's m and v must have travelled too.
+  saved); on tp 2 x ep 2 (2 steps, saved); on one process; and from the first file
+  on pp 2 x ep 2. Every loss and the weights after each leg next to one process that
+  never stopped (moe_reference, 10 steps): AdamW's m and v must have travelled too.
 - context parallel (dense, 16 tokens): dp 2 x cp 2 for 2 steps, saved; loaded on
-  the same grid, on tp 2 x cp 2 and on dp 2 x pp 2 with ZeRO-2; and with ZeRO-1,
+  the same grid, on tp 2 x cp 2 (2 steps, saved, loaded on one process) and on
+  dp 2 x pp 2 with ZeRO-2; and with ZeRO-1,
   saved, loaded on the same grid and on one process: 2 steps each, next to
   serial_reference. Loaded on the grid that saved: every array equal to the bit.
 - MoE with cp (dropless): dp 2 x cp 2 x ep 2, saved; loaded on one process.
@@ -105,8 +106,19 @@ def resume(out, key, trainer, path, ref, config, steps=2):
     leg(out, key, trainer, ref, config, start, steps)
 
 
+def saved_from(out, key, trainer, path, next_step, other, ref, config):
+    """``trainer`` saves to ``path`` (one file per world rank: a grid smaller than the world
+    runs in copies); ``other`` resumes from world rank 0's file."""
+    root = os.path.join(os.path.dirname(path), f"{comm.world().rank}_" + os.path.basename(path))
+    out[f"error_{key}"] = rejected(lambda: save_checkpoint(
+        trainer, trainer.optimizer, root, trainer.grid, rng_state={"next_step": next_step}))
+    comm.barrier(comm.world())
+    resume(out, key, other, os.path.join(os.path.dirname(path), "0_" + os.path.basename(path)),
+           ref, config)
+
+
 def moe_chain(directory, out):
-    ref = moe_reference(MOE_CONFIG, MOE, 8, BATCH)
+    ref = moe_reference(MOE_CONFIG, MOE, 10, BATCH)
     path = os.path.join(directory, "moe_ep2.npz")
     first = moe_trainer(grid_of(dp=4, ep=2))
     leg(out, "moe_ep2", first, ref, MOE_CONFIG, 0)
@@ -124,13 +136,15 @@ def moe_chain(directory, out):
     path1 = os.path.join(directory, f"moe_one_{comm.world().rank}.npz")   # one per process
     save_checkpoint(one, one.optimizer, path1, one.grid, rng_state={"next_step": 6})
     comm.barrier(comm.world())
-    resume(out, "moe_tp2_ep2", moe_trainer(grid_of(dp=2, tp=2, ep=2)),
-           os.path.join(directory, "moe_one_0.npz"), ref, MOE_CONFIG)
+    tp2 = moe_trainer(grid_of(dp=2, tp=2, ep=2))
+    resume(out, "moe_tp2_ep2", tp2, os.path.join(directory, "moe_one_0.npz"), ref, MOE_CONFIG)
+    saved_from(out, "moe_tp2_ep2_one", tp2, os.path.join(directory, "moe_tp2.npz"), 8,
+               moe_trainer(grid_of()), ref, MOE_CONFIG)
     return path
 
 
 def cp_runs(directory, out):
-    ref = serial_reference(CONTEXT_CONFIG, steps=4, batch_size=BATCH)
+    ref = serial_reference(CONTEXT_CONFIG, steps=6, batch_size=BATCH)
 
     def trainer(zero_stage=0, **dims):
         return Trainer3D(CONTEXT_CONFIG, grid_of(**dims), zero_stage=zero_stage)
@@ -144,9 +158,12 @@ def cp_runs(directory, out):
         out[f"exact_{key}_same"] = exact(run, trainer(zero_stage, dp=2, cp=2), path)
         return path
     path, zero_path = first("cp", 0), first("cp_zero1", 1)
-    for key, t in (("cp_same", trainer(dp=2, cp=2)), ("cp_tp2", trainer(tp=2, cp=2)),
+    tp2 = trainer(tp=2, cp=2)
+    for key, t in (("cp_same", trainer(dp=2, cp=2)), ("cp_tp2", tp2),
                    ("cp_pp2_zero2", trainer(zero_stage=2, dp=2, pp=2))):
         resume(out, key, t, path, ref, CONTEXT_CONFIG)
+    saved_from(out, "cp_tp2_one", tp2, os.path.join(directory, "cp_tp2.npz"), 4, trainer(),
+               ref, CONTEXT_CONFIG)
     for key, t in (("cp_zero1_same", trainer(zero_stage=1, dp=2, cp=2)),
                    ("cp_zero1_one", trainer())):
         resume(out, key, t, zero_path, ref, CONTEXT_CONFIG)
