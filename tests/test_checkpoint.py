@@ -119,9 +119,10 @@ def test_a_zip_bomb_is_refused_before_decompression(fuzzed):
 # --- every axis: tp, cp, ep, dp, pp and ZeRO (tests/workers/ckpt_axes.py, one 4-rank launch) ---
 
 AXES_LEGS = {"moe_ep2": 2, "moe_same": 4, "moe_pp2": 4, "moe_ep4": 4, "moe_one": 6,
-             "moe_tp2_ep2": 8, "moe_tp2_ep2_one": 10, "cp_tp2_one": 6, "cp": 2, "cp_same": 4, "cp_tp2": 4, "cp_pp2_zero2": 4,
-             "cp_zero1": 2, "cp_zero1_same": 4, "cp_zero1_one": 4, "moe_cp": 2,
-             "moe_cp_one": 4, "interleaved": 2, "zbv": 4, "sp_tp2_pp2": 4}
+             "moe_tp2_ep2": 8, "moe_tp2_ep2_one": 10, "cp": 2, "cp_same": 4, "cp_one": 4,
+             "cp_tp2": 4, "cp_tp2_one": 6, "cp_pp2_zero2": 4, "cp_zero1": 2,
+             "cp_zero1_same": 4, "cp_zero1_one": 4, "moe_cp": 2, "moe_cp_one": 4,
+             "interleaved": 2, "zbv": 4, "sp_tp2_pp2": 4}       # leg: the step count after it
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@
   on pp 2 x ep 2. Every loss and the weights after each leg next to one process that
   never stopped (moe_reference, 10 steps): AdamW's m and v must have travelled too.
 - context parallel (dense, 16 tokens): dp 2 x cp 2 for 2 steps, saved; loaded on
-  the same grid, on tp 2 x cp 2 (2 steps, saved, loaded on one process) and on
-  dp 2 x pp 2 with ZeRO-2; and with ZeRO-1,
+  the same grid, on one process, on tp 2 x cp 2 (2 steps, saved, loaded on one
+  process) and on dp 2 x pp 2 with ZeRO-2; and with ZeRO-1,
   saved, loaded on the same grid and on one process: 2 steps each, next to
   serial_reference. Loaded on the grid that saved: every array equal to the bit.
 - MoE with cp (dropless): dp 2 x cp 2 x ep 2, saved; loaded on one process.
@@ -159,7 +159,7 @@ def cp_runs(directory, out):
         return path
     path, zero_path = first("cp", 0), first("cp_zero1", 1)
     tp2 = trainer(tp=2, cp=2)
-    for key, t in (("cp_same", trainer(dp=2, cp=2)), ("cp_tp2", tp2),
+    for key, t in (("cp_same", trainer(dp=2, cp=2)), ("cp_tp2", tp2), ("cp_one", trainer()),
                    ("cp_pp2_zero2", trainer(zero_stage=2, dp=2, pp=2))):
         resume(out, key, t, path, ref, CONTEXT_CONFIG)
     saved_from(out, "cp_tp2_one", tp2, os.path.join(directory, "cp_tp2.npz"), 4, trainer(),
