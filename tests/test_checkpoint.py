@@ -184,12 +184,14 @@ def test_files_hold_every_expert_once_in_global_order(axes):
     ("refuse_dense", "different MoE config: file {'num_experts': 8"),
     ("refuse_missing", "blocks.0.mlp.experts.fc1.weight is (4, 16, 64) in the file, this "
                        "model's is (8, 16, 64)"),
-    ("refuse_corrupt", "is truncated or corrupt")])
+    ("refuse_corrupt", "is truncated or corrupt"),
+    ("refuse_ep_group", "blocks.0.mlp splits its experts over 2 ranks (it is rank ")])
 def test_what_cannot_be_resharded_is_refused_on_every_rank(axes, case, words):
     messages = [res[case] for res in axes[1]]
     assert words in messages[0], messages[0]
     assert messages == [messages[0]] * 4
     assert all(res["untouched"] == 0.0 for res in axes[1])
+    assert axes[1][0]["stage_moe"]["num_experts"] == 8          # an MoE stage, saved bare
 
 
 def test_sample_writes_text_from_an_moe_checkpoint(axes):

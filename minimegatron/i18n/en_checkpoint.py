@@ -5,6 +5,9 @@ MESSAGES = {
                       "optimizers (AdamW, SGD, MixedPrecisionOptimizer) and ZeRO-1/2 "
                       "(ShardedOptimizer) can be saved (ZeRO-3 keeps its weights sharded: "
                       "gather them or checkpoint without it)",
+    "ckpt.ep_group": "checkpoint: {name} splits its experts over {size} ranks (it is rank "
+                     "{rank}), the grid's ep over {ep} (rank {ep_rank}): build the model on "
+                     "the grid's ep group (expert_parallel_gpt) to save or load it",
     "ckpt.moe_ranks": "checkpoint: the ranks' models have different MoE configs",
     "ckpt.moe_config": "checkpoint {path!r} was saved for a different MoE config: {differ}",
     "ckpt.moe_kind": "file {saved!r} vs model {ours!r}",

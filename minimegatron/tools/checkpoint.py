@@ -59,6 +59,7 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.i18n import text
+from minimegatron.nn.moe import MoE
 from minimegatron.optim import Optimizer
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.split import flatten, unflatten
@@ -82,10 +83,30 @@ def _config_of(model, config):
     return config
 
 
+def _modules(model):
+    """[(name, module)] of the model (a trainer: of its .stage)."""
+    model = model if hasattr(model, "named_modules") else getattr(model, "stage", None)
+    return [] if model is None else list(model.named_modules())
+
+
 def _moe_of(model):
-    """The model's MoEConfig as a dict (MoEGPT, MoETrainer, expert_parallel_gpt), or None."""
+    """The model's MoEConfig as a dict (its .moe, else its MoE layers'), or None (dense)."""
     moe = getattr(model, "moe", None)
+    if moe is None:
+        moe = next((m.moe for _, m in _modules(model) if isinstance(m, MoE)), None)
     return None if moe is None else dataclasses.asdict(moe)
+
+
+def _check_experts(model, grid):
+    """CheckpointError unless every expert-parallel layer splits its experts over grid.ep
+    (the placement of an expert weight is read from the grid)."""
+    ep = getattr(grid, "ep", None)
+    ep_size, ep_rank = (ep.size, ep.rank) if ep is not None else (1, 0)
+    for name, m in _modules(model):
+        group = getattr(m, "ep_group", None)
+        if group is not None and (group.size, group.rank) != (ep_size, ep_rank):
+            raise CheckpointError(text("ckpt.ep_group", name=name, size=group.size,
+                                       rank=group.rank, ep=ep_size, ep_rank=ep_rank))
 
 
 def _rule_of(optimizer):
@@ -128,10 +149,7 @@ def _flat(arrays, dtype):
 
 def _dropouts(model):
     """[(module name, module)] of every replicated dropout stream (a trainer: its .stage)."""
-    model = model if hasattr(model, "named_modules") else getattr(model, "stage", None)
-    if model is None:
-        return []
-    return [(name, m) for name, m in model.named_modules()
+    return [(name, m) for name, m in _modules(model)
             if hasattr(m, "rng") and not getattr(m, "sharded", False)]
 
 
@@ -147,6 +165,7 @@ def _report(model, optimizer, path, grid, config):
         check_path(path)
         config = _config_of(model, config)
         named, kinds, rule = _local(model, optimizer)
+        _check_experts(model, grid)
     except CheckpointError as err:
         return {"error": str(err)}, None
     streams = _dropouts(model)

@@ -36,6 +36,7 @@ from minimegatron.checks.mixed import HALF_CONFIG
 from minimegatron.data.demo import CONTEXT_CONFIG, SMALL_CONFIG, batch, make_optimizer
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
+from minimegatron.parallel.expert_parallel.gpt import expert_parallel_gpt
 from minimegatron.parallel.expert_parallel.trainer import MoETrainer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
@@ -266,6 +267,13 @@ def refusals(directory, path, out):
         out[case] = rejected(lambda: load_checkpoint(trainer, trainer.optimizer, bad, grid))
     out["untouched"] = max(float(np.abs(p.data - before[n]).max())
                            for n, p in trainer.named_parameters())
+    alone = expert_parallel_gpt(MOE_CONFIG, MOE, grid)          # experts over ep 2: a grid
+    out["refuse_ep_group"] = rejected(lambda: save_checkpoint(  # without ep cannot place them
+        alone, make_optimizer(alone.parameters()), os.path.join(directory, "no.npz"),
+        grid_of(dp=4)))
+    stage_path = os.path.join(directory, "stage.npz")           # a bare stage: MoE found inside
+    save_checkpoint(trainer.stage, trainer.optimizer, stage_path, grid, config=MOE_CONFIG)
+    out["stage_moe"] = read_checkpoint(stage_path)[1]["moe"] if comm.world().rank == 0 else None
 
 
 def text_model(directory):
