@@ -8,7 +8,9 @@ experts; a pipeline stage owns whole names). So a checkpoint can be the
 again when loading, and the grid of the loading job need not be the grid that
 saved it. Which rank holds which piece, and which one replica of each piece
 writes it (Megatron's ShardedTensor + replica_id), is checkpoint_layout.py:
-dp, cp and edp ranks are replicas, tp and ep ranks hold different pieces.
+dp, cp and edp ranks are replicas, tp and ep ranks hold different pieces. What
+the optimizer keeps per weight (AdamW's m, v; float16's float32 master and loss
+scale; ZeRO's flat slices) is checkpoint_state.py.
 
 Every decision is taken on ONE rank (world rank 0) and broadcast, so every
 rank raises the same CheckpointError together, never one rank alone:
@@ -60,15 +62,16 @@ from minimegatron import comm
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.i18n import text
 from minimegatron.nn.moe import MoE
-from minimegatron.optim import Optimizer
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
-from minimegatron.parallel.split import flatten, unflatten
+from minimegatron.parallel.split import unflatten
 from minimegatron.tools.checkpoint_format import (FLOAT_DTYPES, FORMAT, MAX_STATE_KEYS, VERSION,
                                                   AtomicZip, CheckpointError, check_path,
                                                   expected_arrays, full_shapes, read_checkpoint,
                                                   size_limit, state_dtypes)
 from minimegatron.tools.checkpoint_layout import (assemble, check_writers, piece_of, placement,
                                                   writers)
+from minimegatron.tools.checkpoint_state import (held_state, mixed_record, rule_of, set_state,
+                                                 state_of)
 
 __all__ = ["CheckpointError", "load_checkpoint", "read_checkpoint", "save_checkpoint"]
 TAG = 7
@@ -109,39 +112,6 @@ def _check_experts(model, grid):
                                        rank=group.rank, ep=ep_size, ep_rank=ep_rank))
 
 
-def _rule_of(optimizer):
-    """The update rule: ZeRO lends its optimizer's (maybe a MixedPrecisionOptimizer)."""
-    return optimizer.optimizer if isinstance(optimizer, ShardedOptimizer) else optimizer
-
-
-def _mixed_record(rule):
-    """Mixed precision: the loss scaler's state and the steps taken (AdamW's t), or None."""
-    if not hasattr(rule, "scaler") or not hasattr(rule, "steps_taken"):
-        return None
-    scaler = rule.scaler
-    return {"scale": float(scaler.scale), "clean_steps": scaler.clean_steps,
-            "skipped_steps": scaler.skipped_steps, "steps_taken": rule.steps_taken}
-
-
-def _local(model, optimizer):
-    """([(name, param)] in model order, {state key: dtype} sorted by key, the update rule's
-    class name). Mixed precision keeps float32 state (master, m, v) for half weights."""
-    named = list(model.named_parameters())
-    if isinstance(optimizer, ShardedOptimizer):              # ZeRO-1/2: flat state slices
-        params = [p for flat, _, _ in optimizer.local_shards() for p in flat.params]
-        states = [flat.state for flat, _, _ in optimizer.local_shards()]
-    elif isinstance(optimizer, Optimizer) and hasattr(optimizer, "state"):
-        params, states = optimizer.params, optimizer.state
-    else:
-        raise CheckpointError(text("ckpt.optimizer", cls=type(optimizer).__name__))
-    owned = {id(p) for _, p in named}
-    if any(id(p) not in owned for p in params) or len(params) != len(named):
-        raise CheckpointError("checkpoint: the optimizer's parameters are not exactly the "
-                              "model's parameters")
-    kinds = {k: str(a.dtype) for state in states for k, a in state.items()}
-    return named, dict(sorted(kinds.items())), type(_rule_of(optimizer)).__name__
-
-
 def _flat(arrays, dtype):
     parts = [to_numpy(a).ravel() for group in arrays for a in group]
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
@@ -164,7 +134,7 @@ def _report(model, optimizer, path, grid, config):
     try:
         check_path(path)
         config = _config_of(model, config)
-        named, kinds, rule = _local(model, optimizer)
+        named, kinds, rule = held_state(model, optimizer)
         _check_experts(model, grid)
     except CheckpointError as err:
         return {"error": str(err)}, None
@@ -172,7 +142,7 @@ def _report(model, optimizer, path, grid, config):
     owner = getattr(grid, "dp_cp", grid.dp).rank == 0 and grid.tp_rank == 0
     return {"error": None, "config": dataclasses.asdict(config), "moe": _moe_of(model),
             "kinds": kinds, "optimizer": rule, "step_count": optimizer.step_count,
-            "mixed": _mixed_record(_rule_of(optimizer)),
+            "mixed": mixed_record(rule_of(optimizer)),
             "pp": grid.pp_rank, "grid": _grid_record(grid, optimizer),
             "names": [(name, list(p.shape), placement(name, grid)) for name, p in named],
             "streams": {name: type(m.rng.bit_generator).__name__ for name, m in streams},
@@ -190,52 +160,6 @@ def _problem(reports):
     if any(r["moe"] != reports[0]["moe"] for r in reports):
         return text("ckpt.moe_ranks")
     return None
-
-
-# --- optimizer state, per parameter ---------------------------------------------------------
-
-def _states(named, optimizer, kinds):
-    """{name: [state array per key of ``kinds``]}, each of the parameter's local shape (zeros
-    where the optimizer has none yet). ZeRO: every flat group all-gathers its slices."""
-    if not isinstance(optimizer, ShardedOptimizer):
-        index = {id(p): i for i, p in enumerate(optimizer.params)}
-        return {name: [optimizer.state[index[id(p)]].get(k, np.zeros(p.shape, dtype))
-                       for k, dtype in kinds.items()] for name, p in named}
-    by_id = {id(p): [] for _, p in named}
-    for flat, _, _ in optimizer.local_shards():
-        for k, dtype in kinds.items():
-            mine = flat.state.get(k)
-            if mine is None:
-                mine = np.zeros(flat.owned.stop - flat.owned.start, dtype)
-            full = comm.all_gather(asarray(mine), flat.group)              # (P_pad,)
-            for p, part in zip(flat.params, unflatten(full, flat.shapes)):
-                by_id[id(p)].append(part)
-    return {name: by_id[id(p)] for name, p in named}
-
-
-def _set_states(named, optimizer, kinds, states, mixed):
-    """Give the optimizer ``states`` ({name: [array per key of ``kinds``]}, cast to each
-    key's dtype) and the mixed-precision record; ZeRO keeps its own slice of each."""
-    if not isinstance(optimizer, ShardedOptimizer):
-        index = {id(p): i for i, p in enumerate(optimizer.params)}
-        for name, p in named:
-            state = optimizer.state[index[id(p)]]
-            state.clear()
-            state.update({k: asarray(a.astype(dtype))
-                          for (k, dtype), a in zip(kinds.items(), states[name])})
-    else:
-        name_of = {id(p): name for name, p in named}
-        for flat, _, _ in optimizer.local_shards():
-            flat.state.clear()
-            for j, (k, dtype) in enumerate(kinds.items()):
-                whole = flat.pad(flatten([asarray(states[name_of[id(p)]][j])
-                                          for p in flat.params], dtype))      # (P_pad,)
-                flat.state[k] = flat.own(whole).copy()                        # (P_pad/N,)
-    rule = _rule_of(optimizer)
-    if mixed is not None:
-        rule.scaler.scale, rule.steps_taken = mixed["scale"], mixed["steps_taken"]
-        rule.scaler.clean_steps = mixed["clean_steps"]
-        rule.scaler.skipped_steps = mixed["skipped_steps"]
 
 
 # --- save -----------------------------------------------------------------------------------
@@ -327,7 +251,7 @@ def save_checkpoint(model, optimizer, path, grid, step=None, rng_state=None, con
     if plan["error"]:
         raise CheckpointError(plan["error"])
     config, named = local
-    states = _states(named, optimizer, plan["kinds"])
+    states = state_of(named, optimizer, plan["kinds"])
     _stream(named, states, plan["kinds"], grid, config, report, reports, writer)
     error = None
     if root:
@@ -404,9 +328,9 @@ def load_checkpoint(model, optimizer, path, grid, config=None):
     pieces = unflatten(flat, [tuple(p.shape) for _, p in named for _ in range(width)])
     for i, (name, p) in enumerate(named):
         p.data[...] = asarray(pieces[i * width])
-    _set_states(named, optimizer, kinds, {name: pieces[i * width + 1:(i + 1) * width]
-                                          for i, (name, _) in enumerate(named)},
-                meta["optimizer"].get("mixed"))
+    set_state(named, optimizer, kinds, {name: pieces[i * width + 1:(i + 1) * width]
+                                        for i, (name, _) in enumerate(named)},
+              meta["optimizer"].get("mixed"))
     optimizer.step_count = meta["optimizer"]["step_count"]
     streams = meta["rng"]["dropout"]
     for name, m in _dropouts(model):
