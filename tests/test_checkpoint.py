@@ -196,7 +196,9 @@ def test_what_cannot_be_resharded_is_refused_on_every_rank(axes, case, words):
 
 def test_sample_writes_text_from_an_moe_checkpoint(axes):
     """An MoE GPT saved from dp 4 x ep 2: ``minimegatron sample`` runs all 8 experts of the
-    file in one process, and writes what MoEGPT with those weights writes."""
+    file in one process, and writes what MoEGPT with those weights writes; a damaged MoE
+    record is one line, ``error: ...``."""
+    import json
     import os
     import subprocess
     import sys
@@ -207,7 +209,8 @@ def test_sample_writes_text_from_an_moe_checkpoint(axes):
     from minimegatron.data.datasets import CharTokenizer, tiny_corpus
     from minimegatron.nn.moe import MoEGPT
     path = str(axes[0] / "moe_text.npz")
-    model, (arrays, _) = load_gpt(path), read_checkpoint(path)
+    model, (arrays, meta) = load_gpt(path), read_checkpoint(path)
+    listed = meta.pop("arrays")
     assert isinstance(model, MoEGPT) and model.blocks[0].mlp.experts.fc1.weight.shape[0] == 8
     for name, p in model.named_parameters():
         assert np.array_equal(p.data, arrays[f"param/{name}"]), name
@@ -218,6 +221,15 @@ def test_sample_writes_text_from_an_moe_checkpoint(axes):
                           capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n", 1)[1][:-1] == want
+    for moe, words in (({"num_experts": 8}, "is corrupt: its MoE config is {'num_experts': 8}"),
+                       ({**meta["moe"], "top_k": 0}, "MoEConfig.top_k must be an int >= 1")):
+        bad = str(axes[0] / "bad_moe.npz")
+        np.savez(bad, meta=np.array(json.dumps({**meta, "moe": moe, "arrays": listed})), **arrays)
+        done = subprocess.run([sys.executable, "-m", "minimegatron", "sample", "--checkpoint",
+                               bad], env={**os.environ, "PYTHONPATH": REPO_ROOT},
+                              capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and words in lines[0], done.stderr
 
 
 def test_mixed_precision_keeps_masters_moments_and_scale(axes):
