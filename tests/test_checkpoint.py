@@ -264,3 +264,83 @@ def test_checkpoint_messages_in_both_languages_with_the_same_fields():
     assert all(fields(en[key]) == fields(ko[key]) for key in en)
     with i18n.speaking("ko"):
         assert "MoE 설정" in i18n.text("ckpt.moe_config", path="a.npz", differ="x")
+
+
+# --- the layout rule alone, no MPI: every grid's writers cover each piece exactly once ---
+
+def layout_reports(dp, pp, tp, cp, ep, names, placement=None):
+    """Every rank's report (pp and names with placements) of a grid, from grid_layout."""
+    from types import SimpleNamespace as NS
+
+    from minimegatron.parallel.grid import cp_coordinate, grid_coordinates, grid_layout
+    from minimegatron.tools.checkpoint_layout import placement as default
+    placement, world = placement or default, dp * pp * tp * cp
+    layout = grid_layout(world, dp, pp, tp, cp)
+    reports = []
+    for rank in range(world):
+        d, p, t = grid_coordinates(rank, dp, tp, cp)
+        group = next(g for g in layout["dp_cp" if cp > 1 else "dp"] if rank in g)
+        j = group.index(rank)                                   # position in dp x cp
+        grid = NS(tp_rank=t, tp_size=tp, dp=NS(rank=d), dp_cp=NS(rank=j), cp_rank=cp_coordinate(
+            rank, tp, cp), ep=NS(rank=j % ep, size=ep), edp=NS(rank=j // ep))
+        stage = [n.replace("blocks.0", f"blocks.{p}") for n in names      # a stage's own
+                 if p == 0 or n.startswith("blocks.")]                   # blocks; wte on 0
+        reports.append({"pp": p, "names": [(n, None, placement(n, grid)) for n in stage]})
+    return reports
+
+
+LAYOUT_NAMES = ["wte.weight", "blocks.0.attn.qkv.weight", "blocks.0.ln_1.weight",
+                "blocks.0.mlp.router.weight", "blocks.0.mlp.experts.fc1.weight"]
+
+
+@pytest.mark.parametrize("dims", [(1, 1, 1, 1, 1), (4, 1, 1, 1, 2), (2, 1, 2, 2, 4),
+                                  (2, 2, 2, 1, 2), (1, 1, 2, 4, 2), (2, 1, 1, 2, 1)])
+def test_every_piece_has_exactly_one_writer_on_any_grid(dims):
+    """dims = (dp, pp, tp, cp, ep): each piece (ep rank, tp rank) of each name is written
+    once; writing on dp rank 0 only (forgetting cp) or on ep rank 0 only is caught."""
+    from minimegatron.tools.checkpoint_layout import check_writers, placement, writers
+    dp, pp, tp, cp, ep = dims
+    assert check_writers(writers(layout_reports(*dims, LAYOUT_NAMES))) is None
+
+    def dp_only(name, grid):                                    # the cp bug: cp ranks write
+        place = placement(name, grid)
+        return {**place, "writes": grid.dp.rank == 0 and (place["tp"] is not None
+                                                          or grid.tp_rank == 0)}
+
+    def ep_rank_0(name, grid):                                  # the ep bug: one ep rank writes
+        return {**placement(name, grid), "writes": grid.dp_cp.rank == 0 and grid.tp_rank == 0}
+    if cp > 1:
+        assert "exactly once" in check_writers(writers(layout_reports(*dims, LAYOUT_NAMES,
+                                                                      dp_only)))
+    if ep > 1:
+        assert "exactly once" in check_writers(writers(layout_reports(*dims, LAYOUT_NAMES,
+                                                                      ep_rank_0)))
+
+
+@pytest.mark.parametrize("name, shape", [("wte.weight", (7, 4)), ("head.weight", (4, 7)),
+                                         ("blocks.0.attn.qkv.weight", (4, 12)),
+                                         ("blocks.0.mlp.experts.fc1.weight", (8, 4, 16)),
+                                         ("blocks.0.mlp.router.weight", (4, 8))])
+@pytest.mark.parametrize("tp, ep", [(1, 1), (2, 1), (2, 4), (1, 8)])
+def test_pieces_assemble_to_the_full_array(name, shape, tp, ep):
+    """piece_of for every (ep rank, tp rank), then assemble: the full array again (vocab 7
+    padded to 8 over tp 2 and cut back; qkv per head; experts by global index)."""
+    from types import SimpleNamespace as NS
+
+    from minimegatron.nn.gpt import GPTConfig
+    from minimegatron.tools.checkpoint_layout import (assemble, full_shape, piece_of,
+                                                      pieces_needed, placement)
+    config = GPTConfig(vocab_size=7, seq_len=4, n_layer=1, n_head=2, d_model=4)
+    full = np.random.default_rng(0).standard_normal(shape)
+    grid = NS(tp_rank=0, tp_size=tp, dp=NS(rank=0), dp_cp=NS(rank=0), ep=NS(rank=0, size=ep),
+              edp=NS(rank=0))
+    place = placement(name, grid)
+    pieces = []
+    for e, t in pieces_needed(place):
+        here = {**place, "tp": place["tp"] and [t, tp], "ep": place["ep"] and [e, ep]}
+        pieces.append(piece_of(name, full, here))
+        assert full_shape(name, pieces[-1].shape, here, config) == shape
+    assert len(pieces) == (ep if ".experts." in name else tp if place["tp"] else 1)
+    assert np.array_equal(assemble(name, pieces, place, config), full)
+    if ep > 1 and ".experts." in name:                          # expert e is row e, in order
+        assert np.array_equal(pieces[1], full[8 // ep:2 * 8 // ep])
