@@ -5,7 +5,9 @@
 A checkpoint is always ONE full, serial-named file, whatever grid saved it
 (tools/checkpoint.py gathers the shards when saving), so this command needs no
 MPI: it reads the file with every check of ``read_checkpoint`` (crc32, sizes,
-finite values), builds ``nn.GPT`` from the config in its meta, copies each
+finite values), builds ``nn.GPT`` from the config in its meta (``MoEGPT``
+when meta holds an MoE config: the experts of every ep rank are in the file,
+so the one process runs all E of them), copies each
 full weight in and calls ``GPT.generate`` (nn/generate.py). The optimizer state
 in the file is not needed and is skipped.
 
@@ -23,17 +25,26 @@ from minimegatron.backend import asarray
 from minimegatron.data.datasets import CharTokenizer, tiny_corpus
 from minimegatron.commands.entry import run
 from minimegatron.nn import GPT, GPTConfig
+from minimegatron.nn.moe import MoEConfig, MoEGPT
 from minimegatron.tools.checkpoint_format import CheckpointError, read_checkpoint
 
 
 def load_gpt(path):
-    """nn.GPT with the weights of the checkpoint at ``path`` (saved from any grid)."""
+    """nn.GPT (MoEGPT for an MoE checkpoint) with the weights of the checkpoint at ``path``
+    (saved from any grid: an expert weight holds all E experts)."""
     arrays, meta = read_checkpoint(path)
     saved = meta.get("config")
     fields = {f.name for f in dataclasses.fields(GPTConfig)}
     if not isinstance(saved, dict) or set(saved) != fields:
         raise CheckpointError(f"checkpoint {path!r} is corrupt: its config is {saved!r}")
-    model = GPT(GPTConfig(**saved))                     # GPTConfig checks every value
+    config = GPTConfig(**saved)                         # GPTConfig checks every value
+    moe = meta.get("moe")
+    if moe is None:
+        model = GPT(config)
+    elif isinstance(moe, dict) and set(moe) == {f.name for f in dataclasses.fields(MoEConfig)}:
+        model = MoEGPT(config, MoEConfig(**moe))        # MoEConfig checks every value
+    else:
+        raise CheckpointError(f"checkpoint {path!r} is corrupt: its MoE config is {moe!r}")
     for name, p in model.named_parameters():
         full = arrays.get(f"param/{name}")
         if full is None or full.shape != p.shape:

@@ -17,14 +17,14 @@ block's English hint into the current language's).
 import contextlib
 import os
 
-from minimegatron.i18n import en, en_lessons, en_tutorials, ko, ko_lessons, ko_tutorials
-from minimegatron.i18n import en_static, ko_static
+from minimegatron.i18n import (en, en_checkpoint, en_lessons, en_static, en_tutorials, ko,
+                               ko_checkpoint, ko_lessons, ko_static, ko_tutorials)
 
 ENV = "MINIMEGATRON_LANG"
 CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES,
-                   **en_static.MESSAGES},
+                   **en_static.MESSAGES, **en_checkpoint.MESSAGES},
             "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
-                   **ko_static.MESSAGES}}
+                   **ko_static.MESSAGES, **ko_checkpoint.MESSAGES}}
 
 
 def language():

@@ -1,45 +1,56 @@
-"""Checkpoints: save ONE full (serial-named) file from any grid, load it onto any other grid.
+"""Checkpoints: ONE full (serial-named) file from any grid, loaded onto any other grid.
 
 The idea. Every parallel form of the GPT keeps the serial parameter names
-(shards.py says which slice of ``blocks.3.mlp.fc1.weight`` a tp rank holds; a
-pipeline stage owns whole names). So a checkpoint can be the *serial* model:
-gather the shards into full arrays when saving, slice them again when
-loading, and the grid of the loading job need not be the grid that saved.
+(shards.py says which slice of ``blocks.3.mlp.fc1.weight`` a tp rank holds; an
+expert weight ``blocks.0.mlp.experts.fc1.weight`` holds rows e*E/ep.. of all E
+experts; a pipeline stage owns whole names). So a checkpoint can be the
+*serial* model: assemble the pieces into full arrays when saving, cut them
+again when loading, and the grid of the loading job need not be the grid that
+saved it. Which rank holds which piece, and which one replica of each piece
+writes it (Megatron's ShardedTensor + replica_id), is checkpoint_layout.py:
+dp, cp and edp ranks are replicas, tp and ep ranks hold different pieces. What
+the optimizer keeps per weight (AdamW's m, v; float16's float32 master and loss
+scale; ZeRO's flat slices) is checkpoint_state.py.
 
 Every decision is taken on ONE rank (world rank 0) and broadcast, so every
 rank raises the same CheckpointError together, never one rank alone:
 
-    0. every rank reports what it holds (names, shard shapes, optimizer, dropout
-       streams) or why it cannot take part: gather_object -> rank 0
+    0. every rank reports what it holds (names, piece shapes and placements,
+       optimizer, dropout streams) or why it cannot take part: gather_object -> rank 0
 
-Saving, on a dp x pp x tp grid (every rank of ``grid.world`` calls it)::
+Saving, on a tp x cp x ep x dp x pp grid (every rank of ``grid.world`` calls it)::
 
-    1. rank 0 opens the temp file (stale ones removed); verdict: bcast_object
-    2. per weight, on the dp-rank-0 ranks: gather(its flat shards, grid.tp) ->
-       tp rank 0 unshards it (Igatherv); a stage's tp rank 0 sends the weight's
-       full arrays to rank 0 (Send/Recv), which streams them into the zip
-    3. rank 0 writes meta, fsyncs and renames; verdict: bcast_object
+    1. rank 0 checks that the writers cover every piece of every name exactly
+       once, opens the temp file (stale ones removed); verdict: bcast_object
+    2. ZeRO-1/2: each flat group all-gathers its optimizer state slices (its
+       group: dp x cp), so every rank holds its parameters' state (Allgather)
+    3. each writer sends each piece it writes, [weight, state per key] as one
+       flat buffer, to rank 0 (Send/Recv), which assembles the full arrays one
+       weight at a time (stage order) and streams them into the zip
+    4. rank 0 writes meta, fsyncs and renames; verdict: bcast_object
 
-    bytes: each tp group sends its stage's parameters + optimizer state (3 x
-    params for AdamW) once; rank 0 receives the whole model once, one weight at
-    a time: its peak memory is the largest weight, not the model.
+    bytes: each piece of the model + optimizer state (3 x params for AdamW)
+    reaches rank 0 once; rank 0's peak is the largest weight, not the model.
 
-Loading: rank 0 checks meta against every rank's report (config field by
-field, optimizer, names, full shapes, dropout states), then reads each array
-within the size the model expects (checkpoint_format.py: no decompression, no
-unpickling, crc32, finite values). Only then is the verdict broadcast, and only
-after a good verdict does rank 0 cut every rank's slice (shards.shard_of) and
-send it (one flat buffer per rank), and every rank set its weights, optimizer
-state, step count and dropout streams: a bad file touches no weight anywhere.
+Loading: rank 0 checks meta against every rank's report (config and MoE
+config field by field, optimizer, names, full shapes, dropout states), then
+reads each array within the size the model expects (checkpoint_format.py: no
+decompression, no unpickling, crc32, finite values). Only then is the verdict
+broadcast, and only after a good verdict does rank 0 cut every rank's piece
+(checkpoint_layout.piece_of) and send it (one flat buffer per rank), and every
+rank set its weights, optimizer state (ZeRO: its own slice of the flat
+state), step count and dropout streams: a bad file touches no weight anywhere.
 
 Usage, on every rank::
 
     save_checkpoint(trainer, trainer.optimizer, "ckpt.npz", grid, rng_state={"step": 2})
     meta = load_checkpoint(other_trainer, other_trainer.optimizer, "ckpt.npz", other_grid)
 
-ZeRO-partitioned optimizer state is not supported (a clear CheckpointError).
-tests/test_checkpoint.py saves on 2x2x2 and resumes on 1x1x1, 1x2x4 and 8x1x1;
-tests/workers/ckpt_fuzz.py loads hundreds of damaged files on 2 ranks (tp=2).
+ZeRO-3 (Zero3) and other optimizers without per-parameter state are refused
+(a clear CheckpointError). tests/test_checkpoint.py saves on 2x2x2 and resumes
+on 1x1x1, 1x2x4 and 8x1x1, saves MoE and context-parallel runs (with ZeRO) and
+resumes them on other grids; tests/workers/ckpt_fuzz.py loads hundreds of
+damaged files on 2 ranks (tp=2).
 """
 import dataclasses
 import json
@@ -49,13 +60,18 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.backend import asarray, to_numpy
-from minimegatron.optim import Optimizer
+from minimegatron.i18n import text
+from minimegatron.nn.moe import MoE
+from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.split import unflatten
-from minimegatron.parallel.tensor_parallel.shards import shard_of, unshard
-from minimegatron.tools.checkpoint_format import (FORMAT, MAX_STATE_KEYS, VERSION, AtomicZip,
-                                                  CheckpointError, check_path, expected_arrays,
-                                                  full_shape, full_shapes, read_checkpoint,
-                                                  size_limit)
+from minimegatron.tools.checkpoint_format import (FLOAT_DTYPES, FORMAT, MAX_STATE_KEYS, VERSION,
+                                                  AtomicZip, CheckpointError, check_path,
+                                                  expected_arrays, full_shapes, read_checkpoint,
+                                                  size_limit, state_dtypes)
+from minimegatron.tools.checkpoint_layout import (assemble, check_writers, piece_of, placement,
+                                                  writers)
+from minimegatron.tools.checkpoint_state import (held_state, mixed_record, rule_of, set_state,
+                                                 state_of)
 
 __all__ = ["CheckpointError", "load_checkpoint", "read_checkpoint", "save_checkpoint"]
 TAG = 7
@@ -70,24 +86,30 @@ def _config_of(model, config):
     return config
 
 
-def _local(model, optimizer):
-    """[(name, param)] in model order and [state keys], after checking the optimizer."""
-    named = list(model.named_parameters())
-    if not isinstance(optimizer, Optimizer) or not hasattr(optimizer, "state"):
-        raise CheckpointError(
-            f"checkpoint: optimizer {type(optimizer).__name__} is not supported; only plain "
-            "per-parameter optimizers (AdamW, SGD) can be saved (ZeRO-partitioned state is "
-            "not supported: gather it or checkpoint without ZeRO)")
-    owned = {id(p) for _, p in named}
-    if any(id(p) not in owned for p in optimizer.params) or len(optimizer.params) != len(named):
-        raise CheckpointError("checkpoint: the optimizer's parameters are not exactly the "
-                              "model's parameters")
-    return named, sorted({k for s in optimizer.state for k in s})
+def _modules(model):
+    """[(name, module)] of the model (a trainer: of its .stage)."""
+    model = model if hasattr(model, "named_modules") else getattr(model, "stage", None)
+    return [] if model is None else list(model.named_modules())
 
 
-def _state_by_name(named, optimizer):
-    index = {id(p): i for i, p in enumerate(optimizer.params)}
-    return {name: optimizer.state[index[id(p)]] for name, p in named}
+def _moe_of(model):
+    """The model's MoEConfig as a dict (its .moe, else its MoE layers'), or None (dense)."""
+    moe = getattr(model, "moe", None)
+    if moe is None:
+        moe = next((m.moe for _, m in _modules(model) if isinstance(m, MoE)), None)
+    return None if moe is None else dataclasses.asdict(moe)
+
+
+def _check_experts(model, grid):
+    """CheckpointError unless every expert-parallel layer splits its experts over grid.ep
+    (the placement of an expert weight is read from the grid)."""
+    ep = getattr(grid, "ep", None)
+    ep_size, ep_rank = (ep.size, ep.rank) if ep is not None else (1, 0)
+    for name, m in _modules(model):
+        group = getattr(m, "ep_group", None)
+        if group is not None and (group.size, group.rank) != (ep_size, ep_rank):
+            raise CheckpointError(text("ckpt.ep_group", name=name, size=group.size,
+                                       rank=group.rank, ep=ep_size, ep_rank=ep_rank))
 
 
 def _flat(arrays, dtype):
@@ -97,11 +119,14 @@ def _flat(arrays, dtype):
 
 def _dropouts(model):
     """[(module name, module)] of every replicated dropout stream (a trainer: its .stage)."""
-    model = model if hasattr(model, "named_modules") else getattr(model, "stage", None)
-    if model is None:
-        return []
-    return [(name, m) for name, m in model.named_modules()
+    return [(name, m) for name, m in _modules(model)
             if hasattr(m, "rng") and not getattr(m, "sharded", False)]
+
+
+def _grid_record(grid, optimizer):
+    return {"dp": grid.dp_size, "pp": grid.pp_size, "tp": grid.tp_size,
+            "cp": getattr(grid, "cp_size", 1), "ep": getattr(grid, "ep_size", 1),
+            "zero": optimizer.stage if isinstance(optimizer, ShardedOptimizer) else 0}
 
 
 def _report(model, optimizer, path, grid, config):
@@ -109,15 +134,17 @@ def _report(model, optimizer, path, grid, config):
     try:
         check_path(path)
         config = _config_of(model, config)
-        named, keys = _local(model, optimizer)
+        named, kinds, rule = held_state(model, optimizer)
+        _check_experts(model, grid)
     except CheckpointError as err:
         return {"error": str(err)}, None
     streams = _dropouts(model)
-    owner = grid.dp_rank == 0 and grid.tp_rank == 0
-    return {"error": None, "config": dataclasses.asdict(config), "keys": keys,
-            "optimizer": type(optimizer).__name__, "step_count": optimizer.step_count,
-            "pp": grid.pp_rank, "dp": grid.dp_rank, "tp": grid.tp_rank, "tp_size": grid.tp_size,
-            "names": [(name, list(p.shape)) for name, p in named],
+    owner = getattr(grid, "dp_cp", grid.dp).rank == 0 and grid.tp_rank == 0
+    return {"error": None, "config": dataclasses.asdict(config), "moe": _moe_of(model),
+            "kinds": kinds, "optimizer": rule, "step_count": optimizer.step_count,
+            "mixed": mixed_record(rule_of(optimizer)),
+            "pp": grid.pp_rank, "grid": _grid_record(grid, optimizer),
+            "names": [(name, list(p.shape), placement(name, grid)) for name, p in named],
             "streams": {name: type(m.rng.bit_generator).__name__ for name, m in streams},
             "states": {name: m.rng.bit_generator.state for name, m in streams} if owner else {},
             }, (config, named)
@@ -130,84 +157,87 @@ def _problem(reports):
         return errors[0]
     if any(r["config"] != reports[0]["config"] for r in reports):
         return "checkpoint: the ranks' models have different configs"
+    if any(r["moe"] != reports[0]["moe"] for r in reports):
+        return text("ckpt.moe_ranks")
     return None
 
 
 # --- save -----------------------------------------------------------------------------------
-
-def _unsharded(named, optimizer, keys, grid, config):
-    """Per weight: (name, [full param, full state per key]) on tp rank 0, else (name, None)."""
-    states, dtype, width = _state_by_name(named, optimizer), np.dtype(config.dtype), 1 + len(keys)
-    shapes = comm.allgather_object([list(p.shape) for _, p in named], grid.tp)
-    for i, (name, p) in enumerate(named):
-        parts = [p.data] + [states[name].get(k, np.zeros(p.shape, dtype)) for k in keys]
-        sizes = [math.prod(rank_shapes[i]) * width for rank_shapes in shapes]
-        shards = comm.gather(_flat([parts], dtype), grid.tp, root=0, sizes=sizes)  # (tp x,)
-        if grid.tp_rank != 0:
-            yield name, None
-            continue
-        per_rank = [unflatten(chunk, [rank_shapes[i]] * width) for chunk, rank_shapes in
-                    zip(np.split(shards, np.cumsum(sizes)[:-1]), shapes)]
-        yield name, [to_numpy(unshard(name, [asarray(r[j]) for r in per_rank], config))
-                     for j in range(width)]
-
 
 def _save_error(path, err):
     return str(err) if isinstance(err, CheckpointError) else \
         f"checkpoint: could not save {path!r}: {type(err).__name__}: {err}"
 
 
-def _stream(named, optimizer, keys, grid, config, reports, writer):
-    """Every weight's full arrays to world rank 0 (into ``writer``), one weight at a time."""
-    dtype, width = np.dtype(config.dtype), 1 + len(keys)
+def _keys_of(name, kinds):
+    return [f"param/{name}"] + [f"optim/{name}/{k}" for k in kinds]
 
-    def sink(name, full):
-        for key, array in zip([f"param/{name}"] + [f"optim/{name}/{k}" for k in keys], full):
-            writer.add(key, array)
-    if grid.dp_rank == 0:
-        for name, full in _unsharded(named, optimizer, keys, grid, config):
-            if writer is not None:
-                sink(name, full)
-            elif full is not None:
-                comm.send(_flat([full], dtype), 0, grid.world, tag=TAG)
+
+def _dtypes(config, kinds):
+    """[the weight's dtype, each state key's], and the one dtype that carries them all."""
+    dtypes = [np.dtype(config.dtype)] + [np.dtype(d) for d in kinds.values()]
+    return dtypes, np.result_type(*dtypes)
+
+
+def _stream(named, states, kinds, grid, config, report, reports, writer):
+    """Each written piece to world rank 0, which assembles each full array into ``writer``
+    (``report``: this rank's; ``reports``: every rank's, on rank 0)."""
+    (dtypes, dtype), width = _dtypes(config, kinds), 1 + len(kinds)
+    mine = {name: [p.data] + states[name] for name, p in named}
     if writer is None:
+        for name, _, place in report["names"]:
+            if place["writes"]:
+                comm.send(_flat([mine[name]], dtype), 0, grid.world, tag=TAG)
         return
-    owners = sorted((r["pp"], source) for source, r in enumerate(reports)
-                    if source and r["dp"] == r["tp"] == 0)
-    for _, source in owners:                                  # the other stages, in pp order
-        for name, shape in reports[source]["names"]:
-            shapes = [full_shape(name, shape, reports[source]["tp_size"], config)] * width
-            flat = np.empty(sum(math.prod(s) for s in shapes), dtype)
-            sink(name, unflatten(comm.recv(flat, source, grid.world, tag=TAG), shapes))
+    for name, items in writers(reports).items():              # stage order, piece order
+        pieces = []
+        for source, shape, _ in items:
+            if source == 0:
+                pieces.append([to_numpy(a) for a in mine[name]])
+                continue
+            flat = np.empty(math.prod(shape) * width, dtype)
+            pieces.append(unflatten(comm.recv(flat, source, grid.world, tag=TAG),
+                                    [tuple(shape)] * width))
+        for j, key in enumerate(_keys_of(name, kinds)):
+            full = assemble(name, [asarray(piece[j]) for piece in pieces], items[0][2], config)
+            writer.add(key, to_numpy(full).astype(dtypes[j], copy=False))
 
 
-def _open(path, reports, step, rng_state, grid):
-    """On rank 0: (writer, meta without arrays, {error, keys}) before any array moves."""
+def _open(path, reports, step, rng_state):
+    """On rank 0: (writer, meta without arrays, {error, kinds}) before any array moves."""
     error = _problem(reports)
-    keys = sorted(set().union(*(r["keys"] for r in reports))) if error is None else []
-    if error is None and len(keys) > MAX_STATE_KEYS:
-        error = f"checkpoint: {len(keys)} optimizer state arrays per weight, at most " \
+    if error is None:
+        error = check_writers(writers(reports))
+    kinds = {}
+    for r in reports if error is None else []:
+        for key, dtype in r["kinds"].items():
+            if kinds.setdefault(key, dtype) != dtype:
+                error = text("ckpt.state_dtypes", key=key, first=kinds[key], other=dtype)
+    kinds = dict(sorted(kinds.items())) if error is None else {}
+    if error is None and len(kinds) > MAX_STATE_KEYS:
+        error = f"checkpoint: {len(kinds)} optimizer state arrays per weight, at most " \
                 f"{MAX_STATE_KEYS} are supported"
     writer = meta = None
     if error is None:
         first = reports[0]
         meta = {"format": FORMAT, "version": VERSION, "config": first["config"],
-                "step": first["step_count"] if step is None else step,
-                "optimizer": {"class": first["optimizer"], "keys": keys,
-                              "step_count": first["step_count"]},
+                "moe": first["moe"], "step": first["step_count"] if step is None else step,
+                "optimizer": {"class": first["optimizer"], "keys": list(kinds),
+                              "dtypes": kinds, "step_count": first["step_count"],
+                              "mixed": first["mixed"]},
                 "rng": {"user": rng_state,
                         "dropout": {k: v for r in reports for k, v in r["states"].items()}},
-                "grid": {"dp": grid.dp_size, "pp": grid.pp_size, "tp": grid.tp_size}}
+                "grid": first["grid"]}
         try:
             json.dumps(meta)                                  # JSON-able, before any byte
             writer = AtomicZip(path)
         except Exception as err:  # noqa: BLE001 - reported on every rank by the caller
             error = _save_error(path, err)
-    return writer, meta, {"error": error, "keys": keys}
+    return writer, meta, {"error": error, "kinds": kinds}
 
 
 def save_checkpoint(model, optimizer, path, grid, step=None, rng_state=None, config=None):
-    """Gather the model and optimizer of a dp x pp x tp run into ONE full file (on rank 0).
+    """Gather the model and optimizer of a tp x cp x ep x dp x pp run into ONE full file.
 
     Collective over ``grid.world``. ``rng_state``: any JSON-able value the
     caller wants back (e.g. the data position); replicated dropout streams are
@@ -216,11 +246,13 @@ def save_checkpoint(model, optimizer, path, grid, step=None, rng_state=None, con
     report, local = _report(model, optimizer, path, grid, config)
     reports = comm.gather_object(report, grid.world, root=0)
     root = grid.world.rank == 0
-    writer, meta, plan = _open(path, reports, step, rng_state, grid) if root else (None,) * 3
+    writer, meta, plan = _open(path, reports, step, rng_state) if root else (None,) * 3
     plan = comm.bcast_object(plan, grid.world, root=0)
     if plan["error"]:
         raise CheckpointError(plan["error"])
-    _stream(local[1], optimizer, plan["keys"], grid, local[0], reports, writer)
+    config, named = local
+    states = state_of(named, optimizer, plan["kinds"])
+    _stream(named, states, plan["kinds"], grid, config, report, reports, writer)
     error = None
     if root:
         try:
@@ -242,7 +274,8 @@ def _read_on_root(path, reports, config):
         return None, {"error": error}
     try:
         full = full_shapes(reports, config)
-        weight_bytes = sum(math.prod(s) for s in full.values()) * np.dtype(config.dtype).itemsize
+        widest = max(np.dtype(d).itemsize for d in FLOAT_DTYPES)     # state may be wider
+        weight_bytes = sum(math.prod(s) for s in full.values()) * widest
         most = 1 + MAX_STATE_KEYS
         arrays, meta = read_checkpoint(path, lambda m: expected_arrays(m, reports, config, path),
                                        size_limit(most * weight_bytes, most * len(full) + 1))
@@ -256,17 +289,18 @@ def _read_on_root(path, reports, config):
 
 # --- load -----------------------------------------------------------------------------------
 
-def _slices(arrays, reports, keys, grid, named, config):
-    """This rank's flat [param, state per key] per weight: rank 0 cuts and sends every rank's."""
-    dtype, width = np.dtype(config.dtype), 1 + len(keys)
+def _slices(arrays, reports, kinds, grid, named, config):
+    """This rank's flat [param, state per key] per weight: rank 0 cuts every rank's piece
+    (checkpoint_layout.piece_of) and sends it."""
+    (_, dtype), width = _dtypes(config, kinds), 1 + len(kinds)
     if grid.world.rank != 0:
         flat = np.empty(sum(p.size for _, p in named) * width, dtype)
         return comm.recv(flat, 0, grid.world, tag=TAG)            # (this rank's elements,)
     for rank in range(grid.world.size - 1, -1, -1):               # rank 0's own slice last
         r = reports[rank]
-        flat = _flat([[to_numpy(shard_of(name, asarray(arrays[k]), r["tp"], r["tp_size"]))
-                       for k in [f"param/{name}"] + [f"optim/{name}/{s}" for s in keys]]
-                      for name, _ in r["names"]], dtype)
+        flat = _flat([[to_numpy(piece_of(name, asarray(arrays[k]), place))
+                       for k in _keys_of(name, kinds)]
+                      for name, _, place in r["names"]], dtype)
         if rank:
             comm.send(flat, rank, grid.world, tag=TAG)
     return flat
@@ -288,15 +322,15 @@ def load_checkpoint(model, optimizer, path, grid, config=None):
     if verdict["error"]:
         raise CheckpointError(verdict["error"])
     (config, named), meta = local, verdict["meta"]
-    keys, width = meta["optimizer"]["keys"], 1 + len(meta["optimizer"]["keys"])
-    flat = _slices(arrays, reports, keys, grid, named, config)
+    kinds = state_dtypes(meta, config)
+    width = 1 + len(kinds)
+    flat = _slices(arrays, reports, kinds, grid, named, config)
     pieces = unflatten(flat, [tuple(p.shape) for _, p in named for _ in range(width)])
-    states = _state_by_name(named, optimizer)
     for i, (name, p) in enumerate(named):
         p.data[...] = asarray(pieces[i * width])
-        states[name].clear()
-        states[name].update({k: asarray(pieces[i * width + 1 + j].copy())
-                             for j, k in enumerate(keys)})
+    set_state(named, optimizer, kinds, {name: pieces[i * width + 1:(i + 1) * width]
+                                        for i, (name, _) in enumerate(named)},
+              meta["optimizer"].get("mixed"))
     optimizer.step_count = meta["optimizer"]["step_count"]
     streams = meta["rng"]["dropout"]
     for name, m in _dropouts(model):

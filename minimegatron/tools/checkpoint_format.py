@@ -3,9 +3,11 @@
 Format (``np.load(path)`` reads it; docs/checkpoints.md)::
 
     param/<name>.npy         full weight, serial name and shape, the config's dtype
+                             (an expert weight: all E experts, row e = expert e)
     optim/<name>/<key>.npy   optimizer state of that weight (AdamW: m, v), full shape
-    meta.npy                 0-d str array: JSON {format, version, config, step,
-                             optimizer, rng, grid, arrays: {key: {shape, dtype, crc32}}}
+    meta.npy                 0-d str array: JSON {format, version, config, moe (the
+                             MoEConfig, or null), step, optimizer, rng, grid,
+                             arrays: {key: {shape, dtype, crc32}}}
 
 Writing (``AtomicZip``): remove stale temp files of the same target (a SIGKILLed
 save leaves one), open a temp file next to it, stream each array into its own
@@ -32,7 +34,8 @@ import zlib
 
 import numpy as np
 
-from minimegatron.parallel.tensor_parallel.shards import is_vocab, tp_axis
+from minimegatron.i18n import text
+from minimegatron.tools.checkpoint_layout import full_shape, stage_order
 
 FORMAT, VERSION = "minimegatron-checkpoint", 1
 META_LIMIT = 8 * 2**20          # bytes of meta.npy (utf-32 JSON)
@@ -279,24 +282,16 @@ def listed_arrays(meta, path):
 
 # --- does the file fit this model? (rank 0, given every rank's report) -----------------------
 
-def full_shape(name, shard_shape, tp_size, config):
-    """The full (serial) shape of ``name`` whose tp shard is ``shard_shape`` (shards.py rules)."""
-    full, axis = list(shard_shape), tp_axis(name)
-    if axis is not None:
-        full[axis] = config.vocab_size if is_vocab(name) else shard_shape[axis] * tp_size
-    return tuple(full)
-
-
 def full_shapes(reports, config):
-    """{name: full shape} over every rank's report, in model order; the ranks must agree."""
+    """{name: full shape} over every rank's report, in stage order; the ranks must agree."""
     full = {}
     for rank, r in enumerate(reports):
-        for name, shape in r["names"]:
-            shape = full_shape(name, shape, r["tp_size"], config)
+        for name, shape, place in r["names"]:
+            shape = full_shape(name, shape, place, config)
             if full.setdefault(name, shape) != shape:
                 raise CheckpointError(f"checkpoint: ranks disagree on the full shape of {name} "
                                       f"({full[name]} vs {shape} on rank {rank})")
-    return full
+    return {name: full[name] for name in stage_order(reports)}
 
 
 def _check_stream(name, kind, state, path):
@@ -307,9 +302,49 @@ def _check_stream(name, kind, state, path):
                               f"state ({type(err).__name__})") from err
 
 
+def state_dtypes(meta, config):
+    """{state key: dtype} of the file (a file without "dtypes": the config's dtype)."""
+    opt = meta["optimizer"]
+    return opt.get("dtypes") or {k: config.dtype for k in opt["keys"]}
+
+
+def _is_scale(x):
+    return isinstance(x, float) and math.isfinite(x) and x > 0
+
+
+def _check_state_record(opt, path):
+    """The state dtypes (one float dtype per key) and the mixed-precision record (the loss
+    scaler's scale and counts), if the file has them."""
+    dtypes, mixed = opt.get("dtypes"), opt.get("mixed")
+    if dtypes is not None and not (isinstance(dtypes, dict) and list(dtypes) == opt["keys"]
+                                   and all(d in FLOAT_DTYPES for d in dtypes.values())):
+        raise _corrupt(path, f"optimizer state dtypes {dtypes!r}")
+    counts = ("clean_steps", "skipped_steps", "steps_taken")
+    if mixed is not None and not (isinstance(mixed, dict) and set(mixed) == {"scale", *counts}
+                                  and _is_scale(mixed["scale"])
+                                  and all(_is_count(mixed[k]) for k in counts)):
+        raise _corrupt(path, f"mixed-precision record {mixed!r}")
+
+
+def _check_moe(saved, ours, path):
+    """The MoE config of the file (None: a dense GPT) must be the model's, field by field."""
+    if saved is not None and not isinstance(saved, dict):
+        raise _corrupt(path, f"its MoE config is {saved!r}")
+    if saved is None or ours is None:
+        if saved != ours:
+            raise CheckpointError(text("ckpt.moe_config", path=path, differ=text(
+                "ckpt.moe_kind", saved=saved, ours=ours)))
+        return
+    differ = [f"{k}: " + text("ckpt.moe_kind", saved=saved.get(k), ours=v)
+              for k, v in ours.items() if saved.get(k) != v]
+    if differ:
+        raise CheckpointError(text("ckpt.moe_config", path=path, differ="; ".join(differ)))
+
+
 def expected_arrays(meta, reports, config, path):
     """{file key: (full shape, dtype)} this model needs; CheckpointError unless meta fits it:
-    config field by field, optimizer class and record, dropout states, names, full shapes."""
+    config and MoE config field by field, optimizer class and record, dropout states, names,
+    full shapes."""
     saved, ours = meta.get("config"), dataclasses.asdict(config)
     if not isinstance(saved, dict):
         raise _corrupt(path, "no config in meta")
@@ -318,6 +353,7 @@ def expected_arrays(meta, reports, config, path):
     if differ:
         raise CheckpointError(f"checkpoint {path!r} was saved for a different config: "
                               + "; ".join(differ))
+    _check_moe(meta.get("moe"), reports[0]["moe"], path)
     opt, rng = meta.get("optimizer"), meta.get("rng")
     if not (isinstance(opt, dict) and isinstance(opt.get("class"), str)
             and isinstance(opt.get("keys"), list) and len(opt["keys"]) <= MAX_STATE_KEYS
@@ -326,6 +362,7 @@ def expected_arrays(meta, reports, config, path):
             and type(opt.get("step_count")) is int and opt["step_count"] >= 0
             and isinstance(rng, dict) and isinstance(rng.get("dropout"), dict)):
         raise _corrupt(path, "bad optimizer or rng record")
+    _check_state_record(opt, path)
     classes = sorted({r["optimizer"] for r in reports})
     if classes != [opt["class"]]:
         raise CheckpointError(f"checkpoint {path!r} holds {opt['class']} state, this run uses "
@@ -345,6 +382,7 @@ def expected_arrays(meta, reports, config, path):
             raise CheckpointError(f"checkpoint {path!r}: {name} is "
                                   f"{tuple(listed[f'param/{name}']['shape'])} in the file, "
                                   f"this model's is {shape}")
-    dtype = np.dtype(config.dtype)
-    return {key: (shape, dtype) for name, shape in full.items()
-            for key in [f"param/{name}"] + [f"optim/{name}/{k}" for k in opt["keys"]]}
+    dtype, kinds = np.dtype(config.dtype), state_dtypes(meta, config)
+    return {key: (shape, np.dtype(d)) for name, shape in full.items()
+            for key, d in [(f"param/{name}", dtype)] + [(f"optim/{name}/{k}", kind)
+                                                        for k, kind in kinds.items()]}

@@ -20,7 +20,7 @@ from minimegatron.checks.common import serial_reference
 from minimegatron.data.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.nn import GPT
 from minimegatron.optim import SGD
-from minimegatron.parallel.data_parallel import ShardedOptimizer
+from minimegatron.parallel.data_parallel import Zero3
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.tensor_parallel import shard_of
 from minimegatron.parallel.threed import Trainer3D
@@ -134,7 +134,7 @@ def check_stale_temps(directory, path, grid, trainer):
 
 
 def check_bad_files(directory, path, grid, trainer):
-    """Corrupt, truncated, mismatched, ZeRO-less and half-written checkpoints."""
+    """Corrupt, truncated, mismatched, ZeRO-3 and half-written checkpoints."""
     out = check_stale_temps(directory, path, grid, trainer)
     good = sha(path)
     corrupt, short = os.path.join(directory, "corrupt.npz"), os.path.join(directory, "short.npz")
@@ -172,9 +172,8 @@ def check_bad_files(directory, path, grid, trainer):
     out["empty_save"] = rejected(lambda: save_checkpoint(trainer, trainer.optimizer, "", grid))
 
     model = GPT(CONFIG)
-    zero = ShardedOptimizer(model, comm.world(), stage=1,
-                            optimizer=make_optimizer(model.parameters()))
-    out["zero"] = rejected(lambda: save_checkpoint(model, zero, path, dp8))
+    zero3 = Zero3(model, comm.world(), make_optimizer(model.parameters()))
+    out["zero"] = rejected(lambda: save_checkpoint(model, zero3, path, dp8))
 
     real_write = np.lib.format.write_array
 
