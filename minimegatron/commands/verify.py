@@ -16,6 +16,7 @@ from minimegatron.backend import use_backend
 from minimegatron.checks import verify
 from minimegatron.commands.argtypes import positive_int
 from minimegatron.commands.entry import ArgumentParser, banner, usage_error
+from minimegatron.runtime import setup
 
 
 def main(argv=None):
@@ -74,7 +75,7 @@ def print_matrix():
     if world.size % 4:
         comm.print0(composition.matrix_table())
         return 0
-    comm.install_abort_hook()
+    setup()                                  # one failing rank ends the job, named
     measured = composition.train_matrix(world)
     comm.print0(composition.matrix_table(measured))
     return 1 if any(v != "PASS" for v in measured.values()) else 0
