@@ -124,8 +124,11 @@ def test_mkdocs_build_strict(tmp_path):
     assert os.path.isfile(site / "index.html")
     for page in pages():
         name = os.path.basename(page)[:-3]
-        if name != "index":
-            assert os.path.isfile(site / name / "index.html"), f"{name}.md was not built"
+        folder = site
+        if name.endswith(".ko"):                   # page.ko.md: the Korean twin, under /ko/
+            name, folder = name[:-3], site / "ko"
+        built = folder / "index.html" if name == "index" else folder / name / "index.html"
+        assert os.path.isfile(built), f"{os.path.basename(page)} was not built"
 
 
 def test_every_figure_is_shown_on_a_page():
