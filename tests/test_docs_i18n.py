@@ -157,17 +157,36 @@ def test_the_hook_drops_only_the_other_languages_link():
 
 # The facts the class checks first -------------------------------------------------------
 
-def test_the_gradebook_example_lists_every_exercise():
-    """teaching.md and teaching.ko.md: the example gradebook has one column per exercise."""
-    ids = exercise_ids()
-    for page in ("teaching.md", "teaching.ko.md"):
+def example_book():
+    """The teaching pages' example class, over the real exercise list: ana passes all, ben
+    misses one point and has five blocks to do, chae hangs in 3.1 after groups 1 and 2."""
+    from minimegatron.classroom.exercise_checks import EXERCISES as LIST
+    ids = [ex.id for ex in LIST]
+    ben = {"3.3": "FAIL", "5.2": "TODO", "8.1": "TODO", "8.2": "TODO", "9.2": "TODO",
+           "10.2": "TODO"}
+    chae = {ex: "PASS" if ex.startswith(("1.", "2.")) else "TODO" for ex in ids}
+    chae["3.1"] = "HANG"
+    results = {"ana": {ex: "PASS" for ex in ids},
+               "ben": {ex: ben.get(ex, "PASS") for ex in ids}, "chae": chae}
+    return {name: {ex: {"result": result} for ex, result in cells.items()}
+            for name, cells in results.items()}
+
+
+def test_the_gradebook_example_is_the_real_table_of_every_exercise():
+    """teaching.md and teaching.ko.md show what `grade --class` prints for 25 exercises."""
+    from minimegatron.classroom.gradebook import table
+    book = example_book()
+    want = table(book)
+    ben = sum(c["result"] == "PASS" for c in book["ben"].values())
+    total = len(book["ben"])
+    assert total == len(exercise_ids()), "the exercise pages and the package disagree"
+    for page, progress in (("teaching.md", f"ben: {ben} of {total} pass"),
+                           ("teaching.ko.md", f"ben: {total}개 중 {ben}개 통과")):
         text = read(os.path.join(DOCS, page))
-        header = re.search(r"^\| *(?:student|학생) *\|(.*)\| *(?:total|합계)[^|]*\|$", text, re.M)
-        assert header, f"{page}: no gradebook table (| student | 1.1 | ... | total |)"
-        columns = [c.strip() for c in header.group(1).split("|")]
-        assert columns == ids, f"{page}: the gradebook shows {columns}, the exercises are {ids}"
-        assert f"{len(ids)} exercises" in text or f"{len(ids)}개" in text, \
-            f"{page}: does not say how many exercises there are ({len(ids)})"
+        assert "```text\n" + want + "\n```" in text, \
+            f"{page}: the example gradebook is not `grade --class`'s table of every " \
+            f"exercise; it should read:\n{want}"
+        assert progress in text, f"{page}: the progress line should say `{progress}`"
 
 
 def grading_ranks():
@@ -177,7 +196,7 @@ def grading_ranks():
 
 
 RANKS_EN = re.compile(r"(?:on|of) (\d+) ranks|(\d+) ranks? \(|on one rank|one process")
-RANKS_KO = re.compile(r"(\d+)개의 랭크|랭크 (\d+)개|(\d+)개 랭크|(\d+) rank")
+RANKS_KO = re.compile(r"(\d+)개의?\s+랭크|랭크(?:\(rank\))?\s+(\d+)개|(\d+) rank|한 프로세스")
 
 
 def said_ranks(text, pattern):
