@@ -314,3 +314,43 @@ def test_a_synthetic_drift_fails(kind, old, new):
     assert drift(ENGLISH, KOREAN) == {}, "the faithful twin must pass"
     assert old in KOREAN
     assert kind in drift(ENGLISH, KOREAN.replace(old, new, 1))
+
+
+# Anchors: a Korean page's sections keep the English anchors ----------------------------
+
+def load_hook(name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, os.path.join(DOCS, name + ".py"))
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    return hook
+
+
+def markdown_ids(text):
+    """The heading ids Python-Markdown itself gives a page (the site's extensions)."""
+    import markdown
+    md = markdown.Markdown(extensions=["toc", "attr_list", "md_in_html", "tables",
+                                       "pymdownx.superfences", "pymdownx.arithmatex"],
+                           extension_configs={"pymdownx.arithmatex": {"generic": True}})
+    md.convert(text)
+
+    def walk(tokens):
+        for token in tokens:
+            yield token["id"]
+            yield from walk(token["children"])
+    return list(walk(md.toc_tokens))
+
+
+@pytest.mark.parametrize("english, korean", pairs(),
+                         ids=[os.path.relpath(k, DOCS) for _, k in pairs()])
+def test_the_korean_headings_get_the_english_anchors(english, korean):
+    hook = load_hook("same_anchors")
+    want = markdown_ids(shown(english))
+    assert markdown_ids(hook.with_ids(shown(korean), shown(english))) == want
+
+
+def test_without_the_hook_a_translated_heading_changes_its_anchor():
+    hook = load_hook("same_anchors")
+    assert markdown_ids(KOREAN) != markdown_ids(ENGLISH)
+    assert markdown_ids(hook.with_ids(KOREAN, ENGLISH)) == markdown_ids(ENGLISH) == \
+        ["title", "section"]
