@@ -227,7 +227,7 @@ def test_the_exercises_page_gives_one_rank_count_per_exercise():
         path = os.path.join(DOCS, page)
         if not os.path.isfile(path):
             continue
-        rows = re.findall(r"^\| *(\d+\.\d+) *\|(.*)$", read(path), re.M)
+        rows = re.findall(r"^\| *\[?(\d+\.\d+)\]?(?:\([^)]*\))? *\|(.*)$", read(path), re.M)
         assert len(rows) == len(ranks), f"{page}: {len(rows)} rows, {len(ranks)} exercises"
         for ex, rest in rows:
             cells = [c.strip() for c in rest.strip().strip("|").split("|")]
