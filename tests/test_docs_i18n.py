@@ -111,12 +111,23 @@ def test_the_korean_page_keeps_the_structure_of_its_english_twin(english, korean
     assert not differences, f"{os.path.relpath(korean, ROOT)} drifted from its twin:\n{report}"
 
 
+def english_only_lines(text):
+    """Prose lines with four or more English words and no Hangul (code and maths left out)."""
+    text = DISPLAY_MATH.sub("", FENCE.sub("", text))
+    lines = [line for line in text.split("\n")
+             if line.strip() and not line.startswith(("    ", "|---", "!["))]
+    words = re.compile(r"\b[a-z]{3,}\b")
+    return lines, [line for line in lines if not HANGUL.search(line) and
+                   len(words.findall(re.sub(r"`[^`]*`|\$[^$]*\$", "", line))) >= 4]
+
+
 def test_every_korean_page_is_written_in_korean():
-    for english, korean in pairs():
-        text = re.sub(FENCE, "", read(korean))
-        hangul = len(HANGUL.findall(text))
-        assert hangul > 0.25 * len(re.findall(r"[A-Za-z]", re.sub(FENCE, "", read(english)))), \
-            f"{korean}: {hangul} Hangul letters, too few for a translation"
+    for _, korean in pairs():
+        lines, english = english_only_lines(read(korean))
+        assert len(english) <= 0.1 * len(lines), \
+            f"{korean}: {len(english)} of {len(lines)} lines are English only: {english[:5]}"
+    lines, english = english_only_lines(ENGLISH)                 # the check can fail
+    assert len(english) > 0.1 * len(lines)
 
 
 def test_the_pages_a_korean_class_reads_first_are_in_korean():
