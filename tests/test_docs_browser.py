@@ -468,7 +468,7 @@ def test_every_image_loads(site):
 def test_screenshots_were_saved(site):
     _, _, _, shots = site
     for page in SCREENSHOT_PAGES:
-        path = os.path.join(shots, page + ".png")
+        path = os.path.join(shots, page.replace("/", "_") + ".png")
         assert os.path.getsize(path) > 20_000, f"{path}: too small to be a page"
         with open(path, "rb") as file:
             assert file.read(8) == b"\x89PNG\r\n\x1a\n"
