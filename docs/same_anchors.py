@@ -16,7 +16,8 @@ HEADING = re.compile(r"^(#{1,6}) +(.+?)[ \t]*$", re.M)
 OWN_ID = re.compile(r"\{ *#([\w-]+)[^}]*\}$")
 
 
-def heading_ids(markdown, extensions=("toc", "attr_list", "tables"), configs=None):
+def heading_ids(markdown, extensions=("toc", "attr_list", "tables", "pymdownx.superfences"),
+                configs=None):
     """The anchor of every heading of a page, in order, as Python-Markdown's toc makes them
     (rendered with the site's own Markdown extensions when the hook runs)."""
     import markdown as python_markdown
