@@ -1,4 +1,4 @@
-"""MkDocs hook: the exercise pages of the repository's exercises/ folder, on the site in both languages.
+"""MkDocs hook: the exercise pages of exercises/, on the site in both languages.
 
 The exercise texts live beside the code they grade (exercises/N.M.md, and the Korean
 exercises/ko/N.M.md), because `minimegatron exercises make` copies that folder into every
