@@ -129,6 +129,15 @@ def test_mkdocs_build_strict(tmp_path):
             name, folder = name[:-3], site / "ko"
         built = folder / "index.html" if name == "index" else folder / name / "index.html"
         assert os.path.isfile(built), f"{os.path.basename(page)} was not built"
+    # search in both languages: one index, English and Korean pages, lunr's Korean support
+    import json
+    with open(site / "search" / "search_index.json", encoding="utf-8") as f:
+        index = json.load(f)
+    assert set(index["config"]["lang"]) == {"en", "ko"}
+    korean = [d for d in index["docs"] if d["location"].startswith("ko/")]
+    assert any("파이프라인" in d["text"] or "bubble" in d["text"] for d in korean)
+    assert any(re.search("[\uac00-\ud7a3]", d["title"]) for d in korean)
+    assert os.path.isfile(site / "assets" / "javascripts" / "lunr" / "min" / "lunr.ko.min.js")
 
 
 def test_every_figure_is_shown_on_a_page():
