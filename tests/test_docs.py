@@ -124,8 +124,20 @@ def test_mkdocs_build_strict(tmp_path):
     assert os.path.isfile(site / "index.html")
     for page in pages():
         name = os.path.basename(page)[:-3]
-        if name != "index":
-            assert os.path.isfile(site / name / "index.html"), f"{name}.md was not built"
+        folder = site
+        if name.endswith(".ko"):                   # page.ko.md: the Korean twin, under /ko/
+            name, folder = name[:-3], site / "ko"
+        built = folder / "index.html" if name == "index" else folder / name / "index.html"
+        assert os.path.isfile(built), f"{os.path.basename(page)} was not built"
+    # search in both languages: one index, English and Korean pages, lunr's Korean support
+    import json
+    with open(site / "search" / "search_index.json", encoding="utf-8") as f:
+        index = json.load(f)
+    assert set(index["config"]["lang"]) == {"en", "ko"}
+    korean = [d for d in index["docs"] if d["location"].startswith("ko/")]
+    assert any("파이프라인" in d["text"] or "bubble" in d["text"] for d in korean)
+    assert any(re.search("[\uac00-\ud7a3]", d["title"]) for d in korean)
+    assert os.path.isfile(site / "assets" / "javascripts" / "lunr" / "min" / "lunr.ko.min.js")
 
 
 def test_every_figure_is_shown_on_a_page():
@@ -172,7 +184,8 @@ def mangled(text):
     """Spots in prose that Markdown would turn into italics or swallow as an HTML tag."""
     text = prose(text)
     html = r"<(?!br/?>|img |/?(?:div|span|sub|sup|kbd)\b)[a-zA-Z][^>\n]*>?"
-    return re.findall(r"\w\*\w\S*", text) + re.findall(html, text)
+    # a * before a Korean particle closes emphasis (*하나*를), which Markdown renders as such
+    return re.findall(r"\w\*(?![\uac00-\ud7a3])\w\S*", text) + re.findall(html, text)
 
 
 def test_formulas_in_prose_are_written_as_maths():
@@ -182,6 +195,7 @@ def test_formulas_in_prose_are_written_as_maths():
     # the check itself: the two faults the issue found are caught, and maths is left alone
     assert mangled("each of 2*8*32*8 = 4096 bytes") and mangled("<f(x), y> = <x, f^T(y)>")
     assert not mangled("$2 \\cdot 8$ and `dp * pp` and $\\langle f(x), y \\rangle$")
+    assert not mangled("파일 *하나*를 씁니다") and mangled("2*8를")
 
 
 def glossary_rows():
@@ -255,14 +269,15 @@ def definition_lines(path, dotted):
 
 
 def test_where_page_ranges_hold_the_named_code():
-    """docs/where.md: each `file:a-b` range holds exactly its named definition (+-2 lines)."""
-    rows = [WHERE_ROW.match(line) for line in read(os.path.join(DOCS, "where.md")).split("\n")
-            if line.startswith("| ") and "`minimegatron/" in line]
-    assert len(rows) >= 30 and all(rows), rows
-    for path, a, b, name in (m.groups() for m in rows):
-        first, last = definition_lines(path, name)
-        assert abs(first - int(a)) <= 2 and abs(last - int(b)) <= 2, \
-            f"docs/where.md: {name} is at {path}:{first}-{last}, the page says {a}-{b}"
+    """docs/where.md (and where.ko.md): each `file:a-b` range holds its named definition."""
+    for page in ("where.md", "where.ko.md"):                 # and its Korean twin
+        rows = [WHERE_ROW.match(line) for line in read(os.path.join(DOCS, page)).split("\n")
+                if line.startswith("| ") and "`minimegatron/" in line]
+        assert len(rows) >= 30 and all(rows), rows
+        for path, a, b, name in (m.groups() for m in rows):
+            first, last = definition_lines(path, name)
+            assert abs(first - int(a)) <= 2 and abs(last - int(b)) <= 2, \
+                f"docs/{page}: {name} is at {path}:{first}-{last}, the page says {a}-{b}"
     with pytest.raises(AssertionError):                       # the check can fail
         definition_lines("minimegatron/parallel/split.py", "no_such_function")
     assert definition_lines("minimegatron/parallel/split.py", "row_slice")[0] != \

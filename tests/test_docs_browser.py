@@ -7,7 +7,11 @@ on fd 3 and writes replies and events on fd 4, each message ended by a NUL byte,
 standard library is the whole client (no websocket library, no Selenium). Unlike
 ``--dump-dom``, the protocol sees console messages, exceptions and every network request.
 
-For every page the test asserts:
+Every page is opened in both languages (the English page, and under /ko/ its Korean twin
+or, where there is none, the English page the i18n plugin falls back to; the exercise
+pages too). For every page the test asserts:
+- the header's language switch links the same page in English and in Korean, the page's
+  ``lang`` is its language, and a Korean twin's text is in Korean;
 - no console error, no uncaught exception, no failed load, no request to another host;
 - every Mermaid block became an SVG (Material draws it in a closed shadow root, which the
   protocol's ``DOM.getDocument(pierce=True)`` still reaches), and none is an error drawing;
@@ -40,11 +44,39 @@ import time
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCREENSHOT_PAGES = ["index", "tensor_parallel", "pipeline", "glossary", "grid3d"]
+SCREENSHOT_PAGES = ["index", "tensor_parallel", "pipeline", "glossary", "grid3d", "ko/index",
+                    "ko/tensor_parallel", "ko/exercises/3.1"]
+DOCS = os.path.join(ROOT, "docs")
+
+
+def site_pages():
+    """Every page of the site in both languages: "pipeline", "exercises/3.1", and the same
+    under "ko/" (a Korean twin where there is one, else the English page it falls back to)."""
+    english = []
+    for folder, _, names in os.walk(DOCS):
+        for name in names:
+            if name.endswith(".md") and not name.endswith(".ko.md") and \
+                    "assets" not in folder:
+                english.append(os.path.relpath(os.path.join(folder, name), DOCS)[:-3])
+    english.sort()
+    return english + ["ko/" + page for page in english]
+
+
+def has_korean_twin(page):
+    """Whether docs/<page>.ko.md exists (page without its "ko/" prefix)."""
+    return os.path.exists(os.path.join(DOCS, page + ".ko.md"))
+
+
+def page_path(page):
+    """The page's folder in the built site: "" for the index, "ko/pipeline/", ..."""
+    if page in ("index", "ko/index"):
+        return page[:-len("index")]
+    return page + "/"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-extensions", "--hide-scrollbars", "--remote-debugging-pipe"]
-RENDER_TIMEOUT = 20.0
+RENDER_TIMEOUT = 60.0
+LOAD_TIMEOUT = 120.0     # one page, on a loaded 2-core machine (the site has ~110 pages)
 
 
 def chromium():
@@ -174,6 +206,10 @@ STATE_JS = r"""(() => {
     images: [...document.images].map(img => ({src: img.getAttribute("src"),
                                              done: img.complete, width: img.naturalWidth})),
     rawDelimiters: (outside.textContent.match(/\\\(|\\\)|\\\[|\\\]|\$/g) || []),
+    lang: document.documentElement.lang,
+    switch: [...document.querySelectorAll(".md-select a[hreflang]")]
+        .map(a => [a.getAttribute("hreflang"), new URL(a.href).pathname]),
+    article: ((document.querySelector("article") || {}).textContent || "").slice(0, 4000),
     height: document.documentElement.scrollHeight,
   };
 })()"""
@@ -227,8 +263,8 @@ def open_tab(devtools):
 def visit(devtools, session, url, shots=None, render_timeout=RENDER_TIMEOUT):
     """Open url in the tab; a dict of what went wrong and what was drawn."""
     start = len(devtools.events)
-    devtools.call("Page.navigate", {"url": url}, session)
-    devtools.wait_event("Page.loadEventFired", session, since=start)
+    devtools.call("Page.navigate", {"url": url}, session, timeout=LOAD_TIMEOUT)
+    devtools.wait_event("Page.loadEventFired", session, since=start, timeout=LOAD_TIMEOUT)
     deadline = time.time() + render_timeout
     while True:
         state = devtools.evaluate(STATE_JS, session)
@@ -321,18 +357,16 @@ def site():
     pages = {}
     try:
         session = open_tab(devtools)
-        for name in sorted(os.listdir(os.path.join(ROOT, "docs"))):
-            if name.endswith(".md"):
-                page = name[:-3]
-                path = "" if page == "index" else page + "/"
-                shot = (os.path.join(shots, page + ".png")
-                        if page in SCREENSHOT_PAGES else None)
-                state = visit(devtools, session, base + path, shot)
-                with open(os.path.join(site_dir, path, "index.html"), encoding="utf-8") as f:
-                    html = f.read()
-                state["mermaid_in_html"] = html.count('class="mermaid"')
-                state["maths_in_html"] = html.count('class="arithmatex"')
-                pages[page] = state
+        for page in site_pages():
+            path = page_path(page)
+            shot = (os.path.join(shots, page.replace("/", "_") + ".png")
+                    if page in SCREENSHOT_PAGES else None)
+            state = visit(devtools, session, base + path, shot)
+            with open(os.path.join(site_dir, path, "index.html"), encoding="utf-8") as f:
+                html = f.read()
+            state["mermaid_in_html"] = html.count('class="mermaid"')
+            state["maths_in_html"] = html.count('class="arithmatex"')
+            pages[page] = state
         pages["__fault__"] = visit(devtools, session, base + "__fault__.html",
                                    render_timeout=1.0)
         yield devtools, base, pages, shots
@@ -351,8 +385,29 @@ def test_every_page_was_opened(site):
     _, _, pages, _ = site
     names = set(real_pages(pages))
     assert {"index", "tensor_parallel", "pipeline", "glossary", "grid3d"} <= names
+    assert {"ko/index", "ko/pipeline", "exercises/3.1", "ko/exercises/3.1"} <= names
+    assert len(names) == 2 * len([n for n in names if not n.startswith("ko/")])
     for name, state in real_pages(pages).items():
         assert state["height"] > 500, f"{name}: the page looks empty"
+
+
+HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def test_every_page_has_the_language_switch_in_both_languages(site):
+    """The header's switch on every page links the same page in English and in Korean."""
+    _, base, pages, _ = site
+    root = "/" + base.split("/", 3)[3]
+    for name, state in real_pages(pages).items():
+        english = name[len("ko/"):] if name.startswith("ko/") else name
+        links = dict(state["switch"])
+        assert set(links) == {"en", "ko"}, f"{name}: the language switch is missing: {links}"
+        assert links["en"] == root + page_path(english), (name, links)
+        assert links["ko"] == root + page_path("ko/" + english), (name, links)
+        assert state["lang"] == ("ko" if name.startswith("ko/") else "en"), (name, state["lang"])
+        if name.startswith("ko/") and has_korean_twin(english):
+            hangul = len(HANGUL.findall(state["article"]))
+            assert hangul > 100, f"{name}: the Korean page shows {state['article'][:200]}"
 
 
 def test_no_console_errors_and_no_request_to_another_host(site):
@@ -378,6 +433,9 @@ def test_every_mermaid_block_became_an_svg(site):
             assert len(text) > 5, f"{name}: an empty Mermaid drawing"
         total += len(svgs)
     assert total >= 10, f"only {total} Mermaid diagrams on the whole site"
+    for name, state in real_pages(pages).items():              # the same diagrams in Korean
+        if name.startswith("ko/"):
+            assert len(state["svgs"]) == len(pages[name[3:]]["svgs"]), name
 
 
 def test_every_formula_was_rendered(site):
@@ -391,6 +449,8 @@ def test_every_formula_was_rendered(site):
         total += state["maths"]
     assert total >= 20, f"only {total} formulas on the whole site"
     assert pages["tensor_parallel"]["maths"] > 0 and pages["pipeline"]["maths"] > 0
+    for page in ("tensor_parallel", "pipeline", "memory"):      # the same maths in Korean
+        assert pages["ko/" + page]["maths"] == pages[page]["maths"], page
 
 
 def test_every_image_loads(site):
@@ -407,7 +467,7 @@ def test_every_image_loads(site):
 def test_screenshots_were_saved(site):
     _, _, _, shots = site
     for page in SCREENSHOT_PAGES:
-        path = os.path.join(shots, page + ".png")
+        path = os.path.join(shots, page.replace("/", "_") + ".png")
         assert os.path.getsize(path) > 20_000, f"{path}: too small to be a page"
         with open(path, "rb") as file:
             assert file.read(8) == b"\x89PNG\r\n\x1a\n"

@@ -54,7 +54,7 @@ def test_every_point_key_exists_in_both_languages():
     assert keys and set(keys) == {k for k in CATALOGS["ko"] if k.startswith("point.")}
 
 
-@pytest.mark.parametrize("lang, page", [("en", "docs/teaching.md"), ("ko", "docs/teaching_ko.md")])
+@pytest.mark.parametrize("lang, page", [("en", "docs/teaching.md"), ("ko", "docs/teaching.ko.md")])
 def test_the_teachers_page_lists_every_point_of_every_exercise(lang, page):
     with open(os.path.join(ROOT, page), encoding="utf-8") as f:
         rows = re.findall(r"^\| ([^|]*) \| `(\w+)` \| (.+) \|$", f.read(), re.M)

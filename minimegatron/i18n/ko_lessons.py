@@ -12,7 +12,7 @@ MESSAGES = {
                            "입력의 모양(shape)과 자료형(dtype)을 가집니다 (float32는 float32로)",
     "point.1.1.transpose.hint": "모양을 확인하세요: dL/dX는 (n, m)(m, k) = (n, k), dL/dA는 "
                                 "(k, n)(n, m) = (k, m)",
-    "point.1.1.batched": "배치가 있으면 전치는 마지막 두 축만 바꾸고, 브로드캐스트로 늘어난 배치 "
+    "point.1.1.batched": "배치가 있으면 전치는 마지막 두 축만 바꾸고, broadcast로 늘어난 배치 "
                          "축은 두 기울기 모두에서 합쳐 없앱니다 (unbroadcast)",
     "point.1.1.batched.hint": "모든 축을 뒤집는 .T가 아니라 xp.swapaxes(a2, -1, -2); 그다음 "
                               "unbroadcast(..., x2.shape)와 unbroadcast(..., a2.shape)",
@@ -70,14 +70,14 @@ MESSAGES = {
                               "float64 zeros도 없이)",
     "point.1.6.spread": "dL/dx_i는 x_i가 더해진 출력 원소의 dL/dz입니다: grad_out을 x의 모양으로 "
                         "다시 펼칩니다",
-    "point.1.6.spread.hint": "grad_out에 줄어든 축을 되살린 뒤 x의 모양으로 브로드캐스트 "
+    "point.1.6.spread.hint": "grad_out에 줄어든 축을 되살린 뒤 x의 모양으로 broadcast "
                              "하세요: _expand_reduced(grad_out, *ctx.args)",
     "point.1.6.axes": "모든 axis (None, 정수, 음수, 튜플)는 keepdims와 상관없이 x의 모양을 "
                       "주며, 각 원소는 자기 출력 원소에서 옵니다",
     "point.1.6.axes.hint": "없어진 축을 (모두, keepdims가 False일 때만) 되살린 뒤 "
                            "xp.broadcast_to(grad, shape)",
     "point.1.6.float32": "float32 입력은 float32 기울기를 받습니다",
-    "point.1.6.float32.hint": "grad_out 자체를 브로드캐스트 하세요: xp.ones(shape) * grad는 "
+    "point.1.6.float32.hint": "grad_out 자체를 broadcast 하세요: xp.ones(shape) * grad는 "
                               "float64입니다",
     "ad.case_count": "확인 코드가 경우 {got}개를 기록했습니다, 기댓값 {want}개",
     "ad.raised": "{case}: 여러분의 역전파(backward)에서 {error} 발생",
@@ -104,7 +104,7 @@ MESSAGES = {
                           "끝없이 기다리지 않습니다",
     "point.2.1.messages.hint": "모든 단계를 _forward(K, k, i)와 _backward(K, k, i)로 만드세요; "
                                "이웃이 있는 곳에만 수신과 송신을 붙여 줍니다",
-    "point.2.1.bubble": "시뮬레이션한 파이프라인 버블이 스케줄의 (K-1)/(M+K-1)입니다, 역전파가 "
+    "point.2.1.bubble": "시뮬레이션한 파이프라인 bubble이 스케줄의 (K-1)/(M+K-1)입니다, 역전파가 "
                         "순전파와 같은 길이일 때와 두 배 길이일 때 모두",
     "point.2.1.bubble.hint": "어떤 단계도 입력이 도착하기 전에 시작할 수 없고, 더 오래 기다려서도 "
                              "안 됩니다: 수신, 계산, 송신을 마이크로 배치 순서로",
@@ -126,7 +126,7 @@ MESSAGES = {
     "point.2.2.messages.hint": "모든 단계를 _forward(K, k, i)와 _backward(K, k, i)로 통째로 "
                                "만드세요: 다른 단계의 송신 앞에 둔 수신은 이웃을 기다리게 "
                                "합니다",
-    "point.2.2.bubble": "시뮬레이션한 파이프라인 버블이 GPipe와 같은 (K-1)/(M+K-1)입니다, "
+    "point.2.2.bubble": "시뮬레이션한 파이프라인 bubble이 GPipe와 같은 (K-1)/(M+K-1)입니다, "
                         "역전파가 순전파와 같은 길이일 때와 두 배 길이일 때 모두",
     "point.2.2.bubble.hint": "워밍업이 너무 짧거나 단계의 순서가 어긋나면 스테이지가 기다립니다: "
                              "워밍업, 교차, 쿨다운을 정확히 따르세요",
@@ -142,7 +142,7 @@ MESSAGES = {
                       "송신을 찾습니다: 모든 랭크의 목록이 끝까지 실행됩니다 (시뮬레이션)",
     "point.6.1.runs.hint": "다른 횟수로는 두 랭크가 서로 상대가 나중에야 보내는 메시지를 기다릴 "
                            "수 있습니다: 공식만 쓰세요",
-    "point.6.1.bubble": "파이프라인 버블이 v분의 1로 줄어듭니다: 시뮬레이션한 유휴/계산 "
+    "point.6.1.bubble": "파이프라인 bubble이 v분의 1로 줄어듭니다: 시뮬레이션한 유휴/계산 "
                         "비율이 (1/v)(K-1)/M입니다",
     "point.6.1.bubble.hint": "워밍업이 너무 짧으면 랭크가 기울기를 기다립니다: 워밍업 점이 말하는 대로 세고 total로 상한을 두세요",
     "sched.where": "{name}(K={stages}, M={micro}) 스테이지 {stage}",
@@ -161,7 +161,7 @@ MESSAGES = {
     "sched.messages": "{where}: 동작 {index}이(가) {got}, 기댓값 {want}\n  거기부터: {actions}",
     "sched.message_count": "{where}: 마이크로 배치 {got}에 대한 {op}, 기댓값 {want}",
     "sched.bubble": "K={stages}, M={micro}, 역전파가 순전파의 {t_backward}배: 시뮬레이션한 "
-                    "버블 {got}, 기댓값 (K-1)/(M+K-1) = {want}",
+                    "bubble {got}, 기댓값 (K-1)/(M+K-1) = {want}",
     "sched.il_bubble": "K={stages}, M={micro}, v={chunks}, 역전파가 순전파의 {t_backward}배: "
                        "시뮬레이션한 유휴/계산 {got}, 기댓값 (1/v)(K-1)/M = {want}",
     "sched.il_warmup": "{where}: 첫 교차 전의 워밍업 청크 순전파 {got}번 (가진 활성값 최대 "
@@ -176,30 +176,30 @@ MESSAGES = {
     # 3.x tensor parallel (exercise_checks/mappings.py, linear.py, tp_problem.py)
     "point.3.1.sum": "f의 역전파는 모든 랭크에 그룹의 dL/dY의 합(SUM)을 x의 자료형으로 줍니다 "
                      "(순전파는 항등)",
-    "point.3.1.sum.hint": "grad_out을 ctx.group 위에서 (월드가 아니라) 올리듀스하고, 그룹에 "
+    "point.3.1.sum.hint": "grad_out을 ctx.group 위에서 (월드가 아니라) all-reduce하고, 그룹에 "
                           "대해서는 None과 함께 돌려주세요",
-    "point.3.1.one_all_reduce": "f의 비용은 역전파에서 tp 그룹 위의 dL/dY 올리듀스(all-reduce) "
+    "point.3.1.one_all_reduce": "f의 비용은 역전파에서 tp 그룹 위의 dL/dY all-reduce "
                                 "한 번이고, 순전파에서는 없습니다",
-    "point.3.1.one_all_reduce.hint": "comm.all_reduce(grad_out, ctx.group) 한 번: 올개더 뒤의 합도, "
-                                     "리듀스 뒤의 브로드캐스트도, 다른 자료형으로의 변환도 "
+    "point.3.1.one_all_reduce.hint": "comm.all_reduce(grad_out, ctx.group) 한 번: all-gather 뒤의 합도, "
+                                     "reduce 뒤의 broadcast도, 다른 자료형으로의 변환도 "
                                      "아닙니다",
     "point.3.1.grad_out_kept": "f의 역전파는 들어온 기울기를 그대로 둡니다: 그 배열을 함께 쓰는 "
                                "다른 가지는 자기 값을 그대로 받습니다",
-    "point.3.1.grad_out_kept.hint": "올리듀스가 만든 새 배열을 돌려주세요; grad_out 안으로 제자리"
-                                    "(inplace=True) 올리듀스하지 말고, 호출마다 다시 쓰는 버퍼(out=)에도 "
+    "point.3.1.grad_out_kept.hint": "all-reduce가 만든 새 배열을 돌려주세요; grad_out 안으로 제자리"
+                                    "(inplace=True) all-reduce하지 말고, 호출마다 다시 쓰는 버퍼(out=)에도 "
                                     "넣지 마세요",
     "point.3.2.sum": "g의 순전파는 모든 랭크에 그룹의 x의 합(SUM)을 x의 자료형으로 줍니다 "
                      "(랭크 하나면 x 그대로)",
-    "point.3.2.sum.hint": "x를 group 위에서 (월드가 아니라) 올리듀스하고, group.size == 1이면 "
+    "point.3.2.sum.hint": "x를 group 위에서 (월드가 아니라) all-reduce하고, group.size == 1이면 "
                           "x를 돌려주세요",
-    "point.3.2.one_all_reduce": "g의 비용은 순전파에서 tp 그룹 위의 x 올리듀스(all-reduce) 한 "
+    "point.3.2.one_all_reduce": "g의 비용은 순전파에서 tp 그룹 위의 x all-reduce 한 "
                                 "번이고, 역전파에서는 없으며, 랭크 하나짜리 그룹에서는 아무것도 "
                                 "없습니다",
     "point.3.2.one_all_reduce.hint": "comm.all_reduce(x, group) 한 번, group.size == 1이면 없음: "
-                                     "올개더 뒤의 합이 아닙니다",
+                                     "all-gather 뒤의 합이 아닙니다",
     "point.3.2.input_kept": "g는 새 배열을 돌려줍니다: 입력인 이 랭크의 부분 곱 X_i A_i는 제 값을 "
                             "그대로 가집니다",
-    "point.3.2.input_kept.hint": "x 안으로 제자리(inplace=True) 올리듀스하지 말고, 호출마다 "
+    "point.3.2.input_kept.hint": "x 안으로 제자리(inplace=True) all-reduce하지 말고, 호출마다 "
                                  "다시 쓰는 버퍼(out=)에도 넣지 마세요",
     "point.3.3.columns": "랭크 r은 마스터 가중치와 편향의 열 r*w .. (r+1)*w를 가집니다, "
                          "w = out_features / tp, 어떤 tp에서든 (랭크 2개, 1개, 4개)",
@@ -222,8 +222,8 @@ MESSAGES = {
     "point.3.5.sum": "g가 부분 곱을 합합니다: 모든 랭크가 Y = X A + b (편향은 한 번)를 받고, "
                      "기울기는 g를 거쳐 거꾸로 흐릅니다 (예제: Y = [[74, 98], [258, 346]])",
     "point.3.5.sum.hint": "부분 곱을 g (autograd 함수)를 거쳐 합해야 역전파가 됩니다; 편향은 블록 뒤에서 더합니다",
-    "point.3.5.one_all_reduce": "행 방향 분할 선형층의 비용은 순전파에서 tp 그룹 위의 Y 올리듀스"
-                                "(all-reduce) 한 번이고, 역전파에서는 없습니다",
+    "point.3.5.one_all_reduce": "행 방향 분할 선형층의 비용은 순전파에서 tp 그룹 위의 Y all-reduce"
+                                " 한 번이고, 역전파에서는 없습니다",
     "point.3.5.one_all_reduce.hint": "부분 곱에 reduce_from_tp를 self.tp_group 위에서 한 번 "
                                      "부르세요 (월드도, 개더(gather)도 아닙니다)",
     "tp.no_collective": "집합 통신 없음",
@@ -258,31 +258,31 @@ MESSAGES = {
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
     "point.6.2.tokens": "g-bar는 랭크 r에 그룹의 x의 합(SUM) 가운데 토큰 r*T/t .. (r+1)*T/t를 "
                         "x의 자료형, 모양 (B, T/t, D)로 줍니다 (랭크 하나면 x 그대로)",
-    "point.6.2.tokens.hint": "tp 그룹 위의 (월드가 아니라) 리듀스-스캐터, 시퀀스 축 SEQ를 따라 나누기 (배치 축도, 은닉 축도 아니게), "
+    "point.6.2.tokens.hint": "tp 그룹 위의 (월드가 아니라) reduce-scatter, 시퀀스 축 SEQ를 따라 나누기 (배치 축도, 은닉 축도 아니게), "
                              "새 배열로 (호출마다 다시 쓰는 버퍼가 아니게)",
-    "point.6.2.one_reduce_scatter": "g-bar의 비용은 tp 그룹 위의 x 리듀스 스캐터(reduce-scatter) "
-                                    "한 번이고 (올리듀스 뒤에 자르면 두 배의 바이트를 옮깁니다), "
+    "point.6.2.one_reduce_scatter": "g-bar의 비용은 tp 그룹 위의 x reduce-scatter "
+                                    "한 번이고 (all-reduce 뒤에 자르면 두 배의 바이트를 옮깁니다), "
                                     "랭크 하나짜리 그룹에서는 아무것도 없습니다",
     "point.6.2.one_reduce_scatter.hint": "comm.reduce_scatter 한 번, group.size == 1이면 없음: "
-                                         "올리듀스 뒤의 seq_chunk가 아닙니다",
+                                         "all-reduce 뒤의 seq_chunk가 아닙니다",
     "point.6.2.layer": "시퀀스 병렬 RowParallelLinear에서 랭크 r은 X A + b의 자기 토큰을 받고, "
                        "기울기는 프로세스 하나의 것과 같습니다",
     "point.6.2.layer.hint": "g-bar는 부분 곱 뒤의 g를 대신합니다: 그룹 위에서 합한 뒤 이 랭크의 "
                             "토큰만 가지세요",
     "sp.forward": "g-bar(x) ({dtype}), 랭크마다 모양 {shape}의 x: 랭크 {group}의 합 가운데 이 "
                   "랭크의 토큰",
-    "sp.backward": "dL/dx ({dtype}): 랭크들의 dL/dy를 시퀀스 축으로 올개더한 것",
+    "sp.backward": "dL/dx ({dtype}): 랭크들의 dL/dy를 시퀀스 축으로 all-gather한 것",
     "sp.alone": "랭크 하나짜리 그룹에서 g-bar(x): x",
     "sp.reused": "두 번째 g-bar(같은 모양)가 도는 동안 들고 있던 g-bar(x) ({dtype}) "
                  "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
     # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py, zero.py, dp_problem.py)
-    "point.4.1.one_per_bucket": "버킷 하나는 스텝마다 dp 그룹 위의 올리듀스(all-reduce) 한 "
+    "point.4.1.one_per_bucket": "버킷 하나는 스텝마다 dp 그룹 위의 all-reduce 한 "
                                 "번이며, 평탄한 기울기 버퍼 중 자기 조각(bucket.reduce: 버퍼 "
                                 "전체가 아니라 버킷의 바이트)만 보냅니다",
     "point.4.1.one_per_bucket.hint": "_launch에서 comm.iall_reduce를 한 번, self.group 위에서 "
                                      "bucket.reduce에 대해 부르세요 (버퍼 전체도, "
                                      "bucket.grads도 아닙니다)",
-    "point.4.1.overlap": "올리듀스는 논블로킹입니다: _launch가 반환될 때 아직 진행 중이어서 "
+    "point.4.1.overlap": "all-reduce는 논블로킹입니다: _launch가 반환될 때 아직 진행 중이어서 "
                          "그동안 역전파가 계속되고, finish()가 그것을 기다립니다",
     "point.4.1.overlap.hint": "핸들을 bucket.handle에 두고 _launch 안에서 기다리지 마세요: "
                               "finish()가 기다립니다",
@@ -297,10 +297,10 @@ MESSAGES = {
     "point.4.1.same_update.hint": "모든 랭크는 역전파를 마칠 때 모델의 자료형으로 같은 "
                                   "평균 p.grad를 가져야 합니다: 위의 항목을 보세요",
     "point.5.1.reduce_scatter": "기울기는 스텝마다 dp 그룹 위에서, 패딩한 평탄한 기울기의 "
-                                "리듀스 스캐터(reduce-scatter) 한 번으로 오갑니다 (두 배의 "
-                                "바이트를 보내는 올리듀스가 아닙니다)",
-    "point.5.1.reduce_scatter.hint": "self.group 위에서 평탄한 기울기의 리듀스-스캐터 한 번: 각 랭크는 평균의 자기 조각만 받고, "
-                                     "통신은 올리듀스의 절반입니다",
+                                "reduce-scatter 한 번으로 오갑니다 (두 배의 "
+                                "바이트를 보내는 all-reduce가 아닙니다)",
+    "point.5.1.reduce_scatter.hint": "self.group 위에서 평탄한 기울기의 reduce-scatter 한 번: 각 랭크는 평균의 자기 조각만 받고, "
+                                     "통신은 all-reduce의 절반입니다",
     "point.5.1.own_slice": "self.grad_shard는 배치 전체에 대한 한 프로세스의 평균(MEAN) "
                            "기울기 중 이 랭크의 조각 r입니다 (패딩한 평탄한 버퍼의 순서)",
     "point.5.1.own_slice.hint": "self.group 위에서 op=\"mean\"; 랭크 r은 패딩한 평탄한 기울기의 "
@@ -316,14 +316,14 @@ MESSAGES = {
     "point.5.2.own_update.hint": "self.optimizer.update를 한 번, self.shard 자체에 (복사본도, "
                                  "전체 가중치도 아니라) flat.state, self.step_count와 함께 "
                                  "부르세요",
-    "point.5.2.all_gather": "갱신한 조각은 스텝마다 dp 그룹 위의 올개더(all-gather) 한 번으로 "
+    "point.5.2.all_gather": "갱신한 조각은 스텝마다 dp 그룹 위의 all-gather 한 번으로 "
                             "오가며, 이 랭크의 조각만 보냅니다 (0으로 채운 전체 버퍼의 "
-                            "올리듀스가 아닙니다: 두 배의 바이트)",
-    "point.5.2.all_gather.hint": "self.group 위에서 갱신된 조각들의 올개더 한 번이면 모든 랭크가 평탄한 전체 가중치를 받습니다",
+                            "all-reduce가 아닙니다: 두 배의 바이트)",
+    "point.5.2.all_gather.hint": "self.group 위에서 갱신된 조각들의 all-gather 한 번이면 모든 랭크가 평탄한 전체 가중치를 받습니다",
     "point.5.2.weights": "매 스텝 뒤 모든 랭크는 한 프로세스의 전체 가중치를 가집니다 (ZeRO "
                          "1, 2단계, float64와 float32, 크기 2와 4인 그룹)",
     "point.5.2.weights.hint": "먼저 self.shard를 업데이트하고, 그렇게 갱신한 조각을 모델의 "
-                              "자료형 그대로 full로 올개더하세요",
+                              "자료형 그대로 full로 all-gather하세요",
     "dp.raised": "랭크 {rank}, 그룹 {group}에서 {run}: 여러분의 코드가 {error}을(를) "
                  "일으켰습니다",
     "dp.missing": "랭크 {rank}, {run}, 스텝 {step}: {what}이(가) 없습니다 (None)",
@@ -337,10 +337,10 @@ MESSAGES = {
     "dp.bucket_calls": "랭크 {rank}, {run}, 스텝 {step}: 버킷들이 {got}을(를) 했습니다; "
                        "기댓값은 그룹 {group} 위의 all_reduce {count}번, 버킷마다 한 번, "
                        "{want} 바이트",
-    "dp.not_in_flight": "랭크 {rank}, {run}, 스텝 {step}: 버킷 올리듀스 {count}개 중 {done}개가 "
+    "dp.not_in_flight": "랭크 {rank}, {run}, 스텝 {step}: 버킷 all-reduce {count}개 중 {done}개가 "
                         "_launch가 반환될 때 이미 끝나 있었습니다 (기다렸습니다)",
     "dp.not_in_place": "랭크 {rank}, {run}, 스텝 {step}: 버킷 {count}개가 다른 배열(복사본, "
-                       "결과를 bucket.reduce에 다시 넣음)을 올리듀스했습니다: 올리듀스는 "
+                       "결과를 bucket.reduce에 다시 넣음)을 all-reduce했습니다: all-reduce는 "
                        "bucket.reduce 자체를 읽고 써야 합니다 (inplace=True)",
     "dp.grad_copies": "랭크 {rank}, {run}: finish() 후 {names}의 p.grad가 평탄한 기울기 버퍼의 "
                       "뷰가 아닙니다 (복사본)",
@@ -362,15 +362,15 @@ MESSAGES = {
     "dp.gather_calls": "랭크 {rank}, {run}, 스텝 {step}: 업데이트가 {got}을(를) 했습니다; "
                        "기댓값은 그룹 {group} 위의 all_gather 한 번, {nbytes} 바이트",
     # 7.1 mixed precision (exercise_checks/mixed_precision.py)
-    "point.7.1.group_flag": "오버플로 플래그는 update마다 원소 하나짜리 플래그의 올리듀스"
-                            "(all-reduce, op max) 한 번이며, 기울기를 가진 그룹 위에서 합니다",
-    "point.7.1.group_flag.hint": "`local`을 `group` 위에서 op=\"max\"로 올리듀스하세요 "
+    "point.7.1.group_flag": "오버플로 플래그는 update마다 원소 하나짜리 플래그의 all-reduce"
+                            " (op max) 한 번이며, 기울기를 가진 그룹 위에서 합니다",
+    "point.7.1.group_flag.hint": "`local`을 `group` 위에서 op=\"max\"로 all-reduce하세요 "
                                  "(월드도, 개더(gather)도 아니고), 판단하기 전에 update마다 "
                                  "한 번",
     "point.7.1.together": "그룹의 어느 랭크든 어느 기울기에든 inf, -inf, NaN이 있으면 그 "
                           "그룹의 모든 랭크가 그 스텝을 건너뛰고, 그 그룹만 건너뜁니다",
     "point.7.1.together.hint": "local은 all_finite(grads)로 정하고 (모든 배열; NaN도 inf와 "
-                               "똑같이 셉니다), found_inf는 이 랭크의 기울기가 아니라 리듀스된 "
+                               "똑같이 셉니다), found_inf는 이 랭크의 기울기가 아니라 reduce된 "
                                "플래그로 정하세요",
     "point.7.1.backoff": "오버플로가 나면 스케일은 max(scale * backoff_factor, min_scale)이 "
                          "됩니다: 상수가 아니라 설정값입니다",
@@ -387,7 +387,7 @@ MESSAGES = {
                                 "돌려주어야 어떤 랭크도 스텝을 밟지 않습니다",
     "mp.flag_calls": "랭크 {rank}: update {steps}번이 집합 통신 {count}번을 했습니다 ({got}); "
                      "그룹 {group} 위의 all_reduce {steps}번이어야 합니다",
-    "mp.flag_bytes": "플래그 올리듀스가 {nbytes}바이트를 옮겼습니다: 숫자 하나면 됩니다",
+    "mp.flag_bytes": "플래그 all-reduce가 {nbytes}바이트를 옮겼습니다: 숫자 하나면 됩니다",
     "mp.skip_poison": "랭크 {rank} (그룹 {group}), 스텝 {step}: 건너뛰지 않았지만 그룹의 "
                       "랭크 {holder}의 grads[{index}]에 {what}이(가) 있었습니다",
     "mp.skip_step": "랭크 {rank} (그룹 {group}), 스텝 {step}: 건너뜀 {got}, 기댓값 {want}",
@@ -430,7 +430,7 @@ MESSAGES = {
     "point.8.2.balance": "모든 랭크가 같은 수의 인과 (쿼리, 키) 쌍을 계산합니다",
     "point.8.2.balance.hint": "연속 분할은 랭크 cp-1에 일을 가장 많이 줍니다: 앞쪽 청크를 "
                               "끝에서부터의 거울상과 짝지으세요",
-    "point.8.2.attention": "cp 그룹 2개짜리와 4개짜리에서 지그재그 분할의 올개더 어텐션이 한 "
+    "point.8.2.attention": "cp 그룹 2개짜리와 4개짜리에서 지그재그 분할의 all-gather 어텐션이 한 "
                            "프로세스의 인과 어텐션과 같습니다, 순전파와 dQ, dK, dV",
     "point.8.2.attention.hint": "positions는 모든 랭크에서 시퀀스를 같은 방식으로 잘라야 "
                                 "합니다: 0..S-1을 S/cp 토큰씩 나눈 분할",
@@ -479,12 +479,12 @@ MESSAGES = {
                         "있지 않습니다: 1F1B의 최댓값",
     "point.9.2.memory.hint": "cap개를 들고 있으면 다음 F 전에 W 하나를 실행하세요 (마이크로배치의 "
                              "활성값(activation)을 풀어 주는 것이 W입니다)",
-    "point.9.2.bubble": "시뮬레이션한 버블(bubble)이 (K-1)(T_F+T_B-T_W) 이하로 1F1B의 "
+    "point.9.2.bubble": "시뮬레이션한 bubble이 (K-1)(T_F+T_B-T_W) 이하로 1F1B의 "
                         "(K-1)(T_F+T_B+T_W)보다 작습니다, T_W = T_F와 T_W = T_F/2에서",
     "point.9.2.bubble.hint": "B마다 바로 W를 두면 다시 1F1B입니다: 스테이지가 cap개를 들 때까지 "
                              "각 W를 미뤄서 빈틈을 채우게 하세요",
     "point.9.2.h2": "같은 코드가 ZB-H2의 워밍업과 cap(2K-1)으로도: W는 한 번씩 자기 B 뒤에, "
-                    "최대 2K-1개 보관, 버블은 (K-1)(T_F+T_B-2T_W) 이하",
+                    "최대 2K-1개 보관, bubble은 (K-1)(T_F+T_B-2T_W) 이하",
     "point.9.2.h2.hint": "held를 num_stages가 아니라 인자 cap과 비교하세요",
     "zb.dtypes": "분할 역전파를 float64, float32 순서가 아니라 {got}에서 실행했습니다",
     "zb.none": "{what}: None입니다",
@@ -510,7 +510,7 @@ MESSAGES = {
     "zb.held": "{where}: 한 번에 마이크로배치 {got}개 보관 (F는 끝났고 W는 아직), 최대 "
                "{most}개\n  동작: {actions}",
     "zb.bubble": "{name}(K={stages}, M={micro}), T_F={t_f}, T_B={t_b}, T_W={t_w}: 시뮬레이션한 "
-                 "버블 {got}; 표의 값은 {table}, 1F1B는 {plain}",
+                 "bubble {got}; 표의 값은 {table}, 1F1B는 {plain}",
     # exercises 10.1 and 10.2: mixture of experts
     "point.10.1.top_k": "각 토큰의 선택은 확률이 가장 큰 전문가(expert) k개이고, 큰 것부터이며, "
                         "확률이 같으면 전문가 번호가 더 작은 쪽으로 갑니다 (동점이 가득한 행, E는 "
@@ -537,7 +537,7 @@ MESSAGES = {
                              "전문가의 slot번 행에 쓰고, 버려진 배정은 자리를 차지하면 안 "
                              "됩니다",
     "point.10.2.all_to_all": "디스패치(dispatch)는 ep 그룹에서의 올투올(all-to-all) 한 번이고 "
-                             "(월드도, 올개더도 아님), 각 랭크는 (ep-1) x E/ep x C x h x b x "
+                             "(월드도, all-gather도 아님), 각 랭크는 (ep-1) x E/ep x C x h x b x "
                              "itemsize 바이트를 보냅니다: 라우터가 무엇을 고르든 채워진(padded) "
                              "버퍼 전체",
     "point.10.2.all_to_all.hint": "all_to_all_rows(send, group) 한 번: 보내는 버퍼의 청크 j가 "

@@ -9,19 +9,19 @@ MESSAGES = {
     "t03.each": "각각 {nbytes} 바이트 = float64 값 2*4*{d}개",
     "t03.each_tp1": "tp=1: 랭크 하나로는 더할 것이 없습니다; tp > 1이면 각각 float64 값 "
                     "2*4*{d}개를 옮깁니다",
-    "t03.all_reduces": "\n올리듀스(all-reduce): 순전파(forward) {forward}번, "
+    "t03.all_reduces": "\nall-reduce: 순전파(forward) {forward}번, "
                        "역전파(backward) {backward}번 ({each})",
     "t03.per_rank": "랭크당 (tp={tp})",
     "t03.table": "\n                       직렬 계산{per_rank:>17}\n"
                  "파라미터 수           {serial:>10}{params:>20}\n"
-                 "단계당 올리듀스 수             0{count:>20}",
+                 "단계당 all-reduce 수             0{count:>20}",
     # tutorials/09_interleaved_1f1b.py
     "t09.heading": "인터리브드 1F1B (interleaved 1F1B), K={K} 랭크, v={v} 모델 청크(model chunk), "
                    "M={M} 마이크로 배치(micro-batch) (한 열 = 청크 한 단계, 스테이지 순전파의 "
                    "1/{v}):",
-    "t09.bubble": "\n버블(bubble) (유휴 / 작업)   시뮬레이션 {sim}   공식 (1/v)(K-1)/M = {formula}"
+    "t09.bubble": "\nbubble (유휴 / 작업)   시뮬레이션 {sim}   공식 (1/v)(K-1)/M = {formula}"
                   "   일반 1F1B {plain} = (K-1)/M",
-    "t09.fraction": "버블 (유휴 / 전체)          시뮬레이션 {sim} = {sim_pct:.1%}   일반 1F1B "
+    "t09.fraction": "bubble (유휴 / 전체)          시뮬레이션 {sim} = {sim_pct:.1%}   일반 1F1B "
                     "{plain} = {plain_pct:.1%}",
     "t09.messages": "단계당 메시지 수            {chunked} = 2M(Kv-1)   일반 1F1B {plain} = 2M(K-1)",
     "t09.held": "보관하는 활성값(activation), 랭크당 스테이지 단위: {held}   일반 1F1B {plain}",
@@ -43,12 +43,12 @@ MESSAGES = {
                    "tp={tp}, 랭크당 파라미터(parameter) {local:,}개",
     "t04.of_serial": " (직렬 계산 {n:,}개)",
     "t04.loss_tp": "손실 tp={tp}",
-    "t04.columns": "단계 {loss_tp:>12}      직렬 손실    |diff|     올리듀스",
+    "t04.columns": "단계 {loss_tp:>12}      직렬 손실    |diff|     all-reduce",
     "t04.formula": "순전파 2*{n}+4, 역전파 2*{n}+1",
     "t04.why_tp1": " (tp=1: 더할 것이 없습니다; tp > 1이면 {formula})",
     "t04.summary": "\n{steps}단계 요약 ({elapsed:.1f} 초):\n"
                    "  max |loss tp={tp} - loss serial| = {worst:.2e}\n"
-                   "  단계당 올리듀스(all-reduce): {reduces}{why}\n"
+                   "  단계당 all-reduce: {reduces}{why}\n"
                    "  랭크당 파라미터 {local:,}개",
     "t04.of": " (전체 {n:,}개 중)",
     # tutorials/10_sequence_parallel.py
@@ -98,11 +98,11 @@ MESSAGES = {
     "t07.op": "{op} {ms:.1f} ms (정해진 시간 {budget:g} ms)",
     "t07.too_long": " (더 긴 단계는 줄어들지 않습니다: --t-forward/--t-backward를 늘리세요)",
     "t07.late": "운영체제(OS)가 잠든 랭크를 평균 {ms:.2f} ms 늦게 깨웠습니다 (임계 경로(critical "
-                "path)의 지연은 모두 버블(bubble)에 더해집니다: 다른 프로그램이 코어를 쓰고 "
+                "path)의 지연은 모두 bubble에 더해집니다: 다른 프로그램이 코어를 쓰고 "
                 "있습니다).",
     "t07.memory": "\n배치가 고정되면 GPipe는 M과 상관없이 배치 전체의 활성값(activation)을 "
                   "보관합니다 (M개가 진행 중, 각각 배치의 1/M);\n1F1B는 M개 마이크로 배치 중 "
-                  "min(M, K - k)개를 보관하고 버블은 같습니다: 파이프라인이 깊을수록 뒤쪽 "
+                  "min(M, K - k)개를 보관하고 bubble은 같습니다: 파이프라인이 깊을수록 뒤쪽 "
                   "스테이지가 덜 보관합니다.",
     "t07.timelines": "\n타임라인: <schedule>_M<M>.png (emulated)와 <schedule>_M<M>_plain.png, "
                      "각각 옆에 Chrome trace .json (https://ui.perfetto.dev), "
@@ -117,8 +117,8 @@ MESSAGES = {
     "t08.no_prediction": "(예측 없음: 계산기는 n_layer={n_layer}이(가) pp={pp}로 나누어떨어져야 "
                          "합니다)",
     "t08.predicted": "tools/memory.rank_report의 예측 (float64, ZeRO 0), 스테이지(stage)별:",
-    "t08.traffic": "(통신량은 8바이트 손실(loss)만큼 다릅니다: dp로는 올리듀스(all-reduce), pp로는 "
-                   "마지막 스테이지에서 브로드캐스트(broadcast))",
+    "t08.traffic": "(통신량은 8바이트 손실(loss)만큼 다릅니다: dp로는 all-reduce, pp로는 "
+                   "마지막 스테이지에서 broadcast)",
     "t08.max": "max |3D - serial|, {steps}단계: {worst:.2e}; 단계 시간 중앙값 {ms:.1f} ms",
     "t08.timeline": "마지막 단계의 타임라인(timeline): {path}",
     "t08.chrome": "같은 타임라인의 Chrome trace (https://ui.perfetto.dev): {path}",
@@ -152,7 +152,7 @@ MESSAGES = {
     "t13.grid": "\n{name}, K={K} 스테이지(stage), M={M} 마이크로배치(micro-batch), T_F = T_B = "
                 "T_W (시뮬레이션; W<i>: 마이크로배치 i의 가중치 기울기, '..' 유휴)",
     "t13.measured": "\n랭크(rank) {K}개에서 한 스텝, M={M}, 에뮬레이션한 장치 시간: F, B, W마다 "
-                    "{ms:g} ms (1F1B의 역전파는 B + W); 버블(bubble) = 한 스테이지가 첫 단계와 "
+                    "{ms:g} ms (1F1B의 역전파는 B + W); bubble = 한 스테이지가 첫 단계와 "
                     "마지막 단계 사이에 가장 오래 쉬는 시간",
     "t13.drawn": "타임라인과 크롬 트레이스(Chrome trace, https://ui.perfetto.dev): {out}에 "
                  "파일 {files}개",
