@@ -4,10 +4,10 @@ evidence of each point.
 The problem and the judge's tools are in ``tp_problem.py``.
 
     3.3       columns          rank r keeps columns r*w .. (r+1)*w of the master weight and bias,
-                               w = out/tp, for tp = 2 (the tp group), 1 and 4 (the world)
+                               w = out/tp, for tp = 2 (the tp group; also [0, 2]), 1 and 4
               output           Y_i = X A_i + b_i, the gathered Y = X A + b, dA_i = X^T dY_i
     3.4       rows             rank r keeps rows r*h .. (r+1)*h of the master weight (all of b),
-                               h = in/tp, for tp = 2, 1 and 4
+                               h = in/tp, for tp = 2 (also [0, 2]), 1 and 4
               output           X_i A_i summed over the group = X A, + b once; dA_i = X_i^T dY
     3.5       partial          last_partial is this rank's X_i A_i (no bias, not summed)
               sum              Y = sum_i X_i A_i + b on every rank; dX_i and dA_i through g

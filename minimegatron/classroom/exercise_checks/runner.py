@@ -13,7 +13,9 @@ With --mpi this runs on every rank of an mpiexec job of 4 ranks, laid out as
 a 2 x 2 grid in Megatron's order (``ProcessGrid(dp=2, pp=1, tp=2)``): a check
 of kind "tp" runs on the tp groups [0, 1] and [2, 3], one of kind "dp" on the
 dp groups [0, 2] and [1, 3]. Each group is a strict subset of the world, so a
-collective over the world instead of the group gives a wrong number.
+collective over the world instead of the group gives a wrong number. Every MPI call
+the trace does not show (the pickle API, a direct call on ``group.comm``) is recorded
+in the trace too (``mpi_count.py``).
 
 This process runs student code, so it decides NOTHING. Each rank appends, per
 job, one line to ``RUN_DIR/evidence_rank<r>.jsonl``:
@@ -97,7 +99,9 @@ def main(argv):
         group = None
         if use_mpi:
             from minimegatron import comm
+            from minimegatron.classroom.exercise_checks.mpi_count import count_mpi_calls
             comm.install_abort_hook()
+            count_mpi_calls()            # an MPI call the trace does not show is seen too
             group = check_group(job["id"])
         start = time.perf_counter()
         status, message, evidence = collect(job["id"], job["path"], group, job["seed"])

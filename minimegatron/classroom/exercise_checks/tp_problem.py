@@ -131,9 +131,13 @@ def layer_problem(seed, tag, choices):
 
 
 def layer_groups(group):
-    """(name, group): the tp group, a group of this rank alone, and the world (tp = 4)."""
+    """(name, group): the tp group, a group of this rank alone, the world (tp = 4), and a
+    group that is no block of consecutive ranks ([0, 2] and [1, 3]: world rank 2 is rank 1
+    there, so "world rank % tp" is not the group's rank)."""
     from minimegatron.comm import world
-    return (("tp", group), ("alone", alone_group(group)), ("world", world()))
+    strided = world().split(world().rank % 2, name=f"strided{world().rank % 2}")
+    return (("tp", group), ("alone", alone_group(group)), ("world", world()),
+            ("strided", strided))
 
 
 def agree(ok, group):
