@@ -599,4 +599,8 @@ MESSAGES = {
     "moe.round_trip": "combine(dispatch(rows)) with ep = {ep}, {dtype}: every row back in its "
                       "place",
     "moe.against_serial": "{what} with ep = {ep}, {dtype}, against one process",
+    # where students actually go wrong (exercise_checks: counted calls, dtypes, groups)
+    "tp.products": "rank {rank} ({dtype}): the forward computed {got} products X @ A; X_i "
+                   "A_i is computed ONCE and that same partial goes through g (a second "
+                   "product is the work done twice)",
 }

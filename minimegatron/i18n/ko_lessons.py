@@ -583,4 +583,7 @@ MESSAGES = {
                         "{block}: 행 {row}은 (보낸 랭크, 전문가, 슬롯) {got}, 기댓값 {want}",
     "moe.round_trip": "ep = {ep}, {dtype}에서 combine(dispatch(rows)): 모든 행이 제자리로",
     "moe.against_serial": "ep = {ep}, {dtype}에서 {what}, 한 프로세스와 비교",
+    # where students actually go wrong (exercise_checks: counted calls, dtypes, groups)
+    "tp.products": "랭크 {rank} ({dtype}): 순전파가 곱 X @ A를 {got}번 계산했습니다; X_i A_i는 한 번만 계산하고 "
+                   "바로 그 부분 곱을 g에 넘깁니다 (두 번째 곱은 같은 일을 두 번 한 것입니다)",
 }

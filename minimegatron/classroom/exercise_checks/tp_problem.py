@@ -70,6 +70,24 @@ def start_trace():
     trace.reset()
 
 
+class Products:
+    """``with Products() as products:`` counts the products X @ A made inside (MatMul's
+    forward, however it is reached: ``x @ w``, ``matmul``, a Linear)."""
+
+    def __enter__(self):
+        from minimegatron.autodiff import ops
+        self.ops, self.saved, self.count = ops, ops.MatMul.__dict__["forward"], 0
+
+        def forward(ctx, *args, **kwargs):
+            self.count += 1
+            return self.saved.__func__(ctx, *args, **kwargs)
+        ops.MatMul.forward = staticmethod(forward)
+        return self
+
+    def __exit__(self, *exc):
+        self.ops.MatMul.forward = self.saved
+
+
 def copied(a):
     return None if a is None else a.copy()
 
