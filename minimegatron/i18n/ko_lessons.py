@@ -284,8 +284,8 @@ MESSAGES = {
                                      "bucket.grads도 아닙니다)",
     "point.4.1.overlap": "올리듀스는 논블로킹입니다: _launch가 반환될 때 아직 진행 중이어서 "
                          "그동안 역전파가 계속되고, finish()가 그것을 기다립니다",
-    "point.4.1.overlap.hint": "핸들을 bucket.handle에 두고 _launch 안에서 기다리지 마세요: "
-                              "finish()가 기다립니다",
+    "point.4.1.overlap.hint": "핸들을 bucket.handle에 두고 _launch 안에서 그것도, 앞선 버킷의 "
+                              "것도 기다리지 마세요: finish()가 모두를 기다립니다",
     "point.4.1.mean_in_place": "finish() 후 모든 p.grad는 여전히 평탄한 버퍼의 뷰이며, 그룹 "
                                "기울기들의 평균(MEAN), 즉 배치 전체에 대한 한 프로세스의 "
                                "기울기를 담습니다 (float64, float32, float16, 크기 2와 4인 그룹)",
@@ -320,7 +320,7 @@ MESSAGES = {
                             "오가며, 이 랭크의 조각만 보냅니다 (0으로 채운 전체 버퍼의 "
                             "올리듀스가 아닙니다: 두 배의 바이트)",
     "point.5.2.all_gather.hint": "self.group 위에서 갱신된 조각들의 올개더 한 번이면 모든 랭크가 평탄한 전체 가중치를 받습니다",
-    "point.5.2.weights": "매 스텝 뒤 모든 랭크는 한 프로세스의 전체 가중치를 가집니다 (ZeRO "
+    "point.5.2.weights": "매 스텝 뒤 모든 랭크는 한 프로세스의 전체 가중치를 한 벌만 가집니다 (ZeRO "
                          "1, 2단계, float64와 float32, 크기 2와 4인 그룹)",
     "point.5.2.weights.hint": "먼저 self.shard를 업데이트하고, 그렇게 갱신한 조각을 모델의 "
                               "자료형 그대로 full로 올개더하세요",
@@ -586,4 +586,14 @@ MESSAGES = {
     # where students actually go wrong (exercise_checks: counted calls, dtypes, groups)
     "tp.products": "랭크 {rank} ({dtype}): 순전파가 곱 X @ A를 {got}번 계산했습니다; X_i A_i는 한 번만 계산하고 "
                    "바로 그 부분 곱을 g에 넘깁니다 (두 번째 곱은 같은 일을 두 번 한 것입니다)",
+    "dp.waited_in_launch": "랭크 {rank}, 실행 {run}, 단계 {step}: _launch가 반환하기 전에 앞선 버킷의 all-reduce "
+                           "{count}개를 끝냈습니다 (그것들을 기다렸습니다): 한 번에 버킷 하나만 진행 중이면 겹침이 아닙니다; 이 버킷의 "
+                           "all-reduce를 시작하고 반환하세요, 모두를 기다리는 것은 finish()입니다",
+    "dp.grads_kept": "랭크 {rank}, 실행 {run}, 단계 {step}: 역전파가 만든 전체 그래디언트 중 {count}개가 "
+                     "reduce_gradients 뒤에도 살아 있습니다 (전역 변수, 다른 객체, 클로저 어딘가에 보관됨): 2단계는 그것들을 "
+                     "해제하고 조각만 남깁니다",
+    "dp.weights_kept": "랭크 {rank}, 실행 {run}, 단계 {step}: 스텝 이전의 전체 가중치가 스텝 뒤에도 살아 있습니다 "
+                       "({count}개가 어딘가에 보관됨: 옛 조각의 뷰, 전역 변수, 다른 객체): 모든 랭크는 전체 가중치를 한 벌만 가집니다",
+    "dp.memory_left": "랭크 {rank}, 실행 {run}, 단계 {step}: 이 단계가 프로세스에 새 배열 {got}바이트를 살려 두었습니다, "
+                      "기대값은 약 {want}바이트입니다 (전체 평탄 버퍼는 {full}바이트): 전체 크기의 사본이 어딘가에 보관되어 있습니다",
 }
