@@ -618,4 +618,14 @@ MESSAGES = {
     "dp.memory_left": "rank {rank}, run {run}, step {step}: this phase left {got} bytes of "
                       "new arrays alive in the process, expected about {want} (a full flat "
                       "buffer is {full} bytes): a full-size copy is kept somewhere",
+    "ad.reused": "{case}: the gradient your backward returned changed when a second op "
+                 "of the same shape ran its backward (two ops of one shape in one "
+                 "graph): return a new array each call, not a buffer kept from call to "
+                 "call",
+    "ad.widened": "{case}: a float32 input went through float64 on the way "
+                  "(dtype=float64, astype(float64) or a float64 array), then back: "
+                  "compute in the inputs' dtype, float32 stays float32 all the way",
+    "ad.products": "{case}: your backward computed {got} products (GEMMs) for {want} "
+                   "gradient(s) needed: compute only the gradients that are needed, each "
+                   "once",
 }
