@@ -628,4 +628,11 @@ MESSAGES = {
     "ad.products": "{case}: your backward computed {got} products (GEMMs) for {want} "
                    "gradient(s) needed: compute only the gradients that are needed, each "
                    "once",
+    "cp.long_positions": "S = {steps}, cp = {cp}, rank {rank}: the positions of a long sequence "
+                         "are wrong: dtype {dtype}, {size} of them (expected {want} integers, "
+                         "chunk rank then its mirror); a small integer type (int8, int16) cannot "
+                         "hold position {steps} - 1",
+    "cp.float32_merge": "two float32 pieces: the merge gave O and lse of dtypes {dtypes}, or "
+                        "went through float64 on the way (then cast back): merge in the pieces' "
+                        "dtype, float32 stays float32 all the way",
 }

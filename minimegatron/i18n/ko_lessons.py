@@ -602,4 +602,9 @@ MESSAGES = {
                   "float64 배열) 다시 돌아왔습니다: 입력의 자료형으로 계산하세요, float32는 처음부터 끝까지 float32입니다",
     "ad.products": "{case}: 필요한 기울기 {want}개에 대해 여러분의 역전파가 곱(GEMM)을 {got}번 계산했습니다: 필요한 "
                    "기울기만, 각각 한 번씩 계산하세요",
+    "cp.long_positions": "S = {steps}, cp = {cp}, 랭크 {rank}: 긴 시퀀스의 위치가 틀렸습니다: 자료형 {dtype}, "
+                         "{size}개 (기대값은 정수 {want}개, 청크 rank 다음 그 거울 청크); 작은 정수 자료형(int8, int16)은 "
+                         "위치 {steps} - 1을 담을 수 없습니다",
+    "cp.float32_merge": "float32 조각 두 개: 병합이 자료형 {dtypes}의 O와 lse를 주었거나, 도중에 float64를 거쳤습니다 "
+                        "(그리고 다시 변환): 조각의 자료형으로 병합하세요, float32는 처음부터 끝까지 float32입니다",
 }
