@@ -635,4 +635,8 @@ MESSAGES = {
     "cp.float32_merge": "two float32 pieces: the merge gave O and lse of dtypes {dtypes}, or "
                         "went through float64 on the way (then cast back): merge in the pieces' "
                         "dtype, float32 stays float32 all the way",
+    "zb.no_input_grad": "y = tanh(tanh(x W) W) W with x needing no gradient: B asked MatMul for "
+                        "{got}; the first MatMul's input x needs no gradient, so B computes no "
+                        "dY W^T there: [[True, False], [True, False]] (the other two only)",
+    "zb.shared": "{what} of y = tanh(tanh(x W) W) W (W used three times, float32)",
 }

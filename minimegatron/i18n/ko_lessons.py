@@ -607,4 +607,8 @@ MESSAGES = {
                          "위치 {steps} - 1을 담을 수 없습니다",
     "cp.float32_merge": "float32 조각 두 개: 병합이 자료형 {dtypes}의 O와 lse를 주었거나, 도중에 float64를 거쳤습니다 "
                         "(그리고 다시 변환): 조각의 자료형으로 병합하세요, float32는 처음부터 끝까지 float32입니다",
+    "zb.no_input_grad": "x에 기울기가 필요 없는 y = tanh(tanh(x W) W) W: B가 MatMul에 {got}을 요청했습니다; 첫 "
+                        "MatMul의 입력 x는 기울기가 필요 없으므로 B는 거기서 dY W^T를 계산하지 않습니다: [[True, False], "
+                        "[True, False]] (나머지 두 개만)",
+    "zb.shared": "y = tanh(tanh(x W) W) W의 {what} (W를 세 번 사용, float32)",
 }
