@@ -332,7 +332,8 @@ MESSAGES = {
     "point.5.2.all_gather.hint": "one all-gather of the updated slices over self.group gives every "
                                  "rank the full flat weights",
     "point.5.2.weights": "after every step every rank holds the full weights of one process, "
-                         "one copy of them (ZeRO stages 1 and 2, float64 and float32, groups of 2 and 4)",
+                         "one copy of them (ZeRO stages 1 and 2, float64 and float32, groups "
+                         "of 2 and 4)",
     "point.5.2.weights.hint": "update self.shard first, then all-gather that updated slice, in "
                               "the model's dtype, into full",
     "dp.raised": "rank {rank}, {run} on the group {group}: your code raised {error}",
@@ -604,7 +605,8 @@ MESSAGES = {
                    "A_i is computed ONCE and that same partial goes through g (a second "
                    "product is the work done twice)",
     "dp.waited_in_launch": "rank {rank}, run {run}, step {step}: _launch finished {count} "
-                           "all-reduce(s) of earlier buckets before it returned (waited for them): "
+                           "all-reduce(s) of earlier buckets before it returned (waited for "
+                           "them): "
                            "one bucket in flight at a time is no overlap; start this bucket's "
                            "all-reduce and return, finish() waits for all of them",
     "dp.grads_kept": "rank {rank}, run {run}, step {step}: {count} of the full gradients "

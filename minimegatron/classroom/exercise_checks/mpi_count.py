@@ -11,15 +11,13 @@ collectives a lesson needs. Two kinds of MPI call leave no trace:
                              outside comm/ (the check of collectives.py never ran)
 
 ``count_mpi_calls()`` (runner.py, before the first group is built) makes every Group's
-communicator a ``Counted`` one: the same MPI communicator (no copy, no new context), whose
-communication methods record such a call in the trace as a comm span of op
-"<method> (untraced MPI)" and 0 bytes, then make it. Every check that reads the collectives
+communicator a ``Counted`` one (a subclass of its own mpi4py class): the same MPI
+communicator (no copy, no new context), whose communication methods record such a call
+in the trace as a comm span of op "<method> (untraced MPI)" and 0 bytes, then make it. Every check that reads the collectives
 from the trace (``lesson.comm_log``) then sees it as one more call than the lesson allows.
 The collectives' own checking call (comm_check.py, mismatch.py) is not counted.
 """
 import sys
-
-from mpi4py import MPI
 
 # the communication methods of an mpi4py communicator: buffer API, pickle API, nonblocking
 METHODS = ("Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw",
@@ -53,29 +51,37 @@ def _untraced(method, caller):
     return method[0].islower() or not caller.startswith(PACKAGE_COMM)
 
 
-def _counted(method):
-    base = getattr(MPI.Intracomm, method)
+def _counted(base, method):
+    made = getattr(base, method)
 
     def call(self, *args, **kwargs):
         if _untraced(method, _caller_module()):
             from minimegatron.comm import trace
             now = trace.now()
             trace.record(f"{method} (untraced MPI)", self.group_name, 0, 0, 0, now, now)
-        return base(self, *args, **kwargs)
+        return made(self, *args, **kwargs)
     call.__name__ = method
     return call
 
 
-Counted = type("Counted", (MPI.Intracomm,), {
-    "__doc__": "An MPI communicator whose untraced calls are recorded (see the module).",
-    **{m: _counted(m) for m in METHODS if hasattr(MPI.Intracomm, m)}})
+_CLASSES = {}
+
+
+def counted_class(base):
+    """The Counted subclass of an mpi4py communicator class (comm/ alone imports mpi4py)."""
+    if base not in _CLASSES:
+        _CLASSES[base] = type("Counted", (base,), {
+            "__doc__": "An MPI communicator whose untraced calls are recorded (see the module).",
+            "counted": True,
+            **{m: _counted(base, m) for m in METHODS if hasattr(base, m)}})
+    return _CLASSES[base]
 
 
 def _count(group):
     """Make ``group`` (a comm.group.Group) call MPI through a Counted communicator."""
     from minimegatron.comm import polling
-    if not isinstance(group.comm, Counted):
-        group.comm = Counted(group.comm)
+    if not getattr(group.comm, "counted", False):
+        group.comm = counted_class(type(group.comm))(group.comm)
         group.comm.group_name = group.name
         group.yielding = polling.Yielding(group.comm)
     return group
