@@ -7,8 +7,9 @@ collectives a lesson needs. Two kinds of MPI call leave no trace:
 
     the pickle API           group.comm.allgather(...), comm.allgather_object(...): a
                              blocking collective all the same (the ranks wait for each other)
-    a direct buffer call     group.comm.Allreduce(...) or group.mpi.Allreduce(...) from
-                             outside comm/ (the check of collectives.py never ran)
+    a direct buffer call     group.comm.Allreduce(...), group.mpi.Allreduce(...) or
+                             MPI.COMM_WORLD.Allreduce(...) from outside comm/ (the
+                             check of collectives.py never ran)
 
 ``count_mpi_calls()`` (runner.py, before the first group is built) makes every Group's
 communicator a ``Counted`` one (a subclass of its own mpi4py class): the same MPI
@@ -101,3 +102,8 @@ def count_mpi_calls():
     cls.__init__, cls._counted = __init__, True
     for existing in group_module._world:
         _count(existing)
+    mpi = sys.modules.get("mpi4py.MPI")             # MPI.COMM_WORLD.allgather(...) too
+    if mpi is not None and not getattr(mpi.COMM_WORLD, "counted", False):
+        world = counted_class(type(mpi.COMM_WORLD))(mpi.COMM_WORLD)
+        world.group_name = "world"
+        mpi.COMM_WORLD = world
