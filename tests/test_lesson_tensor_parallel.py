@@ -78,6 +78,10 @@ MUTANTS = {
             "        out = np.empty_like(x)",
             "        group.comm.Allreduce(np.ascontiguousarray(x), out)",
             "        return out"], "one_all_reduce"),
+        "3.2 a barrier on MPI.COMM_WORLD first, to be safe (an untraced collective)": ([
+            "        from mpi4py import MPI",
+            "        MPI.COMM_WORLD.Barrier()",
+            "        return x if group.size == 1 else all_reduce(x, group)"], "one_all_reduce"),
     },
     "3.3": {
         "3.3 strided columns": ([
