@@ -213,12 +213,14 @@ def _kept(before, after):
 
 
 def _raised(err):
-    """'ValueError: ... (in Max.backward: <the line>)': the error and where, in the copy."""
+    """'ValueError: ... (in Max.backward: <the line>)': the error and where, in the copy
+    (the copy's own code, not the watched arrays' bookkeeping)."""
     import os
     from minimegatron.classroom import PACKAGE_DIR
     from minimegatron.classroom.exercise_checks.runner import where_it_failed
     copy = os.path.dirname(PACKAGE_DIR)
-    return f"{type(err).__name__}: {err}{where_it_failed(err.__traceback__, copy)}"
+    where = where_it_failed(err.__traceback__, copy, skip=("watched.py",))
+    return f"{type(err).__name__}: {err}{where}"
 
 
 def _twin(case):

@@ -49,9 +49,11 @@ def use_copy(path, previous):
     importlib.invalidate_caches()
 
 
-def where_it_failed(tb, path):
-    """'in Class.method: <source line>' for the deepest frame inside the copy under test."""
-    frames = [f for f in traceback.extract_tb(tb) if f.filename.startswith(path)]
+def where_it_failed(tb, path, skip=()):
+    """'in Class.method: <source line>' for the deepest frame inside the copy under test
+    (not in a file whose name is in ``skip``)."""
+    frames = [f for f in traceback.extract_tb(tb) if f.filename.startswith(path)
+              and os.path.basename(f.filename) not in skip]
     if not frames:
         return ""
     frame = frames[-1]
