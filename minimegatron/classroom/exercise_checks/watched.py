@@ -66,7 +66,7 @@ class Watched(np.ndarray):
         if log is not None and _depth[0] == 0:
             arrays = [a for a in args if hasattr(a, "dtype")]
             _note(log, func.__name__, arrays, result)
-        return result
+        return _rewatch(result, log)          # einsum, tensordot: their result is watched too
 
     def astype(self, dtype, *args, **kwargs):
         out = super().astype(dtype, *args, **kwargs)
