@@ -85,6 +85,24 @@ MATMUL = {
         "            if ctx.needs_input_grad[0]:",
         "                gx = xp.matmul(g2, a2.T, dtype=xp.float64).reshape(x.shape)"]
         + WEIGHT_GA + BATCHED, "transpose"),
+    "float64 products cast back to float32 (right dtype, a float64 shortcut)": (WEIGHT + [
+        "            if ctx.needs_input_grad[0]:",
+        "                gx = xp.matmul(g2, a2.T, dtype=xp.float64).astype(g2.dtype)",
+        "                gx = gx.reshape(x.shape)"] + WEIGHT_GA + BATCHED, "transpose"),
+    "both products every time, then None where none is needed": ([
+        "        gx = unbroadcast(g @ xp.swapaxes(a2, -1, -2), x2.shape).reshape(x.shape)",
+        "        ga = unbroadcast(xp.swapaxes(x2, -1, -2) @ g, a2.shape).reshape(a.shape)",
+        "        if not ctx.needs_input_grad[0]:",
+        "            gx = None",
+        "        if not ctx.needs_input_grad[1]:",
+        "            ga = None"], "needed"),
+    "the result kept in a buffer per shape (the next MatMul overwrites it)": (WEIGHT + [
+        "            if ctx.needs_input_grad[0]:",
+        "                buffers = globals().setdefault('_GX_BUFFERS', {})",
+        "                key = (g2.shape[0], a2.shape[0], str(g2.dtype))",
+        "                buf = buffers.setdefault(key, xp.empty(key[:2], g2.dtype))",
+        "                xp.matmul(g2, a2.T, out=buf)",
+        "                gx = buf.reshape(x.shape)"] + WEIGHT_GA + BATCHED, "transpose"),
 }
 
 EXP = {
@@ -102,6 +120,12 @@ EXP = {
         "        return grad_out * ctx.saved[0]"], "no_overwrite"),
     "multiplies in float64 (passed the old grader)": ([
         "        return xp.multiply(grad_out, ctx.saved[0], dtype=float)"], "float32"),
+    "a result buffer kept per shape (the next Exp of that shape overwrites it)": ([
+        "        buffers = globals().setdefault('_EXP_BUFFERS', {})",
+        "        key = (grad_out.shape, str(grad_out.dtype))",
+        "        out = buffers.setdefault(key, xp.empty(grad_out.shape, grad_out.dtype))",
+        "        xp.multiply(grad_out, ctx.saved[0], out=out)",
+        "        return out"], "chain"),
 }
 
 TANH = {
@@ -118,6 +142,13 @@ TANH = {
         "        z *= -1",
         "        z += 1",
         "        return grad_out * z"], "no_overwrite"),
+    "a result buffer kept per shape (the next Tanh of that shape overwrites it)": ([
+        "        buffers = globals().setdefault('_TANH_BUFFERS', {})",
+        "        z = ctx.saved[0]",
+        "        out = buffers.setdefault((z.shape, str(z.dtype)), xp.empty(z.shape, z.dtype))",
+        "        xp.multiply(z, z, out=out)",
+        "        out[...] = grad_out * (1 - out)",
+        "        return out"], "derivative"),
 }
 
 MAX = {
@@ -133,6 +164,12 @@ MAX = {
         "        if not keepdims and isinstance(axis, int):",
         "            grad_out = xp.expand_dims(grad_out, axis)",
         "        return ctx.saved[0] * grad_out"], "axes"),
+    "a result buffer kept per shape (the next Max of that shape overwrites it)": ([
+        "        buffers = globals().setdefault('_MAX_BUFFERS', {})",
+        "        w = ctx.saved[0]",
+        "        out = buffers.setdefault((w.shape, str(w.dtype)), xp.empty(w.shape, w.dtype))",
+        "        xp.multiply(w, _expand_reduced(grad_out, *ctx.args), out=out)",
+        "        return out"], "route"),
 }
 
 LEAD = "    lead = grad.ndim - len(shape)"
@@ -172,6 +209,13 @@ UNBROADCAST = {
         "    grad = grad.sum(axis=tuple(range(lead)) + stretched, keepdims=True,",
         "                    dtype=xp.float64)",
         "    grad = grad.reshape(shape)"], "float32"),
+    "sums in float64, cast back to float32 (right dtype, a float64 shortcut)": ([
+        LEAD,
+        "    stretched = tuple(lead + i for i, size in enumerate(shape)",
+        "                      if size == 1 and grad.shape[lead + i] != 1)",
+        "    total = grad.sum(axis=tuple(range(lead)) + stretched, keepdims=True,",
+        "                     dtype=xp.float64)",
+        "    grad = total.astype(grad.dtype).reshape(shape)"], "float32"),
 }
 
 SUM = {
@@ -193,16 +237,34 @@ SUM = {
     "ones of float64 times grad_out (passed the old grader)": ([
         "        return xp.ones(ctx.args[0]) * _expand_reduced(grad_out, *ctx.args)"],
         "float32"),
+    "a result buffer kept per shape (the next Sum of that shape overwrites it)": ([
+        "        buffers = globals().setdefault('_SUM_BUFFERS', {})",
+        "        shape = ctx.args[0]",
+        "        out = buffers.setdefault((shape, str(grad_out.dtype)),",
+        "                                 xp.empty(shape, grad_out.dtype))",
+        "        out[...] = _expand_reduced(grad_out, *ctx.args)",
+        "        return out"], "spread"),
 }
 
 MUTANTS = {"1.1": MATMUL, "1.2": EXP, "1.3": TANH, "1.4": MAX, "1.5": UNBROADCAST, "1.6": SUM}
 
 ALTERNATIVES = {      # right answers written another way: each must PASS
-    "1.1": {"the batched form for every A (no one-GEMM path)": [
+    "1.1": {"einsum for the weight case (one product each, float32 kept)": [
+        "        if a2.ndim == 2:",
+        "            if ctx.needs_input_grad[0]:",
+        "                gx = xp.einsum('...m,km->...k', g, a2).reshape(x.shape)",
+        "            if ctx.needs_input_grad[1]:",
+        "                rows, g2 = x2.reshape(-1, x2.shape[-1]), g.reshape(-1, g.shape[-1])",
+        "                ga = xp.einsum('nk,nm->km', rows, g2).reshape(a.shape)"] + BATCHED,
+            "the batched form for every A (no one-GEMM path)": [
         "        if ctx.needs_input_grad[0]:",
         "            gx = unbroadcast(g @ xp.swapaxes(a2, -1, -2), x2.shape).reshape(x.shape)",
         "        if ctx.needs_input_grad[1]:",
         "            ga = unbroadcast(xp.swapaxes(x2, -1, -2) @ g, a2.shape).reshape(a.shape)"]},
+    "1.2": {"a new array from xp.multiply, out= a fresh empty_like": [
+        "        out = xp.empty_like(grad_out)",
+        "        xp.multiply(grad_out, ctx.saved[0], out=out)",
+        "        return out"]},
     "1.3": {"(1 - z)(1 + z)": [
         "        z = ctx.saved[0]",
         "        return grad_out * ((1 - z) * (1 + z))"]},

@@ -40,6 +40,12 @@ MERGE_MUTANTS = {
         "    out *= xp.exp(lse - new_lse)[..., None]",
         "    out += xp.exp(block_lse - new_lse)[..., None] * block_out",
         "    return out, new_lse"], "chain"),
+    "merges in float64, cast back (right dtypes, a float64 shortcut)": ([
+        "    a, b = lse.astype(xp.float64), block_lse.astype(xp.float64)",
+        "    top = xp.maximum(a, b)",
+        "    new = top + xp.log(xp.exp(a - top) + xp.exp(b - top))",
+        "    merged = xp.exp(a - new)[..., None] * out + xp.exp(b - new)[..., None] * block_out",
+        "    return merged.astype(out.dtype), new.astype(lse.dtype)"], "union"),
 }
 
 ZIGZAG_MUTANTS = {
@@ -66,6 +72,22 @@ ZIGZAG_MUTANTS = {
         "    early, late = rank, cp - 1 - rank",
         "    return xp.concatenate([xp.arange(early * size, (early + 1) * size),",
         "                           xp.arange(late * size, (late + 1) * size)])"], "partition"),
+    "positions as int8 (small enough for the short sequences)": ([
+        "    size = steps // (2 * cp)",
+        "    early, late = rank, 2 * cp - 1 - rank",
+        "    return xp.concatenate([xp.arange(early * size, (early + 1) * size),",
+        "                           xp.arange(late * size, (late + 1) * size)]).astype(xp.int8)"],
+        "mirror"),
+}
+
+RIGHT = {
+    "8.1": {"logaddexp for the new lse": [
+        "    new_lse = xp.logaddexp(lse, block_lse)"] + RETURN_MERGED},
+    "8.2": {"int32 positions from one arange and a mask": [
+        "    size = steps // (2 * cp)",
+        "    every = xp.arange(steps, dtype=xp.int32)",
+        "    chunk = every // size",
+        "    return every[(chunk == rank) | (chunk == 2 * cp - 1 - rank)]"]},
 }
 
 MUTANTS = {"8.1": MERGE_MUTANTS, "8.2": ZIGZAG_MUTANTS}
@@ -73,7 +95,12 @@ MUTANTS = {"8.1": MERGE_MUTANTS, "8.2": ZIGZAG_MUTANTS}
 
 @pytest.fixture(scope="module")
 def verdicts():
-    return grade_lessons({ex: block_of(ex) for ex in MUTANTS}, MUTANTS)
+    return grade_lessons({ex: block_of(ex) for ex in MUTANTS}, MUTANTS, RIGHT)
+
+
+@pytest.mark.parametrize("ex, name", [(ex, name) for ex in RIGHT for name in RIGHT[ex]])
+def test_a_right_answer_written_another_way_passes(verdicts, ex, name):
+    assert verdicts[ex][name].passed, "\n".join(verdicts[ex][name].lines)
 
 
 @pytest.mark.parametrize("ex", list(MUTANTS))

@@ -57,6 +57,14 @@ MUTANTS = {
             I4 + "bucket.handle = comm.iall_reduce(bucket.reduce.copy(), self.group,",
             I4 + '                                 op="mean", out=bucket.reduce)'],
             "mean_in_place"),
+        "waits for every earlier bucket before launching the next (one in flight)": ([
+            I4 + "for other in self.buckets:",
+            I4 + "    if other is not bucket and other.handle is not None:",
+            I4 + "        other.handle.wait()",
+            READABLE], "overlap"),
+        "an extra blocking allgather_object per bucket (the pickle API, untraced)": ([
+            I4 + "comm.allgather_object(bucket.index, self.group)",
+            READABLE], "one_per_bucket"),
     },
     "5.1": {
         "all-reduce, then this rank's slice (a view: the full buffer stays)": ([
@@ -86,6 +94,15 @@ MUTANTS = {
         "sum, then divided by a hard-coded 2": ([
             I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",
             I5 + '                                      op="sum") / 2'] + FREE, "own_slice"),
+        "the full flat gradients kept on the optimizer (no attribute of ZeRO's own)": ([
+            I5 + "flat_grads = flat.flat_grads()",
+            I5 + "self.optimizer.flat_grads = flat_grads",
+            I5 + "self.grad_shard = comm.reduce_scatter(flat_grads, self.group, op=\"mean\")"]
+            + FREE, "freed"),
+        "the p.grad arrays kept in a list on the group before they are freed": ([
+            I5 + "self.group.old_grads = [p.grad for p in flat.params]",
+            I5 + "self.grad_shard = comm.reduce_scatter(flat.flat_grads(), self.group,",
+            I5 + '                                      op="mean")'] + FREE, "freed"),
     },
     "5.2": {
         "no update of the shard": (GATHER, "own_update"),
@@ -111,6 +128,11 @@ MUTANTS = {
         "gathered in float64 (right for float64 only)": (UPDATE + [
             I6 + "full = comm.all_gather(self.shard.astype(xp.float64), self.group)"],
             "weights"),
+        "the old slice kept on the optimizer (the old full weights stay alive)": ([
+            I6 + "self.optimizer.previous = self.shard"] + UPDATE + GATHER, "weights"),
+        "an extra blocking allgather_object (the pickle API, untraced)": (UPDATE + [
+            I6 + "comm.allgather_object(self.step_count, self.group)"] + GATHER,
+            "all_gather"),
     },
 }
 

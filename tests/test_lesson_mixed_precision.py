@@ -64,6 +64,16 @@ MUTANTS = {
     "max == inf (a NaN or a -inf is missed)": ([
         "        local = xp.asarray([1.0 if max(float(g.max()) for g in grads) == float('inf') "
         "else 0.0])"] + REDUCE + DECIDE + BACKOFF + GROW, "together"),
+    "backs off only while the scale is above min_scale (goes below it)": (FLAG + REDUCE
+        + DECIDE + [
+            "        if found_inf:",
+            "            if self.scale > self.min_scale:",
+            "                self.scale *= self.backoff_factor",
+            "            self.clean_steps = 0"] + GROW, "backoff"),
+    "tests whether the SUM of the gradients is finite (float16 sums overflow)": ([
+        "        total = sum(g.sum() for g in grads)",
+        "        local = xp.asarray([0.0 if xp.isfinite(total) else 1.0])"]
+        + REDUCE + DECIDE + BACKOFF + GROW, "together"),
 }
 
 # Right answers written another way: each must PASS.
@@ -80,6 +90,12 @@ ALTERNATIVES = {
         "            if self.clean_steps >= self.growth_interval:",
         "                self.scale *= self.growth_factor",
         "                self.clean_steps = 0"]),
+    "back off, then lift the scale to min_scale when it fell below": (FLAG + REDUCE + DECIDE + [
+        "        if found_inf:",
+        "            self.scale = self.scale * self.backoff_factor",
+        "            if self.scale < self.min_scale:",
+        "                self.scale = self.min_scale",
+        "            self.clean_steps = 0"] + GROW),
     "isfinite over every array, a float32 flag": ([
         "        bad = not all(bool(xp.isfinite(g).all()) for g in grads)",
         "        local = xp.asarray([float(bad)], dtype=xp.float32)"]

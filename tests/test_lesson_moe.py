@@ -28,6 +28,9 @@ ROUTING_MUTANTS = {
     "the k largest, smallest first": (SHAPE + [
         "    choice = xp.argsort(-probs, axis=-1, kind=\"stable\")[..., :k][..., ::-1]"]
         + QUEUE + COUNT + KEEP, "top_k"),
+    "ranked by 1 - p (near-tied float32 probabilities become ties)": (SHAPE + [
+        "    choice = xp.argsort(1 - probs, axis=-1, kind=\"stable\")[..., :k]"]
+        + QUEUE + COUNT + KEEP, "top_k"),
     "token-major queue (each token's k choices, then the next token)": (SHAPE + TOP + [
         "    queue = choice.reshape(b, steps * k)"] + COUNT[:3] + [
         "    slot = slot.reshape(b, steps, k)"] + KEEP, "queue"),
@@ -53,6 +56,9 @@ ROUTING_MUTANTS = {
 }
 
 ROUTING_RIGHT = {
+    "ranked by lexsort on (id, -p) (ties to the lower id, no arithmetic on p)": SHAPE + [
+        "    ids = xp.broadcast_to(xp.arange(num_experts), probs.shape)",
+        "    choice = xp.lexsort((ids, -probs), axis=-1)[..., :k]"] + QUEUE + COUNT + KEEP,
     "a loop over sequences and slots": SHAPE + TOP + [
         "    slot = xp.zeros(choice.shape, dtype=xp.int64)",
         "    for s in range(b):",
@@ -94,6 +100,9 @@ DISPATCH_MUTANTS = {
     "arrivals read as [my expert][source] (reshaped the wrong way)": (HEAD + SEND + [
         "    received = received.reshape(local_experts, ep, block, width)",
         "    return received.reshape(local_experts * ep * block, width)"], "layout"),
+    "an extra blocking allgather_object (the pickle API, untraced)": (HEAD + [
+        "    from minimegatron.comm import allgather_object",
+        "    allgather_object(block, group)"] + SEND + TAIL, "all_to_all"),
     "the raw all-to-all on arrays (no backward)": (HEAD + [
         "    from minimegatron.comm import all_to_all",
         "    from minimegatron.autodiff.tensor import Tensor",

@@ -44,6 +44,10 @@ MUTANTS = {
                 "buf = buffers.setdefault((grad_out.shape, str(grad_out.dtype)), "
                 "np.empty_like(grad_out))",
                 "return all_reduce(grad_out, ctx.group, out=buf), None"]], "grad_out_kept"),
+        "3.1 an extra blocking allgather_object (the pickle API, untraced)": ([
+            "            from minimegatron.comm import allgather_object",
+            "            allgather_object(grad_out.shape, ctx.group)",
+            "            return all_reduce(grad_out, ctx.group), None"], "one_all_reduce"),
     },
     "3.2": {
         "3.2 all-reduce over the world (wrong group)": ([
@@ -67,6 +71,17 @@ MUTANTS = {
             " " * 8 + line for line in ["if group.size == 1:", "    return x"] + BUFFER + [
                 "buf = buffers.setdefault((x.shape, str(x.dtype)), np.empty_like(x))",
                 "return all_reduce(x, group, out=buf)"]], "input_kept"),
+        "3.2 Allreduce called on group.comm itself (an MPI call the trace misses)": ([
+            "        import numpy as np",
+            "        if group.size == 1:",
+            "            return x",
+            "        out = np.empty_like(x)",
+            "        group.comm.Allreduce(np.ascontiguousarray(x), out)",
+            "        return out"], "one_all_reduce"),
+        "3.2 a barrier on MPI.COMM_WORLD first, to be safe (an untraced collective)": ([
+            "        from mpi4py import MPI",
+            "        MPI.COMM_WORLD.Barrier()",
+            "        return x if group.size == 1 else all_reduce(x, group)"], "one_all_reduce"),
     },
     "3.3": {
         "3.3 strided columns": ([
@@ -89,6 +104,11 @@ MUTANTS = {
             "        width = out_features // tp_group.size",
             "        r = tp_group.size - 1 - tp_group.rank",
             "        cols = slice(r * width, (r + 1) * width)"], "columns"),
+        "3.3 world rank % tp (right only on blocks of consecutive ranks)": ([
+            f"        {WORLD}",
+            "        width = out_features // tp_group.size",
+            "        r = world().rank % tp_group.size",
+            "        cols = slice(r * width, (r + 1) * width)"], "columns"),
     },
     "3.4": {
         "3.4 strided rows": ([
@@ -106,6 +126,11 @@ MUTANTS = {
             f"        {WORLD}",
             "        height = in_features // tp_group.size",
             "        r = world().rank % 2",
+            "        rows = slice(r * height, (r + 1) * height)"], "rows"),
+        "3.4 world rank % tp (right only on blocks of consecutive ranks)": ([
+            "        from mpi4py import MPI",
+            "        height = in_features // tp_group.size",
+            "        r = MPI.COMM_WORLD.Get_rank() % tp_group.size",
             "        rows = slice(r * height, (r + 1) * height)"], "rows"),
     },
     "3.5": {
@@ -147,6 +172,16 @@ MUTANTS = {
             "        partial = x @ self.weight",
             "        y = reduce_from_tp(partial, self.tp_group)",
             "        self.last_partial = y.data"], "partial"),
+        "3.5 X_i A_i computed twice (once for last_partial, once for g)": ([
+            "        partial = x @ self.weight",
+            "        self.last_partial = partial.data",
+            "        y = reduce_from_tp(x @ self.weight, self.tp_group)"], "partial"),
+        "3.5 an extra blocking allgather_object (the pickle API, untraced)": ([
+            "        from minimegatron.comm import allgather_object",
+            "        partial = x @ self.weight",
+            "        self.last_partial = partial.data",
+            "        allgather_object(self.last_partial.shape, self.tp_group)",
+            "        y = reduce_from_tp(partial, self.tp_group)"], "one_all_reduce"),
     },
     "6.2": {
         "6.2 all-reduce then keep my tokens (twice the bytes)": ([
@@ -178,6 +213,12 @@ MUTANTS = {
                 "shape = (x.shape[0], x.shape[1] // group.size) + x.shape[2:]",
                 "buf = buffers.setdefault((shape, str(x.dtype)), np.empty(shape, x.dtype))",
                 "return reduce_scatter(x, group, axis=SEQ, out=buf)"]], "tokens"),
+        "6.2 an extra blocking allgather_object (the pickle API, untraced)": ([
+            "        from minimegatron.comm import allgather_object",
+            "        if group.size == 1:",
+            "            return x",
+            "        allgather_object(x.shape, group)",
+            "        return reduce_scatter(x, group, axis=SEQ)"], "one_reduce_scatter"),
     },
 }
 
@@ -190,7 +231,12 @@ ALTERNATIVES = {
     "3.3": {"the columns as an index array": [
         "        import numpy as np",
         "        width = out_features // tp_group.size",
-        "        cols = np.arange(out_features).reshape(tp_group.size, width)[tp_group.rank]"]},
+        "        cols = np.arange(out_features).reshape(tp_group.size, width)[tp_group.rank]"],
+            "the group rank found from the world rank in tp_group.ranks": [
+        f"        {WORLD}",
+        "        r = list(tp_group.ranks).index(world().rank)",
+        "        width = out_features // tp_group.size",
+        "        cols = slice(r * width, (r + 1) * width)"]},
     "3.4": {"the rows from np.array_split": [
         "        import numpy as np",
         "        height = in_features // tp_group.size",

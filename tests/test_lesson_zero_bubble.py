@@ -48,6 +48,12 @@ SPLIT_MUTANTS = {
         "        weights = tuple(is_weight(t) for t in node.inputs)"] + RECORD + OTHERS + [
         "        return masked_backward(node.fn, node.ctx, grad_outs, others)"], "w_no_input"),
     "W half never recorded": (NO_WEIGHT + OTHERS + B_HALF, "values"),
+    "W steps recorded in reverse (a weight used three times sums in another order)": (
+        NO_WEIGHT + [
+            "        self.steps.insert(0, (node.fn, node.ctx, node.inputs, grad_outs, weights))"]
+        + OTHERS + B_HALF, "values"),
+    "dY W^T in B even for an input that needs no gradient": (NO_WEIGHT + RECORD + [
+        "        others = tuple(not w for w in weights)"] + B_HALF, "b_no_weight"),
 }
 
 CAP = ["        if held == cap:",

@@ -293,8 +293,8 @@ MESSAGES = {
                                      "(not the whole buffer, not bucket.grads), over self.group",
     "point.4.1.overlap": "the all-reduce is nonblocking: it is still in flight when _launch "
                          "returns, so backward goes on while it runs, and finish() waits for it",
-    "point.4.1.overlap.hint": "keep the handle in bucket.handle and do not wait on it in _launch: "
-                              "finish() waits",
+    "point.4.1.overlap.hint": "keep the handle in bucket.handle and do not wait on it, nor on an "
+                              "earlier bucket's, in _launch: finish() waits for them all",
     "point.4.1.mean_in_place": "after finish() every p.grad, still a view of the flat buffer, "
                                "holds the MEAN of the group's gradients: one process's gradient "
                                "on the whole batch (float64, float32, float16, groups of 2 and 4)",
@@ -331,8 +331,9 @@ MESSAGES = {
                             "buffer: twice the bytes)",
     "point.5.2.all_gather.hint": "one all-gather of the updated slices over self.group gives every "
                                  "rank the full flat weights",
-    "point.5.2.weights": "after every step every rank holds the full weights of one process "
-                         "(ZeRO stages 1 and 2, float64 and float32, groups of 2 and 4)",
+    "point.5.2.weights": "after every step every rank holds the full weights of one process, "
+                         "one copy of them (ZeRO stages 1 and 2, float64 and float32, groups "
+                         "of 2 and 4)",
     "point.5.2.weights.hint": "update self.shard first, then all-gather that updated slice, in "
                               "the model's dtype, into full",
     "dp.raised": "rank {rank}, {run} on the group {group}: your code raised {error}",
@@ -599,4 +600,45 @@ MESSAGES = {
     "moe.round_trip": "combine(dispatch(rows)) with ep = {ep}, {dtype}: every row back in its "
                       "place",
     "moe.against_serial": "{what} with ep = {ep}, {dtype}, against one process",
+    # where students actually go wrong (exercise_checks: counted calls, dtypes, groups)
+    "tp.products": "rank {rank} ({dtype}): the forward computed {got} products X @ A; X_i "
+                   "A_i is computed ONCE and that same partial goes through g (a second "
+                   "product is the work done twice)",
+    "dp.waited_in_launch": "rank {rank}, run {run}, step {step}: _launch finished {count} "
+                           "all-reduce(s) of earlier buckets before it returned (waited for "
+                           "them): "
+                           "one bucket in flight at a time is no overlap; start this bucket's "
+                           "all-reduce and return, finish() waits for all of them",
+    "dp.grads_kept": "rank {rank}, run {run}, step {step}: {count} of the full gradients "
+                     "that backward made are still alive after reduce_gradients (kept "
+                     "somewhere: a global, another object, a closure): stage 2 frees them, "
+                     "only the slice stays",
+    "dp.weights_kept": "rank {rank}, run {run}, step {step}: the full weights from before the "
+                       "step are still alive after it ({count} kept somewhere: a view of the "
+                       "old slice, a global, another object): every rank holds the full "
+                       "weights once",
+    "dp.memory_left": "rank {rank}, run {run}, step {step}: this phase left {got} bytes of "
+                      "new arrays alive in the process, expected about {want} (a full flat "
+                      "buffer is {full} bytes): a full-size copy is kept somewhere",
+    "ad.reused": "{case}: the gradient your backward returned changed when a second op "
+                 "of the same shape ran its backward (two ops of one shape in one "
+                 "graph): return a new array each call, not a buffer kept from call to "
+                 "call",
+    "ad.widened": "{case}: a float32 input went through float64 on the way "
+                  "(dtype=float64, astype(float64) or a float64 array), then back: "
+                  "compute in the inputs' dtype, float32 stays float32 all the way",
+    "ad.products": "{case}: your backward computed {got} products (GEMMs) for {want} "
+                   "gradient(s) needed: compute only the gradients that are needed, each "
+                   "once",
+    "cp.long_positions": "S = {steps}, cp = {cp}, rank {rank}: the positions of a long sequence "
+                         "are wrong: dtype {dtype}, {size} of them (expected {want} integers, "
+                         "chunk rank then its mirror); a small integer type (int8, int16) cannot "
+                         "hold position {steps} - 1",
+    "cp.float32_merge": "two float32 pieces: the merge gave O and lse of dtypes {dtypes}, or "
+                        "went through float64 on the way (then cast back): merge in the pieces' "
+                        "dtype, float32 stays float32 all the way",
+    "zb.no_input_grad": "y = tanh(tanh(x W) W) W with x needing no gradient: B asked MatMul for "
+                        "{got}; the first MatMul's input x needs no gradient, so B computes no "
+                        "dY W^T there: [[True, False], [True, False]] (the other two only)",
+    "zb.shared": "{what} of y = tanh(tanh(x W) W) W (W used three times, float32)",
 }

@@ -284,8 +284,8 @@ MESSAGES = {
                                      "bucket.grads도 아닙니다)",
     "point.4.1.overlap": "all-reduce는 논블로킹입니다: _launch가 반환될 때 아직 진행 중이어서 "
                          "그동안 역전파가 계속되고, finish()가 그것을 기다립니다",
-    "point.4.1.overlap.hint": "핸들을 bucket.handle에 두고 _launch 안에서 기다리지 마세요: "
-                              "finish()가 기다립니다",
+    "point.4.1.overlap.hint": "핸들을 bucket.handle에 두고 _launch 안에서 그것도, 앞선 버킷의 "
+                              "것도 기다리지 마세요: finish()가 모두를 기다립니다",
     "point.4.1.mean_in_place": "finish() 후 모든 p.grad는 여전히 평탄한 버퍼의 뷰이며, 그룹 "
                                "기울기들의 평균(MEAN), 즉 배치 전체에 대한 한 프로세스의 "
                                "기울기를 담습니다 (float64, float32, float16, 크기 2와 4인 그룹)",
@@ -320,7 +320,7 @@ MESSAGES = {
                             "오가며, 이 랭크의 조각만 보냅니다 (0으로 채운 전체 버퍼의 "
                             "all-reduce가 아닙니다: 두 배의 바이트)",
     "point.5.2.all_gather.hint": "self.group 위에서 갱신된 조각들의 all-gather 한 번이면 모든 랭크가 평탄한 전체 가중치를 받습니다",
-    "point.5.2.weights": "매 스텝 뒤 모든 랭크는 한 프로세스의 전체 가중치를 가집니다 (ZeRO "
+    "point.5.2.weights": "매 스텝 뒤 모든 랭크는 한 프로세스의 전체 가중치를 한 벌만 가집니다 (ZeRO "
                          "1, 2단계, float64와 float32, 크기 2와 4인 그룹)",
     "point.5.2.weights.hint": "먼저 self.shard를 업데이트하고, 그렇게 갱신한 조각을 모델의 "
                               "자료형 그대로 full로 all-gather하세요",
@@ -583,4 +583,32 @@ MESSAGES = {
                         "{block}: 행 {row}은 (보낸 랭크, 전문가, 슬롯) {got}, 기댓값 {want}",
     "moe.round_trip": "ep = {ep}, {dtype}에서 combine(dispatch(rows)): 모든 행이 제자리로",
     "moe.against_serial": "ep = {ep}, {dtype}에서 {what}, 한 프로세스와 비교",
+    # where students actually go wrong (exercise_checks: counted calls, dtypes, groups)
+    "tp.products": "랭크 {rank} ({dtype}): 순전파가 곱 X @ A를 {got}번 계산했습니다; X_i A_i는 한 번만 계산하고 "
+                   "바로 그 부분 곱을 g에 넘깁니다 (두 번째 곱은 같은 일을 두 번 한 것입니다)",
+    "dp.waited_in_launch": "랭크 {rank}, 실행 {run}, 단계 {step}: _launch가 반환하기 전에 앞선 버킷의 all-reduce "
+                           "{count}개를 끝냈습니다 (그것들을 기다렸습니다): 한 번에 버킷 하나만 진행 중이면 겹침이 아닙니다; 이 버킷의 "
+                           "all-reduce를 시작하고 반환하세요, 모두를 기다리는 것은 finish()입니다",
+    "dp.grads_kept": "랭크 {rank}, 실행 {run}, 단계 {step}: 역전파가 만든 전체 그래디언트 중 {count}개가 "
+                     "reduce_gradients 뒤에도 살아 있습니다 (전역 변수, 다른 객체, 클로저 어딘가에 보관됨): 2단계는 그것들을 "
+                     "해제하고 조각만 남깁니다",
+    "dp.weights_kept": "랭크 {rank}, 실행 {run}, 단계 {step}: 스텝 이전의 전체 가중치가 스텝 뒤에도 살아 있습니다 "
+                       "({count}개가 어딘가에 보관됨: 옛 조각의 뷰, 전역 변수, 다른 객체): 모든 랭크는 전체 가중치를 한 벌만 가집니다",
+    "dp.memory_left": "랭크 {rank}, 실행 {run}, 단계 {step}: 이 단계가 프로세스에 새 배열 {got}바이트를 살려 두었습니다, "
+                      "기대값은 약 {want}바이트입니다 (전체 평탄 버퍼는 {full}바이트): 전체 크기의 사본이 어딘가에 보관되어 있습니다",
+    "ad.reused": "{case}: 같은 모양의 두 번째 연산이 역전파를 실행하자 여러분의 역전파가 돌려준 기울기가 바뀌었습니다 (한 그래프 안에 "
+                 "같은 모양의 연산 두 개): 호출마다 새 배열을 돌려주세요, 호출에서 호출로 이어지는 버퍼가 아니라",
+    "ad.widened": "{case}: float32 입력이 도중에 float64를 거쳐 (dtype=float64, astype(float64) 또는 "
+                  "float64 배열) 다시 돌아왔습니다: 입력의 자료형으로 계산하세요, float32는 처음부터 끝까지 float32입니다",
+    "ad.products": "{case}: 필요한 기울기 {want}개에 대해 여러분의 역전파가 곱(GEMM)을 {got}번 계산했습니다: 필요한 "
+                   "기울기만, 각각 한 번씩 계산하세요",
+    "cp.long_positions": "S = {steps}, cp = {cp}, 랭크 {rank}: 긴 시퀀스의 위치가 틀렸습니다: 자료형 {dtype}, "
+                         "{size}개 (기대값은 정수 {want}개, 청크 rank 다음 그 거울 청크); 작은 정수 자료형(int8, int16)은 "
+                         "위치 {steps} - 1을 담을 수 없습니다",
+    "cp.float32_merge": "float32 조각 두 개: 병합이 자료형 {dtypes}의 O와 lse를 주었거나, 도중에 float64를 거쳤습니다 "
+                        "(그리고 다시 변환): 조각의 자료형으로 병합하세요, float32는 처음부터 끝까지 float32입니다",
+    "zb.no_input_grad": "x에 기울기가 필요 없는 y = tanh(tanh(x W) W) W: B가 MatMul에 {got}을 요청했습니다; 첫 "
+                        "MatMul의 입력 x는 기울기가 필요 없으므로 B는 거기서 dY W^T를 계산하지 않습니다: [[True, False], "
+                        "[True, False]] (나머지 두 개만)",
+    "zb.shared": "y = tanh(tanh(x W) W) W의 {what} (W를 세 번 사용, float32)",
 }

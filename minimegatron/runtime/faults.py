@@ -269,6 +269,7 @@ def _watch():
             _abort_if_stuck(wait)
         if s["job_dir"]:
             _answer_dump_request(frame, wait)
+        frame = wait = None       # keep no frame of the main thread (its locals) alive
 
 
 def _marks():

@@ -32,6 +32,7 @@ import numpy as np
 
 from minimegatron.classroom.exercise_checks.common import CheckFailed, show
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
+from minimegatron.classroom.exercise_checks.watched import new_log, watch
 from minimegatron.i18n import text
 
 F64, F32 = "float64", "float32"
@@ -212,20 +213,30 @@ def _kept(before, after):
 
 
 def _raised(err):
-    """'ValueError: ... (in Max.backward: <the line>)': the error and where, in the copy."""
+    """'ValueError: ... (in Max.backward: <the line>)': the error and where, in the copy
+    (the copy's own code, not the watched arrays' bookkeeping)."""
     import os
     from minimegatron.classroom import PACKAGE_DIR
     from minimegatron.classroom.exercise_checks.runner import where_it_failed
     copy = os.path.dirname(PACKAGE_DIR)
-    return f"{type(err).__name__}: {err}{where_it_failed(err.__traceback__, copy)}"
+    where = where_it_failed(err.__traceback__, copy, skip=("watched.py",))
+    return f"{type(err).__name__}: {err}{where}"
 
 
-def _run_case(ex_id, case):
-    """Forward by the engine, then the op's backward called directly on grad_out."""
+def _twin(case):
+    """The case again with other values of the same shapes (a second op of one shape)."""
+    other = dict(case)
+    other["inputs"] = [x * 0.5 + 1.0 for x in case["inputs"]]
+    other["grad_out"] = case["grad_out"] * -2.0 + 0.25
+    return other
+
+
+def _backward(ex_id, case, log=None):
+    """(node, the gradients as returned, grad_out, saved copies, result copy): forward by
+    the engine, then the op's backward called directly on grad_out (Watched arrays when
+    ``log`` is given: the products and float64 steps are noted there)."""
     from minimegatron.backend import to_numpy, xp
     from minimegatron.autodiff.tensor import Tensor
-    if ex_id == "1.5":
-        return _run_unbroadcast(case)
     tensors = [Tensor(xp.asarray(x.copy()), requires_grad=need)
                for x, need in zip(case["inputs"], case["needs"])]
     out = _forward(ex_id, case, tensors)
@@ -233,15 +244,34 @@ def _run_case(ex_id, case):
     saved = [np.array(to_numpy(s)) for s in node.ctx.saved]
     result = np.array(to_numpy(out.data))
     grad_out = xp.asarray(case["grad_out"].copy())
+    if log is not None:
+        node.ctx.saved = tuple(watch(s, log) for s in node.ctx.saved)
+        grad_out = watch(grad_out, log)
+    grads = node.fn.backward(node.ctx, grad_out)
+    return node, out, grads, grad_out, saved, result
+
+
+def _run_case(ex_id, case):
+    """Forward by the engine, then the op's backward called directly on grad_out; then a
+    second op of the same shape, whose backward must leave the first gradients as they
+    were (no result buffer kept from call to call)."""
+    if ex_id == "1.5":
+        return _run_unbroadcast(case)
+    log = new_log()
     try:
-        grads = _as_evidence(node.fn.backward(node.ctx, grad_out))
+        node, out, grads, grad_out, saved, result = _backward(ex_id, case, log)
+        evidence = _as_evidence(grads)
+        returned = grads if isinstance(grads, (tuple, list)) else (grads,)
+        _backward(ex_id, _twin(case))
+        reused = any(g is not None and e is not None and not _kept(e, g)
+                     for g, e in zip(returned, evidence))
     except NotImplementedError:
         raise
     except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
         return {"error": _raised(err)}
-    return {"grads": grads, "grad_out_kept": _kept(case["grad_out"], grad_out),
+    return {"grads": evidence, "grad_out_kept": _kept(case["grad_out"], grad_out),
             "saved_kept": all(_kept(a, s) for a, s in zip(saved, node.ctx.saved)),
-            "output_kept": _kept(result, out.data)}
+            "output_kept": _kept(result, out.data), "reused": reused, **log}
 
 
 def _run_unbroadcast(case):
@@ -250,17 +280,19 @@ def _run_unbroadcast(case):
     from minimegatron.autodiff.tensor import Tensor
     grad = xp.asarray(case["grad_out"].copy())
     try:
+        log = {}
         if case["engine"]:
             a, b = (Tensor(xp.asarray(x.copy()), requires_grad=True) for x in case["inputs"])
             (a + b).backward(grad)
             grads = _as_evidence((a.grad, b.grad))
         else:
-            grads = _as_evidence(unbroadcast(grad, case["shapes"][0]))
+            log = new_log()
+            grads = _as_evidence(unbroadcast(watch(grad, log), case["shapes"][0]))
     except NotImplementedError:
         raise
     except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
         return {"error": _raised(err)}
-    return {"grads": grads, "grad_out_kept": _kept(case["grad_out"], grad)}
+    return {"grads": grads, "grad_out_kept": _kept(case["grad_out"], grad), **log}
 
 
 def collect_for(ex_id):
@@ -340,6 +372,10 @@ def _compare(case, name, got, want, check_dtype):
 def _check_values(ex_id, case, result, check_dtype=True):
     if "error" in result:
         raise CheckFailed(text("ad.raised", case=case["label"], error=result["error"]))
+    if result.get("reused"):
+        raise CheckFailed(text("ad.reused", case=case["label"]))
+    if check_dtype and case["dtype"] == F32 and result.get("widened"):
+        raise CheckFailed(text("ad.widened", case=case["label"]))
     grads, wants = result["grads"], _expected(ex_id, case)
     if len(grads) != len(wants):
         raise CheckFailed(text("ad.count", case=case["label"], got=len(grads),
@@ -392,6 +428,9 @@ def judge_needed(evidence, seed):
         for name, need, got in zip(case["names"], case["needs"], result["grads"]):
             if not need and got is not None:
                 raise CheckFailed(text("ad.not_needed", case=case["label"], name=name))
+        if result.get("products") != sum(case["needs"]):
+            raise CheckFailed(text("ad.products", case=case["label"],
+                                   got=result.get("products"), want=sum(case["needs"])))
 
 
 def judge_no_overwrite(ex_id):

@@ -8,7 +8,9 @@ expected value itself with NumPy from the evidence's inputs.
 8.1, the online-softmax merge (``blockwise.merge``) of two partial attention
 results (O_1, lse_1), (O_2, lse_2) over disjoint keys:
 
-    union    the merge of two pieces is attention over all their keys: O and lse
+    union    the merge of two pieces is attention over all their keys: O and lse; in
+             float32 too, computed in float32 all the way (watched.py sees a float64
+             step even when the result is cast back)
     stable   lse values of +-1000 (and pieces 1000 apart) give finite, right results:
              the shift is the larger lse of each row (log(e^a + e^b) overflows)
     chain    folding 4 pieces one at a time, in two orders, gives the same attention
@@ -21,7 +23,8 @@ results (O_1, lse_1), (O_2, lse_2) over disjoint keys:
 chunk 2cp-1-i of 2cp chunks of c = S/(2cp) tokens, in that order:
 
     mirror     rank i's positions are chunk i then chunk 2cp-1-i, ascending, for
-               cp = 2, 3 and 4 and several chunk sizes
+               cp = 2, 3 and 4 and several chunk sizes; and for a long sequence
+               (S = 80000), integers that hold every position (no int8 or int16)
     partition  the ranks' positions together are 0..S-1, each token once, S/cp each
     balance    every rank computes the same number of causal (query, key) pairs
     attention  all-gather attention with the zigzag split on the cp groups of 2 and 4
@@ -114,6 +117,7 @@ def collect_merge(group, seed):
         mask = np.ones((q.shape[2], hi - lo), dtype=bool)
         return block_forward(q, k[:, :, keys], v[:, :, keys], mask)
     union = merge(*piece(0, cut), *piece(cut, k.shape[2]))
+    single = _merge_float32(q, k, v, cut)
     stable = merge(*stable_problem(seed))
     bounds = [0] + cuts + [k.shape[2]]
     pieces = [piece(lo, hi) for lo, hi in zip(bounds, bounds[1:])]
@@ -131,8 +135,26 @@ def collect_merge(group, seed):
                                          lambda q, k, v, g=g: ring_attention(
                                              q, k, v, g, RING_HEADS, "contiguous"))
             for g in (group, world())}
-    return {"union": list(union), "stable": list(stable), "folds": folds,
+    return {"union": list(union), "single": single, "stable": list(stable), "folds": folds,
             "unchanged": unchanged, "ring": ring}
+
+
+def _merge_float32(q, k, v, cut):
+    """The two pieces' merge in float32, on Watched arrays: the result's dtypes and whether
+    any step went through float64 (``watched.py``)."""
+    from minimegatron.backend import to_numpy
+    from minimegatron.classroom.exercise_checks.watched import new_log, plain, watch
+    from minimegatron.parallel.context_parallel.blockwise import block_forward, merge
+    q, k, v = (a.astype(np.float32) for a in (q, k, v))
+    log = new_log()
+    pieces = []
+    for keys in (slice(0, cut), slice(cut, k.shape[2])):
+        mask = np.ones((q.shape[2], keys.stop - keys.start), dtype=bool)
+        pieces += [watch(np.asarray(to_numpy(a)), log)
+                   for a in block_forward(q, k[:, :, keys], v[:, :, keys], mask)]
+    out, lse = (np.asarray(to_numpy(plain(a))) for a in merge(*pieces))
+    return {"out": out, "lse": lse, "dtypes": [str(out.dtype), str(lse.dtype)],
+            "widened": log["widened"]}
 
 
 def _expect_pair(what, got, want, atol=1e-10):
@@ -147,6 +169,11 @@ def judge_union(ranks, seed):
     q, k, v, _, _ = merge_problem(seed)
     for ev in ranks:
         _expect_pair(text("cp.two_pieces"), ev["union"], _attention(q, k, v))
+        single = ev["single"]
+        if single["dtypes"] != ["float32", "float32"] or single["widened"]:
+            raise CheckFailed(text("cp.float32_merge", dtypes=single["dtypes"]))
+        _expect_pair(text("cp.two_pieces") + " (float32)", (single["out"], single["lse"]),
+                     _attention(q, k, v), atol=1e-5)
 
 
 def judge_stable(ranks, seed):
@@ -212,6 +239,28 @@ def _positions(steps, rank, cp):
         return f"{type(err).__name__}: {err}"
 
 
+LONG = (80000, 2)          # (S, cp): positions past int8's and int16's range
+
+
+def _digest(values):
+    import hashlib
+    return hashlib.sha256(np.asarray(values, dtype=np.int64).tobytes()).hexdigest()
+
+
+def _long_positions(rank):
+    """The student's positions of a long sequence, as (dtype, length, digest of the values)."""
+    from minimegatron.backend import to_numpy
+    from minimegatron.parallel.context_parallel.zigzag import positions
+    steps, cp = LONG
+    try:
+        got = np.asarray(to_numpy(positions(steps, rank, cp, "zigzag"))).ravel()
+    except NotImplementedError:
+        raise
+    except Exception as err:   # noqa: BLE001 -- a wrong answer may raise: that is evidence
+        return f"{type(err).__name__}: {err}"
+    return {"dtype": str(got.dtype), "size": int(got.size), "digest": _digest(got)}
+
+
 def collect_zigzag(group, seed):
     """The student's positions for every case; then all-gather attention with the zigzag
     split on the group (cp = 2) and the world (cp = 4), when the split is a partition
@@ -229,7 +278,8 @@ def collect_zigzag(group, seed):
         attention[str(g.size)] = _against_serial(
             g, seed, 5, "zigzag",
             lambda q, k, v, g=g: allgather_attention(q, k, v, g, RING_HEADS, "zigzag"))
-    return {"cases": cases, "attention": attention}
+    return {"cases": cases, "attention": attention,
+            "long": [_long_positions(rank) for rank in range(LONG[1])]}
 
 
 def _cases(ev, seed):
@@ -251,6 +301,19 @@ def judge_mirror(ranks, seed):
             if got != want:
                 raise CheckFailed(text("cp.positions_wrong", steps=steps, cp=cp, rank=rank,
                                        got=got, want=want))
+    judge_long(ranks)
+
+
+def judge_long(ranks):
+    """A long sequence (S = 80000): integer positions, every value right (no int8, int16)."""
+    steps, cp = LONG
+    for rank, got in enumerate(ranks[0]["long"]):
+        _raised(got, steps, cp, rank)
+        want = zigzag(steps, rank, cp)
+        if np.dtype(got["dtype"]).kind not in "iu" or got["size"] != len(want) \
+                or got["digest"] != _digest(want):
+            raise CheckFailed(text("cp.long_positions", steps=steps, cp=cp, rank=rank,
+                                   dtype=got["dtype"], size=got["size"], want=len(want)))
 
 
 def judge_partition(ranks, seed):

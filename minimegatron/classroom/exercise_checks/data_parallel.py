@@ -10,7 +10,9 @@ gradients and weights.
 
     4.1  one_per_bucket  ONE all_reduce per bucket, over the group, of the bucket's own
                          bytes (bucket.reduce: float32 for a float16 model)
-         overlap         the all-reduce is still in flight when _launch returns
+         overlap         the all-reduce is still in flight when _launch returns, and
+                         _launch finished no earlier bucket's (several buckets in flight
+                         at once, not one at a time)
          mean_in_place   after finish() every p.grad, a view of the flat buffer, holds the
                          mean gradient = one process's (float64, float32, float16, 4 ranks);
                          MPI reads and writes bucket.reduce itself (no copy sent, put back)
@@ -59,12 +61,14 @@ def _ddp_run(group, seed, dtype, steps):
         model = GPT(config)
         ddp = DistributedDataParallel(model, group, bucket_bytes=BUCKET_BYTES)
         opt = make_optimizer(model.parameters()) if steps else None
-        launched, in_place, launch = [], [], ddp._launch
+        launched, in_place, waited, launch = [], [], [], ddp._launch
 
         def watched(bucket):
+            started = [b for b in ddp.buckets if b is not bucket and _in_flight(b.handle)]
             launch(bucket)
             launched.append(_in_flight(bucket.handle))
             in_place.append(_reads_and_writes(bucket.handle, bucket.reduce))
+            waited.append(sum(not _in_flight(b.handle) for b in started))
         ddp._launch = watched
         buffer = ddp.grad_buffer.data
         for step in range(max(steps, 1)):
@@ -76,6 +80,7 @@ def _ddp_run(group, seed, dtype, steps):
                 opt.zero_grad()
             launched.clear()
             in_place.clear()
+            waited.clear()
             trace.reset()
             loss = model.loss(x, y)
             loss.backward()
@@ -83,6 +88,7 @@ def _ddp_run(group, seed, dtype, steps):
             record["calls"] = comm_log(trace.spans(), [group, comm.world()])
             record["in_flight"] = list(launched)
             record["in_place"] = list(in_place)
+            record["waited"] = list(waited)
             record["loss"] = float(loss.item())
             named = list(model.named_parameters())
             record["copies"] = [n for n, p in named if p.grad is None
@@ -125,6 +131,9 @@ def judge_overlap(ranks, seed):
         if not flags or not all(flags):
             raise CheckFailed(text("dp.not_in_flight", rank=me, run=name, step=step,
                                    done=flags.count(False), count=len(flags)))
+        if sum(record.get("waited", [1])):
+            raise CheckFailed(text("dp.waited_in_launch", rank=me, run=name, step=step,
+                                   count=sum(record.get("waited", [1]))))
 
 
 def judge_mean_in_place(ranks, seed):

@@ -58,7 +58,9 @@ class Lesson:
 def comm_log(spans, groups):
     """The collectives among trace spans, as evidence: a list of
     {"op", "group", "nbytes", "bytes_sent", "label"}, ``group`` the world ranks of the
-    group when its name is in ``groups`` ({name: Group}), else the name itself."""
+    group when its name is in ``groups`` ({name: Group}), else the name itself. Under the
+    grader an MPI call the trace would not show (the pickle API, a direct call on a
+    communicator) is here too, as op "<method> (untraced MPI)" (``mpi_count.py``)."""
     named = {g.name: list(g.ranks) for g in groups}
     return [{"op": s["op"], "group": named.get(s["group"], s["group"]),
              "nbytes": s["nbytes"], "bytes_sent": s["bytes_sent"], "label": s["label"]}

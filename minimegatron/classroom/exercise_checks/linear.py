@@ -4,12 +4,13 @@ evidence of each point.
 The problem and the judge's tools are in ``tp_problem.py``.
 
     3.3       columns          rank r keeps columns r*w .. (r+1)*w of the master weight and bias,
-                               w = out/tp, for tp = 2 (the tp group), 1 and 4 (the world)
+                               w = out/tp, for tp = 2 (the tp group; also [0, 2]), 1 and 4
               output           Y_i = X A_i + b_i, the gathered Y = X A + b, dA_i = X^T dY_i
     3.4       rows             rank r keeps rows r*h .. (r+1)*h of the master weight (all of b),
-                               h = in/tp, for tp = 2, 1 and 4
+                               h = in/tp, for tp = 2 (also [0, 2]), 1 and 4
               output           X_i A_i summed over the group = X A, + b once; dA_i = X_i^T dY
-    3.5       partial          last_partial is this rank's X_i A_i (no bias, not summed)
+    3.5       partial          last_partial is this rank's X_i A_i (no bias, not summed),
+                               computed ONCE (one product in the forward, counted)
               sum              Y = sum_i X_i A_i + b on every rank; dX_i and dA_i through g
               one_all_reduce   forward ONE all_reduce of Y's bytes over the group, backward none
 
@@ -18,11 +19,12 @@ exact integers) through the real layers (``checks/worked_example.py``).
 """
 import numpy as np
 
+from minimegatron.classroom.exercise_checks.common import CheckFailed
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
 from minimegatron.classroom.exercise_checks.tp_problem import (
-    A, COLUMN_DIMS, COLUMN_Y_I, DTYPES, DX, ROW_DIMS, ROW_Y_I, Y, agree, dtype_of, exact,
-    expect_calls, expect_dtype, layer_groups, layer_problem, run_layer, start_trace, tensor_of,
-    traced_calls, worked)
+    A, COLUMN_DIMS, COLUMN_Y_I, DTYPES, DX, ROW_DIMS, ROW_Y_I, Y, Products, agree, dtype_of,
+    exact, expect_calls, expect_dtype, layer_groups, layer_problem, run_layer, start_trace,
+    tensor_of, traced_calls, world_rank, worked)
 from minimegatron.i18n import text
 from minimegatron.parallel.split import row_slice
 
@@ -142,11 +144,12 @@ def collect_row_forward(group, seed):
                                   master_bias=asarray(p["bias"]), dtype=dtype)
         x = tensor_of(p["X"][:, rows], dtype, grad=True)
         start_trace()
-        y = layer(x)
+        with Products() as products:
+            y = layer(x)
         forward = traced_calls([group])
         partial = layer.last_partial
         run = {"Y_i": None if partial is None else partial.copy(), "Y": y.data,
-               "dtype": dtype_of(y.data), "forward": forward}
+               "dtype": dtype_of(y.data), "forward": forward, "products": products.count}
         if tuple(y.shape) == p["G"].shape:
             (y * tensor_of(p["G"], dtype)).sum().backward()
             run.update({"dX": x.grad, "dW": layer.weight.grad, "db": layer.bias.grad})
@@ -163,6 +166,9 @@ def judge_partial(ranks, seed):
         for dtype, run in ev["runs"].items():
             exact(text("tp.last_partial", dtype=dtype), run["Y_i"],
                   p["X"][:, rows] @ p["W"][rows], ev)
+            if run.get("products") != 1:
+                raise CheckFailed(text("tp.products", rank=world_rank(ev), dtype=dtype,
+                                       got=run.get("products")))
         worked(ev, "row", "Y_i", ROW_Y_I[ev["rank"]])
 
 

@@ -10,9 +10,12 @@ or -inf, in one of its two gradient arrays). Points:
     together     every rank of the group skips the same steps, and the other group's
                  steps are not skipped; the bad value is a NaN, an inf or a -inf, in
                  the first or the second gradient array (a test for inf only, or of
-                 grads[0] only, misses some)
+                 grads[0] only, misses some); a third array, float16, holds values
+                 near 65504 (each finite, their SUM is not: not an overflow)
     backoff      on an overflow S = max(S * backoff_factor, min_scale): checked with
-                 backoff 0.25 and a min_scale that is reached
+                 backoff 0.25 and a min_scale that is reached and is no power of the
+                 backoff (64 * 0.25^n never lands on 3: "back off while S > min_scale"
+                 goes below it)
     growth       after growth_interval clean steps in a row S = S * growth_factor, and
                  the count starts again after a growth AND after an overflow (interval 3,
                  30 steps: a counter never reset grows far too often)
@@ -33,7 +36,8 @@ from minimegatron.i18n import text
 STEPS = 30
 SETTINGS = ({"init_scale": 8.0, "growth_interval": 2},                    # the defaults' rule
             {"init_scale": 64.0, "growth_interval": 3, "backoff_factor": 0.25,
-             "growth_factor": 4.0, "min_scale": 4.0})                     # none of them default
+             "growth_factor": 4.0, "min_scale": 3.0})     # none default; 3 is no 64 * 0.25^n
+LARGE = 60000.0       # a float16 gradient near its largest value 65504: two of them sum to inf
 
 
 def overflows(seed, group_ranks, settings_index):
@@ -88,7 +92,8 @@ def collect(group, seed):
         trace.reset()
         scales, skipped = [], []
         for step in range(STEPS):
-            grads = [np.array([1.0, 2.0, 3.0]), np.ones(2)]
+            grads = [np.array([1.0, 2.0, 3.0]), np.ones(2),
+                     np.full(2, LARGE, np.float16)]     # each finite, their sum is not
             count, holder = bad.get(step, (None, None))
             if holder == group.rank:
                 _, value, which = poison(count)

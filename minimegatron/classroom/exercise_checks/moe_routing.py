@@ -7,7 +7,8 @@ layer (which routes through it) on a zero router and a random one. The judge dra
 same problems again and computes every expected value itself with NumPy:
 
     top_k     choice = the k experts of largest prob, largest first; equal probs go to
-              the LOWER expert id (rows full of ties, E = 4 .. 32, k = 1, 2, 3)
+              the LOWER expert id (rows full of ties, E = 4 .. 32, k = 1, 2, 3); near
+              ties (two float32 one step apart) are no ties: the larger comes first
     queue     slot = the assignment's place in its expert's queue of ITS sequence,
               slot-major: every token's first choice in token order, then every second
               choice (judged on the student's own choices, so a top-k slip is not
@@ -51,7 +52,26 @@ def tie_cases(seed):
     for experts, k in shapes:
         q = rng.integers(1, 5, size=(2, int(rng.integers(4, 9)), experts)).astype(np.float64)
         cases.append((q / q.sum(axis=-1, keepdims=True), k))
-    return cases
+    return cases + [(near_ties(rng), 2)]
+
+
+def near_ties(rng):
+    """(2, 4, 6) probs, float32 values: in each row two near-tied ones, a and the next
+    float32 above it, the larger at the HIGHER expert id. Distinct, so no tie: the larger
+    comes first. Chosen so that 1 - a and 1 - next(a) are one float32 (a ranking by
+    1 - p, or in float16, calls them tied and puts the lower id first)."""
+    one = np.float32(1.0)
+    pairs = []
+    while len(pairs) < 8:
+        a = np.float32(rng.uniform(0.3, 0.45))
+        above = np.nextafter(a, one)
+        if one - a == one - above:
+            pairs.append((a, above))
+    probs = rng.uniform(0.0, 0.2, size=(8, 6)).astype(np.float32)
+    for row, (a, above) in enumerate(pairs):
+        low, high = sorted(rng.choice(6, size=2, replace=False).tolist())
+        probs[row, low], probs[row, high] = a, above
+    return probs.reshape(2, 4, 6).astype(np.float64)
 
 
 def queue_cases(seed):

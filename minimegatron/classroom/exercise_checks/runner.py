@@ -13,7 +13,9 @@ With --mpi this runs on every rank of an mpiexec job of 4 ranks, laid out as
 a 2 x 2 grid in Megatron's order (``ProcessGrid(dp=2, pp=1, tp=2)``): a check
 of kind "tp" runs on the tp groups [0, 1] and [2, 3], one of kind "dp" on the
 dp groups [0, 2] and [1, 3]. Each group is a strict subset of the world, so a
-collective over the world instead of the group gives a wrong number.
+collective over the world instead of the group gives a wrong number. Every MPI call
+the trace does not show (the pickle API, a direct call on ``group.comm``) is recorded
+in the trace too (``mpi_count.py``).
 
 This process runs student code, so it decides NOTHING. Each rank appends, per
 job, one line to ``RUN_DIR/evidence_rank<r>.jsonl``:
@@ -47,9 +49,11 @@ def use_copy(path, previous):
     importlib.invalidate_caches()
 
 
-def where_it_failed(tb, path):
-    """'in Class.method: <source line>' for the deepest frame inside the copy under test."""
-    frames = [f for f in traceback.extract_tb(tb) if f.filename.startswith(path)]
+def where_it_failed(tb, path, skip=()):
+    """'in Class.method: <source line>' for the deepest frame inside the copy under test
+    (not in a file whose name is in ``skip``)."""
+    frames = [f for f in traceback.extract_tb(tb) if f.filename.startswith(path)
+              and os.path.basename(f.filename) not in skip]
     if not frames:
         return ""
     frame = frames[-1]
@@ -96,8 +100,10 @@ def main(argv):
             current = job["path"]
         group = None
         if use_mpi:
+            from minimegatron.classroom.exercise_checks.mpi_count import count_mpi_calls
             from minimegatron.runtime import setup
             setup()                         # one failing rank ends the launch, named
+            count_mpi_calls()            # an MPI call the trace does not show is seen too
             group = check_group(job["id"])
         start = time.perf_counter()
         status, message, evidence = collect(job["id"], job["path"], group, job["seed"])

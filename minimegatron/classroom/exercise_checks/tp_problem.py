@@ -70,6 +70,24 @@ def start_trace():
     trace.reset()
 
 
+class Products:
+    """``with Products() as products:`` counts the products X @ A made inside (MatMul's
+    forward, however it is reached: ``x @ w``, ``matmul``, a Linear)."""
+
+    def __enter__(self):
+        from minimegatron.autodiff import ops
+        self.ops, self.saved, self.count = ops, ops.MatMul.__dict__["forward"], 0
+
+        def forward(ctx, *args, **kwargs):
+            self.count += 1
+            return self.saved.__func__(ctx, *args, **kwargs)
+        ops.MatMul.forward = staticmethod(forward)
+        return self
+
+    def __exit__(self, *exc):
+        self.ops.MatMul.forward = self.saved
+
+
 def copied(a):
     return None if a is None else a.copy()
 
@@ -131,9 +149,13 @@ def layer_problem(seed, tag, choices):
 
 
 def layer_groups(group):
-    """(name, group): the tp group, a group of this rank alone, and the world (tp = 4)."""
+    """(name, group): the tp group, a group of this rank alone, the world (tp = 4), and a
+    group that is no block of consecutive ranks ([0, 2] and [1, 3]: world rank 2 is rank 1
+    there, so "world rank % tp" is not the group's rank)."""
     from minimegatron.comm import world
-    return (("tp", group), ("alone", alone_group(group)), ("world", world()))
+    strided = world().split(world().rank % 2, name=f"strided{world().rank % 2}")
+    return (("tp", group), ("alone", alone_group(group)), ("world", world()),
+            ("strided", strided))
 
 
 def agree(ok, group):

@@ -19,6 +19,11 @@ itself with NumPy, in float64:
     values       B then W equals the whole backward bit for bit and the judge's
                  gradients (float64, float32, and central differences)
 
+and a second problem, y = tanh(tanh(x W) W) W in float32, x needing NO gradient: B asks
+MatMul for dY W^T only where the input needs it (twice, not three times: b_no_weight),
+and W, which sums three paths into dL/dW, runs them in the whole backward's order, so
+dL/dW is the whole backward's bit for bit (values: recorded in reverse, it is not).
+
 Exercise 9.2, the W steps of ZB-H1, is zb_schedule.py.
 """
 import numpy as np
@@ -160,10 +165,64 @@ def _split_run(p, dtype):
     return run
 
 
+def shared_problem(seed):
+    """{"x", "w", "g"} float64: one square weight used three times, x needing no gradient."""
+    rng = _rng(seed, 2)
+    d = int(rng.integers(3, 6))
+    return {"x": rng.standard_normal((2, 3, d)), "w": rng.standard_normal((d, d)) / 2,
+            "g": rng.standard_normal((2, 3, d))}
+
+
+def _shared_loss(x, w, g):
+    """sum(y * G), y = tanh(tanh(x W) W) W: W used three times."""
+    return ((((x @ w).tanh() @ w).tanh() @ w) * g).sum()
+
+
+def _shared_run(p):
+    """B then W on the shared-weight problem in float32, and the whole backward: which
+    products each half asked for, and dL/dW both ways."""
+    from minimegatron.autodiff.tensor import Tensor
+    from minimegatron.backend import to_numpy, xp
+    from minimegatron.nn import Parameter
+    x, g = (Tensor(xp.asarray(p[n].astype(np.float32))) for n in ("x", "g"))
+    run = {"w": None, "whole": None, "error": None}
+    w = Parameter(xp.asarray(p["w"].astype(np.float32)))
+    with _Calls() as calls:
+        try:
+            calls.phase = "B"
+            half = _shared_loss(x, w, g).backward(defer_weight_grads=True)
+            calls.phase = "W"
+            half()
+            run["w"] = None if w.grad is None else to_numpy(w.grad).copy()
+        except NotImplementedError:
+            raise
+        except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
+            run["error"] = f"{calls.phase}: {_error(err)}"
+    run["calls"] = calls.log
+    whole = Parameter(xp.asarray(p["w"].astype(np.float32)))
+    _shared_loss(x, whole, g).backward()
+    run["whole"] = to_numpy(whole.grad).copy()
+    return run
+
+
+def shared_expected(p):
+    """dL/dW of the shared-weight problem, float64, by the chain rule by hand."""
+    x, w, g = p["x"], p["w"], p["g"]
+    h1 = np.tanh(x @ w)
+    h2 = np.tanh(h1 @ w)
+    grad = np.einsum("btk,btm->km", h2, g)                    # y = h2 W
+    d2 = (g @ w.T) * (1 - h2 ** 2)
+    grad += np.einsum("btk,btm->km", h1, d2)                  # h2 = tanh(h1 W)
+    d1 = (d2 @ w.T) * (1 - h1 ** 2)
+    return grad + np.einsum("btk,btm->km", x, d1)             # h1 = tanh(x W)
+
+
 def collect_split(group, seed):
-    """Both dtypes' runs of the student's split backward on the seed's problem."""
+    """Both dtypes' runs of the student's split backward on the seed's problem, and the
+    shared-weight run."""
     p = split_problem(seed)
-    return {"runs": [_split_run(p, dtype) for dtype in DTYPES]}
+    return {"runs": [_split_run(p, dtype) for dtype in DTYPES],
+            "shared": _shared_run(shared_problem(seed))}
 
 
 # ---- 9.1: the judge --------------------------------------------------------------------
@@ -202,7 +261,18 @@ def _calls(run, phase, op):
     return [needs for when, name, needs in run["calls"] if when == phase and name == op]
 
 
+def _shared(evidence, phases):
+    run = evidence["shared"]
+    if run["error"] and run["error"].split(":")[0] in phases + ("None",):
+        raise CheckFailed(text("zb.raised", dtype="float32", error=run["error"]))
+    return run
+
+
 def judge_b_no_weight(evidence, seed):
+    shared = _shared(evidence, ("B",))
+    asked = _calls(shared, "B", "MatMul")
+    if asked != [[True, False]] * 2:
+        raise CheckFailed(text("zb.no_input_grad", got=asked))
     for run in _runs(evidence):
         _raised_in(run, ("B",))
         early = [name for name in PARAMS if run["b"][name] is not None]
@@ -241,6 +311,11 @@ def judge_values(evidence, seed):
             if run["dtype"] == "float64":
                 expect_close(text("zb.numeric", what=what), run["w"][name],
                              central_differences(p, name), 1e-6)
+    shared = _shared(evidence, ("B", "W"))
+    what = text("zb.shared", what="dL/dW")
+    _close(what, shared["w"], shared_expected(shared_problem(seed)), "float32")
+    if not np.array_equal(shared["w"], shared["whole"]):
+        raise CheckFailed(text("zb.not_whole", what=what))
 
 
 # ---- 9.2: the schedules as data --------------------------------------------------------

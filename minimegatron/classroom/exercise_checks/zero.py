@@ -10,13 +10,20 @@ added), what ``optimizer.update`` was given, and the gradient slice and weights.
     5.1  reduce_scatter  ONE reduce_scatter over the group of the padded flat gradients
          own_slice       self.grad_shard = slice r of one process's mean gradient
          freed           every p.grad is None; the gradients hold the slice's bytes only
-                         (counting arrays kept in attributes the student's code added)
+                         (counting arrays kept in attributes the student's code added), and
+                         over the whole process (tracemalloc, weak references): the old
+                         gradients are gone, reduce_gradients leaves the slice behind only
     5.2  own_update      optimizer.update once per step on (self.shard, self.grad_shard,
                          flat.state, self.step_count); its state is slice-sized
          all_gather      ONE all_gather over the group of this rank's slice
          weights         every rank's full weights after each step = one process's
-                         (stages 1 and 2, float64 and float32, 4 ranks)
+                         (stages 1 and 2, float64 and float32, 4 ranks), held once: the
+                         old weights are gone and a step leaves one full buffer behind
+                         (whole process, as for 5.1)
 """
+import time
+import weakref
+
 import numpy as np
 
 from minimegatron.classroom.exercise_checks.common import CheckFailed
@@ -62,6 +69,50 @@ def _gradient_bytes(grads, known, weights):
     return sum(owners.values())
 
 
+class NewArrays:
+    """``with NewArrays() as new: ...`` then ``new.settle(budget, refs)``: the bytes of NumPy
+    array memory allocated inside the block and still alive, wherever it is kept (an
+    attribute, a global, a closure, another object: tracemalloc sees the whole process),
+    and how many of ``refs`` (weak references) still point at an array. Only when these
+    exceed ``budget`` bytes or 0 arrays is the garbage collector run, and both measured
+    again (a reference cycle freed late is not memory kept)."""
+
+    def __enter__(self):
+        import tracemalloc
+        self.tracemalloc = tracemalloc
+        self.started = not tracemalloc.is_tracing()
+        if self.started:
+            tracemalloc.start()
+        tracemalloc.clear_traces()
+        return self
+
+    def __exit__(self, *exc):
+        self.traces = self.tracemalloc.take_snapshot().filter_traces(
+            [self.tracemalloc.DomainFilter(True, np.lib.tracemalloc_domain)]).traces
+        return False
+
+    def settle(self, budget, refs):
+        """{"new": bytes, "old_alive": count} (see the class)."""
+        import gc
+        nbytes, alive = sum(t.size for t in self.traces), _alive(refs)
+        for pause in (0.0, 0.05):           # the hang watchdog may hold a frame a moment
+            if nbytes <= budget and not alive:
+                break
+            time.sleep(pause)
+            gc.collect()
+            snapshot = self.tracemalloc.take_snapshot().filter_traces(
+                [self.tracemalloc.DomainFilter(True, np.lib.tracemalloc_domain)])
+            nbytes, alive = sum(t.size for t in snapshot.traces), _alive(refs)
+        if self.started:
+            self.tracemalloc.stop()
+        return {"new": nbytes, "old_alive": alive}
+
+
+def _alive(refs):
+    """How many of the weak references still point at an array."""
+    return sum(ref() is not None for ref in refs)
+
+
 def _same(a, b):
     """Does a hold the same values as b (a copy of the gradient slice is as good)?"""
     from minimegatron.backend import to_numpy
@@ -101,9 +152,15 @@ def _zero_run(group, seed, dtype, stage, steps):
             loss = model.loss(x, y)
             loss.backward()
             record["loss"] = float(loss.item())
+            loss = None                                     # the graph goes, and what it holds
+            grads = [weakref.ref(_owner(p.grad)) for p in zero.flat.params if p.grad is not None]
             trace.reset()
-            zero.reduce_gradients()
+            with NewArrays() as new:
+                zero.reduce_gradients()
             record["grad_calls"] = comm_log(trace.spans(), [group, comm.world()])
+            slice_bytes = zero.flat.padded // group.size * np.dtype(dtype).itemsize
+            record["grad_memory"] = new.settle(slice_bytes, grads)
+            del grads
             named = list(model.named_parameters())
             shard = zero.grad_shard
             record["alive"] = [n for n, p in named if p.grad is not None]
@@ -111,9 +168,19 @@ def _zero_run(group, seed, dtype, stage, steps):
                                                    known, [p.data for n, p in named])
             record["grad_shard"] = None if shard is None else np.array(shard, copy=True)
             updates.clear()
+            weights = [weakref.ref(_owner(zero.flat.params[0].data))]
+            state = dict(zero.flat.state)
             trace.reset()
-            zero.step()
+            with NewArrays() as new:
+                zero.step()
             record["step_calls"] = comm_log(trace.spans(), [group, comm.world()])
+            fresh = sum(int(_owner(v).nbytes) for k, v in zero.flat.state.items()
+                        if state.get(k) is not v)           # AdamW's m and v, first step
+            full_bytes = zero.flat.padded * np.dtype(dtype).itemsize
+            memory = new.settle(full_bytes + fresh, weights)
+            record["step_memory"] = {"new": memory["new"] - fresh,
+                                     "old_alive": memory["old_alive"]}
+            del weights, state
             record["updates"] = list(updates)
             record["state"] = {k: list(v.shape) for k, v in zero.flat.state.items()}
             record["weights"] = {n: p.data.copy() for n, p in named}
@@ -177,6 +244,20 @@ def judge_freed(ranks, seed):
         if record["grad_bytes"] != want:
             raise CheckFailed(text("dp.grad_memory", rank=me, run=name, step=step,
                                    got=record["grad_bytes"], want=want))
+        _process_memory(record.get("grad_memory"), want, "dp.grads_kept", me, name, step,
+                        layout(run["dtype"], len(run["group"]))[1] * _itemsize(run))
+
+
+def _process_memory(memory, want, kept, me, name, step, full):
+    """The whole process: the arrays a phase started with are gone (``kept`` names them),
+    and the array memory it left behind is ``want`` bytes, give or take half a full
+    buffer (``full`` bytes)."""
+    if memory is None or memory["old_alive"]:
+        raise CheckFailed(text(kept, rank=me, run=name, step=step,
+                               count=(memory or {}).get("old_alive", "?")))
+    if memory["new"] > want + full // 2:
+        raise CheckFailed(text("dp.memory_left", rank=me, run=name, step=step,
+                               got=memory["new"], want=want, full=full))
 
 
 def judge_own_update(ranks, seed):
@@ -212,6 +293,9 @@ def judge_all_gather(ranks, seed):
 
 def judge_weights(ranks, seed):
     same_weights(ranks, seed, ZERO_RUNS)
+    for me, name, run, step, record in runs(ranks, ZERO_RUNS, "step_memory"):
+        full = layout(run["dtype"], len(run["group"]))[1] * _itemsize(run)
+        _process_memory(record["step_memory"], full, "dp.weights_kept", me, name, step, full)
 
 
 LESSONS = {
