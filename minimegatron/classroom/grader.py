@@ -332,15 +332,19 @@ def run_jobs(jobs, nprocs, workdir, timeout, seed, langs=None, box=None):
     judging happens here, in ``langs`` if given (see grade_variants). A job that hangs
     or crashes is reported and the rest run again. A launch that ends with a signal or
     a non-zero code is an ERROR for the job it stopped in; in a box nothing it reported
-    counts (student code may have written a report and then killed itself)."""
+    counts (student code may have written a report and then killed itself), and it runs
+    once more first (MPI on a loaded machine may lose a rank: twice is the copy's)."""
     pending = [{**job, "key": job.get("key", job["id"]), "seed": seed} for job in jobs]
-    verdicts = {}
+    verdicts, retried = {}, set()
     while pending:
         launch = _launch(pending, nprocs, workdir, timeout, box)
         crashed = launch["ended"] == "done" and launch["code"] != 0
         if crashed and box is not None:
             stuck = next((job for job in pending if job["key"] not in launch["records"]),
                          pending[-1])
+            if stuck["key"] not in retried:
+                retried.add(stuck["key"])
+                continue
             verdicts[stuck["key"]] = Verdict("ERROR", [i18n.text(
                 "sandbox.crashed", how=_ending(launch), tail=launch["tail"])], ["crashed"])
             pending = [job for job in pending if job is not stuck]

@@ -62,6 +62,12 @@ def _prctl(option, value):
         pass
 
 
+def become_subreaper():
+    """Orphans below this process come back to it (PR_SET_CHILD_SUBREAPER), not to init:
+    a process that left its session is still ours to find and kill (``sweep``)."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
 def seal_process():
     """This grader's /proc/PID/fd and memory closed to processes of the same user
     (PR_SET_DUMPABLE 0): student code cannot write into its pipes or read its secrets."""
@@ -152,7 +158,7 @@ class Sandbox:
     def __init__(self, bwrap, why=""):
         self.bwrap, self.why = bwrap, why
         if bwrap is None:
-            _prctl(PR_SET_CHILD_SUBREAPER, 1)
+            become_subreaper()
 
     @property
     def kind(self):
