@@ -35,6 +35,7 @@ error instead (CI).
 """
 import ctypes
 import functools
+import importlib.util
 import os
 import resource
 import shutil
@@ -108,12 +109,13 @@ def _python_roots():
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix,
              os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
              os.path.dirname(os.path.dirname(numpy.__file__))}
+    spec = importlib.util.find_spec("mpi4py")      # where it is; MPI itself never starts here
+    if spec is not None and spec.origin:
+        found.add(os.path.dirname(os.path.dirname(spec.origin)))
     try:
-        import mpi4py
-        found.add(os.path.dirname(os.path.dirname(mpi4py.__file__)))
         from minimegatron.runtime.launcher import find_mpiexec
         found.add(os.path.dirname(os.path.dirname(os.path.realpath(find_mpiexec()))))
-    except (ImportError, FileNotFoundError):
+    except FileNotFoundError:
         pass
     user_site = site.getusersitepackages()
     if os.path.isdir(user_site):
