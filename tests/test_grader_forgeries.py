@@ -24,8 +24,8 @@ nor writing other copies (they turn CHANGED). The .pyc the fallback let a check
 write is loaded by a grader without the private bytecode cache, and makes a blank
 copy PASS: the defence is what stops it.
 
-The teacher here is a throwaway copy of this package, so a forgery that gets through
-can only spoil that copy.
+The teacher here is a throwaway copy of this package (run from a folder that holds no
+other ``minimegatron``), so a forgery that gets through can only spoil that copy.
 """
 import json
 import os
@@ -216,7 +216,7 @@ def grade_class(root, teacher, mode, jobs):
     proc = subprocess.run([sys.executable, "-m", "minimegatron", "grade", SPEC, "--class",
                            str(class_dir), "--json", str(book), "--csv", str(root / "book.csv"),
                            "--timeout", "30", "--jobs", str(jobs)],
-                          env=env, capture_output=True, text=True, timeout=900)
+                          env=env, cwd=root, capture_output=True, text=True, timeout=900)
     procs, files = _leftovers()
     with open(book, encoding="utf-8") as f:
         rows = json.load(f)
@@ -343,7 +343,8 @@ def test_the_pyc_a_fallback_check_wrote_fools_a_grader_without_a_private_cache(f
     blank = class_dir.parent / "blank"
     exercises.make(str(blank), source_root=str(teacher))
     proc = subprocess.run([sys.executable, "-m", "minimegatron", "grade", "1.3", "--path",
-                           str(blank)], env=env, capture_output=True, text=True, timeout=300)
+                           str(blank)], env=env, cwd=blank.parent, capture_output=True,
+                          text=True, timeout=300)
     assert "PASS" in proc.stdout and "forged" in proc.stdout, proc.stdout + proc.stderr
 
 

@@ -164,13 +164,13 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
         proc = subprocess.Popen(cmd, cwd=run_dir, env=env, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=preexec)
-        done, clock, cpu_at = 0, load.ProgressClock(), 0.0
+        done, clock = 0, load.ProgressClock()
         try:
             while proc.poll() is None:
                 time.sleep(POLL_S)
                 counts, waited = _counts(run_dir, nprocs), clock.tick()
                 if max(counts) != done:
-                    done, cpu_at = max(counts), _cpu(proc)
+                    done = max(counts)
                     clock.reset()
                 elif waited > timeout or (waited > SKEW_S and min(counts) < done):
                     ended = "hang"
@@ -181,7 +181,8 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
                     if ended == "hang" and nprocs > 1:     # where each rank waits, then kill
                         dumps = faults.dump_request(run_dir, DUMP_WAIT_S)
                         stacks = faults.format_dumps(dumps)
-                    if ended == "hang" and load.starved(clock, _cpu(proc) - cpu_at, dumps):
+                    if ended == "hang" and clock.busy() and load.starved(
+                            clock, load.cpu_share(lambda: _tree(proc)), dumps):
                         ended, busy = "slow", clock.peak * load.cores()
                     break
         finally:
@@ -197,10 +198,10 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
             "load": busy}
 
 
-def _cpu(proc):
-    """CPU seconds used so far by the processes of a launch (mpiexec and below)."""
+def _tree(proc):
+    """The processes of a launch: mpiexec (or bwrap, or the runner) and all below it."""
     from minimegatron.runtime.launcher import _descendants
-    return load.cpu_seconds({proc.pid} | _descendants(proc.pid))
+    return {proc.pid} | _descendants(proc.pid)
 
 
 def _kill_all(proc, run_dir, ranks=True):

@@ -66,9 +66,17 @@ def cpu_seconds(pids):
     return total
 
 
-def starved(clock, cpu_used, dumps=None):
+def cpu_share(pids, seconds=1.0):
+    """CPU seconds per wall second the processes ``pids()`` use, over the next ``seconds``."""
+    before = cpu_seconds(pids())
+    time.sleep(seconds)
+    return (cpu_seconds(pids()) - before) / seconds
+
+
+def starved(clock, share, dumps=None):
     """True if a check that ran out of time was slowed by the machine, not stuck: the
-    machine was busy, its processes used CPU, and no rank said it waits in a collective."""
-    if not clock.busy() or cpu_used < CPU_SHARE * max(clock.wall, 1e-9):
+    machine was busy, its processes are using CPU (``share``, from ``cpu_share``), and
+    no rank said it waits in a collective."""
+    if not clock.busy() or share < CPU_SHARE:
         return False
     return not (dumps and all(" waits in " in text for text in dumps.values()))
