@@ -131,7 +131,8 @@ def hostile_blocks(teacher, class_dir):
         import os
         try:
             for name in os.listdir({str(class_dir)!r}):
-                path = os.path.join({str(class_dir)!r}, name, "minimegatron", "planted.py")
+                path = os.path.join({str(class_dir)!r}, name, "minimegatron",
+                                    f"planted_{{name}}.py")
                 open(path, "w").write("x = 1\\n")
         except OSError:
             pass
@@ -151,6 +152,12 @@ def hostile_blocks(teacher, class_dir):
     }
 
 
+def folder(kind):
+    """The hostile copy's folder: graded in name order, the one writing into the others
+    last of them (in the fallback it turns every copy after it CHANGED)."""
+    return ("y_" if kind == "other_copies" else "h_") + kind
+
+
 def _write_block(copy, ex_id, lines):
     block = find_blocks(os.path.join(copy, "minimegatron"))[ex_id]
     path = os.path.join(copy, "minimegatron", block.path)
@@ -167,8 +174,8 @@ def build_class(root, teacher):
     """The class folder: one hostile copy per kind (h_KIND), then the honest ones."""
     class_dir = root / "class"
     for kind, lines in hostile_blocks(teacher, class_dir).items():
-        exercises.make(str(class_dir / f"h_{kind}"), source_root=str(teacher))
-        _write_block(str(class_dir / f"h_{kind}"), "1.2", lines)
+        exercises.make(str(class_dir / folder(kind)), source_root=str(teacher))
+        _write_block(str(class_dir / folder(kind)), "1.2", lines)
     for kind in ("symlink", "fifo", "devzero"):
         exercises.make(str(class_dir / f"h_{kind}"), source_root=str(teacher))
     package = class_dir / "h_symlink" / "minimegatron"
@@ -274,10 +281,10 @@ def test_in_the_sandbox_no_forgery_passes(sandboxed):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("minimegatron grade")
     assert "sandboxed: each copy's checks run in bubblewrap" in proc.stdout.splitlines()[1]
-    got = {kind: cells[f"h_{kind}"]["1.2"]["result"] for kind in SANDBOXED_1_2}
+    got = {kind: cells[folder(kind)]["1.2"]["result"] for kind in SANDBOXED_1_2}
     assert got == SANDBOXED_1_2, json.dumps(cells, indent=1)[:6000]
     for kind in ("symlink", "fifo", "devzero"):
-        text = "\n".join(cells[f"h_{kind}"]["1.2"]["lines"])
+        text = "\n".join(cells[folder(kind)]["1.2"]["lines"])
         why = {"symlink": "minimegatron (symbolic link)", "fifo": "pipe.py (FIFO)",
                "devzero": "zero.py (symbolic link)"}[kind]
         assert "not graded" in text and why in text, text
@@ -295,7 +302,7 @@ def test_in_the_sandbox_nothing_is_left_behind(sandboxed):
     proc, cells, procs, files, class_dir, teacher = sandboxed
     assert procs == [] and files == [], (procs, files)
     assert not list(teacher.rglob("__pycache__/judge.*.pyc"))         # the .pyc never landed
-    assert not list(class_dir.glob("*/minimegatron/planted.py"))      # nor the planted files
+    assert not list(class_dir.glob("*/minimegatron/planted_*.py"))    # nor the planted files
 
 
 def test_the_fallback_says_so_and_marks_every_cell(fallback):
@@ -309,12 +316,12 @@ def test_the_fallback_says_so_and_marks_every_cell(fallback):
 
 def test_the_fallback_catches_what_it_documents(fallback):
     proc, cells, procs, files, class_dir, teacher = fallback
-    results = {kind: cells[f"h_{kind}"]["1.2"]["result"] for kind in SANDBOXED_1_2}
-    assert results["kill_grader"] == "ERROR", cells["h_kill_grader"]
+    results = {kind: cells[folder(kind)]["1.2"]["result"] for kind in SANDBOXED_1_2}
+    assert results["kill_grader"] == "ERROR", cells[folder("kill_grader")]
     for kind in ("symlink", "fifo", "devzero"):
-        assert results[kind] == "CHANGED", (kind, cells[f"h_{kind}"])
+        assert results[kind] == "CHANGED", (kind, cells[folder(kind)])
     for kind in ("escapes", "pyc", "fill_tmp", "other_copies"):
-        assert results[kind] == "FAIL", (kind, cells[f"h_{kind}"])
+        assert results[kind] == "FAIL", (kind, cells[folder(kind)])
     assert procs == [] and files == [], (procs, files)       # escaped process, TMPDIR junk
     book = json.loads((class_dir.parent / "book.json").read_text())
     assert len(book) == 2 * len(cells)                       # not rewritten by the escapee
@@ -324,9 +331,9 @@ def test_the_fallback_limits_reading_the_teacher_and_writing_other_copies(fallba
     """Documented: without the sandbox a check reads the teacher's files (the reference
     block: a forged PASS) and writes the other copies (right answers turn CHANGED)."""
     cells, class_dir = fallback[1], fallback[4]
-    assert cells["h_direct_url"]["1.2"]["result"] == "PASS"
+    assert cells[folder("direct_url")]["1.2"]["result"] == "PASS"
     assert cells["z_right"]["1.2"]["result"] == "CHANGED"
-    assert "planted.py" in cells["z_right"]["1.2"]["lines"][0]
+    assert "minimegatron/planted_z_right.py" in cells["z_right"]["1.2"]["lines"][0]
 
 
 def test_the_pyc_a_fallback_check_wrote_fools_a_grader_without_a_private_cache(fallback):

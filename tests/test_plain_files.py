@@ -45,3 +45,18 @@ def test_odd_entries_of_a_copy_are_named_and_changed(tmp_path):
     linked.mkdir()
     os.symlink(exercises.PACKAGE_DIR, linked / "minimegatron")
     assert exercises.odd_paths(str(linked)) == ["minimegatron (symbolic link)"]
+
+
+def test_a_package_linked_to_the_teachers_is_changed_and_would_pass_unchecked(tmp_path,
+                                                                               monkeypatch):
+    """The mutation: without the link check the teacher's own blocks are read as the
+    student's, and every cell PASSES."""
+    from minimegatron.classroom import grader
+    os.symlink(exercises.PACKAGE_DIR, tmp_path / "minimegatron")
+    verdicts = grader.grade_copy(str(tmp_path), "1.2,1.3", timeout=30)
+    assert {v.result for v in verdicts.values()} == {"CHANGED"}
+    assert "minimegatron (symbolic link)" in verdicts["1.2"].lines[0]
+    monkeypatch.setattr(grader, "odd_paths", lambda root: [])
+    monkeypatch.setattr(exercises, "odd_paths", lambda root: [])
+    verdicts = grader.grade_copy(str(tmp_path), "1.2,1.3", timeout=30)
+    assert {v.result for v in verdicts.values()} == {"PASS"}

@@ -125,7 +125,8 @@ def plan(student_pkg, ids, workdir, reference, student):
         else:
             path = _overlay(PACKAGE_DIR, os.path.join(workdir, f"ex{ex_id}"),
                             {ex_id: student[ex_id].body})
-        jobs.append({"id": ex_id, "path": path})
+        trusted = same or is_blank(student[ex_id])   # no student code: launches may be shared
+        jobs.append({"id": ex_id, "path": path, "trusted": trusted})
     return jobs
 
 
@@ -157,7 +158,9 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
     env[faults.JOB_DIR_ENV] = run_dir             # each rank's pid, end and stack dumps
     preexec, before = None, set()
     if box is not None:
-        cmd, env, preexec = box.wrap(cmd, env, run_dir, jobs[0]["path"], timeout)
+        copies = sorted({job["path"] for job in jobs})
+        cmd, env, preexec = box.wrap(cmd, env, run_dir, copies, timeout)
+        env["PYTHONPATH"] = jobs[0]["path"]
         before = sandbox.descendants()
     ended, waited, stacks, busy = "done", 0.0, "", 0.0
     with open(log_file, "w") as log:
@@ -397,11 +400,14 @@ def grade_variants(variants, timeout=60.0, seed=SEED, langs=None):
 
 def _run_by_size(jobs, workdir, timeout, seed, langs=None, box=None):
     """run_jobs over the jobs, one batch per rank count; in a box one per rank count and
-    staged copy, so a launch sees no other copy (each holds the other blocks' answers)."""
+    staged copy that runs student code, so its launch sees no other copy (each holds the
+    other blocks' answers). Copies with no student code (the block is the reference's or
+    the handout's blank) share one launch per rank count."""
     verdicts = {}
     batches = {}
     for job in jobs:
-        key = (by_id(job["id"]).nprocs, job["path"] if box is not None else "")
+        alone = box is not None and not job.get("trusted")
+        key = (by_id(job["id"]).nprocs, job["path"] if alone else "")
         batches.setdefault(key, []).append(job)
     for (nprocs, _), batch in sorted(batches.items()):
         verdicts.update(run_jobs(batch, nprocs, workdir, timeout, seed, langs, box))

@@ -4,7 +4,8 @@ In teacher mode a student's block runs with the teacher's rights, beside the
 teacher's package, the teacher's answers and every other copy of the class. So
 the student side of each copy (``exercise_checks/runner.py``, under mpiexec or
 alone) starts inside bubblewrap (``bwrap``, the Debian package ``bubblewrap``;
-the sandbox Flatpak uses), one launch per staged copy:
+the sandbox Flatpak uses), one launch per staged copy that runs student code
+(copies whose block is the reference's or the handout's blank share one):
 
     bwrap --unshare-user --unshare-pid --unshare-net --unshare-ipc --unshare-uts
           --die-with-parent --new-session           own pids: all die with the launch
@@ -173,9 +174,10 @@ class Sandbox:
                              mem_gib=MEMORY_BYTES // 2 ** 30)
         return i18n.text("sandbox.off", why=self.why)
 
-    def wrap(self, cmd, env, run_dir, copy, timeout):
-        """(cmd, env, preexec_fn) that run ``cmd`` on the staged ``copy``, writing in run_dir."""
-        env = {**env, "PYTHONPATH": copy, "PYTHONDONTWRITEBYTECODE": "1"}
+    def wrap(self, cmd, env, run_dir, copies, timeout):
+        """(cmd, env, preexec_fn) that run ``cmd`` on the staged ``copies`` (read-only),
+        writing in run_dir only."""
+        env = {**env, "PYTHONPATH": copies[0], "PYTHONDONTWRITEBYTECODE": "1"}
         if not self.bwrap:
             private = os.path.join(run_dir, "tmp")
             os.makedirs(private, mode=0o700)
@@ -198,7 +200,9 @@ class Sandbox:
         for path in _hidden(roots):
             box += (["--size", "4096", "--tmpfs", path] if os.path.isdir(path)
                     else ["--ro-bind", "/dev/null", path])
-        box += ["--ro-bind", copy, copy, "--bind", run_dir, run_dir, "--chdir", run_dir, "--"]
+        for copy in copies:
+            box += ["--ro-bind", copy, copy]
+        box += ["--bind", run_dir, run_dir, "--chdir", run_dir, "--"]
         return box + cmd, env, _limits(timeout)
 
 
