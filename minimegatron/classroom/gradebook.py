@@ -31,8 +31,9 @@ JSON, one row per cell::
 (``exercise_checks/judge.py``); ``point`` names the first point of the
 lesson that was missed (the JSON also has every missed point and the
 grader's full text). A last column, ``sandbox``, says where the checks ran:
-``bwrap``, or ``unsandboxed`` (no bubblewrap: ``sandbox.py``). The exit status is 0 when every cell got a result
-(grading worked), whatever the students scored; 2 on a usage error.
+``bwrap``, or ``unsandboxed`` (no bubblewrap: ``sandbox.py``). The exit status is 0
+when every cell got a result (grading worked), whatever the students scored; 2 on a
+usage error.
 
 The class options (``--class``, ``--csv``, ``--json``, ``--jobs``, ``--student-timeout``)
 are parsed by ``minimegatron/commands/grade.py``; the functions here take them as

@@ -31,7 +31,16 @@ How one exercise is graded (teacher mode: this package holds every answer).
 All exercises of one rank count run in one process or one mpiexec launch; a
 check that makes no progress for ``--timeout`` seconds (a rank waiting for a
 collective nobody joins) is killed, reported as HANG with where each rank
-waits, and the remaining ones run again without it.
+waits, and the remaining ones run again without it. Those seconds follow the
+load (``load.py``): a check that ran out of them on a busy machine while its
+processes kept working is TIMEOUT (grade again), never HANG. A launch that ends
+with a signal or a non-zero code is ERROR.
+
+Teacher mode runs the student side in a sandbox (``sandbox.py``: bubblewrap, one
+launch per copy that runs student code; without bubblewrap the fallback, said on
+the first line). A copy holding a link, FIFO, device or oversized file is
+CHANGED, naming it, and nothing of it runs; every file the grader reads from a
+copy or a run folder is read as a plain file (``runtime/plain_files.py``).
 
 Self-check mode (this package is itself a student copy, so it has no answers):
 the copy runs as it is, with this package's checks; an exercise that needs an
