@@ -320,8 +320,12 @@ def test_the_fallback_catches_what_it_documents(fallback):
     assert results["kill_grader"] == "ERROR", cells[folder("kill_grader")]
     for kind in ("symlink", "fifo", "devzero"):
         assert results[kind] == "CHANGED", (kind, cells[folder(kind)])
-    for kind in ("escapes", "pyc", "fill_tmp", "other_copies"):
+    for kind in ("escapes", "pyc", "fill_tmp"):
         assert results[kind] == "FAIL", (kind, cells[folder(kind)])
+    # it also wrote through h_symlink into the teacher's package, so even its own copy
+    # differs from the handout now; what its block alone scored is still a FAIL
+    text = cells[folder("other_copies")]["1.2"]["lines"][0]
+    assert results["other_copies"] == "FAIL" or "inside the reference: FAIL)" in text, text
     assert procs == [] and files == [], (procs, files)       # escaped process, TMPDIR junk
     book = json.loads((class_dir.parent / "book.json").read_text())
     assert len(book) == 2 * len(cells)                       # not rewritten by the escapee

@@ -91,8 +91,11 @@ class Copy:
                                          pass_fds=(write_fd,), env=env)
         finally:
             os.close(write_fd)
-        self.proc.stdin.write((self.nonce + "\n").encode())
-        self.proc.stdin.close()
+        try:
+            self.proc.stdin.write((self.nonce + "\n").encode())
+            self.proc.stdin.close()
+        except BrokenPipeError:                # it ended at once: its exit code says why
+            pass
         self.pipe, self.report, self.err = read_fd, [], []
         os.set_blocking(read_fd, False)
         os.set_blocking(self.proc.stderr.fileno(), False)
