@@ -87,6 +87,17 @@ def _bwrap_works(bwrap):
     return "" if proc.returncode == 0 else proc.stderr.decode("utf-8", "replace").strip()
 
 
+@functools.lru_cache(maxsize=None)
+def _has_size(bwrap):
+    """True if this bubblewrap caps a tmpfs (``--size``, bubblewrap 0.7 and later)."""
+    try:
+        return subprocess.run([bwrap, "--unshare-user", "--ro-bind", "/", "/", "--size", "4096",
+                               "--tmpfs", "/tmp", "true"], capture_output=True,
+                              timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def choose():
     """The Sandbox this machine gives: bubblewrap, else the fallback (with why)."""
     mode = os.environ.get(MODE_ENV, "").strip().lower()
@@ -170,7 +181,9 @@ class Sandbox:
     def line(self):
         """The first line of a teacher-mode grade: sandboxed, or not and why."""
         if self.bwrap:
-            return i18n.text("sandbox.on", bwrap=self.bwrap, tmp_mib=TMP_BYTES // 2 ** 20,
+            tmp = (i18n.text("sandbox.tmp_cap", mib=TMP_BYTES // 2 ** 20)
+                   if _has_size(self.bwrap) else i18n.text("sandbox.tmp_no_cap"))
+            return i18n.text("sandbox.on", bwrap=self.bwrap, tmp=tmp,
                              mem_gib=MEMORY_BYTES // 2 ** 30)
         return i18n.text("sandbox.off", why=self.why)
 
@@ -186,9 +199,9 @@ class Sandbox:
         env.update(TMPDIR="/tmp", HOME="/tmp", PYTHONPYCACHEPREFIX="/tmp/pycache")
         box = [self.bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-               "--proc", "/proc", "--dev", "/dev",
-               "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
-               "--size", str(TMP_BYTES), "--tmpfs", "/dev/shm"]
+               "--proc", "/proc", "--dev", "/dev"]
+        size = ["--size", str(TMP_BYTES)] if _has_size(self.bwrap) else []   # else said
+        box += size + ["--tmpfs", "/tmp"] + size + ["--tmpfs", "/dev/shm"]
         for path in SYSTEM:
             if os.path.islink(path):
                 box += ["--symlink", os.readlink(path), path]
@@ -198,7 +211,7 @@ class Sandbox:
         for path in roots:
             box += ["--ro-bind", path, path]
         for path in _hidden(roots):
-            box += (["--size", "4096", "--tmpfs", path] if os.path.isdir(path)
+            box += (["--tmpfs", path] if os.path.isdir(path)
                     else ["--ro-bind", "/dev/null", path])
         for copy in copies:
             box += ["--ro-bind", copy, copy]

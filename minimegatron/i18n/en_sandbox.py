@@ -4,8 +4,11 @@ ko_sandbox.py (tests/test_i18n.py)."""
 
 MESSAGES = {
     "sandbox.on": "sandboxed: each copy's checks run in bubblewrap ({bwrap}): their own "
-                  "processes, no network, a private /tmp of {tmp_mib} MiB, {mem_gib} GiB of "
-                  "memory per process, the staged copy read-only",
+                  "processes, no network, a private /tmp {tmp}, {mem_gib} GiB of memory per "
+                  "process, the staged copy read-only",
+    "sandbox.tmp_cap": "of {mib} MiB",
+    "sandbox.tmp_no_cap": "WITHOUT a size cap (this bubblewrap has no --size: 0.7 or later "
+                          "has it)",
     "sandbox.off": "NOT SANDBOXED: bubblewrap {why}. Each copy's checks run with the "
                    "grader's own isolation plus a private TMPDIR, rlimits and a subreaper, "
                    "and every cell is marked unsandboxed; docs/teaching.md says what this "

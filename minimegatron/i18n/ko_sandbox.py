@@ -4,8 +4,11 @@ in en_sandbox.py (tests/test_i18n.py)."""
 
 MESSAGES = {
     "sandbox.on": "샌드박스 안에서 채점합니다: 각 사본의 검사는 bubblewrap({bwrap}) 안에서 "
-                  "돕니다. 자기만의 프로세스, 네트워크 없음, {tmp_mib} MiB짜리 전용 /tmp, "
+                  "돕니다. 자기만의 프로세스, 네트워크 없음, 전용 /tmp ({tmp}), "
                   "프로세스마다 메모리 {mem_gib} GiB, 채점할 사본은 읽기 전용",
+    "sandbox.tmp_cap": "{mib} MiB",
+    "sandbox.tmp_no_cap": "크기 제한 없음: 이 bubblewrap에는 --size가 없습니다 (0.7 이상에 "
+                          "있음)",
     "sandbox.off": "샌드박스 없음(NOT SANDBOXED): bubblewrap이 {why}. 각 사본의 검사는 "
                    "채점기 자체의 격리에 전용 TMPDIR, rlimit, subreaper만 더해 돌고, 모든 "
                    "칸에 unsandboxed 표시가 붙습니다. 이것이 막지 못하는 것은 "
