@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from minimegatron.classroom import PACKAGE_DIR
 from minimegatron.classroom.exercise_checks import by_id
+from minimegatron.runtime.plain_files import odd_entries, odd_entry, read_plain
 REPO_ROOT = os.path.dirname(PACKAGE_DIR)
 EXTRA_DIRS = ("tutorials", "exercises")     # copied next to the package when present
 EXTRA_FILES = ("setup.cfg", "pyproject.toml", "README.md")   # so `pip install -e DIR` works
@@ -88,8 +89,7 @@ def find_blocks(package_dir=PACKAGE_DIR):
                 continue
             full = os.path.join(root, name)
             rel = os.path.relpath(full, package_dir)
-            with open(full, encoding="utf-8") as f:
-                text = f.read()
+            text = read_plain(full).decode("utf-8")     # never through a link or a FIFO
             for block in parse_blocks(text, rel):
                 if block.id in found:
                     raise ValueError(f"EXERCISE {block.id} is marked twice: "
@@ -168,8 +168,10 @@ def _code_lines(text, rel):
 
 def _same(copy_file, reference_file, rel):
     """True if the two files agree outside the exercise blocks (whitespace aside)."""
-    with open(copy_file, "rb") as f:
-        mine = f.read()
+    try:
+        mine = read_plain(copy_file)
+    except OSError:                       # a link, FIFO, device or huge file: changed
+        return False
     with open(reference_file, "rb") as f:
         theirs = f.read()
     if mine == theirs:
@@ -191,8 +193,12 @@ def changed_outside(copy_root, source_pkg=PACKAGE_DIR, source_root=REPO_ROOT):
     ``sitecustomize.py``, ``conftest.py`` or ``.pth`` at the top) counts too, as do
     ``setup.cfg`` and ``pyproject.toml``. The grader shows these paths and never
     gives such a copy a PASS: it grades the blocks alone, inside the reference.
+    A link, FIFO, device or oversized file (``odd_paths``) is named with what it is,
+    and nothing is read through it.
     """
-    changed = []
+    changed = odd_paths(copy_root)
+    if changed:
+        return changed
     copy_pkg = os.path.join(copy_root, "minimegatron")
     reference = set(_files(source_pkg))
     for rel in sorted(reference | set(_files(copy_pkg))):
@@ -207,6 +213,26 @@ def changed_outside(copy_root, source_pkg=PACKAGE_DIR, source_root=REPO_ROOT):
         elif rel.endswith((".py", ".pth")):
             changed.append(rel)
     return changed
+
+
+def odd_paths(copy_root):
+    """["minimegatron/x (symbolic link)", ...]: what in a copy is not a plain file or folder.
+
+    The copy's folder, its top-level entries and everything under its ``minimegatron/``
+    are looked at with lstat, never followed (``runtime/plain_files.py``)."""
+    why = odd_entry(copy_root)
+    if why is not None:
+        return [f". ({why})"]
+    found = []
+    for name in sorted(os.listdir(copy_root)):
+        why = odd_entry(os.path.join(copy_root, name))
+        if why is not None:
+            found.append(f"{name} ({why})")
+    package = os.path.join(copy_root, "minimegatron")
+    if os.path.lexists(package) and odd_entry(package) is None:
+        found += [f"{os.path.join('minimegatron', rel)} ({why})"
+                  for rel, why in odd_entries(package)]
+    return found
 
 
 def _blank_package(dest_pkg):

@@ -9,9 +9,17 @@ the folder's name is the student's). Each copy is graded by its own
 the student's exercise blocks run inside the reference, nothing else of the
 copy does), ``--jobs`` copies at once (default: the cores / 4, since a
 multi-rank check takes 4 ranks). A copy that hangs past ``--student-timeout``
-is killed: its unfinished cells read TIMEOUT. A copy that cannot be graded
-(no ``minimegatron/``, broken markers, a crash) reads ERROR. Neither stops
-the class.
+is killed: its unfinished cells read TIMEOUT (its clock runs slower while the
+machine is busy, ``load.py``). A copy that cannot be graded (no ``minimegatron/``,
+broken markers, a crash) reads ERROR. Neither stops the class.
+
+Each copy's grader reports down a pipe of its own (``--report-fd``), as JSON
+sealed with a nonce this process sends it on stdin: no file a student's check
+could write or rewrite, and a grader that was killed or exits non-zero, or whose
+report lacks the nonce, gives ERROR for every cell. Each runs with a bytecode
+cache of its own (PYTHONPYCACHEPREFIX), so a .pyc a check wrote beside the
+grader's package is never loaded. This process is the class's child subreaper:
+what is still running below it when the class is done is killed.
 
 While it runs, one progress line per finished copy goes to stderr. At the
 end: a table (students x exercises) on stdout, and the gradebook as CSV and
@@ -22,8 +30,10 @@ JSON, one row per cell::
 ``result`` is PASS, FAIL, TODO, HANG, ERROR, CHANGED, TIMEOUT or SUSPECT
 (``exercise_checks/judge.py``); ``point`` names the first point of the
 lesson that was missed (the JSON also has every missed point and the
-grader's full text). The exit status is 0 when every cell got a result
-(grading worked), whatever the students scored; 2 on a usage error.
+grader's full text). A last column, ``sandbox``, says where the checks ran:
+``bwrap``, or ``unsandboxed`` (no bubblewrap: ``sandbox.py``). The exit status is 0
+when every cell got a result (grading worked), whatever the students scored; 2 on a
+usage error.
 
 The class options (``--class``, ``--csv``, ``--json``, ``--jobs``, ``--student-timeout``)
 are parsed by ``minimegatron/commands/grade.py``; the functions here take them as
@@ -32,12 +42,14 @@ plain arguments.
 import csv
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
 import time
 
 from minimegatron import i18n
+from minimegatron.classroom import load, sandbox
 from minimegatron.classroom.exercise_checks import EXERCISES
 from minimegatron.classroom.exercises import select
 from minimegatron.runtime.launcher import kill_group
@@ -57,38 +69,92 @@ def students(class_dir):
     return found
 
 
-def write_report(path, verdicts):
-    """One copy's verdicts as JSON ({id: {result, missed, lines, seconds}})."""
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({ex_id: {"result": v.result, "missed": v.missed, "lines": v.lines,
-                           "seconds": v.seconds} for ex_id, v in verdicts.items()}, f)
+def report(verdicts):
+    """One copy's verdicts as JSON data ({id: {result, missed, lines, seconds}})."""
+    return {ex_id: {"result": v.result, "missed": v.missed, "lines": v.lines,
+                    "seconds": v.seconds} for ex_id, v in verdicts.items()}
 
 
-def _start(student_dir, spec, timeout, report):
-    cmd = [sys.executable, "-m", "minimegatron", "grade", spec, "--path", student_dir,
-           "--timeout", str(timeout), "--report", report]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+class Copy:
+    """One copy's grader: its process, the pipe its report comes down, the nonce, the
+    clock of its --student-timeout (scaled by the load, like a check's)."""
+
+    def __init__(self, student_dir, spec, timeout, cache):
+        read_fd, write_fd = os.pipe()
+        self.nonce = secrets.token_hex(16)
+        cmd = [sys.executable, "-m", "minimegatron", "grade", spec, "--path", student_dir,
+               "--timeout", str(timeout), "--report-fd", str(write_fd)]
+        env = {**os.environ, "PYTHONPYCACHEPREFIX": cache, "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE, start_new_session=True,
+                                         pass_fds=(write_fd,), env=env)
+        finally:
+            os.close(write_fd)
+        try:
+            self.proc.stdin.write((self.nonce + "\n").encode())
+            self.proc.stdin.close()
+        except BrokenPipeError:                # it ended at once: its exit code says why
+            pass
+        self.pipe, self.report, self.err = read_fd, [], []
+        os.set_blocking(read_fd, False)
+        os.set_blocking(self.proc.stderr.fileno(), False)
+        self.clock, self.started = load.ProgressClock(), time.monotonic()
+
+    def drain(self):
+        """Read what the report pipe and stderr hold now (they never fill up and block)."""
+        for fd, into in ((self.pipe, self.report), (self.proc.stderr.fileno(), self.err)):
+            while True:
+                try:
+                    chunk = os.read(fd, 2 ** 16)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                into.append(chunk)
+
+    def finish(self, ids, ended):
+        """{id: cell} once the grader ended (or was stopped); the pipes closed."""
+        self.drain()
+        os.close(self.pipe)
+        self.proc.stderr.close()
+        stderr = b"".join(self.err).decode("utf-8", "replace")
+        return _cells(b"".join(self.report), self.nonce, self.proc.returncode, ids, ended,
+                      stderr)
 
 
-def _cells(report, ids, ended, stderr):
-    """{id: cell} for one copy, from its report; TIMEOUT / ERROR for what is missing."""
+def _sealed(data, nonce, code):
+    """(verdicts, sandbox kind, "") from a report sealed with nonce by a grader that exited
+    0; else (None, "", why)."""
+    if code != 0:
+        how = (i18n.text("sandbox.signal", signal=-code) if code < 0 else
+               i18n.text("sandbox.exit_code", code=code))
+        return None, "", i18n.text("sandbox.no_seal", how=how)
     try:
-        with open(report, encoding="utf-8") as f:
-            verdicts = json.load(f)
-    except (OSError, ValueError):
-        verdicts = {}
-    why = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+        payload = json.loads(data.decode("utf-8"))
+        if payload["nonce"] != nonce or not isinstance(payload["verdicts"], dict):
+            raise ValueError("not sealed with this grade's nonce")
+        return payload["verdicts"], str(payload["sandbox"]), ""
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
+        return None, "", i18n.text("sandbox.no_seal", how=f"{type(err).__name__}: {err}")
+
+
+def _cells(data, nonce, code, ids, ended, stderr):
+    """{id: cell} for one copy, from its sealed report; TIMEOUT / ERROR for what is missing."""
+    verdicts, kind, why = _sealed(data, nonce, code) if ended == "done" else (None, "", "")
+    if stderr.strip():                        # the grader's own last words come first
+        why = stderr.strip().splitlines()[-1]
     cells = {}
     for ex_id in ids:
-        if ex_id in verdicts:
-            cells[ex_id] = verdicts[ex_id]
+        if verdicts and ex_id in verdicts:
+            cells[ex_id] = {**verdicts[ex_id], "sandbox": kind}
         elif ended == "timeout":
             cells[ex_id] = {"result": "TIMEOUT", "missed": ["timeout"], "seconds": None,
-                            "lines": [i18n.text("gradebook.timeout")]}
+                            "lines": [i18n.text("gradebook.timeout")], "sandbox": ""}
         else:
             cells[ex_id] = {"result": "ERROR", "missed": ["error"], "seconds": None,
-                            "lines": [why or i18n.text("gradebook.no_report")]}
+                            "lines": [why or i18n.text("gradebook.no_report")],
+                            "sandbox": ""}
     return cells
 
 
@@ -98,29 +164,30 @@ def grade_class(class_dir, spec="all", timeout=60.0, jobs=1, student_timeout=120
     names = students(class_dir)
     ids = select(spec, [ex.id for ex in EXERCISES])
     book, running, waiting = {}, {}, list(names)
+    sandbox.become_subreaper()
+    before = sandbox.descendants()
     with tempfile.TemporaryDirectory(prefix="mm_class_") as workdir:
         while waiting or running:
             while waiting and len(running) < jobs:
                 name = waiting.pop(0)
-                report = os.path.join(workdir, f"{len(book) + len(running)}.json")
-                proc = _start(os.path.join(class_dir, name), spec, timeout, report)
-                running[name] = (proc, report, time.monotonic())
+                cache = os.path.join(workdir, f"pycache{len(book) + len(running)}")
+                running[name] = Copy(os.path.join(class_dir, name), spec, timeout, cache)
             time.sleep(0.2)
-            for name, (proc, report, started) in list(running.items()):
-                late = time.monotonic() - started > student_timeout
-                if proc.poll() is None and not late:
+            for name, copy in list(running.items()):
+                copy.drain()
+                late = copy.clock.tick() > student_timeout
+                if copy.proc.poll() is None and not late:
                     continue
-                ended = "timeout" if proc.poll() is None else "done"
+                ended = "timeout" if copy.proc.poll() is None else "done"
                 if ended == "timeout":
-                    kill_group(proc)
-                stderr = proc.stderr.read().decode("utf-8", "replace")
-                proc.stderr.close()
-                book[name] = _cells(report, ids, ended, stderr)
+                    kill_group(copy.proc)
+                book[name] = copy.finish(ids, ended)
                 del running[name]
                 passed = sum(c["result"] == "PASS" for c in book[name].values())
                 print(i18n.text("gradebook.progress", done=len(book), count=len(names),
                                 student=name, passed=passed, total=len(ids),
-                                seconds=time.monotonic() - started), file=err, flush=True)
+                                seconds=time.monotonic() - copy.started), file=err, flush=True)
+    sandbox.sweep(before)                 # what a killed copy's grader left running
     return {name: book[name] for name in names}
 
 
@@ -128,7 +195,8 @@ def rows(book):
     """The gradebook as rows: student, exercise, result, point, seconds (and the details)."""
     return [{"student": name, "exercise": ex_id, "result": cell["result"],
              "point": cell["missed"][0] if cell["missed"] else "",
-             "seconds": cell["seconds"], "missed": cell["missed"], "lines": cell["lines"]}
+             "seconds": cell["seconds"], "missed": cell["missed"], "lines": cell["lines"],
+             "sandbox": cell.get("sandbox", "")}
             for name, cells in book.items() for ex_id, cell in cells.items()]
 
 
@@ -149,10 +217,11 @@ def write(book, csv_path=None, json_path=None):
     if csv_path:
         with open(csv_path, "w", newline="", encoding="utf-8") as f:
             out = csv.writer(f)
-            out.writerow(["student", "exercise", "result", "point", "seconds"])
+            out.writerow(["student", "exercise", "result", "point", "seconds", "sandbox"])
             for row in rows(book):
                 out.writerow([row["student"], row["exercise"], row["result"], row["point"],
-                              "" if row["seconds"] is None else row["seconds"]])
+                              "" if row["seconds"] is None else row["seconds"],
+                              row["sandbox"]])
     if json_path:
         with open(json_path, "w", encoding="utf-8") as f:
             json.dump(rows(book), f, indent=1, ensure_ascii=False)

@@ -34,7 +34,16 @@ How one exercise is graded (teacher mode: this package holds every answer).
 All exercises of one rank count run in one process or one mpiexec launch; a
 check that makes no progress for ``--timeout`` seconds (a rank waiting for a
 collective nobody joins) is killed, reported as HANG with where each rank
-waits, and the remaining ones run again without it.
+waits, and the remaining ones run again without it. Those seconds follow the
+load (``load.py``): a check that ran out of them on a busy machine while its
+processes kept working is TIMEOUT (grade again), never HANG. A launch that ends
+with a signal or a non-zero code is ERROR.
+
+Teacher mode runs the student side in a sandbox (``sandbox.py``: bubblewrap, one
+launch per copy that runs student code; without bubblewrap the fallback, said on
+the first line). A copy holding a link, FIFO, device or oversized file is
+CHANGED, naming it, and nothing of it runs; every file the grader reads from a
+copy or a run folder is read as a plain file (``runtime/plain_files.py``).
 
 Self-check mode (this package is itself a student copy, so it has no answers):
 the copy runs as it is, with this package's checks; an exercise that needs an
@@ -44,6 +53,7 @@ The command's arguments are ``minimegatron/commands/grade.py``; ``grade_copy``
 and ``grade`` here take plain arguments.
 """
 import functools
+import importlib
 import json
 import os
 import secrets
@@ -55,12 +65,14 @@ import tempfile
 import time
 
 from minimegatron import i18n
+from minimegatron.classroom import load, sandbox
 from minimegatron.runtime import faults
 from minimegatron.classroom import static_read
+from minimegatron.runtime.plain_files import read_plain
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
-                                              is_blank, replace_bodies, select)
+                                              is_blank, odd_paths, replace_bodies, select)
 from minimegatron.runtime.launcher import child_env, find_mpiexec, kill_group, mpiexec_flags
 
 RUNNER = "minimegatron.classroom.exercise_checks.runner"
@@ -69,6 +81,7 @@ POLL_S = 0.1
 DUMP_WAIT_S = 3.0   # how long the ranks get to say where they wait before the kill
 SKEW_S = 10.0       # some ranks finished a check, the others still inside it after this: HANG
 MAX_OUTPUT = 64 * 2 ** 20         # bytes of output a check may print before it is killed
+MAX_ENTRIES = 1000  # files a check's run folder may hold (evidence, pids, dumps, TMPDIR)
 SEED = 20261125     # the problem seed of the mutation tests (a real grade draws one)
 
 
@@ -125,19 +138,22 @@ def plan(student_pkg, ids, workdir, reference, student):
         else:
             path = _overlay(PACKAGE_DIR, os.path.join(workdir, f"ex{ex_id}"),
                             {ex_id: student[ex_id].body})
-        jobs.append({"id": ex_id, "path": path})
+        trusted = same or is_blank(student[ex_id])   # no student code: launches may be shared
+        jobs.append({"id": ex_id, "path": path, "trusted": trusted})
     return jobs
 
 
-def _launch(jobs, nprocs, workdir, timeout):
-    """Run jobs (the student side of each check) in one process or one mpiexec launch.
+def _launch(jobs, nprocs, workdir, timeout, box=None):
+    """Run jobs (the student side of each check) in one process or one mpiexec launch;
+    with ``box`` (a ``sandbox.Sandbox``; every job on one staged copy) inside it.
 
     Returns a dict: "records" ({key: [one record per rank]} for the jobs every rank
     reported), "forged" (keys reported twice by one rank: student code wrote a
     line), "tail" (the output's end), "code", "ended" ("done"; "hang": no new
-    record for ``timeout`` s, or ranks split for SKEW_S; "output": more than
-    MAX_OUTPUT bytes printed; killed either way), "progress" ({rank: {key:
-    record}}), "waited" and "stacks".
+    record for ``timeout`` s, or ranks split for SKEW_S, both on the load-scaled
+    clock of ``load.py``; "slow": the same on a busy machine with working processes;
+    "output": more than MAX_OUTPUT bytes or MAX_ENTRIES files; killed either way),
+    "progress" ({rank: {key: record}}), "waited", "load" and "stacks".
     """
     tag = f"{nprocs}_{time.monotonic_ns()}"
     run_dir = os.path.join(workdir, f"run_{tag}")
@@ -153,42 +169,64 @@ def _launch(jobs, nprocs, workdir, timeout):
     env = child_env(nprocs)
     env["PYTHONPATH"] = jobs[0]["path"]           # the copy under test, nothing else
     env[faults.JOB_DIR_ENV] = run_dir             # each rank's pid, end and stack dumps
-    ended, waited, stacks = "done", 0.0, ""
+    preexec, before = None, set()
+    if box is not None:
+        copies = sorted({job["path"] for job in jobs})
+        cmd, env, preexec = box.wrap(cmd, env, run_dir, copies, timeout)
+        env["PYTHONPATH"] = jobs[0]["path"]
+        before = sandbox.descendants()
+    ended, waited, stacks, busy = "done", 0.0, "", 0.0
     with open(log_file, "w") as log:
         proc = subprocess.Popen(cmd, cwd=run_dir, env=env, stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        done, last_change = 0, time.monotonic()
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=preexec)
+        done, clock = 0, load.ProgressClock()
         try:
             while proc.poll() is None:
                 time.sleep(POLL_S)
-                counts = _counts(run_dir, nprocs)
+                counts, waited = _counts(run_dir, nprocs), clock.tick()
                 if max(counts) != done:
-                    done, last_change = max(counts), time.monotonic()
-                elif time.monotonic() - last_change > timeout or (
-                        time.monotonic() - last_change > SKEW_S and min(counts) < done):
+                    done = max(counts)
+                    clock.reset()
+                elif waited > timeout or (waited > SKEW_S and min(counts) < done):
                     ended = "hang"
-                elif os.path.getsize(log_file) + _evidence_bytes(run_dir, nprocs) > MAX_OUTPUT:
+                elif _run_bytes(run_dir) > MAX_OUTPUT:          # the log is in it
                     ended = "output"
                 if ended != "done":
-                    waited = time.monotonic() - last_change
+                    dumps = None
                     if ended == "hang" and nprocs > 1:     # where each rank waits, then kill
-                        stacks = faults.format_dumps(faults.dump_request(run_dir, DUMP_WAIT_S))
+                        dumps = faults.dump_request(run_dir, DUMP_WAIT_S)
+                        stacks = faults.format_dumps(dumps)
+                    if ended == "hang" and clock.busy() and load.starved(
+                            clock, load.cpu_share(lambda: _tree(proc)), dumps):
+                        ended, busy = "slow", clock.peak * load.cores()
                     break
         finally:
-            _kill_all(proc, run_dir)
+            _kill_all(proc, run_dir, ranks=box is None or box.bwrap is None)
+            if box is not None:
+                sandbox.sweep(before)
     progress, forged = _progress(run_dir, nprocs)
     keys = [job["key"] for job in jobs]
     records = {key: [progress[rank][key] for rank in range(nprocs)] for key in keys
                if key not in forged and all(key in progress[rank] for rank in range(nprocs))}
     return {"records": records, "forged": forged, "tail": _tail(log_file), "ended": ended,
-            "code": proc.returncode, "progress": progress, "waited": waited, "stacks": stacks}
+            "code": proc.returncode, "progress": progress, "waited": waited, "stacks": stacks,
+            "load": busy}
 
 
-def _kill_all(proc, run_dir):
+def _tree(proc):
+    """The processes of a launch: mpiexec (or bwrap, or the runner) and all below it."""
+    from minimegatron.runtime.launcher import _descendants
+    return {proc.pid} | _descendants(proc.pid)
+
+
+def _kill_all(proc, run_dir, ranks=True):
     """The whole job, then every process group it made: the runner's (1 rank) and each
     rank's (hydra starts each rank in its own session). A process that student code
-    started stays in its parent's group even after that parent has ended."""
-    ranks = faults.rank_pids(run_dir).values()
+    started stays in its parent's group even after that parent has ended. In bubblewrap
+    (``ranks=False``) the pids the ranks wrote are another namespace's: killing the
+    sandbox ends its every process."""
+    ranks = faults.rank_pids(run_dir).values() if ranks else ()
     kill_group(proc, ranks)
     for leader in {proc.pid, *ranks}:
         try:
@@ -207,10 +245,20 @@ def _parse(line):
 
 
 def _tail(path, size=3000):
-    """The last ``size`` bytes of a log, read without loading the whole file."""
+    """The last ``size`` bytes of a log (the grader's own file), read without loading it all."""
     with open(path, "rb") as f:
         f.seek(max(0, os.path.getsize(path) - size))
         return f.read().decode("utf-8", "replace")
+
+
+def _evidence(run_dir, rank):
+    """Rank ``rank``'s evidence lines; none if the file is missing or not a plain file
+    (a sandboxed check may write its run folder: never a FIFO or a link is opened)."""
+    try:
+        data = read_plain(os.path.join(run_dir, f"evidence_rank{rank}.jsonl"), MAX_OUTPUT)
+    except OSError:
+        return []
+    return data.decode("utf-8", "replace").splitlines()
 
 
 def _progress(run_dir, nprocs):
@@ -221,39 +269,35 @@ def _progress(run_dir, nprocs):
     seen, forged = {}, set()
     for rank in range(nprocs):
         seen[rank] = {}
-        path = os.path.join(run_dir, f"evidence_rank{rank}.jsonl")
-        if not os.path.exists(path):
-            continue
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                record = _parse(line)
-                if record is None:
-                    continue
-                if record["key"] in seen[rank]:
-                    forged.add(record["key"])
-                seen[rank][record["key"]] = record
+        for line in _evidence(run_dir, rank):
+            record = _parse(line)
+            if record is None:
+                continue
+            if record["key"] in seen[rank]:
+                forged.add(record["key"])
+            seen[rank][record["key"]] = record
     return seen, forged
 
 
 def _counts(run_dir, nprocs):
     """Lines written so far by each rank."""
-    counts = []
-    for rank in range(nprocs):
-        path = os.path.join(run_dir, f"evidence_rank{rank}.jsonl")
-        counts.append(_count_lines(path))
-    return counts
+    return [len(_evidence(run_dir, rank)) for rank in range(nprocs)]
 
 
-def _evidence_bytes(run_dir, nprocs):
-    paths = [os.path.join(run_dir, f"evidence_rank{rank}.jsonl") for rank in range(nprocs)]
-    return sum(os.path.getsize(p) for p in paths if os.path.exists(p))
-
-
-def _count_lines(path):
-    if not os.path.exists(path):
-        return 0
-    with open(path, "rb") as f:
-        return sum(1 for _ in f)
+def _run_bytes(run_dir):
+    """Bytes in the run folder (lstat, links not followed); past MAX_ENTRIES files, more
+    than MAX_OUTPUT: a check may not fill the disk or the folder."""
+    total, entries = 0, 0
+    for here, dirs, files in os.walk(run_dir):
+        for name in dirs + files:
+            entries += 1
+            try:
+                total += os.lstat(os.path.join(here, name)).st_size
+            except OSError:
+                pass
+        if entries > MAX_ENTRIES:
+            return MAX_OUTPUT + 1
+    return total
 
 
 def _hang_report(key, launch):
@@ -292,15 +336,36 @@ def _judge_in(langs, ex_id, records, seed):
     return verdict
 
 
-def run_jobs(jobs, nprocs, workdir, timeout, seed, langs=None):
+def _ending(launch):
+    """"exit code 3" or "signal 9": how a launch that did not end cleanly ended."""
+    code = launch["code"]
+    return (i18n.text("sandbox.signal", signal=-code) if code < 0 else
+            i18n.text("sandbox.exit_code", code=code))
+
+
+def run_jobs(jobs, nprocs, workdir, timeout, seed, langs=None, box=None):
     """{key: Verdict} (a job's key is its exercise id unless it names one): the student
-    side runs in launches of its own, the judging happens here, in ``langs`` if given
-    (see grade_variants). A job that hangs or crashes is reported and the rest run
-    again."""
+    side runs in launches of its own (in ``box``, a ``sandbox.Sandbox``, if given), the
+    judging happens here, in ``langs`` if given (see grade_variants). A job that hangs
+    or crashes is reported and the rest run again. A launch that ends with a signal or
+    a non-zero code is an ERROR for the job it stopped in; in a box nothing it reported
+    counts (student code may have written a report and then killed itself), and it runs
+    once more first (MPI on a loaded machine may lose a rank: twice is the copy's)."""
     pending = [{**job, "key": job.get("key", job["id"]), "seed": seed} for job in jobs]
-    verdicts = {}
+    verdicts, retried = {}, set()
     while pending:
-        launch = _launch(pending, nprocs, workdir, timeout)
+        launch = _launch(pending, nprocs, workdir, timeout, box)
+        crashed = launch["ended"] == "done" and launch["code"] != 0
+        if crashed and box is not None:
+            stuck = next((job for job in pending if job["key"] not in launch["records"]),
+                         pending[-1])
+            if stuck["key"] not in retried:
+                retried.add(stuck["key"])
+                continue
+            verdicts[stuck["key"]] = Verdict("ERROR", [i18n.text(
+                "sandbox.crashed", how=_ending(launch), tail=launch["tail"])], ["crashed"])
+            pending = [job for job in pending if job is not stuck]
+            continue
         for key in launch["forged"]:
             verdicts[key] = Verdict("FAIL", [i18n.text("grader.forged")], ["forged"])
         for key, records in launch["records"].items():
@@ -315,11 +380,17 @@ def run_jobs(jobs, nprocs, workdir, timeout, seed, langs=None):
             verdicts[stuck["key"]] = Verdict("HANG", [_hang_report(stuck["key"], launch)],
                                              ["hang"])
             continue
+        if launch["ended"] == "slow":
+            verdicts[stuck["key"]] = Verdict("TIMEOUT", [i18n.text(
+                "sandbox.busy", seconds=launch["waited"], load=launch["load"],
+                cores=load.cores())], ["timeout"])
+            continue
         if launch["ended"] == "output":
-            why = i18n.text("grader.too_much_output", mib=MAX_OUTPUT // 2 ** 20)
-        else:
-            why = i18n.text("grader.crashed", code=launch["code"], tail=launch["tail"])
-        verdicts[stuck["key"]] = Verdict("FAIL", [why], ["crashed"])
+            verdicts[stuck["key"]] = Verdict("FAIL", [i18n.text(
+                "grader.too_much_output", mib=MAX_OUTPUT // 2 ** 20)], ["crashed"])
+            continue
+        verdicts[stuck["key"]] = Verdict("ERROR", [i18n.text(
+            "grader.crashed", code=launch["code"], tail=launch["tail"])], ["crashed"])
     return verdicts
 
 
@@ -340,28 +411,60 @@ def grade_variants(variants, timeout=60.0, seed=SEED, langs=None):
         return _run_by_size(jobs, workdir, timeout, seed, langs)
 
 
-def _run_by_size(jobs, workdir, timeout, seed, langs=None):
-    """run_jobs over the jobs, one batch per rank count."""
+def _run_by_size(jobs, workdir, timeout, seed, langs=None, box=None):
+    """run_jobs over the jobs, one batch per rank count; in a box one per rank count and
+    staged copy that runs student code, so its launch sees no other copy (each holds the
+    other blocks' answers). Copies with no student code (the block is the reference's or
+    the handout's blank) share one launch per rank count."""
     verdicts = {}
-    for nprocs in sorted({by_id(job["id"]).nprocs for job in jobs}):
-        batch = [job for job in jobs if by_id(job["id"]).nprocs == nprocs]
-        verdicts.update(run_jobs(batch, nprocs, workdir, timeout, seed, langs))
+    batches = {}
+    for job in jobs:
+        alone = box is not None and not job.get("trusted")
+        key = (by_id(job["id"]).nprocs, job["path"] if alone else "")
+        batches.setdefault(key, []).append(job)
+    for (nprocs, _), batch in sorted(batches.items()):
+        verdicts.update(run_jobs(batch, nprocs, workdir, timeout, seed, langs, box))
     return verdicts
 
 
-def grade_copy(path=".", spec=None, timeout=60.0, seed=None):
-    """{id: Verdict} for the copy at path (no printing): see the module docstring."""
+def teacher_mode():
+    """True if this package holds every answer (so copies are graded in a sandbox)."""
+    return not any(is_blank(block) for block in find_blocks(PACKAGE_DIR).values())
+
+
+def _preload_lessons():
+    """Import every lesson module the judge may need before any student code runs: what
+    a check writes afterwards (a .pyc beside them) is never loaded by this process."""
+    for exercise in EXERCISES:
+        importlib.import_module(f"minimegatron.classroom.exercise_checks.{exercise.module}")
+
+
+def grade_copy(path=".", spec=None, timeout=60.0, seed=None, box=None):
+    """{id: Verdict} for the copy at path (no printing): see the module docstring.
+
+    Teacher mode runs the student side in ``box`` (``sandbox.choose()`` if None)."""
     i18n.language()             # an unknown MINIMEGATRON_LANG: one line, before any work
     copy_root = os.path.abspath(path)
     student_pkg = os.path.join(copy_root, "minimegatron")
-    if not os.path.isdir(student_pkg):
-        raise ValueError(i18n.text("grader.no_package", path=copy_root))
     seed = secrets.randbelow(2 ** 31) if seed is None else seed
     reference = find_blocks(PACKAGE_DIR)
     teacher = not any(is_blank(block) for block in reference.values())
+    if teacher:
+        box = box or sandbox.choose()
+        _preload_lessons()
+        odd = odd_paths(copy_root) if os.path.lexists(copy_root) else []
+        if odd:                                   # nothing is read through a link or FIFO
+            shown = ", ".join(odd[:5]) + (" ..." if len(odd) > 5 else "")
+            return {ex_id: Verdict("CHANGED", [i18n.text("sandbox.odd", paths=shown)],
+                                   ["changed: " + odd[0]])
+                    for ex_id in select(spec, [ex.id for ex in EXERCISES])}
+    else:
+        box = None
+    if not os.path.isdir(student_pkg):
+        raise ValueError(i18n.text("grader.no_package", path=copy_root))
     try:
         student = find_blocks(student_pkg)
-    except (ValueError, UnicodeDecodeError) as err:          # broken markers: every cell
+    except (ValueError, OSError) as err:                   # broken markers: every cell
         return {ex_id: Verdict("ERROR", [str(err)], ["markers"])
                 for ex_id in select(spec, [ex.id for ex in EXERCISES])}
     ids = select(spec, [ex.id for ex in EXERCISES])
@@ -380,7 +483,7 @@ def grade_copy(path=".", spec=None, timeout=60.0, seed=None):
     runnable = [ex_id for ex_id in runnable if ex_id not in verdicts]
     with tempfile.TemporaryDirectory(prefix="mm_grade_") as workdir:
         jobs = plan(student_pkg, runnable, workdir, reference, student)
-        verdicts.update(_run_by_size(jobs, workdir, timeout, seed))
+        verdicts.update(_run_by_size(jobs, workdir, timeout, seed, box=box))
     changed = changed_outside(copy_root) if teacher else []
     if changed:
         shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
@@ -391,12 +494,14 @@ def grade_copy(path=".", spec=None, timeout=60.0, seed=None):
     return {ex_id: verdicts[ex_id] for ex_id in ids}
 
 
-def grade(path=".", spec=None, timeout=60.0, out=sys.stdout, seed=None):
+def grade(path=".", spec=None, timeout=60.0, out=sys.stdout, seed=None, box=None):
     """Grade the copy at path; {id: passed}. Prints one verdict per exercise to out."""
-    reference = find_blocks(PACKAGE_DIR)
-    if any(is_blank(block) for block in reference.values()):
+    if not teacher_mode():
         print(i18n.text("grader.self_check"), file=out)
-    verdicts = grade_copy(path, spec, timeout, seed)
+    elif box is None:
+        box = sandbox.choose()
+        print(box.line(), file=out)
+    verdicts = grade_copy(path, spec, timeout, seed, box)
     student_pkg = os.path.join(os.path.abspath(path), "minimegatron")
     print(i18n.text("grader.grading", count=len(verdicts), package=student_pkg), file=out)
     for ex_id, verdict in verdicts.items():

@@ -9,11 +9,12 @@ class by ``minimegatron/classroom/gradebook.py``; this is the command: its argum
     minimegatron grade --class class/ --csv book.csv --json book.json
 """
 import argparse
+import json
 import os
 import sys
 
 from minimegatron import i18n
-from minimegatron.classroom import gradebook, grader
+from minimegatron.classroom import gradebook, grader, sandbox
 from minimegatron.commands.argtypes import finite_positive_float, positive_int
 from minimegatron.commands.entry import banner
 
@@ -39,11 +40,12 @@ def add_class_arguments(parser):
                        help="copies graded at once (default: cores / 4)")
     group.add_argument("--student-timeout", type=finite_positive_float, default=1200.0,
                        metavar="S", help="seconds one copy may take in all (default 1200)")
-    group.add_argument("--report", help=argparse.SUPPRESS)   # one copy's verdicts, as JSON
+    group.add_argument("--report-fd", type=int, help=argparse.SUPPRESS)   # gradebook's pipe
 
 
 def grade_class(opts):
     """``grade --class``: grade, print the table, write the files; 0 when graded."""
+    sandbox.seal_process()
     book = gradebook.grade_class(opts.class_dir, opts.exercise, opts.timeout, opts.jobs,
                                  opts.student_timeout)
     print(gradebook.table(book))
@@ -51,6 +53,20 @@ def grade_class(opts):
     for path in (opts.csv, opts.json):
         if path:
             print(i18n.text("gradebook.wrote", path=path))
+    return 0
+
+
+def report_copy(opts, box):
+    """One copy of a class (``gradebook.py`` started this process): the verdicts go, as
+    JSON sealed with the nonce read from stdin, down the pipe ``--report-fd``; no file
+    a check could write. This process is sealed first (``sandbox.seal_process``)."""
+    sandbox.seal_process()
+    nonce = sys.stdin.readline().strip()
+    verdicts = grader.grade_copy(opts.path, opts.exercise, opts.timeout, box=box)
+    data = json.dumps({"nonce": nonce, "sandbox": box.kind if box else "self-check",
+                       "verdicts": gradebook.report(verdicts)}).encode("utf-8")
+    with os.fdopen(opts.report_fd, "wb") as pipe:
+        pipe.write(data)
     return 0
 
 
@@ -68,15 +84,18 @@ def main(argv=None):
                         help="seconds a check may run without finishing (default 60)")
     add_class_arguments(parser)
     opts = parser.parse_args(argv)
-    banner("grade")
     try:
+        box = sandbox.choose() if grader.teacher_mode() else None
+        if box is not None and not box.bwrap and opts.report_fd is None:
+            print(box.line(), flush=True)              # not sandboxed: the first line says so
+        banner("grade")
+        if box is not None and box.bwrap and opts.report_fd is None:
+            print(box.line(), flush=True)
         if opts.class_dir:
             return grade_class(opts)
-        if opts.report:                     # one copy of a class: gradebook.py reads it
-            verdicts = grader.grade_copy(opts.path, opts.exercise, opts.timeout)
-            gradebook.write_report(opts.report, verdicts)
-            return 0
-        results = grader.grade(opts.path, opts.exercise, opts.timeout)
+        if opts.report_fd is not None:       # one copy of a class: gradebook.py reads it
+            return report_copy(opts, box)
+        results = grader.grade(opts.path, opts.exercise, opts.timeout, box=box)
     except (ValueError, FileNotFoundError) as err:      # FileNotFoundError: no mpiexec
         print(f"minimegatron grade: {err}", file=sys.stderr)
         return 2

@@ -45,6 +45,8 @@ import time
 import traceback
 from array import array
 
+from minimegatron.runtime.plain_files import read_plain
+
 JOB_DIR_ENV = "MINIMEGATRON_JOB_DIR"
 EXIT_GRACE_ENV = "MINIMEGATRON_EXIT_GRACE"
 EXIT_GRACE_S = 60.0
@@ -400,8 +402,10 @@ def rank_pids(job_dir):
     pids = {}
     for name in os.listdir(job_dir):
         if name.startswith("rank") and name.endswith(".pid"):
-            with open(os.path.join(job_dir, name)) as f:
-                pids[int(name[4:-4])] = int(f.read())
+            try:                          # the folder may be a sandboxed check's to write
+                pids[int(name[4:-4])] = int(read_plain(os.path.join(job_dir, name), 64))
+            except (OSError, ValueError):
+                continue
     return pids
 
 
@@ -443,8 +447,8 @@ def failures(job_dir):
 
 
 def _read(job_dir, name):
+    """A rank's file as text ("" if missing); never through a link, FIFO or device."""
     try:
-        with open(os.path.join(job_dir, name)) as f:
-            return f.read()
+        return read_plain(os.path.join(job_dir, name)).decode("utf-8", "replace")
     except OSError:
         return ""
