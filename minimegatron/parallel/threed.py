@@ -59,8 +59,11 @@ here (its per-unit gather hooks would run inside every micro-batch): ValueError.
 
     mpirun -n 8 python tutorials/08_3d_parallel.py --dp 2 --pp 2 --tp 2
 """
+import dataclasses
+
 from minimegatron import comm
 from minimegatron.comm import trace
+from minimegatron.comm.agreement import agree_fields
 from minimegatron.backend import xp
 from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
@@ -107,6 +110,16 @@ def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
                          f" got zero_stage={zero_stage!r}")
 
 
+def agree_on_plan(grid, config, schedule, micro_batches, attention, **more):
+    """Every rank of the grid holds the same plan, or all raise naming the fields that
+    differ on each side (comm/agreement.py): the model config, the schedule, the cp
+    variant and split, and ``more``; message sizes cannot show these."""
+    fields = {f"config.{k}": v for k, v in dataclasses.asdict(config).items()}
+    fields.update(schedule=schedule, micro_batches=micro_batches, attention=attention,
+                  split=cp_split(attention), **more)
+    agree_fields(grid.world, "the training plan", fields)
+
+
 class Trainer3D:
     """One rank of a dp x pp x tp GPT: ``loss = trainer.train_step(inputs, targets)``.
 
@@ -122,6 +135,8 @@ class Trainer3D:
     step together; the pipeline starts backward from its loss scale S.
     ``attention``: the context-parallel variant when ``grid.cp_size`` > 1 (gradients and
     the loss then average over ``grid.dp_cp``).
+    At construction every rank of ``grid.world`` agrees on the plan (``agree_on_plan``:
+    the config, schedule, M, the cp variant and split, ZeRO, sp; one 8-byte Allgather).
     ``check_finite`` (default on): a NaN/inf loss raises guards.NonFiniteError on
     every rank together (the loss is all-reduced first), a NaN/inf gradient or
     weight on the ranks that hold it (the abort hook then ends the job).
@@ -131,6 +146,9 @@ class Trainer3D:
                  checkpoint_activations=False, optimizer_fn=make_optimizer, check_finite=True,
                  chunks=1, sequence_parallel=False, attention="ring"):
         check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
+        agree_on_plan(grid, config, schedule, micro_batches, attention, chunks=chunks,
+                      zero_stage=zero_stage, sequence_parallel=sequence_parallel,
+                      recompute=checkpoint_activations)
         self.config, self.grid, self.check_finite = config, grid, check_finite
         self.sequence_parallel = sequence_parallel and grid.tp_size > 1
         self.split = cp_split(attention)

@@ -16,6 +16,8 @@ Not composed here: ZeRO (the expert and dense flat buffers would need their
 own groups), sequence parallelism, activation checkpointing, the interleaved
 schedule, dropout (ValueError before any message).
 """
+import dataclasses
+
 from minimegatron import comm
 from minimegatron.comm import trace
 from minimegatron.backend import xp
@@ -27,7 +29,7 @@ from minimegatron.parallel.expert_parallel.gpt import check_moe_grid, expert_par
 from minimegatron.parallel.expert_parallel.grads import clip_grad_norm, reduce_gradients
 from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
 from minimegatron.parallel.pipeline_parallel import PipelineEngine, PipelineStage
-from minimegatron.parallel.threed import Trainer3D, check_3d_config, cp_split
+from minimegatron.parallel.threed import Trainer3D, agree_on_plan, check_3d_config, cp_split
 
 
 class MoETrainer(Trainer3D):
@@ -45,6 +47,9 @@ class MoETrainer(Trainer3D):
         check_3d_config(config, grid, schedule, micro_batches, 0, 1, attention)
         check_moe_grid(config, moe, grid)
         check_expert_parallel(grid.ep_size, grid.dp_size, grid.cp_size, moe.num_experts)
+        agree_on_plan(grid, config, schedule, micro_batches, attention, clip_grad=clip_grad,
+                      ep=grid.ep_size, expert_group=(expert_group or grid.edp).size,
+                      **{f"moe.{k}": v for k, v in dataclasses.asdict(moe).items()})
         self.config, self.moe, self.grid, self.check_finite = config, moe, grid, check_finite
         self.sequence_parallel, self.split = False, cp_split(attention)
         self.clip_grad, self.expert_group, self.grad_norm = clip_grad, expert_group, None
