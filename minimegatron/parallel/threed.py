@@ -68,6 +68,7 @@ from minimegatron.backend import xp
 from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
 from minimegatron.nn import GPT
+from minimegatron.nn.watch import ActivationWatch
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
 from minimegatron.parallel.context_parallel.gpt import context_parallel_model
@@ -175,8 +176,10 @@ class Trainer3D:
             self.optimizer = optimizer_fn(params)
         else:
             self.ddp = None
-            self.optimizer = ShardedOptimizer(params, grid.dp_cp, zero_stage,
-                                              optimizer_fn(params))
+            self.optimizer = ShardedOptimizer(
+                params, grid.dp_cp, zero_stage, optimizer_fn(params),
+                named=self.named_parameters(),
+                watch=ActivationWatch(self.stage) if check_finite else None)
         rule = self.optimizer if zero_stage == 0 else self.optimizer.optimizer
         self.rule = rule
         if hasattr(rule, "names") and len(rule.names) == len(params):   # mixed precision

@@ -12,6 +12,11 @@ Trainer3D's plan (parallel/threed.py) with three changes:
   hands its aux loss the gradient S/M (losses.attach_aux_loss): the pipeline
   starts every micro-batch's backward from S x loss_m / M.
 
+Non-finite numbers (``check_finite``, default on): after the pipeline step and
+before any reduction, a NaN/inf gradient or aux loss raises NonFiniteError naming a
+weight this rank holds (the router, its experts), else the first non-finite
+activation, else the aux loss, else the gradient, as DDP does for a dense model.
+
 Not composed here: ZeRO (the expert and dense flat buffers would need their
 own groups), sequence parallelism, activation checkpointing, the interleaved
 schedule, dropout (ValueError before any message).
@@ -22,7 +27,8 @@ from minimegatron import comm
 from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.data.demo import make_optimizer
-from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
+from minimegatron.autodiff.guards import all_finite, check_finite, check_ids, check_targets
+from minimegatron.nn.watch import ActivationWatch, name_non_finite
 from minimegatron.nn.moe.gpt import moe_layers, take_aux_loss
 from minimegatron.parallel.context_parallel import check_split
 from minimegatron.parallel.expert_parallel.gpt import check_moe_grid, expert_parallel_gpt
@@ -58,9 +64,26 @@ class MoETrainer(Trainer3D):
         self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches)
         self.micro_batches = self.engine.num_micro_batches
         self.zero_stage, self.ddp = 0, None
+        self.watch = ActivationWatch(self.stage) if check_finite else None   # names a NaN
         self.optimizer = self.rule = optimizer_fn(self.stage.parameters())
         if not hasattr(self.rule, "loss_scale"):
             self.rule.check_finite = check_finite
+
+    def name_non_finite(self):
+        """A NaN/inf gradient or aux loss on this rank, before the reductions spread it:
+        NonFiniteError naming a weight this rank holds (a router, an expert), else the first
+        non-finite activation, else an aux loss, else the gradient (nn/watch.py)."""
+        if self.watch is None:
+            return
+        named = list(self.named_parameters())
+        names = {id(m): n for n, m in self.stage.named_modules()}
+        aux = [(names[id(m)], sum(m.aux_log)) for m in moe_layers(self.stage)]
+        grads = [(n, p.grad) for n, p in named if p.grad is not None]
+        if not all_finite([g for _, g in grads] + [xp.asarray([v for _, v in aux])]):
+            name_non_finite([(n, p.data) for n, p in named], grads, self.watch,
+                            ", before the MoE gradient reductions", aux_losses=aux,
+                            overflow_ok=hasattr(self.rule, "loss_scale"))
+        self.watch.clear()
 
     def forward_backward(self, inputs, targets):
         """Pipeline forward/backward on this rank's rows (and tokens), then the two gradient
@@ -78,6 +101,7 @@ class MoETrainer(Trainer3D):
             layer.aux_grad_scale = scale / self.micro_batches
         take_aux_loss(self.stage)
         loss = self.engine.train_step(x, y)                       # cross entropy, every stage
+        self.name_non_finite()                                    # before any reduction
         aux = take_aux_loss(self.stage) / self.micro_batches      # this stage's layers
         reduce_gradients(self.named_parameters(), self.grid, self.expert_group)
         with trace.label("dp.loss"):
