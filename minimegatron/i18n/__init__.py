@@ -17,11 +17,14 @@ block's English hint into the current language's).
 import contextlib
 import os
 
-from minimegatron.i18n import en, en_lessons, en_tutorials, ko, ko_lessons, ko_tutorials
+from minimegatron.i18n import (en, en_agree, en_lessons, en_tutorials, ko, ko_agree,
+                               ko_lessons, ko_tutorials)
 
 ENV = "MINIMEGATRON_LANG"
-CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES},
-            "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES}}
+CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES,
+                   **en_agree.MESSAGES},
+            "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
+                   **ko_agree.MESSAGES}}
 
 
 def language():
