@@ -159,7 +159,8 @@ class ShardedOptimizer:
         name_non_finite([(n, p.data) for n, p in pairs],
                         [(n, p.grad) for n, p in pairs if p.grad is not None], self.watch,
                         f", before ZeRO-{self.stage}'s gradient reduce over group "
-                        f"{self.group.name!r}", overflow_ok=xp.dtype(self.flat.dtype) == xp.float16)
+                        f"{self.group.name!r}",
+                        overflow_ok=xp.dtype(self.flat.dtype) == xp.float16)
 
     def step(self):
         """Update this rank's slice with the optimizer's rule, then all-gather W."""
