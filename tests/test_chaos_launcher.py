@@ -121,6 +121,7 @@ def test_a_rank_that_dies_without_a_word_is_named_with_how_every_time(tmp_path, 
         assert (f"rank {rank}: ended without a clean exit or a Python exception ({how[mode]}: "
                 in summary), err
         assert f"ranks {others} were ended after rank {rank}, by the launcher" in summary, err
+        assert "Traceback" not in err and "OSError" not in err, err    # not even the waiter's
         assert seconds < 30
 
 

@@ -39,7 +39,15 @@ EXPECTED = {
     "all_to_all_shape": ["shape differs", "all_to_all(shape=(", ", 2), dtype", ", 3), dtype"],
     "all_to_all_axis": ["axis differs", "axis=0", "axis=1"],
     "all_to_allv_width": ["shape differs", "all_to_allv(shape=(", ", 3), dtype"],
+    "all_to_allv_expects_more": ["all_to_allv counts differ: rank 0 sends 1 rows to rank ",
+                                 " expects 2 from rank 0", "recv_sizes=[2, 1",
+                                 "recv_sizes=[1, 1"],
+    "all_to_allv_expects_fewer": ["all_to_allv counts differ: rank 0 sends 1 rows to rank ",
+                                  " expects 0 from rank 0", "recv_sizes=[0, 1"],
+    "all_to_allv_nonblocking": ["all_to_allv counts differ: rank 0 sends 1 rows to rank ",
+                                " expects 2 from rank 0"],
 }
+COUNT_CASES = 3             # check_counts, like agree(), names its own: no diagnose()
 SAME_ON_EVERY_RANK = {  # every rank made the same bad call: one line naming all ranks
     "sizes_length": "entries for",
     "root_out_of_range": "is not a rank of this",
@@ -83,7 +91,8 @@ def test_every_mismatch_raises_the_same_error_on_every_rank(results):
 def test_matching_calls_pass_and_the_trace_counts_only_them(results):
     N, res = results
     for rank, r in enumerate(res):
-        for name in ("uneven_all_gather", "uneven_gather", "scatter_negative_axis"):
+        for name in ("uneven_all_gather", "uneven_gather", "scatter_negative_axis",
+                     "uneven_all_to_allv"):
             assert r[name] == 0.0, name
         assert r["all_reduce"] == sum(range(N))
         assert r["reduce_scatter"] == N * len(np.array_split(np.ones(2 * N + 1), N)[rank])
@@ -92,10 +101,11 @@ def test_matching_calls_pass_and_the_trace_counts_only_them(results):
         assert r["ring"] == (rank - 1) % N
         assert r["trace"] == {op: 1 for op in (
             "all_gather", "gather", "scatter_header", "scatter", "all_reduce",
-            "reduce_scatter", "broadcast", "reduce", "barrier", "recv", "send")}
+            "reduce_scatter", "broadcast", "reduce", "all_to_allv", "barrier", "recv",
+            "send")}
         assert r["after_all"] == sum(range(N))                  # the group is still usable
         assert r["slow_paths"] == 0                  # legal calls pass the one small check
-        assert r["mismatch_slow_paths"] >= len(EXPECTED) - 2     # agree() names its own two
+        assert r["mismatch_slow_paths"] >= len(EXPECTED) - 2 - COUNT_CASES   # agree(): two
 
 
 def test_mode_off_allows_uneven_sizes_and_misses_mismatches(results):

@@ -268,6 +268,13 @@ def test_tutorial_12_runs_on_4_ranks(tmp_path):
     diffs = re.search(r"\|loss diff\| (\S+), \|grad diff\| (\S+), \|weight diff\| (\S+)$",
                       out, re.M)
     assert diffs and all(float(d) < 1e-10 for d in diffs.groups()), out
+    dims = dict((name, (int(got.replace(",", "")), int(want.replace(",", "")))) for name, got,
+                want in re.findall(r"^(cp|dp x cp|dp, tp, pp) +([\d,]+) +([\d,]+)  ", out, re.M))
+    hop = 2 * (16 // 4) * 16 * 8 * 4                        # K and V of S/cp tokens, b = 4
+    assert dims == {"cp": (2 * 2 * (3 * 4 - 2) * hop,) * 2,         # per step and layer:
+                    "dp x cp": (2 * 12 * (7360 + 1),) * 2,          # 2(4-1)/4 x 8 B x (P + 1)
+                    "dp, tp, pp": (0, 0)}, out
+    assert "every rank: max |trace - formula| 0" in out
     part4 = out[out.index("\n4. "):]                        # measured == tools/memory.py
     rows = re.findall(r"^(allgather|ring|ulysses) +([\d,]+) +([\d,]+)$", part4, re.M)
     assert [name for name, _, _ in rows] == ["allgather", "ring", "ulysses"], out

@@ -86,7 +86,7 @@ def test_bad_configurations_fail_alike_on_every_rank_before_any_message(launch):
     assert "ep must be an int >= 1" in b["ep_zero"]
     assert "num_experts=6 is not divisible by ep=4" in b["experts"]
     assert "top_k=5 > num_experts=4" in b["top_k"]
-    assert "capacity_factor must be > 0" in b["capacity"]
+    assert "capacity_factor must be a finite number > 0" in b["capacity"]
     assert "cp > 1 needs dropless" in b["cp_capacity"]
     assert b["spans"] == 0
 

@@ -176,10 +176,17 @@ def test_vocab_parallel_ids_give_the_serial_error_on_every_rank(ranks):
         assert ids["in_range_ok"] is True
 
 
-def test_a_nan_weight_on_one_rank_stops_every_rank(ranks):
-    for r in ranks:
-        assert r["nan_zero1"] == (f"NonFiniteError: non-finite loss at step 2 on rank "
-                                  f"{r['rank']} (pass check_finite=False to train on)")
+def test_a_nan_weight_under_zero1_is_named_where_it_is_before_the_reduce(ranks):
+    """As the pipeline case below, with ZeRO-1 in place of DDP (before: "non-finite loss at
+    step 2" on every rank, the weight never named)."""
+    note = "before ZeRO-1's gradient reduce over group"
+    assert ranks[0]["nan_zero1"].startswith("NonFiniteError: non-finite weight "
+                                            f"'blocks.0.ln1.weight' on rank 0, {note}")
+    for r in ranks[1:]:
+        origin = ("output of 'blocks.0." if r["rank"] == 1
+                  else "input of pipeline stage 1, received from stage 0 (")
+        assert r["nan_zero1"].startswith(f"NonFiniteError: non-finite activation: {origin}"), r
+        assert f"every weight finite) on rank {r['rank']}, {note}" in r["nan_zero1"]
 
 
 def test_a_nan_weight_in_a_pipeline_is_named_where_it_is_before_the_dp_reduce(ranks):
@@ -212,6 +219,41 @@ def test_a_nan_weight_is_named_with_its_rank_before_ddp_spreads_it(case, nprocs,
         f"minimegatron run: the job failed (exit code 1): rank {bad}: raised NonFiniteError: "
         f"non-finite weight 'blocks.0.ln1.weight' on rank {bad}, before DDP's all-reduce"), err
     assert "trained on" not in out and seconds < 30
+
+
+# (case, what rank 1 names first, what rank 0 names or None: rank 0 waits in the reduce and
+# the abort ends it). Before: "non-finite loss at step 2 on rank 0", nothing named.
+MOE = "before the MoE gradient reductions"
+NAN_MOE_ZERO = [
+    ("moe_router", f"non-finite weight 'blocks.0.mlp.router.weight' on rank 1, {MOE}",
+     "non-finite activation: "),
+    ("moe_expert", f"non-finite weight 'blocks.0.mlp.experts.fc1.weight' on rank 1, {MOE}",
+     "non-finite activation: "),
+    ("moe_aux", f"non-finite aux loss of 'blocks.1.mlp' on rank 1, {MOE}",
+     "non-finite gradient 'blocks.0.mlp.experts."),
+    ("zero1", "non-finite weight 'blocks.0.ln1.weight' on rank 1, before ZeRO-1's gradient "
+     "reduce over group 'dp0'", None),
+    ("zero2", "non-finite weight 'blocks.0.ln1.weight' on rank 1, before ZeRO-2's gradient "
+     "reduce over group 'dp0'", None),
+    ("zero2_act", "non-finite activation: input of 'blocks.1.attn.proj' (the first module "
+     "input or output that is not finite; every weight finite) on rank 1, before ZeRO-2's "
+     "gradient reduce over group 'dp0'", None),
+    ("zero3", "non-finite weight 'blocks.0.ln1.bias' on rank 1 (in its ZeRO-3 shard), before "
+     "ZeRO-3's reduce-scatter over group 'world'", "non-finite activation: output of "
+     "'blocks.0.ln1'")]
+
+
+@pytest.mark.parametrize("case,origin,other", NAN_MOE_ZERO)
+def test_a_nan_in_moe_or_zero_is_named_with_its_weight_and_rank(case, origin, other):
+    code, out, err, seconds = minimegatron_run("-n", "2", "--timeout", "50",
+                                               f"{TESTS_DIR}/workers/nan_moe_zero.py", case)
+    assert code not in (0, 124), err
+    summary = err[err.index("minimegatron run: the job failed"):]
+    assert summary.startswith("minimegatron run: the job failed (exit code 1): rank 1: raised "
+                              f"NonFiniteError: {origin}"), err
+    if other is not None:                              # rank 0 names where it saw it
+        assert f"; rank 0: raised NonFiniteError: {other}" in summary, err
+    assert "non-finite loss" not in err and "trained on" not in out and seconds < 40
 
 
 def test_a_nan_activation_is_named_with_its_module_and_rank_before_ddp_spreads_it():
@@ -270,6 +312,7 @@ def test_zero_optimizer_stops_on_a_nan_gradient_before_any_update(stage):
     model(Tensor(np.ones((1, 3)))).sum().backward()
     params[0].grad[0, 0] = np.nan
     before = [p.data.copy() for p in params]
-    with pytest.raises(NonFiniteError, match="^non-finite gradient at step 1 "):
-        zero.step()
+    with pytest.raises(NonFiniteError, match="^non-finite gradient 'parameter 0' on rank 0, "
+                                             f"before ZeRO-{stage}'s gradient reduce"):
+        zero.step()                                  # named before the reduce, unchanged
     assert all((p.data == b).all() for p, b in zip(params, before))

@@ -13,6 +13,7 @@ from minimegatron.autodiff.gradcheck import gradcheck
 from minimegatron.nn.moe import (MoE, MoEConfig, MoEGPT, attach_aux_loss, gather_rows,
                                  moe_layers, choose_experts, route, scatter_rows, top_k)
 from minimegatron.nn.moe.routing import assignment_counts
+from minimegatron.tools.memory_moe import moe_layer_indices
 from minimegatron.autodiff.tensor import Tensor
 
 
@@ -153,7 +154,12 @@ def test_moegpt_every_and_every_other_block_and_loss_includes_aux():
     every = MoEGPT(SMALL_CONFIG, MoEConfig(4, 2, 1.0))
     other = MoEGPT(SMALL_CONFIG, MoEConfig(4, 2, 1.0, every=2))
     assert len(moe_layers(every)) == 2 and len(moe_layers(other)) == 1
-    assert type(other.blocks[0].mlp).__name__ == "MLP"
+    # Megatron's moe_layer_freq: [1 if i % k == 0 else 0 for i in range(L)] -> block 0, not 1
+    assert type(other.blocks[1].mlp).__name__ == "MLP"
+    assert type(other.blocks[0].mlp).__name__ == "MoE"
+    pattern = [1 if i % 2 == 0 else 0 for i in range(5)]
+    assert [int(MoEConfig(4, 2, 1.0, every=2).is_moe_layer(i)) for i in range(5)] == pattern
+    assert moe_layer_indices(5, 2) == [0, 2, 4] and moe_layer_indices(6, 3) == [0, 3]
     loss = every.loss(x, y)
     ce = every.head_loss(_hidden(every, x), y).item()
     aux = sum(layer.aux_log[-1] for layer in moe_layers(every))
@@ -173,8 +179,14 @@ def _hidden(model, x):
 
 @pytest.mark.parametrize("kwargs, words", [
     (dict(num_experts=0), "num_experts"), (dict(num_experts=4, top_k=5), "top_k=5 > "),
-    (dict(capacity_factor=0.0), "capacity_factor must be > 0"),
-    (dict(capacity_factor=-1), "capacity_factor"), (dict(every=0), "every")])
+    (dict(capacity_factor=0.0), "capacity_factor must be a finite number > 0"),
+    (dict(capacity_factor=-1), "capacity_factor"), (dict(every=0), "every"),
+    (dict(capacity_factor=float("inf")), "capacity_factor must be a finite number"),
+    (dict(capacity_factor=float("nan")), "capacity_factor must be a finite number"),
+    (dict(aux_loss_coeff=float("inf")), "aux_loss_coeff must be a finite number"),
+    (dict(aux_loss_coeff=float("nan")), "aux_loss_coeff must be a finite number"),
+    (dict(z_loss_coeff=float("inf")), "z_loss_coeff must be a finite number"),
+    (dict(z_loss_coeff=-float("inf")), "z_loss_coeff must be a finite number")])
 def test_bad_moe_configs_raise_one_clear_error(kwargs, words):
     with pytest.raises(ValueError, match=words):
         MoEConfig(**kwargs)

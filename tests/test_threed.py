@@ -134,6 +134,8 @@ def test_tutorial_on_8_ranks(tmp_path):
     rows = re.findall(r"^rank (\d) \((\d),(\d),(\d)\) +(?:8,048|7,088) ", out, re.M)
     assert [int(r[0]) for r in rows] == list(range(8))          # one row per rank, in order
     assert "predicted by tools/memory.rank_report" in out
+    assert ("(trace.comm_by_dimension: cp, ep, dp x cp, edp): at most 0 B on a rank, formula 0 "
+            "(no cp or ep axis here); every byte each rank sent is in a dimension: yes") in out
     worst = float(re.search(r"max \|3D - serial\| over 3 steps: (\S+);", out).group(1))
     assert worst < TOL
     png = os.path.join(tmp_path, "3d_timeline.png")

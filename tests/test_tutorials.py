@@ -218,6 +218,15 @@ def test_14_mixture_of_experts_equals_one_process_and_bytes_and_memory_match(tmp
     assert f"= {formula:,d} B each, on every rank (max |trace - formula| 0)" in out
     assert re.search(r"^dropless .*max \|trace - formula\| 0$", out, re.M), out
     expert = 8 * 16 * 16 + 5 * 16                      # one expert MLP h -> 4h -> h
+    dense, local = 3232, 2 * 2 * expert                # rank 0's dense values, its 2 experts
+    dims = dict((name, (int(got.replace(",", "")), int(want.replace(",", "")))) for name, got,
+                want in re.findall(r"^(ep|dp x cp|edp|cp, tp, pp) +([\d,]+) +([\d,]+)  ",
+                                   out, re.M))
+    assert dims == {"ep": (4 * 2 * formula,) * 2,       # 4 all-to-alls x 2 blocks (trace)
+                    "dp x cp": (14 * (dense + 1),) * 2,  # 2(8-1)/8 x 8 B x (dense + loss)
+                    "edp": (8 * local,) * 2,             # 2(2-1)/2 x 8 B x expert values
+                    "cp, tp, pp": (0, 0)}, out
+    assert "every rank: max |trace - formula| 0" in out
     assert re.search(rf"^expert parameters +{2 * 2 * expert:,d} +{2 * 2 * expert:,d}$", out,
                      re.M), out
     assert re.search(r"^dispatch buffer \(bytes\) +2,048 +2,048$", out, re.M), out   # E b C h 8

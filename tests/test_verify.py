@@ -202,6 +202,11 @@ def test_verify_runs_on_any_world_size_and_skips_what_does_not_fit(nprocs):
     table = out[out.index("scheme "):]
     plan = [(s, d) for s, d in verify.plan_rows(SUBSET.split(","), nprocs)]
     for scheme, dims in plan:
+        if dims == ():                                 # 3d on a prime world: one SKIP row
+            assert nprocs in (3, 5, 7) and scheme == "3d", (scheme, nprocs)
+            assert re.search(rf"^3D\s+-\s.*SKIP \({re.escape(verify.no_grid(scheme, nprocs))}\)$",
+                             table, re.M), table
+            continue
         grid = "{}x{}x{}, M={}".format(*dims)
         line = re.search(rf"^{re.escape(verify.SCHEMES[scheme].label)}\s+{re.escape(grid)} .*$",
                          table, re.M)
@@ -213,9 +218,25 @@ def test_verify_runs_on_any_world_size_and_skips_what_does_not_fit(nprocs):
         else:
             assert line.group(0).endswith("PASS"), line.group(0)
             assert batch % (dims[0] * dims[3]) == 0
-    passed = sum(verify.fit(s, d)[1] is None for s, d in plan)
+    passed = sum(d != () and verify.fit(s, d)[1] is None for s, d in plan)
     assert f"{passed} of {len(plan)} rows pass, {len(plan) - passed} skipped" in out
     assert passed >= 3 and not re.search(r"(FAIL|ERROR)$", table, re.M)
+
+
+def test_a_requested_scheme_with_no_grid_is_a_skip_row_never_dropped():
+    """3 ranks: 3d, 4d-ring and moe-3d have no grid; each is a SKIP row saying why."""
+    code, out, err = run_cli(3, "--schemes", "ddp,3d,4d-ring,moe-3d", "--steps", "1",
+                             timeout=120)
+    assert code == 0, out + err
+    table = out[out.index("scheme "):]
+    for label, rule in (("3D", "two axes > 1"), ("4D ring", "cp > 1 and tp or pp > 1"),
+                        ("MoE ep+3D", "dp > 1 and tp or pp > 1")):
+        line = re.search(rf"^{re.escape(label)}\s+-\s.*$", table, re.M)
+        assert line and line.group(0).endswith(f"SKIP (no grid of 3 rank(s) fits: needs "
+                                               f"dp x pp x tp{' x cp' * (label[0] == '4')} "
+                                               f"with {rule})"), table
+    assert "1 of 4 rows pass, 3 skipped" in out, out
+    assert [s for s, d in verify.plan_rows(["ddp", "moe-3d"], 3)] == ["ddp", "moe-3d"]
 
 
 def test_tolerance_grows_with_the_steps_and_stays_tight_for_few():

@@ -52,7 +52,7 @@ from minimegatron.tools.memory import rank_report
 from minimegatron.tools.memory_measure import measure
 from minimegatron.tools import chrome_trace
 from minimegatron.tools.timeline import draw_timeline, rows_from_trace
-from minimegatron.comm.trace import comm_by_dimension
+from minimegatron.comm.trace import DIMENSIONS, comm_by_dimension
 
 
 # The checks' demo GPT with 2 layers (4 heads, d_model 32) reading 32 characters of the
@@ -131,11 +131,14 @@ def table_line(label, row):
     return f"{label:<16}" + "".join(f"{int(row[k]):>{w},}" for k, w in zip(COLUMNS, WIDTHS))
 
 
-def rank_row(trainer, sent):
-    """This rank's measured numbers: parameters, bytes held, bytes sent in the last step."""
+def rank_row(trainer, spans):
+    """This rank's measured numbers: parameters, bytes held, bytes sent in the last step by
+    dimension (trace.comm_by_dimension), and all it sent (every group)."""
     held = measure(trainer.parameters(), trainer.optimizer)
+    sent = comm_by_dimension(spans)
     return dict({k: held[k] for k in ("weights", "grads", "optimizer")}, **sent,
-                params=sum(p.size for p in trainer.parameters()))
+                params=sum(p.size for p in trainer.parameters()),
+                total=sum(s["bytes_sent"] for s in spans if s["kind"] == "comm"))
 
 
 def predicted_row(grid, args, micro_batches, stage):
@@ -161,6 +164,10 @@ def bytes_table(rows, grid, args, micro_batches):
     lines += [table_line(f"stage {stage}", predicted_row(grid, args, micro_batches, stage))
               for stage in range(grid.pp_size)]
     lines.append(text("t08.traffic"))
+    others = max(row[k] for row in rows for k in ("cp", "ep", "dp_cp", "edp"))
+    counted = all(sum(row[k] for k in DIMENSIONS) == row["total"] for row in rows)
+    lines.append(text("t08.other_dimensions", others=others,
+                      counted=text("t08.yes" if counted else "t08.no")))
     return "\n".join(lines)
 
 
@@ -220,7 +227,7 @@ def main(argv=None):
                   flush=True)
     last_step = list(trace.spans())
     comm.print0("\n" + grid.describe())
-    rows = comm.gather_object(rank_row(trainer, comm_by_dimension(last_step)), world)
+    rows = comm.gather_object(rank_row(trainer, last_step), world)
     every = comm.gather_object(list(trace.spans()), world, root=0)
     after = write(trainer.generate)
     checkpoint = os.path.join(args.out, "3d_gpt.npz")

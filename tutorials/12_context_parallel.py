@@ -11,7 +11,9 @@ Three things, each from the real code (minimegatron/parallel/context_parallel/):
    process's attention: max |diff| of Y, dQ, dK, dV, and the bytes each rank
    sent in the forward, read from the trace, next to the formula.
 3. The GPT with its sequence split over every rank (ring attention), trained
-   a few AdamW steps next to one process: loss, gradients, weights.
+   a few AdamW steps next to one process: loss, gradients, weights; then the
+   bytes each rank sent per dimension (cp: the ring; dp x cp: the gradients),
+   from the trace (trace.comm_by_dimension), next to the formulas.
 4. What one layer of that GPT keeps for backward on a rank, per variant,
    measured from the autograd graph next to the calculator (tools/memory.py),
    and the ring's K/V blocks in flight.
@@ -36,10 +38,12 @@ from minimegatron import comm
 from minimegatron.checks.context import (BATCH as GPT_BATCH, CP_CONFIG, check_attention,
                                          check_context_parallel, forward_bytes,
                                          layer_activation_bytes)
+from minimegatron.comm import trace
 from minimegatron.commands.entry import run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.context_parallel import (causal_pairs, check_split, positions,
                                                     ring_blocks)
+from minimegatron.nn import GPT
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.tools import memory
 from minimegatron.tools.cp_picture import draw_context_parallel
@@ -53,6 +57,27 @@ def tokens(rank, cp, split):
 
 def worst(group, value):
     return float(comm.all_reduce(np.array([value]), group, op="max")[0])
+
+
+def dimension_table(grid, steps):
+    """Part 3's bytes per dimension (trace.comm_by_dimension of its ``steps`` steps) beside the
+    formulas: the ring over cp, (cp-1) hops of K/V forward, cp-1 of K/V and cp of dK/dV
+    backward, 2(S/cp) h b x 8 B each, per layer; the gradients and the loss over dp x cp."""
+    by, cp, n = trace.comm_by_dimension(), grid.cp_size, grid.dp_cp.size
+    hop = 2 * (CP_CONFIG.seq_len // cp) * CP_CONFIG.d_model * 8 * (GPT_BATCH // grid.dp_size)
+    values = sum(p.size for p in GPT(CP_CONFIG).parameters())
+    ring = lambda nbytes: trace.bytes_moved("all_reduce", nbytes, n)[0]   # noqa: E731
+    rows = [("cp", by["cp"], steps * CP_CONFIG.n_layer * (3 * cp - 2) * hop,
+             f"{steps} steps x {CP_CONFIG.n_layer} layers x (3cp-2) hops x {hop:,d} B"),
+            ("dp x cp", by["dp_cp"], steps * (ring(8 * values) + ring(8)),
+             f"{steps} x 2(N-1)/N x 8 x ({values:,d} values + 1 loss), N = {n}"),
+            ("dp, tp, pp", by["dp"] + by["tp"] + by["pp"], 0, "no such axis here: 0")]
+    comm.print0(text("t12.by_dimension"))
+    comm.print0(f"{'dimension':<12}{'sent (trace)':>14}{'formula':>10}  {'from'}")
+    for name, got, want, how in rows:
+        comm.print0(f"{name:<12}{got:>14,d}{want:>10,d}  {how}")
+    off = max(abs(got - want) for _, got, want, _ in rows)
+    comm.print0(text("t12.by_dimension_off", off=worst(grid.world, off)))
 
 
 def main():
@@ -100,6 +125,8 @@ def main():
     comm.print0(text("t12.part3", cp=cp, steps=opts.steps,
                      loss=worst(group, diffs["loss"]), grad=worst(group, diffs["grad"]),
                      weight=worst(group, diffs["weight"])))
+
+    dimension_table(grid, opts.steps)
 
     shape = memory.GPTShape.of(CP_CONFIG)
     comm.print0(text("t12.part4", batch=GPT_BATCH, serial=int(memory.activation_bytes_per_layer(

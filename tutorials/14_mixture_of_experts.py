@@ -15,7 +15,8 @@ code (minimegatron/nn/moe/, minimegatron/parallel/expert_parallel/):
 3. the tokens dropped at capacity factors 0.5, 1, 1.25, 2 and dropless (one process,
    the trained weights);
 4. the bytes of dispatch and combine from the trace of the last step beside the formula
-   (ep-1) x E/ep x C x h x b x itemsize, and dropless from the token counts;
+   (ep-1) x E/ep x C x h x b x itemsize, and dropless from the token counts; then the
+   step's bytes per dimension (ep, dp x cp, edp: trace.comm_by_dimension) beside theirs;
 5. the expert and dense parameters of every rank and its dispatch buffer (the payload
    of the last step's dispatch, from the trace), measured in this run, beside the memory
    calculator (tools/memory_moe.py).
@@ -162,6 +163,34 @@ def bytes_table(grid, spans):
                      off=worst(grid.world, off)))
 
 
+def dimension_table(grid, trainer, spans):
+    """Part 4, per dimension: the last step's bytes by group (trace.comm_by_dimension) beside
+    the formulas: the all-to-alls over ep, the dense gradients and the loss over dp x cp
+    (here dp: cp = 1), the expert gradients over edp (a ring all-reduce: 2(n-1)/n x bytes)."""
+    by = trace.comm_by_dimension(spans)
+    named = list(trainer.named_parameters())
+    dense = sum(p.size for n, p in named if not is_expert(n))
+    experts = sum(p.size for n, p in named if is_expert(n))
+    cap, b = MOE.capacity(MOE_CONFIG.seq_len), BATCH // grid.dp_size
+    each = padded_bytes(grid.ep_size, MOE.num_experts, cap, MOE_CONFIG.d_model, b, 8)
+    blocks = len(moe_layers(trainer.stage))
+    ring = lambda n, size: trace.bytes_moved("all_reduce", n, size)[0]   # noqa: E731
+    rows = [("ep", by["ep"], len(LABELS) * blocks * each,
+             f"{len(LABELS)} all-to-alls x {blocks} MoE blocks x {each:,d} B"),
+            ("dp x cp", by["dp"] + by["dp_cp"],
+             ring(8 * dense, grid.dp_cp.size) + ring(8, grid.dp_cp.size),
+             f"2(N-1)/N x 8 x ({dense:,d} dense + 1 loss), N = {grid.dp_cp.size}"),
+            ("edp", by["edp"], ring(8 * experts, grid.edp.size),
+             f"2(n-1)/n x 8 x {experts:,d} expert values, n = {grid.edp.size}"),
+            ("cp, tp, pp", by["cp"] + by["tp"] + by["pp"], 0, "no such axis here: 0")]
+    comm.print0(text("t14.by_dimension"))
+    comm.print0(f"{'dimension':<12}{'sent (trace)':>14}{'formula':>10}  {'from'}")
+    for name, got, want, how in rows:
+        comm.print0(f"{name:<12}{got:>14,d}{want:>10,d}  {how}")
+    off = max(abs(got - want) for _, got, want, _ in rows)
+    comm.print0(text("t14.by_dimension_off", off=worst(grid.world, off)))
+
+
 def memory_table(grid, trainer, spans):
     """Part 5: what this rank holds in the tutorial's run (its parameters, the payload of the
     last step's dispatch from the trace), beside tools/memory_moe.py."""
@@ -212,6 +241,7 @@ def main():
     drops(serial)
     comm.print0(text("t14.part4"))
     bytes_table(grid, spans)
+    dimension_table(grid, trainer, spans)
     comm.print0(text("t14.part5"))
     memory_table(grid, trainer, spans)
 

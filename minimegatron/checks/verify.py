@@ -53,7 +53,9 @@ Any world size works: the batch (8 for data and pipeline rows, 4 for tp and
 cp, 16 for 3D) is rounded up to a multiple of dp x M,
 pipelines split 8 layers as evenly as they can (3 stages: 3 + 3 + 2), and a
 grid whose model cannot split (tp = 3 does not divide 8 heads, 16 stages
-exceed 8 layers) is a SKIP with that reason, never a FAIL (``fit``). The
+exceed 8 layers) is a SKIP with that reason, never a FAIL (``fit``); a
+scheme with no grid at all on N ranks (3d, 4d-*, moe-3d on a prime N) is one SKIP
+row that says what it needs: verify never drops a requested scheme. The
 interleaved row needs K*v = 2K layer groups (K = 8: SKIP) and M = 4 a
 multiple of K (K = 3: SKIP, the schedule's own rule); the zero-bubble rows need
 M = 8 >= K (zb-h1) or >= 2K-1 (zb-h2, zbv: K = 8 is a SKIP) and zbv 2K layer groups.
@@ -183,6 +185,9 @@ CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
 BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4,   # rounded up to a multiple of dp x M
          "4d": 4, "zb": 8, "moe": 8, "moe3d": 8, "moex": 8}
 INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
+NO_GRID = {"3d": "dp x pp x tp with two axes > 1",           # why a kind has no grid on N
+           "4d": "dp x pp x tp x cp with cp > 1 and tp or pp > 1",
+           "moe3d": "dp x pp x tp with dp > 1 and tp or pp > 1"}
 
 
 def _checks(name):
@@ -512,14 +517,21 @@ def table(rows, dtype):
 
 
 def plan_rows(schemes, world_size):
-    """[(scheme, dims or None)] in order; None: the scheme's module is not available."""
+    """[(scheme, dims or None)] in order; None: the scheme's module is not available;
+    (): no grid of this kind fits the world. Every requested scheme has at least one."""
     plan = []
     for scheme in schemes:
         if not available(scheme):
             plan.append((scheme, None))
         else:
-            plan += [(scheme, dims) for dims in grids(scheme, world_size)]
+            plan += [(scheme, dims) for dims in grids(scheme, world_size)] or [(scheme, ())]
     return plan
+
+
+def no_grid(scheme, world_size):
+    """The SKIP reason of a scheme with no grid on ``world_size`` ranks."""
+    rule = NO_GRID.get(SCHEMES[scheme].kind, "its grids")
+    return f"no grid of {world_size} rank(s) fits: needs {rule}"
 
 
 def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
@@ -536,6 +548,8 @@ def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
     for i, (scheme, dims) in enumerate(plan, 1):
         if dims is None:
             row = _row(scheme, (0, 0, 0, 0), None, "SKIP", 0.0, note="not available")
+        elif dims == ():                        # never dropped: a SKIP that says why
+            row = _row(scheme, (0, 0, 0, 0), None, "SKIP", 0.0, note=no_grid(scheme, world.size))
         else:
             row = run_row(scheme, dims, dtype, steps, world, split_cache)
         rows.append(row)

@@ -8,6 +8,7 @@ group.py        Group (a named communicator) and world()
 collectives.py  every blocking collective: check, the MPI call, the trace record; p2p, *_object
 nonblocking.py  the i* forms: start now, Handle.wait() later
 comm_check.py   ranks agree on a call (op, dtype, shape, root) before any data moves
+agreement.py    ranks agree on what sizes cannot show (cp split, schedule, ...) at construction
 staging.py      host staging and preallocated outputs (C-contiguous host buffers for MPI)
 polling.py      how a rank waits (spin when it has a core, yield when ranks share one)
 bound.py        persistent (bound) all-reduce: DDP's fast path

@@ -52,7 +52,8 @@ from mpi4py.util.dtlib import from_numpy_dtype
 
 from minimegatron.backend import get_backend
 from minimegatron.comm import staging, trace
-from minimegatron.comm.comm_check import check, recv_signature, send_signature
+from minimegatron.comm.comm_check import (check, check_counts, recv_signature,
+                                          send_signature)
 from minimegatron.comm.group import world
 from minimegatron.comm.waits import waits
 
@@ -217,11 +218,13 @@ def all_to_allv(x, group, send_sizes, recv_sizes, axis=0):
     ``recv_sizes[i]`` rows come from rank i, in rank order: ``Alltoallv``.
 
     Every rank's ``send_sizes[r]`` must equal rank r's ``recv_sizes`` entry for it
-    (the caller knows both sides; ``alltoall_object`` can exchange them).
+    (the caller knows both sides; ``alltoall_object`` can exchange them). In checking
+    mode ``check_counts`` verifies that and names both sides when it does not hold.
     """
     send_sizes, recv_sizes = check_all_to_allv(x, group, send_sizes, recv_sizes, axis)
     result = staging.empty((sum(recv_sizes),) + staging.without(x.shape, axis), x.dtype, x)
     check(group, "all_to_allv", x, axis=axis)
+    check_counts(group, x, send_sizes, recv_sizes, axis)
     host = staging.front(x, axis)
     row, mpi_type = int(np.prod(host.shape[1:])), from_numpy_dtype(host.dtype)
     start = trace.now()

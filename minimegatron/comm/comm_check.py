@@ -24,6 +24,12 @@ each side (rank, op, shape, dtype, root / reduce op, sizes, call site). A false
 alarm of the fast check (a hash collision the other way round, an axis written
 two ways) finds no reason there and the collective goes on.
 
+``all_to_allv`` adds ``check_counts`` after the fast check: one ``Allgather`` of
+every rank's send and receive sizes (2N int64 each), so every rank can see that
+what rank i sends to j is what j expects from i; otherwise MPI fills the missing
+rows with whatever memory held (more expected) or fails with a raw MPI_ERR_TRUNCATE
+(fewer expected). A disagreement raises on every rank, naming both sides.
+
 Point-to-point: ``send`` also sends a 320-byte signature (dtype, element
 count, its text) on tag ``tag + TAG_SHIFT``; the receiver waits for it before
 it looks at the data and raises when dtype or element count differ. Only the
@@ -172,6 +178,29 @@ def agree(group, what, description):
     group.mpi.Allgather(np.array([zlib.crc32(description.encode())], np.int64), table)
     if (table != table[0]).any():
         raise_on_every_rank(group, f"{what} differs", f"{description} at {call_site()}")
+
+
+@waits("all_to_allv counts")
+def check_counts(group, x, send_sizes, recv_sizes, axis=0):
+    """all_to_allv: raise the same CollectiveMismatch on every rank unless what rank i
+    sends to rank j (``send_sizes[j]`` on i) is what j expects from i (``recv_sizes[i]``
+    on j), naming both sides. One ``Allgather`` of 2N int64 per rank: every rank holds
+    S and R (N x N) and checks S[i, j] == R[j, i] for every pair, on the same table."""
+    if not _state["on"] or group.size == 1:
+        return
+    N = group.size
+    table = np.empty((N, 2, N), np.int64)
+    group.mpi.Allgather(np.array([send_sizes, recv_sizes], np.int64), table)
+    sends, expects = table[:, 0, :], table[:, 1, :].T      # S[i, j], R[j, i] at [i, j]
+    wrong = np.argwhere(sends != expects)
+    if len(wrong):
+        pairs = [f"rank {i} sends {sends[i, j]} rows to rank {j}, rank {j} expects "
+                 f"{expects[i, j]} from rank {i}" for i, j in wrong[:4]]
+        more = f" (and {len(wrong) - 4} more pairs)" if len(wrong) > 4 else ""
+        text = (f"{describe('all_to_allv', x, axis=axis)} with send_sizes={list(send_sizes)}, "
+                f"recv_sizes={list(recv_sizes)} at {call_site()}")
+        raise_on_every_rank(group, "all_to_allv counts differ: " + "; ".join(pairs) + more,
+                            text)
 
 
 # --- point-to-point: the receiver checks the sender's signature -------------------------------

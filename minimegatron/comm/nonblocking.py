@@ -19,7 +19,7 @@ from mpi4py.util.dtlib import from_numpy_dtype
 from minimegatron.comm import comm_check, staging, trace
 from minimegatron.comm.collectives import (check_all_to_all, check_all_to_allv, check_peer,
                                            chunk_sizes, counts, mpi_op)
-from minimegatron.comm.comm_check import check
+from minimegatron.comm.comm_check import check, check_counts
 from minimegatron.comm.polling import wait_all
 from minimegatron.comm.waits import waits
 
@@ -138,6 +138,7 @@ def iall_to_allv(x, group, send_sizes, recv_sizes, axis=0):
     send_sizes, recv_sizes = check_all_to_allv(x, group, send_sizes, recv_sizes, axis)
     result = staging.empty((sum(recv_sizes),) + staging.without(x.shape, axis), x.dtype, x)
     check(group, "all_to_allv", x, axis=axis)
+    check_counts(group, x, send_sizes, recv_sizes, axis)
     host = staging.front(x, axis)
     row, mpi_type = int(np.prod(host.shape[1:])), from_numpy_dtype(host.dtype)
     request = group.comm.Ialltoallv([host, *counts(send_sizes, row), mpi_type],

@@ -214,12 +214,24 @@ def summary(span_list=None):
     return table
 
 
+DIMENSIONS = ("dp", "pp", "tp", "cp", "ep", "dp_cp", "edp")
+
+
+def dimension_of(group_name):
+    """The grid dimension a group belongs to, by its name: "tp3" -> "tp", "dp_cp1" ->
+    "dp_cp" (dp x cp), "edp0" -> "edp"; None for "world" and groups of no dimension."""
+    kind = (group_name or "").rstrip("0123456789")
+    return kind if kind in DIMENSIONS else None
+
+
 def comm_by_dimension(span_list=None):
-    """{"dp", "pp", "tp": bytes sent} summed over this rank's spans, by the group's name."""
-    out = {"dp": 0, "pp": 0, "tp": 0}
+    """{dimension: bytes sent} summed over this rank's spans, by the group's name: dp, pp,
+    tp, cp, ep, dp_cp (dp x cp: the gradients when cp > 1; with cp = 1 the grid's dp x cp
+    group IS its dp group, named dp) and edp (the expert gradients)."""
+    out = dict.fromkeys(DIMENSIONS, 0)
     for s in spans() if span_list is None else span_list:
-        kind = (s.get("group") or "")[:2]
-        if s["kind"] == "comm" and kind in out:
+        kind = dimension_of(s.get("group"))
+        if s["kind"] == "comm" and kind is not None:
             out[kind] += s["bytes_sent"]
     return out
 

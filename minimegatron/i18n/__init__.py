@@ -17,14 +17,17 @@ block's English hint into the current language's).
 import contextlib
 import os
 
-from minimegatron.i18n import (en, en_checkpoint, en_lessons, en_sandbox, en_static, en_tutorials,
-                               ko, ko_checkpoint, ko_lessons, ko_sandbox, ko_static, ko_tutorials)
+from minimegatron.i18n import (en, en_agree, en_checkpoint, en_lessons, en_sandbox, en_static,
+                               en_tutorials, ko, ko_agree, ko_checkpoint, ko_lessons, ko_sandbox,
+                               ko_static, ko_tutorials)
 
 ENV = "MINIMEGATRON_LANG"
 CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES,
-                   **en_static.MESSAGES, **en_checkpoint.MESSAGES, **en_sandbox.MESSAGES},
+                   **en_static.MESSAGES, **en_checkpoint.MESSAGES, **en_sandbox.MESSAGES,
+                   **en_agree.MESSAGES},
             "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
-                   **ko_static.MESSAGES, **ko_checkpoint.MESSAGES, **ko_sandbox.MESSAGES}}
+                   **ko_static.MESSAGES, **ko_checkpoint.MESSAGES, **ko_sandbox.MESSAGES,
+                   **ko_agree.MESSAGES}}
 
 
 def language():

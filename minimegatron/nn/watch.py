@@ -19,6 +19,11 @@ micro-batches or gradient accumulation keep one set, not one per micro-batch;
 are saved by the graph until backward anyway; the rest (an output only added
 to the residual) live until the step ends.
 
+``name_non_finite`` is the one report every scheme raises before its gradient
+collective spreads a NaN (DDP's all-reduce, ZeRO's reduce-scatter, the MoE
+trainer's reductions): a weight this rank holds, else the first non-finite
+activation, else the aux losses, else the gradient.
+
 Limits: only the last call of each module is kept, so a NaN from an earlier
 micro-batch (or an earlier accumulated backward) is not found here; the report
 then names the gradient, as before.
@@ -26,6 +31,7 @@ then names the gradient, as before.
 import itertools
 
 from minimegatron.backend import xp
+from minimegatron.autodiff.guards import NonFiniteError, check_named, where
 from minimegatron.autodiff.tensor import unwrap
 
 
@@ -78,3 +84,21 @@ def _finite(value):
     if not hasattr(data, "dtype") or not xp.issubdtype(data.dtype, xp.floating):
         return True
     return bool(xp.isfinite(data).all())
+
+
+def name_non_finite(weights, grads, watch=None, note="", overflow_ok=False, aux_losses=()):
+    """Raise NonFiniteError at the first place a NaN/inf shows on this rank: a weight it
+    holds (``weights``: [(name, array)]), else the first non-finite module input or output
+    (``watch``), else an aux loss (``aux_losses``: [(MoE layer name, value)]), else a
+    gradient (``grads``: [(name, array)]). ``overflow_ok`` (float16 with a loss scaler): a
+    non-finite gradient with finite weights is an overflow, the scaler's to skip."""
+    check_named("weight", weights, note=note)
+    if overflow_ok:
+        return
+    first = watch.first_non_finite() if watch is not None else None
+    if first is not None:
+        raise NonFiniteError(f"non-finite activation: {first} (the first module input or "
+                             f"output that is not finite; every weight finite) {where()}{note}")
+    check_named("aux loss of", [(name, xp.asarray(value)) for name, value in aux_losses],
+                note=note)
+    check_named("gradient", grads, note=note)

@@ -38,6 +38,7 @@ ValueError on every rank instead of hanging). Tutorial:
 import numbers
 
 from minimegatron.comm import Group, world
+from minimegatron.comm.agreement import agree_fields
 from minimegatron.comm.local import self_group
 from minimegatron.parallel.expert_parallel.groups import check_expert_parallel, expert_groups
 
@@ -127,6 +128,8 @@ class ProcessGrid:
         check_expert_parallel(ep, dp, cp)
         self.dp_size, self.pp_size, self.tp_size, self.cp_size = dp, pp, tp, cp
         self.world = whole if comm == whole.comm else Group(comm, "grid")
+        agree_fields(self.world, "the process grid",                  # before any Split
+                     {"dp": dp, "pp": pp, "tp": tp, "cp": cp, "ep": ep})
         rank = comm.Get_rank()
         self.dp_rank, self.pp_rank, self.tp_rank = grid_coordinates(rank, dp, tp, cp)
         self.cp_rank = cp_coordinate(rank, tp, cp)

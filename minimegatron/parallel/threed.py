@@ -59,12 +59,16 @@ here (its per-unit gather hooks would run inside every micro-batch): ValueError.
 
     mpirun -n 8 python tutorials/08_3d_parallel.py --dp 2 --pp 2 --tp 2
 """
+import dataclasses
+
 from minimegatron import comm
 from minimegatron.comm import trace
+from minimegatron.comm.agreement import agree_fields
 from minimegatron.backend import xp
 from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
 from minimegatron.nn import GPT
+from minimegatron.nn.watch import ActivationWatch
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
 from minimegatron.parallel.context_parallel.gpt import context_parallel_model
@@ -116,6 +120,16 @@ def build_stage(model, grid, schedule, chunks=1):
     return PipelineStage(model, grid.pp_rank, grid.pp_size)       # drops other layers
 
 
+def agree_on_plan(grid, config, schedule, micro_batches, attention, **more):
+    """Every rank of the grid holds the same plan, or all raise naming the fields that
+    differ on each side (comm/agreement.py): the model config, the schedule, the cp
+    variant and split, and ``more``; message sizes cannot show these."""
+    fields = {f"config.{k}": v for k, v in dataclasses.asdict(config).items()}
+    fields.update(schedule=schedule, micro_batches=micro_batches, attention=attention,
+                  split=cp_split(attention), **more)
+    agree_fields(grid.world, "the training plan", fields)
+
+
 class Trainer3D:
     """One rank of a dp x pp x tp GPT: ``loss = trainer.train_step(inputs, targets)``.
 
@@ -131,6 +145,8 @@ class Trainer3D:
     step together; the pipeline starts backward from its loss scale S.
     ``attention``: the context-parallel variant when ``grid.cp_size`` > 1 (gradients and
     the loss then average over ``grid.dp_cp``).
+    At construction every rank of ``grid.world`` agrees on the plan (``agree_on_plan``:
+    the config, schedule, M, the cp variant and split, ZeRO, sp; one 8-byte Allgather).
     ``check_finite`` (default on): a NaN/inf loss raises guards.NonFiniteError on
     every rank together (the loss is all-reduced first), a NaN/inf gradient or
     weight on the ranks that hold it (the abort hook then ends the job).
@@ -140,6 +156,9 @@ class Trainer3D:
                  checkpoint_activations=False, optimizer_fn=make_optimizer, check_finite=True,
                  chunks=1, sequence_parallel=False, attention="ring"):
         check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
+        agree_on_plan(grid, config, schedule, micro_batches, attention, chunks=chunks,
+                      zero_stage=zero_stage, sequence_parallel=sequence_parallel,
+                      recompute=checkpoint_activations)
         self.config, self.grid, self.check_finite = config, grid, check_finite
         self.sequence_parallel = sequence_parallel and grid.tp_size > 1
         self.split = cp_split(attention)
@@ -161,8 +180,10 @@ class Trainer3D:
             self.optimizer = optimizer_fn(params)
         else:
             self.ddp = None
-            self.optimizer = ShardedOptimizer(params, grid.dp_cp, zero_stage,
-                                              optimizer_fn(params))
+            self.optimizer = ShardedOptimizer(
+                params, grid.dp_cp, zero_stage, optimizer_fn(params),
+                named=self.named_parameters(),
+                watch=ActivationWatch(self.stage) if check_finite else None)
         rule = self.optimizer if zero_stage == 0 else self.optimizer.optimizer
         self.rule = rule
         if hasattr(rule, "names") and len(rule.names) == len(params):   # mixed precision

@@ -442,8 +442,16 @@ def failures(job_dir):
     said = [(text[len("fail: "):], rank) for rank, text in ends.items()
             if text.startswith("fail: ")]
     said.sort(key=lambda item: (not item[0].startswith("raised"), "waits in" in item[0],
-                                "non-finite weight" not in item[0], item[1]))   # the cause
+                                _consequence(item[0]), item[1]))                 # the cause
     return [f"rank {rank}: {text}" for text, rank in said]
+
+
+def _consequence(text):
+    """0 for a NaN's origin (a weight), 1 for where it first showed (an activation, an aux
+    loss), 2 for what it reached (a gradient, the loss) or anything else."""
+    if "non-finite weight" in text:
+        return 0
+    return 1 if "non-finite activation" in text or "non-finite aux loss" in text else 2
 
 
 def _read(job_dir, name):

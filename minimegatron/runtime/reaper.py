@@ -49,7 +49,10 @@ def reap_if_asked():
         if os.getppid() != waiter:
             os._exit(1)
         return
-    _wait_and_record(child, job_dir, rank)
+    try:
+        _wait_and_record(child, job_dir, rank)
+    finally:                       # the waiter never prints a traceback of its own, nor
+        os._exit(1)                # returns into the rank's code
 
 
 def _wait_and_record(child, job_dir, rank):
@@ -74,11 +77,21 @@ def _wait_and_record(child, job_dir, rank):
     except OSError:
         pass
     if kind == "signal":
-        signal.signal(number, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
-        os.kill(os.getpid(), number)
+        _end_by(number)
         number = 128 + number
     os._exit(number)
+
+
+def _end_by(number):
+    """End this process by the rank's signal. SIGKILL and SIGSTOP take no handler (setting
+    one is an OSError), so only the others are reset to the default first."""
+    try:
+        if number not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        os.kill(os.getpid(), number)
+    except (OSError, ValueError):
+        pass
 
 
 # --- in the launcher ------------------------------------------------------------------------

@@ -36,8 +36,8 @@ def expert_size(h):
 
 
 def moe_layer_indices(n_layer, every, layers=None):
-    """The MoE blocks among ``layers`` (default all): (i + 1) % every == 0."""
-    return [i for i in (range(n_layer) if layers is None else layers) if (i + 1) % every == 0]
+    """The MoE blocks among ``layers`` (default all): i % every == 0 (Megatron's pattern)."""
+    return [i for i in (range(n_layer) if layers is None else layers) if i % every == 0]
 
 
 def moe_param_counts(cfg, experts, top_k, every=1):

@@ -96,7 +96,7 @@ def check_all():
     return {"rank": world.rank,
             "ids": ids_cases(world),
             "nan_pp_tp": nan_weight_case((1, 2, 2)),
-            "nan_zero1": nan_weight_case((2, 1, 2), zero_stage=1),
+            "nan_zero1": nan_weight_case((1, 2, 2), zero_stage=1),
             "nan_opted_out": nan_weight_case((2, 1, 2), check_finite=False),
             "zero_grad": zero_grad_case(),
             "batch": bad_batch_cases()}

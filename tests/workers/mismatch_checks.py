@@ -60,6 +60,13 @@ def mismatches(g):
         "all_to_all_axis": lambda: comm.all_to_all(np.ones((N, N)), g, axis=1 if odd else 0),
         "all_to_allv_width": lambda: comm.all_to_allv(np.ones((N, 3 if odd else 2)), g,
                                                       [1] * N, [1] * N),
+        # the last rank expects 2 rows (then 0) from rank 0, which sends it 1
+        "all_to_allv_expects_more": lambda: comm.all_to_allv(np.ones((N, 2)), g, [1] * N,
+                                                             [2 if odd else 1] + [1] * (N - 1)),
+        "all_to_allv_expects_fewer": lambda: comm.all_to_allv(np.ones((N, 2)), g, [1] * N,
+                                                              [0 if odd else 1] + [1] * (N - 1)),
+        "all_to_allv_nonblocking": lambda: comm.iall_to_allv(
+            np.ones((N, 2)), g, [1] * N, [2 if odd else 1] + [1] * (N - 1)).wait(),
     }
 
 
@@ -96,6 +103,10 @@ def legal_calls(g):
     out["broadcast"] = float(comm.broadcast(np.full(3, float(r)), g, root=N - 1)[0])
     reduced = comm.reduce(np.ones(3), g, root=0)
     out["reduce"] = float(reduced[0]) if r == 0 else None
+    send = [r + j + 1 for j in range(N)]                 # rank i sends i + j + 1 rows to j
+    moved = comm.all_to_allv(np.full((sum(send), 2), float(r)), g, send, send)
+    expected = np.concatenate([np.full((i + r + 1, 2), float(i)) for i in range(N)])
+    out["uneven_all_to_allv"] = float(np.abs(moved - expected).max())
     comm.barrier(g)
     left, right = (r - 1) % N, (r + 1) % N
     handles = [comm.irecv(np.empty(2), left, g, tag=5), comm.isend(np.full(2, float(r)), right, g,

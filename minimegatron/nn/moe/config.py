@@ -7,9 +7,9 @@
                      dropped and pass through the residual. None: dropless (no C)
     aux_loss_coeff   alpha of the load-balancing loss  alpha * E * sum_i f_i * P_i
     z_loss_coeff     beta of the router z-loss        beta * mean_t logsumexp(logits_t)^2
-    every            MoE in place of the MLP in blocks i with (i + 1) % every == 0:
-                     1 = every block, 2 = every other block (1, 3, ...), as Megatron's
-                     ``moe_layer_freq``
+    every            MoE in place of the MLP in blocks i with i % every == 0:
+                     1 = every block, 2 = every other block (0, 2, ...), Megatron's
+                     ``moe_layer_freq`` pattern ``[1 if i % k == 0 else 0 for i in range(L)]``
 
 ``check_moe_config`` raises the same ValueError on every rank before any message.
 """
@@ -42,7 +42,7 @@ class MoEConfig:
 
     def is_moe_layer(self, index):
         """True if block ``index`` has an MoE in place of its MLP."""
-        return (index + 1) % self.every == 0
+        return index % self.every == 0
 
 
 def _positive_int(name, value):
@@ -51,7 +51,7 @@ def _positive_int(name, value):
 
 
 def check_moe_config(moe):
-    """ValueError for E < 1, k > E, a capacity factor <= 0, negative coefficients."""
+    """ValueError for E < 1, k > E, a capacity factor <= 0, negative coefficients, inf, nan."""
     for name in ("num_experts", "top_k", "every"):
         _positive_int(name, getattr(moe, name))
     if moe.top_k > moe.num_experts:
@@ -59,10 +59,11 @@ def check_moe_config(moe):
                          "cannot pick more experts than there are")
     factor = moe.capacity_factor
     if factor is not None and (isinstance(factor, bool) or not isinstance(
-            factor, numbers.Real) or not factor > 0):
-        raise ValueError(f"MoE: capacity_factor must be > 0 (or None for dropless), "
-                         f"got {factor!r}")
+            factor, numbers.Real) or not 0 < factor < math.inf):
+        raise ValueError(f"MoE: capacity_factor must be a finite number > 0 (or None for "
+                         f"dropless), got {factor!r}")
     for name in ("aux_loss_coeff", "z_loss_coeff"):
         value = getattr(moe, name)
-        if not isinstance(value, numbers.Real) or not value >= 0:
-            raise ValueError(f"MoEConfig.{name} must be a number >= 0, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+                0 <= value < math.inf):
+            raise ValueError(f"MoEConfig.{name} must be a finite number >= 0, got {value!r}")

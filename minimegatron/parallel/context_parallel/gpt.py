@@ -15,7 +15,10 @@ and every rank steps the same weights, as one process does.
 
 Communication per step: the attention variant's bytes per layer, forward and
 backward (see its file), plus one all-reduce of the gradients, 2(N-1)/N * 8P
-bytes in float64 for P parameters and N = dp*cp ranks. Dropout is refused:
+bytes in float64 for P parameters and N = dp*cp ranks. At construction the cp
+ranks agree on the variant and the split (comm/agreement.py: one 8-byte Allgather;
+zigzag on one rank and contiguous on another move messages of the same size, so
+nothing else would notice). Dropout is refused:
 its masks would have to follow the tokens. ``generate`` is not offered: the
 last position lives on one rank. Checked against one process by
 checks/context.py (tests/test_context_parallel.py, ``minimegatron verify``).
@@ -35,6 +38,7 @@ Tutorial: ``minimegatron run -n 4 tutorials/12_context_parallel.py``.
 from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.comm import all_reduce
+from minimegatron.comm.agreement import agree_fields
 from minimegatron.nn.gpt import GPT, CausalSelfAttention
 from minimegatron.autodiff.ops import split as split_columns
 from minimegatron.parallel.context_parallel.allgather import allgather_attention
@@ -117,6 +121,7 @@ class ContextParallelGPT(TokenShards, GPT):
     def __init__(self, config, group, attention="ring", split=None):
         split = split or ("contiguous" if attention == "ulysses" else "zigzag")
         check_config(config, group.size, attention, split)
+        agree_fields(group, "context parallelism", {"attention": attention, "split": split})
         super().__init__(config)
         self.group, self.attention, self.split = group, attention, split
         for i, block in enumerate(self.blocks):
@@ -152,6 +157,7 @@ class TensorContextParallelGPT(TokenShards, ParallelGPT):
                  sequence_parallel=False):
         split = split or ("contiguous" if attention == "ulysses" else "zigzag")
         check_config(config, cp_group.size, attention, split, tp_group.size)
+        agree_fields(cp_group, "context parallelism", {"attention": attention, "split": split})
         super().__init__(config, tp_group, sequence_parallel=sequence_parallel)
         self.group, self.attention, self.split = cp_group, attention, split
         for i, block in enumerate(self.blocks):

@@ -74,8 +74,8 @@ from minimegatron.comm import comm_check, trace
 from minimegatron.backend import to_numpy, xp
 from minimegatron.comm.bound import bind_all_reduce
 from minimegatron.optim.flat import FlatBuffer
-from minimegatron.autodiff.guards import NonFiniteError, all_finite, check_named, where
-from minimegatron.nn.watch import ActivationWatch
+from minimegatron.autodiff.guards import all_finite
+from minimegatron.nn.watch import ActivationWatch, name_non_finite
 from minimegatron.parallel.split import flatten, unflatten
 
 DEFAULT_BUCKET_BYTES = 2 ** 20
@@ -267,17 +267,11 @@ class DistributedDataParallel:
         """NonFiniteError at the first place: a weight of this rank, else an activation, else
         the gradient (a float16 gradient with finite weights is an overflow: the loss
         scaler's)."""
-        note = f", before DDP's all-reduce over group {self.group.name!r}"
-        check_named("weight", [(n, p.data) for n, p in self.named], note=note)
-        if xp.dtype(self.params[0].dtype) != xp.float16:
-            first = self.watch.first_non_finite() if self.watch is not None else None
-            if first is not None:
-                raise NonFiniteError(f"non-finite activation: {first} (the first module input "
-                                     "or output that is not finite; every weight finite) "
-                                     f"{where()}{note}")
-            names = {id(p): n for n, p in self.named}
-            check_named("gradient", [(names[id(p)], view) for p, view
-                                     in zip(bucket.params, bucket.views)], note=note)
+        names = {id(p): n for n, p in self.named}
+        name_non_finite([(n, p.data) for n, p in self.named],
+                        [(names[id(p)], view) for p, view in zip(bucket.params, bucket.views)],
+                        self.watch, f", before DDP's all-reduce over group {self.group.name!r}",
+                        overflow_ok=xp.dtype(self.params[0].dtype) == xp.float16)
 
     def finish(self):
         """Start any bucket not started yet and wait for all: p.grad (views) hold the mean."""

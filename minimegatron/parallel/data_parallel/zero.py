@@ -17,6 +17,12 @@ slice [r P/N, (r+1) P/N). Each rank runs the optimizer's own rule,
 (b bytes per value; ring model, trace.py. DDP moves 2(N-1)/N * Pb, so stage 3
 moves 1.5x DDP. Stage 1 here keeps the full averaged gradient, as its memory
 formula counts it, so it all-reduces; the paper's variant reduce-scatters.)
+Non-finite numbers: before the gradient collective (the optimizer's
+``check_finite``), a NaN/inf gradient raises NonFiniteError on the rank where it
+appeared, naming a weight it holds, else the first non-finite activation, else the
+gradient (nn/watch.py's name_non_finite, as DDP does); after the reduce every rank
+would hold it. ``named`` / ``watch`` give the names and the ActivationWatch (a
+Module passed as ``params`` brings its own).
 At construction the dp ranks agree on the stage and the flat layout
 (``comm_check.agree``: one int64 per rank) before the weights' broadcast.
 
@@ -27,11 +33,15 @@ precision of b bytes (our float64 code, b = 8): 4bP, 2bP + 2bP/N, bP + 3bP/N,
 
     mpirun -n 8 python tutorials/06_zero.py
 """
+import math
+
 from minimegatron import comm
 from minimegatron.comm import comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.autodiff.function import no_grad
+from minimegatron.autodiff.guards import all_finite
 from minimegatron.nn.module import Module
+from minimegatron.nn.watch import ActivationWatch, name_non_finite
 from minimegatron.parallel.split import flatten, pad, padded, row_slice, unflatten
 
 
@@ -69,6 +79,18 @@ class FlatShard:
         """This rank's slice of a (P_pad,) buffer: a view."""
         return flat[self.owned]                                          # (P_pad/N,)
 
+    def owned_parts(self, names, shard):
+        """[(name, the part of that parameter in this rank's slice ``shard``)]: what this
+        rank holds of each weight once the full weights are freed (ZeRO-3)."""
+        parts, start = [], 0
+        for name, shape in zip(names, self.shapes):     # the shapes: ZeRO-3 frees p.data
+            size = math.prod(shape)
+            lo, hi = max(start, self.owned.start), min(start + size, self.owned.stop)
+            if lo < hi:
+                parts.append((name, shard[lo - self.owned.start:hi - self.owned.start]))
+            start += size
+        return parts
+
     def write_weights(self, flat):
         """Point the parameters at views of a (P_pad,) buffer."""
         for p, value in zip(self.params, unflatten(flat, self.shapes)):
@@ -83,7 +105,7 @@ class ShardedOptimizer:
     ``loss.backward(); zero.step(); zero.zero_grad()``.
     """
 
-    def __init__(self, params, group, stage=1, optimizer=None):
+    def __init__(self, params, group, stage=1, optimizer=None, named=None, watch=None):
         if stage not in (1, 2):
             raise ValueError(f"ShardedOptimizer is ZeRO stage 1 or 2, got {stage!r} (stage 3 "
                              "is Zero3, stage 0 plain DistributedDataParallel)")
@@ -91,6 +113,12 @@ class ShardedOptimizer:
         self.group, self.stage, self.optimizer, self.step_count = group, stage, optimizer, 0
         plist = params.parameters() if isinstance(params, Module) else list(params)
         self.flat = FlatShard([p for p in plist if p.requires_grad], group)
+        if isinstance(params, Module):                # names and activations for a NaN report
+            named = params.named_parameters() if named is None else named
+            watch = ActivationWatch(params) if watch is None else watch
+        names = {id(p): n for n, p in (named or ())}
+        self.names = [names.get(id(p), f"parameter {i}") for i, p in enumerate(self.flat.params)]
+        self.watch = watch
         agree_on_layout(group, stage, [self.flat.params])
         full = self.flat.flat_weights()
         with trace.label("zero.init"):
@@ -104,6 +132,11 @@ class ShardedOptimizer:
         if self.grad_shard is not None:
             return
         flat = self.flat
+        if getattr(self.optimizer, "check_finite", True) and not all_finite(
+                [p.grad for p in flat.params if p.grad is not None]):
+            self._name_non_finite()                   # before the reduce spreads it
+        if self.watch is not None:
+            self.watch.clear()                        # the step's activations go
         with trace.label(f"zero{self.stage}.grads"):
             if self.stage == 1:
                 averaged = comm.all_reduce(flat.flat_grads(), self.group, op="mean",
@@ -118,6 +151,16 @@ class ShardedOptimizer:
                 for p in flat.params:
                     p.grad = None
                 # EXERCISE 5.1 end
+
+    def _name_non_finite(self):
+        """NonFiniteError at the first place, as DDP's: a weight of this rank, else an
+        activation, else a gradient (float16: an overflow, the loss scaler's)."""
+        pairs = list(zip(self.names, self.flat.params))
+        name_non_finite([(n, p.data) for n, p in pairs],
+                        [(n, p.grad) for n, p in pairs if p.grad is not None], self.watch,
+                        f", before ZeRO-{self.stage}'s gradient reduce over group "
+                        f"{self.group.name!r}",
+                        overflow_ok=xp.dtype(self.flat.dtype) == xp.float16)
 
     def step(self, checked=False):
         """Update this rank's slice with the optimizer's rule, then all-gather W.

@@ -16,6 +16,11 @@ state per rank, one precision of b bytes: 4bP/N (tools/memory.py: 16P/N in
 mixed precision); tools/memory_measure.py measures it, and the largest unit's
 gathered weights as ``peak_gathered_bytes``.
 
+Non-finite numbers (the optimizer's ``check_finite``): a unit's NaN/inf gradient,
+before its reduce-scatter spreads it, raises NonFiniteError naming a weight of this
+rank's shards, else the first non-finite activation, else the gradient
+(nn/watch.py's name_non_finite, as DDP does).
+
 Why backward re-runs a unit's forward: PyTorch frees a gathered weight's
 storage in place, and the saved tensors see it refilled before backward. A
 NumPy array the autograd graph still references cannot be freed, so here the
@@ -29,7 +34,9 @@ from minimegatron import comm
 from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.autodiff.function import Function, enable_grad, no_grad
+from minimegatron.autodiff.guards import all_finite, check_named
 from minimegatron.nn.module import Module, ModuleList, Parameter
+from minimegatron.nn.watch import ActivationWatch, name_non_finite
 from minimegatron.parallel.data_parallel.zero import (FlatShard, ShardedOptimizer,
                                                       agree_on_layout, check_rule)
 from minimegatron.parallel.split import unflatten
@@ -69,6 +76,9 @@ class GatheredForward(Function):
             total.backward()
         else:
             out.backward(grad_outs[0])
+        if unit.report is not None and not all_finite(
+                [p.grad for p in unit.flat.params if p.grad is not None]):
+            unit.report(unit)                                    # before the reduce-scatter
         with trace.label(f"zero3.{unit.name}.grads"):
             grad_shard = comm.reduce_scatter(unit.flat.flat_grads(), unit.flat.group,
                                              op="mean")          # (P_pad/N,)
@@ -102,7 +112,8 @@ class ShardedUnit(Module):
 
     def __init__(self, name, module, group, gathered):
         super().__init__()
-        self.name, self.gathered_bytes = name, gathered
+        self.name, self.gathered_bytes, self.report = name, gathered, None
+        self.keys = [f"{name}.{key}" for key in module._parameters]     # full-model names
         self.flat = FlatShard(list(module._parameters.values()), group)
         self.run = module.forward                                # the unit's own forward
         full = self.flat.flat_weights()
@@ -164,6 +175,23 @@ class Zero3(Module):
         for (name, _), unit in zip(owners, self.units):
             _replace(model, name, unit)
         self.model = model                                       # its parameters: the shards
+        self.watch = ActivationWatch(model)                      # names a NaN's origin
+        for unit in self.units:
+            unit.report = self.name_non_finite
+
+    def name_non_finite(self, unit):
+        """A NaN/inf gradient of ``unit`` before its reduce-scatter (the optimizer's
+        ``check_finite``): NonFiniteError naming a weight in THIS rank's shards (the rank
+        that holds it), else the first non-finite activation, else the gradient."""
+        if not getattr(self.optimizer, "check_finite", True):
+            return
+        note = f", before ZeRO-3's reduce-scatter over group {self.group.name!r}"
+        for u in self.units:                  # the rank whose shard holds it names the weight
+            check_named("weight", u.flat.owned_parts(u.keys, u.shard.data),
+                        note=" (in its ZeRO-3 shard)" + note)
+        name_non_finite([], [(k, p.grad) for k, p in zip(unit.keys, unit.flat.params)
+                             if p.grad is not None], self.watch, note,
+                        overflow_ok=xp.dtype(unit.flat.dtype) == xp.float16)
 
     def forward(self, *args, **kwargs):
         return self.model(*args, **kwargs)
@@ -178,6 +206,7 @@ class Zero3(Module):
     def step(self):
         """Update this rank's slice of every unit with the optimizer's rule: no communication."""
         self.step_count += 1
+        self.watch.clear()                                       # the step's activations go
         grads = [xp.zeros_like(u.shard.data) if u.shard.grad is None else u.shard.grad
                  for u in self.units]
         self.optimizer.check([u.shard.data for u in self.units], grads, self.step_count)

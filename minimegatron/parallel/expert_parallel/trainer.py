@@ -20,12 +20,20 @@ run again in backward; its aux loss is logged once, recompute.py) and float16
 mixed precision (``optimizer_fn`` a MixedPrecisionOptimizer over grid.world: one
 found-inf per step, the aux losses start from S/M). Refused before any message:
 dropout, clipping with ZeRO (the norm of sharded gradients is not composed here).
+
+Non-finite numbers (``check_finite``, default on): after the pipeline step and
+before any reduction, a NaN/inf gradient or aux loss raises NonFiniteError naming a
+weight this rank holds (the router, its experts), else the first non-finite
+activation, else the aux loss, else the gradient, as DDP does for a dense model.
 """
+import dataclasses
+
 from minimegatron import comm
 from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.data.demo import make_optimizer
-from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
+from minimegatron.autodiff.guards import all_finite, check_finite, check_ids, check_targets
+from minimegatron.nn.watch import ActivationWatch, name_non_finite
 from minimegatron.nn.moe.gpt import moe_layers, take_aux_loss
 from minimegatron.parallel.context_parallel import check_split
 from minimegatron.parallel.tensor_parallel.sequence import check_sequence_length
@@ -34,7 +42,8 @@ from minimegatron.parallel.expert_parallel.grads import clip_grad_norm, reduce_g
 from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
 from minimegatron.parallel.expert_parallel.zero import ExpertShardedOptimizer
 from minimegatron.parallel.pipeline_parallel import PipelineEngine
-from minimegatron.parallel.threed import Trainer3D, build_stage, check_3d_config, cp_split
+from minimegatron.parallel.threed import (Trainer3D, agree_on_plan, build_stage, check_3d_config,
+                                         cp_split)
 
 
 class MoETrainer(Trainer3D):
@@ -51,6 +60,11 @@ class MoETrainer(Trainer3D):
         check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
         check_moe_grid(config, moe, grid, sequence_parallel)
         check_expert_parallel(grid.ep_size, grid.dp_size, grid.cp_size, moe.num_experts)
+        agree_on_plan(grid, config, schedule, micro_batches, attention, clip_grad=clip_grad,
+                      ep=grid.ep_size, expert_group=(expert_group or grid.edp).size,
+                      zero_stage=zero_stage, chunks=chunks, sequence_parallel=sequence_parallel,
+                      recompute=checkpoint_activations,
+                      **{f"moe.{k}": v for k, v in dataclasses.asdict(moe).items()})
         if zero_stage and clip_grad is not None:
             raise ValueError("MoETrainer: clip_grad with ZeRO is not composed here (the norm "
                              "of sharded gradients); use zero_stage=0 to clip")
@@ -75,6 +89,23 @@ class MoETrainer(Trainer3D):
             rule.names = [name for name, _ in self.named_parameters()]     # names its errors
         if not hasattr(rule, "loss_scale"):
             rule.check_finite = check_finite
+        self.watch = ActivationWatch(self.stage) if check_finite else None   # names a NaN
+
+    def name_non_finite(self):
+        """A NaN/inf gradient or aux loss on this rank, before the reductions spread it:
+        NonFiniteError naming a weight this rank holds (a router, an expert), else the first
+        non-finite activation, else an aux loss, else the gradient (nn/watch.py)."""
+        if self.watch is None:
+            return
+        named = list(self.named_parameters())
+        names = {id(m): n for n, m in self.stage.named_modules()}
+        aux = [(names[id(m)], sum(m.aux_log)) for m in moe_layers(self.stage)]
+        grads = [(n, p.grad) for n, p in named if p.grad is not None]
+        if not all_finite([g for _, g in grads] + [xp.asarray([v for _, v in aux])]):
+            name_non_finite([(n, p.data) for n, p in named], grads, self.watch,
+                            ", before the MoE gradient reductions", aux_losses=aux,
+                            overflow_ok=hasattr(self.rule, "loss_scale"))
+        self.watch.clear()
 
     def forward_backward(self, inputs, targets):
         """Pipeline forward/backward on this rank's rows (and tokens), then the two gradient
@@ -94,6 +125,7 @@ class MoETrainer(Trainer3D):
             layer.aux_grad_scale = scale / self.micro_batches
         take_aux_loss(self.stage)
         loss = self.engine.train_step(x, y)                       # cross entropy, every stage
+        self.name_non_finite()                                    # before any reduction
         aux = take_aux_loss(self.stage) / self.micro_batches      # this stage's layers
         if self.zero_stage:
             self.optimizer.reduce_gradients()         # ZeRO: dense over dp x cp, experts edp
