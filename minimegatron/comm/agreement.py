@@ -25,7 +25,7 @@ import zlib
 import numpy as np
 
 from minimegatron.comm.mismatch import call_site, raise_on_every_rank
-from minimegatron.runtime.waits import waits
+from minimegatron.comm.waits import waits
 
 MAX_FIELDS = 32
 
