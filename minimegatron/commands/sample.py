@@ -15,13 +15,13 @@ model trained on the repeat task (vocab 24) has no text to write. A missing or
 damaged file, such a model, or a prompt character outside the vocabulary ends
 in one line, ``error: ...``, with exit status 2.
 """
-import argparse
 import dataclasses
 
 from minimegatron.commands.argtypes import finite_positive_float, nonnegative_int, positive_int
 from minimegatron.backend import asarray
 from minimegatron.data.datasets import CharTokenizer, tiny_corpus
 from minimegatron.commands.entry import run
+from minimegatron.commands.parser import ArgumentParser, say
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.tools.checkpoint_format import CheckpointError, read_checkpoint
 
@@ -70,11 +70,15 @@ def write(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="minimegatron sample", description=__doc__.splitlines()[0])
-    ap.add_argument("--checkpoint", required=True, help="a file written by save_checkpoint")
-    ap.add_argument("--prompt", default="In ", help="the text to continue (default 'In ')")
-    ap.add_argument("--tokens", type=nonnegative_int, default=200, help="characters to write")
-    ap.add_argument("--temperature", type=finite_positive_float, default=0.8)
-    ap.add_argument("--top-k", type=positive_int, default=None, help="keep the k likeliest")
-    ap.add_argument("--seed", type=nonnegative_int, default=0)
+    def msg(key):
+        return say(f"cli.sample.{key}")
+    ap = ArgumentParser(prog="minimegatron sample", description=msg("description"))
+    ap.add_argument("--checkpoint", required=True, metavar="FILE", help=msg("checkpoint"))
+    ap.add_argument("--prompt", default="In ", metavar="TEXT", help=msg("prompt"))
+    ap.add_argument("--tokens", type=nonnegative_int, default=200, metavar="N",
+                    help=msg("tokens"))
+    ap.add_argument("--temperature", type=finite_positive_float, default=0.8, metavar="T",
+                    help=msg("temperature"))
+    ap.add_argument("--top-k", type=positive_int, default=None, metavar="K", help=msg("top_k"))
+    ap.add_argument("--seed", type=nonnegative_int, default=0, metavar="N", help=msg("seed"))
     return run(write, "sample", ap.parse_args(argv))
