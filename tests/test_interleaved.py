@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import pytest
 
-from mpi_harness import TESTS_DIR, minimegatron_run, run_mpi
+from mpi_harness import TESTS_DIR, minimegatron_run, run_mpi, time_bound
 
 from minimegatron.checks.pipeline import TOLERANCE
 from minimegatron.parallel.pipeline_parallel.schedules import (
@@ -214,4 +214,4 @@ def test_stages_built_with_another_configuration_name_the_rank(case, differs):
     assert code not in (0, 124), err
     assert "collective mismatch in group 'pp0' (PipelineEngine configuration differs)" in err
     assert "  rank 1 (world 1): schedule=" in err and differs in err, err
-    assert "trained" not in out and seconds < 20
+    assert "trained" not in out and seconds < time_bound(20, 39)   # a hang: --timeout 40
