@@ -67,14 +67,14 @@ def pytest_addoption(parser):
 
 
 def _launching_names(module):
-    """Names of the module's functions (fixtures too) that start processes, directly or
-    through another function of the module."""
+    """Names of the module's functions (fixtures too) and classes that start processes,
+    directly or through another function or class of the module."""
     try:
         source = inspect.getsource(module)
     except (OSError, TypeError):
         return set()
-    sources = {node.name: ast.get_source_segment(source, node)
-               for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+    sources = {node.name: ast.get_source_segment(source, node) for node in ast.parse(source).body
+               if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     launching = {name for name, text in sources.items() if LAUNCHES.search(text)}
     grown = True
     while grown:

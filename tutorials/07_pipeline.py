@@ -107,9 +107,7 @@ def run(schedule, micro_batches, group, inputs, targets, args):
 
 def report(results, serial, args):
     """The table: loss vs serial, bubble by formula, emulated and plain, memory per stage."""
-    print(f"\n{'schedule':<8}{'M':>4}  {'pipeline loss':>18}{'serial loss':>18}{'|diff|':>9}"
-          f"  {'bubble: formula':>15}{'emulated':>10}{'plain':>8}  {'in flight per stage':<21}"
-          f"{'peak KiB per stage'}")
+    print(text("t07.head_table"))
     for (schedule, _), r in zip(RUNS, results):
         held = " ".join(str(h) for h in r["emulated"]["in_flight"])
         kib = " ".join(f"{b / 1024:.0f}" for b in r["memory"])

@@ -215,9 +215,8 @@ def main(argv=None):
         losses.append(trainer.train_step(x, y))
         times.append(time.perf_counter() - start)
         if world.rank == 0:                              # the serial losses live here
-            print(f"step {step:3d}  loss {losses[-1]:.6f}  serial {serial[step]:.6f}  "
-                  f"|diff| {abs(losses[-1] - serial[step]):.1e}  {1e3 * times[-1]:7.1f} ms",
-                  flush=True)
+            print(text("t08.step_line", step=step, loss=losses[-1], serial=serial[step],
+                       diff=abs(losses[-1] - serial[step]), ms=1e3 * times[-1]), flush=True)
     last_step = list(trace.spans())
     comm.print0("\n" + grid.describe())
     rows = comm.gather_object(rank_row(trainer, comm_by_dimension(last_step)), world)
@@ -229,7 +228,7 @@ def main(argv=None):
     if world.rank == 0:
         print("\n" + bytes_table(rows, grid, args, trainer.micro_batches))
         diffs = [abs(a - b) for a, b in zip(losses, serial)]
-        print(f"\n{'step':>4} {'3D loss':>12} {'serial loss':>12} {'|diff|':>9}")
+        print(text("t08.head_losses"))
         for step in sorted(set(range(0, args.steps, 10)) | {args.steps - 1}):  # every 10th
             print(f"{step:>4} {losses[step]:>12.8f} {serial[step]:>12.8f} {diffs[step]:>9.1e}")
         print(text("t08.max", steps=args.steps, worst=max(diffs),

@@ -5,8 +5,8 @@
 A message is a ``str.format`` template in a plain dict, one module per
 language (``en.py``, ``ko.py``; tutorials 03-11 in ``en_tutorials.py``,
 ``ko_tutorials.py``; the exercises' lesson points in ``en_lessons.py``,
-``ko_lessons.py``; the command line, argparse's own words included, in ``en_cli.py``,
-``ko_cli.py``), with the same keys and the same {fields} (tests/test_i18n.py
+``ko_lessons.py``; the tutorials' table headers in ``en_tables.py``, ``ko_tables.py``;
+the command line, argparse's own words included, in ``en_cli.py``, ``ko_cli.py``), with the same keys and the same {fields} (tests/test_i18n.py
 checks both). Numbers, code names and commands are fields
 or stay in the template as they are; the Korean uses the terms of
 docs/glossary.md. The exercises' titles, hints and source notes are English
@@ -18,14 +18,14 @@ block's English hint into the current language's).
 import contextlib
 import os
 
-from minimegatron.i18n import (en, en_cli, en_lessons, en_tutorials, ko, ko_cli, ko_lessons,
-                               ko_tutorials)
+from minimegatron.i18n import (en, en_cli, en_lessons, en_tables, en_tutorials, ko, ko_cli,
+                               ko_lessons, ko_tables, ko_tutorials)
 
 ENV = "MINIMEGATRON_LANG"
 CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES,
-                   **en_cli.MESSAGES},
+                   **en_tables.MESSAGES, **en_cli.MESSAGES},
             "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
-                   **ko_cli.MESSAGES}}
+                   **ko_tables.MESSAGES, **ko_cli.MESSAGES}}
 
 
 def language():
