@@ -4,9 +4,10 @@ The rule (the Korean output keeps identifiers, numbers, commands and the technic
 the lecture notes keep in English, so "no ASCII letters" would be wrong):
 
 1. A line with any Hangul syllable is Korean, whatever else it holds.
-2. A line that is a command (its first word is minimegatron, python, python3, pip,
-   mpirun, mpiexec or ``.``, and none of its first three words ends in a colon, as
-   "minimegatron memory: error: ..." does) is not counted: commands are typed as they are.
+2. A line of text a model wrote, quoted after a bar (``  | In pipeline ...``), is not
+   counted: it is data, in no language. Nor is a command (its first word is minimegatron,
+   python, python3, pip, mpirun, mpiexec or ``.``, and none of its first three words ends
+   in a colon, as "minimegatron memory: error: ..." does): commands are typed as they are.
 3. Every other word is dropped when it is not prose: options (``--layers``), paths and
    file names (``/``, ``.`` or ``_`` inside), anything with a digit, ``=`` or a comma
    inside (``x=1``, ``{config,table1}``), hyphenated names (``pp-gpipe``, ``all-reduce``),
@@ -49,6 +50,8 @@ def english_only(line):
     if HANGUL.search(line):
         return False
     tokens = line.split()
+    if tokens and tokens[0] == "|":
+        return False
     if not tokens or tokens[0] in COMMANDS and not any(t.endswith(":") for t in tokens[:3]):
         return False
     return len(prose_words(line)) >= 2

@@ -54,6 +54,6 @@ if N == 8:
 else:
     comm.print0(text("t01.small_world", n=N))
     grid = ProcessGrid(dp=1, pp=1, tp=N)
-comm.print0("\n" + grid.describe())
+comm.print0("\n" + grid.describe(group=text("t01.group")))
 total = comm.all_reduce(np.array([float(r)]), grid.tp)
 show(text("t01.tp_all_reduce"), r, total)

@@ -151,7 +151,9 @@ def main():
         os.makedirs(args.out, exist_ok=True)
     comm.print0(text("t07.heading", layers=CONFIG.n_layer, batch=BATCH, stages=group.size)
                 + (text("t07.checkpointing") if args.checkpoint else ""))
-    comm.print_ranks(repr(PipelineStage(GPT(CONFIG), group.rank, group.size)))
+    stage = PipelineStage(GPT(CONFIG), group.rank, group.size)
+    comm.print_ranks(text("t07.stage", stage=stage.stage, stages=stage.num_stages,
+                          blocks=stage.layers, params=stage.num_parameters()))
 
     inputs, targets = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=0)
     serial = GPT(CONFIG).loss(inputs, targets).item()          # every rank, one process

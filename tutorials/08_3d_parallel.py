@@ -122,8 +122,6 @@ def serial_losses(steps, batch_size):
 
 
 COLUMNS = ("params", "weights", "grads", "optimizer", "dp", "pp", "tp")
-HEADERS = ("params", "weights B", "grads B", "Adam m,v B", "dp sent B", "pp sent B",
-           "tp sent B")
 WIDTHS = (8, 11, 10, 12, 11, 11, 11)
 
 
@@ -149,8 +147,7 @@ def predicted_row(grid, args, micro_batches, stage):
 
 def bytes_table(rows, grid, args, micro_batches):
     """Measured rows (one per rank), then the predicted row of each stage."""
-    lines = [text("t08.bytes"),
-             f"{'rank (dp,pp,tp)':<16}" + "".join(f"{h:>{w}}" for h, w in zip(HEADERS, WIDTHS))]
+    lines = [text("t08.bytes"), text("t08.head_bytes")]
     for rank, row in enumerate(rows):
         d, p, t = grid_coordinates(rank, grid.dp_size, grid.tp_size)
         lines.append(table_line(f"rank {rank} ({d},{p},{t})", row))
@@ -218,7 +215,7 @@ def main(argv=None):
             print(text("t08.step_line", step=step, loss=losses[-1], serial=serial[step],
                        diff=abs(losses[-1] - serial[step]), ms=1e3 * times[-1]), flush=True)
     last_step = list(trace.spans())
-    comm.print0("\n" + grid.describe())
+    comm.print0("\n" + grid.describe(group=text("t08.group")))
     rows = comm.gather_object(rank_row(trainer, comm_by_dimension(last_step)), world)
     every = comm.gather_object(list(trace.spans()), world, root=0)
     after = write(trainer.generate)

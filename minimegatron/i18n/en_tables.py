@@ -6,6 +6,11 @@ each tutorial prints only its own keys, with the fields it passes).
 """
 
 MESSAGES = {
+    "t01.group": "group",
+    "t07.stage": "PipelineStage({stage}/{stages}, blocks {blocks}, {params:,} parameters)",
+    "t08.group": "group",
+    "t08.head_bytes": "rank (dp,pp,tp)   params  weights B   grads B  Adam m,v B  dp sent B  "
+                      "pp sent B  tp sent B",
     "t05.head_losses": "step     serial  DataParallel        DDP",
     "t05.head_bytes": "rank    DP sent    DP recv   DDP sent   DDP recv  DP grads+optim",
     "t06.head_losses": "step      ZeRO-0      ZeRO-1      ZeRO-2      ZeRO-3",

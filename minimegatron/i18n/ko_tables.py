@@ -5,6 +5,11 @@
 """
 
 MESSAGES = {
+    "t01.group": "그룹",
+    "t07.stage": "PipelineStage({stage}/{stages}, 블록 {blocks}, 파라미터 {params:,}개)",
+    "t08.group": "그룹",
+    "t08.head_bytes": "rank (dp,pp,tp)   파라미터   가중치 B gradient B  Adam m,v B  dp 보냄 B  "
+                      "pp 보냄 B  tp 보냄 B",
     "t05.head_losses": "단계       직렬  DataParallel        DDP",
     "t05.head_bytes": "rank    DP 보냄    DP 받음   DDP 보냄   DDP 받음  DP gradient+optim",
     "t06.head_losses": "단계      ZeRO-0      ZeRO-1      ZeRO-2      ZeRO-3",
