@@ -37,8 +37,10 @@ def fields(template):
 
 
 @pytest.mark.parametrize("en, ko", [(i18n.en.MESSAGES, i18n.ko.MESSAGES),
-                                     (i18n.en_lessons.MESSAGES, i18n.ko_lessons.MESSAGES)],
-                         ids=["grader", "lessons"])
+                                     (i18n.en_lessons.MESSAGES, i18n.ko_lessons.MESSAGES),
+                                     (i18n.en_cli.MESSAGES, i18n.ko_cli.MESSAGES),
+                                     (i18n.en_tables.MESSAGES, i18n.ko_tables.MESSAGES)],
+                         ids=["grader", "lessons", "cli", "tables"])
 def test_every_key_in_both_languages_with_the_same_fields(en, ko):
     assert sorted(en) == sorted(ko)
     for key in en:

@@ -1,6 +1,6 @@
 """Tutorial 5: data parallelism two ways, master style and all-reduce, both = one process.
 
-    mpirun -n 8 python tutorials/05_data_parallel.py [--steps 20]
+    minimegatron run -n 8 tutorials/05_data_parallel.py [--steps 20]
 
 Each step trains three copies of tutorial 0's GPT on the same batch of 16:
   serial  one process, the whole batch (every rank computes it, rank 0 prints)

@@ -1,6 +1,6 @@
 """Tutorial 6: ZeRO stages 0-3 side by side: same losses, less memory, a bit more traffic.
 
-    mpirun -n 8 python tutorials/06_zero.py [--steps 5]
+    minimegatron run -n 8 tutorials/06_zero.py [--steps 5]
 
 Stage 0 is DDP with AdamW (every rank holds weights, grads, m and v: 4bP
 bytes, b = 8 in float64). Stage 1 shards m and v over the N ranks, stage 2

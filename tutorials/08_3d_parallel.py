@@ -1,6 +1,6 @@
 """Tutorial 8: 3D parallelism, a GPT trained on a dp x pp x tp grid of 8 ranks.
 
-    mpirun -n 8 python tutorials/08_3d_parallel.py                 # 2 x 2 x 2
+    minimegatron run -n 8 tutorials/08_3d_parallel.py                 # 2 x 2 x 2
     python -m minimegatron run -n 8 tutorials/08_3d_parallel.py --dp 1 --pp 2 --tp 4
     python tutorials/08_3d_parallel.py --dp 1 --pp 1 --tp 1        # one process
 

@@ -91,7 +91,7 @@ flips a tiny gradient's sign moves it by 2 lr, as much as a bug). Two tests:
 The command (argparse, printing) is ``minimegatron/commands/verify.py``; this module
 is the plain functions it calls (``run_rows``, ``table``).
 
-    mpirun -n 8 python -m minimegatron verify        (or: minimegatron run -n 8 verify)
+    minimegatron run -n 8 verify       (one rank, plain minimegatron verify: nothing parallel)
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
     minimegatron run -n 8 verify --precision mixed --steps 2
 """

@@ -6,9 +6,9 @@ A message is a ``str.format`` template in a plain dict, one module per
 language (``en.py``, ``ko.py``; tutorials 03-11 in ``en_tutorials.py``,
 ``ko_tutorials.py``; the exercises' lesson points in ``en_lessons.py``,
 ``ko_lessons.py``; the tutorials' table headers in ``en_tables.py``, ``ko_tables.py``;
-the command line, argparse's own words included, in ``en_cli.py``, ``ko_cli.py``), with the same keys and the same {fields} (tests/test_i18n.py
-checks both). Numbers, code names and commands are fields
-or stay in the template as they are; the Korean uses the terms of
+the command line, argparse's own words included, in ``en_cli.py``, ``ko_cli.py``), with
+the same keys and the same {fields} (tests/test_i18n.py checks both). Numbers, code
+names and commands are fields or stay in the template as they are; the Korean uses the terms of
 docs/glossary.md. The exercises' titles, hints and source notes are English
 data in ``exercise_checks`` (a student copy raises the English hint, which
 ``exercises.is_blank`` compares), so ``exercise_text`` picks the Korean ones

@@ -214,7 +214,7 @@ MESSAGES = {
     "check.worst_entry": "{where}{what}: 가장 많이 틀린 원소 {index}: 기댓값 {expected}, "
                          "실제값 {got} (|차이| {diff:.3g} > {atol:g})",
     # tutorials/00_autodiff_and_gpt.py
-    "t00.mpi_note": "(프로세스 하나로 하는 실습: mpirun -n {n}에서는 랭크 0만 실행하고 나머지는 "
+    "t00.mpi_note": "(프로세스 하나로 하는 실습: minimegatron run -n {n}에서는 랭크 0만 실행하고 나머지는 "
                     "바로 끝납니다)",
     "t00.part1": "1부: y = sum(tanh(x @ w)); dy/dw = x^T (1 - tanh^2(x @ w))",
     "t00.compare": "  자동 미분(autodiff): {autodiff}  손으로 계산: {hand}",

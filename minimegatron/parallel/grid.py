@@ -33,7 +33,7 @@ gradients). With ep = 1, ``grid.ep`` is this rank alone and ``grid.edp`` is dp_c
 ``Group`` per kind with ``Split`` (one collective each, after the check that
 dp * pp * tp * cp equals the world size, so a wrong grid fails with the same
 ValueError on every rank instead of hanging). Tutorial:
-``mpirun -n 8 python tutorials/01_collectives.py``.
+``minimegatron run -n 8 tutorials/01_collectives.py``.
 """
 import numbers
 
