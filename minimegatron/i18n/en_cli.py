@@ -184,6 +184,8 @@ MESSAGES = {
     "cli.exercises.next_teacher": "next (teacher): minimegatron grade --path {path}   (every "
                                   "exercise is TODO at first)",
     "cli.exercises.solved": "solved {ids} in {path}",
+    "cli.no_exercise": "no exercise {spec}; known: {known} (or a group number such as 3, or "
+                       "all)",
     "cli.exercises.error": "minimegatron exercises: {error}",
     # grade.py
     "cli.grade.description": "check a student copy, exercise by exercise (--class: every copy "

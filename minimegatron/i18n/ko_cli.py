@@ -184,6 +184,8 @@ MESSAGES = {
     "cli.exercises.next_teacher": "다음 (교사): minimegatron grade --path {path}   (처음에는 "
                                   "모든 문제가 TODO)",
     "cli.exercises.solved": "{path}에 {ids}의 답을 넣었습니다",
+    "cli.no_exercise": "연습 문제 {spec}이(가) 없습니다; 있는 문제: {known} (또는 3 같은 묶음 "
+                       "번호, 또는 all)",
     "cli.exercises.error": "minimegatron exercises: 오류: {error}",
     # grade.py
     "cli.grade.description": "학생 사본을 문제마다 검사합니다 (--class: 한 반의 모든 사본을 "
