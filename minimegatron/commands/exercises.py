@@ -16,10 +16,10 @@ def parser():
     """``exercises list | make DIR [--force] | solve DIR ID...``, every argument with help."""
     def msg(key):
         return say(f"cli.exercises.{key}")
-    parser = ArgumentParser(
+    ap = ArgumentParser(
         prog="minimegatron exercises", formatter_class=RawDescriptionHelpFormatter,
         description=msg("description"), epilog=msg("epilog"))
-    sub = parser.add_subparsers(dest="action", required=True, help=msg("action"))
+    sub = ap.add_subparsers(dest="action", required=True, help=msg("action"))
     sub.add_parser("list", help=msg("list"), description=msg("list"))
     make_parser = sub.add_parser("make", help=msg("make"), description=msg("make"))
     make_parser.add_argument("dir", metavar="DIR", help=msg("make_dir"))
@@ -27,7 +27,7 @@ def parser():
     solve_parser = sub.add_parser("solve", help=msg("solve"), description=msg("solve"))
     solve_parser.add_argument("dir", metavar="DIR", help=msg("solve_dir"))
     solve_parser.add_argument("exercise", nargs="+", metavar="ID", help=msg("ids"))
-    return parser
+    return ap
 
 
 def main(argv=None):

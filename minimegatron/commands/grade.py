@@ -18,6 +18,7 @@ from minimegatron.commands.argtypes import finite_positive_float, positive_int
 from minimegatron.commands.entry import banner
 from minimegatron.commands.parser import ArgumentParser, RawDescriptionHelpFormatter, say
 
+
 def msg(key):
     """The grade command's text ``key`` in the reader's language (i18n ``cli.grade.*``)."""
     return say(f"cli.grade.{key}")

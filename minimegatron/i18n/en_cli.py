@@ -104,8 +104,7 @@ MESSAGES = {
     "cli.memory.zero": "ZeRO stage: 0 none, 1 optimizer state, 2 and gradients, 3 and "
                        "weights split over dp (default 0)",
     "cli.memory.schedule": "pipeline schedule, which sets the micro-batches a stage holds "
-                           "(default 1f1b)",
-    "cli.memory.chunks": "model chunks per stage, v (interleaved only; default 2)",
+                           "(default 1f1b; interleaved with v = 2 chunks per stage)",
     "cli.memory.checkpoint": "activation checkpointing: keep each layer's input, recompute "
                              "the rest",
     "cli.memory.precision": "bytes per value: mixed (float16 and float32 masters, the "

@@ -105,8 +105,7 @@ MESSAGES = {
     "cli.memory.zero": "ZeRO 단계: 0 없음, 1 optimizer 상태, 2 여기에 gradient, 3 여기에 "
                        "가중치까지 dp에 나눔 (기본값 0)",
     "cli.memory.schedule": "pipeline schedule: stage 하나가 동시에 들고 있는 micro-batch 수를 "
-                           "정합니다 (기본값 1f1b)",
-    "cli.memory.chunks": "stage마다 모델 chunk 수 v (interleaved 전용; 기본값 2)",
+                           "정합니다 (기본값 1f1b; interleaved는 stage마다 chunk v = 2개)",
     "cli.memory.checkpoint": "activation checkpointing: 각 층의 입력만 두고 나머지는 다시 계산",
     "cli.memory.precision": "값 하나의 바이트: mixed (float16과 float32 master, 기본값), "
                             "float32 또는 float64",
