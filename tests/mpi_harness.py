@@ -25,7 +25,8 @@ Children import this repository's minimegatron (PYTHONPATH = repo root).
 ("the job ends within 30 s"): ``quiet`` seconds on a quiet machine, stretched by
 the load (``load_factor``: the 1-minute load average per core) on a busy laptop, and
 never above ``ceiling``, the time the bug it guards against takes (a grace period,
-a timeout), so the assertion can still fail under any load.
+a timeout), so the assertion can still fail under any load. ``run_mpi`` and
+``run_script`` stretch their hang timeout the same way (at most 4 times).
 """
 import importlib.util
 import json
@@ -60,7 +61,11 @@ def time_bound(quiet, ceiling):
 
 
 def _launch(nprocs, argv, timeout, env, plain=False):
-    """mpiexec -n N argv; ``plain`` keeps the caller's BLAS settings (like a bare mpirun)."""
+    """mpiexec -n N argv; ``plain`` keeps the caller's BLAS settings (like a bare mpirun).
+
+    ``timeout`` is the hang guard of a quiet machine: on a loaded one it stretches with
+    ``load_factor()`` (at most 4 times), so a slow run is not mistaken for a hang."""
+    timeout = timeout * min(load_factor(), 4.0)
     if REPO_ROOT not in sys.path:
         sys.path.insert(0, REPO_ROOT)
     from minimegatron.runtime.launcher import child_env, find_mpiexec, mpiexec_flags, run_job
