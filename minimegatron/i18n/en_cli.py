@@ -62,7 +62,7 @@ MESSAGES = {
     "cli.run.timeout": "after S s, report where each rank waits (HANG), kill the job",
     "cli.run.target": "script.py, or a minimegatron command such as verify",
     "cli.run.args": "the arguments of the script or command",
-    "cli.run.alternative": "without this launcher: mpirun -n N python3 script.py (plain MPI: "
+    "cli.run.alternative": "Without this launcher: mpirun -n N python3 script.py (plain MPI: "
                            "no --timeout, no report of the rank that ended the job)",
     "cli.run.no_script": "no such script: {path}",
     "cli.run.beside": "minimegatron run: the ranks import {path} (beside the script)",
