@@ -114,7 +114,7 @@ def test_korean_grader_run(monkeypatch, tmp_path):
             _assert_korean(section)
         assert f"연습 문제 2개 중 {2 if name == 'reference' else 0}개 통과" in reports[name]
     blank_32 = _verdicts(reports["blank"])["3.2"]
-    assert blank_32.startswith("미완성  3.2  g: 순전파는 올리듀스(all-reduce), 역전파는 항등 "
+    assert blank_32.startswith("미완성  3.2  g: 순전파는 all-reduce, 역전파는 항등 "
                                "[랭크(rank) 4개, 랭크 2개짜리 tp 그룹]")
     assert f"아직 하지 않음: 연습 문제 3.2: {i18n.ko.EXERCISES['3.2']['hint']}" in blank_32
     assert f'강의 노트: "{i18n.ko.F_AND_G}"' in blank_32
@@ -183,7 +183,7 @@ def test_tutorial_02_in_korean():
                     "--- 행 방향 분할: A를 행 단위로 분할; X는 열 단위로 분할; Y = Y_1 + Y_2 (g)",
                     "[rank 1] Y_2 = [[ 63,  83], [163, 215]]   합친 Y = [[ 74,  98], [258, 346]]",
                     "분할    부분 곱                 합치기        Y == X A",
-                    "행 방향 Y_i = X_i A_i (2x2)     올리듀스      True"):
+                    "행 방향 Y_i = X_i A_i (2x2)     all-reduce    True"):
         assert heading in out, out
     for phrase in ("split", "serial", "combined", "input ="):
         assert phrase not in out, out

@@ -68,7 +68,7 @@ KOREAN_RUNS = [   # (ranks, tutorial, args, Korean lines, English phrases that m
     (2, "03_tensor_parallel_mlp.py", [],
      ["Megatron MLP, D=8, ffn=32, 랭크(rank) 2개; X (2, 4, 8)",
       "[rank 1] A_1 = A의 열 16..31: 모양(shape) (8, 16); B_1 = B의 행: 모양 (16, 8)",
-      "올리듀스(all-reduce): 순전파(forward) 1번, 역전파(backward) 1번 (각각 512 바이트"],
+      "all-reduce: 순전파(forward) 1번, 역전파(backward) 1번 (각각 512 바이트"],
      ["columns", "shape (8", "all-reduces:", "parameters", "per rank"]),
     (4, "09_interleaved_1f1b.py", [],
      ["버블(bubble) (유휴 / 작업)   시뮬레이션 3/16   공식 (1/v)(K-1)/M = 3/16   일반 1F1B 3/8",

@@ -5,8 +5,8 @@ the English ones stay in ``exercise_checks`` (the student copy raises them).
 """
 
 F_AND_G = ("연산자 f와 g는 켤레(conjugate)입니다: f는 순전파(forward)에서 항등, 역전파(backward)"
-           "에서 올리듀스(all-reduce)이고, g는 순전파에서 올리듀스, 역전파에서 항등입니다.")
-ROW_SPLIT = "A의 행 방향 분할 (X는 열 단위로 스캐터(scatter)하고, 부분 출력은 올리듀스로 합합니다)"
+           "에서 all-reduce이고, g는 순전파에서 all-reduce, 역전파에서 항등입니다.")
+ROW_SPLIT = "A의 행 방향 분할 (X는 열 단위로 스캐터(scatter)하고, 부분 출력은 all-reduce로 합합니다)"
 
 EXERCISES = {
     "1.1": {"title": "MatMul 역전파(backward)",
@@ -43,18 +43,18 @@ EXERCISES = {
                     "역전파 하나, 끝으로 남은 역전파들 (쿨다운, cool-down)",
             "note": "1F1B는 스테이지 k에 최대 min(M, K - k)개 마이크로 배치의 활성값(activation)만 "
                     "동시에 둡니다; GPipe는 M개를 둡니다."},
-    "3.1": {"title": "f: 순전파는 항등, 역전파는 올리듀스(all-reduce)",
+    "3.1": {"title": "f: 순전파는 항등, 역전파는 all-reduce",
             "hint": "f의 역전파: 모든 랭크(rank)의 dL/dX는 ctx.group 랭크들의 grad_out의 합(SUM)"
                     "입니다 (집합 통신 한 번); 그것과 group 인자 몫의 None을 반환하세요",
             "note": F_AND_G},
-    "3.2": {"title": "g: 순전파는 올리듀스(all-reduce), 역전파는 항등",
+    "3.2": {"title": "g: 순전파는 all-reduce, 역전파는 항등",
             "hint": "g의 순전파: 모든 랭크(rank)가 group 랭크들의 x의 합(SUM)을 받습니다 "
                     "(집합 통신 한 번; group.size == 1이면 할 일이 없습니다)",
             "note": F_AND_G},
     "3.3": {"title": "A의 열 분할 (ColumnParallelLinear)",
             "hint": "랭크 r은 (in, out) 가중치와 편향의 열 r*w .. (r+1)*w를 가집니다, "
                     "w = out_features / tp: width와 슬라이스 cols를 정하세요",
-            "note": "A의 열 방향 분할 (입력 X는 두 워커에 브로드캐스트되고, 출력은 올개더"
+            "note": "A의 열 방향 분할 (입력 X는 두 워커에 브로드캐스트되고, 출력은 all-gather"
                     "(all-gather)로 이어 붙입니다): A1 = [10, 11, 12, 13]^T -> Y1 = X.A1 = "
                     "[74, 258]^T; A2 = [14, 15, 16, 17]^T -> Y2 = X.A2 = [98, 346]^T"},
     "3.4": {"title": "A의 행 분할 (RowParallelLinear)",
@@ -66,22 +66,22 @@ EXERCISES = {
             "hint": "partial = X_i A_i (그 .data를 self.last_partial에 보관), 그다음 "
                     "y = g(partial): reduce_from_tp(partial, self.tp_group)",
             "note": ROW_SPLIT + " ... Y1 + Y2 = Y"},
-    "4.1": {"title": "DDP: 기울기 올리듀스(all-reduce)",
+    "4.1": {"title": "DDP: 기울기 all-reduce",
             "hint": "평탄한 기울기 버퍼에서 버킷(bucket)의 조각(bucket.reduce)에 대한 논블로킹 "
-                    "올리듀스(op mean)를 제자리에서(in place) 하나만 시작하고, 그 핸들을 "
+                    "all-reduce(op mean)를 제자리에서(in place) 하나만 시작하고, 그 핸들을 "
                     "bucket.handle에 두세요",
             "note": "분산 데이터 병렬(DistributedDataParallel): 워커마다 프로세스 하나. 순전파 -> "
-                    "역전파 -> (기울기 올리듀스) -> 업데이트. 특별한 랭크는 없습니다."},
+                    "역전파 -> (기울기 all-reduce) -> 업데이트. 특별한 랭크는 없습니다."},
     "5.1": {"title": "ZeRO 2단계: 기울기 리듀스 스캐터(reduce-scatter)",
             "hint": "각 랭크는 평균(MEAN) 기울기 중 자기 조각만 가집니다: 펼친 기울기들을 "
                     "self.grad_shard로 리듀스 스캐터(op mean)한 다음, 모든 p.grad를 해제하세요",
             "note": "ZeRO(옵티마이저 상태, 기울기, 파라미터 분할)는 데이터 병렬화의 메모리 해법으로 "
-                    "소개됩니다. / 링 올리듀스(ring all-reduce)는 랭크마다 버퍼의 2(N-1)/N을 "
-                    "보내고, 리듀스 스캐터와 올개더는 각각 (N-1)/N을 보냅니다."},
-    "5.2": {"title": "ZeRO: 자기 샤드(shard)를 업데이트하고 가중치를 올개더(all-gather)",
+                    "소개됩니다. / ring all-reduce는 랭크마다 버퍼의 2(N-1)/N을 "
+                    "보내고, 리듀스 스캐터와 all-gather는 각각 (N-1)/N을 보냅니다."},
+    "5.2": {"title": "ZeRO: 자기 샤드(shard)를 업데이트하고 가중치를 all-gather",
             "hint": "no_grad() 안에서 self.optimizer.update를 이 랭크의 조각(self.shard, "
                     "self.grad_shard, flat.state, self.step_count)에만 적용한 다음, 조각들을 "
-                    "펼친 전체 가중치로 올개더하세요: full",
+                    "펼친 전체 가중치로 all-gather하세요: full",
             "note": "혼합 정밀도(mixed precision) Adam(K = 12)의 장치당 ZeRO 메모리: 기준 16*P "
                     "바이트; 1단계: 4P + 12P/N; 2단계: 2P + 14P/N; 3단계: 16P/N."},
     "6.1": {"title": "인터리브드(interleaved) 1F1B: 워밍업 횟수",
@@ -94,11 +94,11 @@ EXERCISES = {
                     "(r+1)*T/tp (축 SEQ)를 받습니다 (집합 통신 한 번; group.size == 1이면 할 "
                     "일이 없습니다)",
             "note": "Korthikanti 외 2022: g-bar는 순전파에서 리듀스 스캐터, 역전파에서 "
-                    "올개더(all-gather)입니다. / 링 올리듀스는 랭크마다 버퍼의 2(N-1)/N을 "
-                    "보내고, 리듀스 스캐터와 올개더는 각각 (N-1)/N을 보냅니다."},
+                    "all-gather입니다. / 링 all-reduce는 랭크마다 버퍼의 2(N-1)/N을 "
+                    "보내고, 리듀스 스캐터와 all-gather는 각각 (N-1)/N을 보냅니다."},
     "7.1": {"title": "손실 스케일링(loss scaling): 오버플로에서 건너뛰고 절반으로",
             "hint": "grads 중 하나라도 유한하지 않으면(all_finite) local을 1.0으로 두고, group에서 "
-                    "op max로 올리듀스하세요; 오버플로면 self.scale을 절반으로(backoff_factor, "
+                    "op max로 all-reduce하세요; 오버플로면 self.scale을 절반으로(backoff_factor, "
                     "min_scale 아래로는 아님) 하고 clean_steps를 0으로, 아니면 깨끗한 스텝을 세고 "
                     "growth_interval번마다 스케일을 키우세요",
             "note": "혼합 정밀도(mixed precision) 학습(Megatron, DeepSpeed): 파라미터당 20 바이트; "
@@ -118,15 +118,15 @@ EXERCISES = {
             "note": "지그재그(Megatron-LM 컨텍스트 병렬화): cp의 랭크 i는 시퀀스의 청크 i와 "
                     "2cp-1-i, 앞쪽 청크와 그 거울상을 가지므로, 모든 랭크가 같은 양의 인과 "
                     "어텐션을 계산합니다."},
-    "9.1": {"title": "제로 버블(zero bubble): 역전파를 B와 W로 나누기",
+    "9.1": {"title": "zero bubble: 역전파를 B와 W로 나누기",
             "hint": "weights = node.inputs 중 가중치(weight)인 것 (is_weight); 하나도 없으면 "
                     "node.fn.backward 전체를 지금 돌려주세요; 있으면 (node.fn, node.ctx, "
                     "node.inputs, grad_outs, weights)를 W를 위해 self.steps에 붙이고, 기울기가 "
                     "필요하면서 가중치가 아닌 입력의 마스크로 masked_backward(...)를 돌려주세요",
-            "note": "제로 버블(Qi 외 2024): Y = XW의 기울기는 둘입니다: 이전 스테이지가 기다리는 "
+            "note": "zero bubble(Qi 외 2024): Y = XW의 기울기는 둘입니다: 이전 스테이지가 기다리는 "
                     "B, dL/dX = dL/dY W^T, 그리고 옵티마이저 스텝만 필요로 하는 W, dL/dW = "
                     "X^T dL/dY. 그래서 W는 나중에 실행할 수 있습니다."},
-    "9.2": {"title": "제로 버블(zero bubble): ZB-H1의 W 단계 배치",
+    "9.2": {"title": "zero bubble: ZB-H1의 W 단계 배치",
             "hint": "워밍업 뒤 남은 마이크로배치 j마다: 그 B, cap개를 들고 있으면(F는 끝났고 W는 "
                     "아직) W가 없는 가장 오래된 마이크로배치의 W, 그다음 F; 그다음 마지막 B들, "
                     "각각 뒤에 W 하나; 그다음 아직 남은 모든 W",
@@ -142,12 +142,12 @@ EXERCISES = {
                      "한 그룹에서 많아야 C = ceil(k T f / E)개 토큰을 먼저 온 순서로 받고, 용량을 "
                      "넘는 토큰은 버려져 잔차(residual)로 지나갑니다."},
     "10.2": {"title": "전문가 병렬화(expert parallel): 디스패치 배치",
-             "hint": "행은 전문가 우선 (ep, E/ep, b*C, h)입니다: group에서 그것의 올투올 한 번 "
+             "hint": "행은 전문가 우선 (ep, E/ep, b*C, h)입니다: group에서 그것의 all-to-all 한 번 "
                      "(all_to_all_rows, trace.label('ep.dispatch') 안에서)이 청크 j를 랭크 j로 "
                      "보냅니다; 도착한 것은 [보낸 랭크][내 전문가][슬롯]: [내 전문가][보낸 "
                      "랭크][슬롯]으로 전치해 (E/ep*ep*b*C, h) 행으로 돌려주세요",
              "note": "전문가 병렬화(GShard, Switch, Megatron): 랭크마다 전문가 E/ep개; 토큰은 "
-                     "올투올 두 번으로 전문가의 랭크에 갔다가 돌아오며, 각각 시퀀스당 E x C x h인 "
+                     "all-to-all 두 번으로 전문가의 랭크에 갔다가 돌아오며, 각각 시퀀스당 E x C x h인 "
                      "채워진 버퍼의 (ep-1)/ep를 보냅니다."},
 }
 
@@ -222,12 +222,12 @@ MESSAGES = {
     "t00.start": "  손실은 log(10) = {start:.2f} 근처에서 시작; 하한 3/16 log(10) = {floor:.2f}",
     "t00.step": "  단계 {step:4d}  손실 {loss:.4f}  {bar}",
     # tutorials/01_collectives.py
-    "t01.all_reduce": "all_reduce (올리듀스, 합): 모든 랭크가 x_0 + ... + x_{{N-1}}을 받습니다",
+    "t01.all_reduce": "all_reduce (all-reduce, 합): 모든 랭크가 x_0 + ... + x_{{N-1}}을 받습니다",
     "t01.reduce": "랭크 0으로 reduce (리듀스): 루트(root)만 합을 받습니다",
     "t01.broadcast": "랭크 0에서 broadcast (브로드캐스트): 모든 랭크가 랭크 0의 x를 받습니다",
     "t01.scatter": "랭크 0에서 scatter (스캐터): 랭크 r이 [0 .. 2N-1]의 조각 r을 받습니다",
     "t01.gather": "랭크 0으로 gather (개더): 루트가 cat(x_0, ..., x_{{N-1}})을 받습니다",
-    "t01.all_gather": "all_gather (올개더): 모든 랭크가 cat(x_0, ..., x_{{N-1}})을 받습니다",
+    "t01.all_gather": "all_gather (all-gather): 모든 랭크가 cat(x_0, ..., x_{{N-1}})을 받습니다",
     "t01.reduce_scatter": "reduce_scatter (리듀스 스캐터): 랭크 r이 모든 y의 합의 조각 r을 "
                           "받습니다",
     "t01.ring": "오른쪽으로 isend / 왼쪽에서 irecv (점대점 통신의 링; 논블로킹이라 교착 상태"
@@ -249,8 +249,8 @@ MESSAGES = {
     "t02.combine": "합치기",
     "t02.column": "열 방향",
     "t02.row": "행 방향",
-    "t02.all_gather": "올개더",
-    "t02.all_reduce": "올리듀스",
+    "t02.all_gather": "all-gather",
+    "t02.all_reduce": "all-reduce",
     "entry.banner": "minimegatron {name}: 패키지 {path}",
     "entry.blank": "이 사본의 {message} (그 블록을 채운 다음 채점하세요: minimegatron grade {id})",
     # launcher.py, reaper.py

@@ -9,12 +9,12 @@ MESSAGES = {
     "t03.each": "각각 {nbytes} 바이트 = float64 값 2*4*{d}개",
     "t03.each_tp1": "tp=1: 랭크 하나로는 더할 것이 없습니다; tp > 1이면 각각 float64 값 "
                     "2*4*{d}개를 옮깁니다",
-    "t03.all_reduces": "\n올리듀스(all-reduce): 순전파(forward) {forward}번, "
+    "t03.all_reduces": "\nall-reduce: 순전파(forward) {forward}번, "
                        "역전파(backward) {backward}번 ({each})",
     "t03.per_rank": "랭크당 (tp={tp})",
     "t03.table": "\n                       직렬 계산{per_rank:>17}\n"
                  "파라미터 수           {serial:>10}{params:>20}\n"
-                 "단계당 올리듀스 수             0{count:>20}",
+                 "단계당 all-reduce 수             0{count:>20}",
     # tutorials/09_interleaved_1f1b.py
     "t09.heading": "인터리브드 1F1B (interleaved 1F1B), K={K} 랭크, v={v} 모델 청크(model chunk), "
                    "M={M} 마이크로 배치(micro-batch) (한 열 = 청크 한 단계, 스테이지 순전파의 "
@@ -43,12 +43,12 @@ MESSAGES = {
                    "tp={tp}, 랭크당 파라미터(parameter) {local:,}개",
     "t04.of_serial": " (직렬 계산 {n:,}개)",
     "t04.loss_tp": "손실 tp={tp}",
-    "t04.columns": "단계 {loss_tp:>12}      직렬 손실    |diff|     올리듀스",
+    "t04.columns": "단계 {loss_tp:>12}      직렬 손실    |diff|     all-reduce",
     "t04.formula": "순전파 2*{n}+4, 역전파 2*{n}+1",
     "t04.why_tp1": " (tp=1: 더할 것이 없습니다; tp > 1이면 {formula})",
     "t04.summary": "\n{steps}단계 요약 ({elapsed:.1f} 초):\n"
                    "  max |loss tp={tp} - loss serial| = {worst:.2e}\n"
-                   "  단계당 올리듀스(all-reduce): {reduces}{why}\n"
+                   "  단계당 all-reduce: {reduces}{why}\n"
                    "  랭크당 파라미터 {local:,}개",
     "t04.of": " (전체 {n:,}개 중)",
     # tutorials/10_sequence_parallel.py
@@ -117,7 +117,7 @@ MESSAGES = {
     "t08.no_prediction": "(예측 없음: 계산기는 n_layer={n_layer}이(가) pp={pp}로 나누어떨어져야 "
                          "합니다)",
     "t08.predicted": "tools/memory.rank_report의 예측 (float64, ZeRO 0), 스테이지(stage)별:",
-    "t08.traffic": "(통신량은 8바이트 손실(loss)만큼 다릅니다: dp로는 올리듀스(all-reduce), pp로는 "
+    "t08.traffic": "(통신량은 8바이트 손실(loss)만큼 다릅니다: dp로는 all-reduce, pp로는 "
                    "마지막 스테이지에서 브로드캐스트(broadcast))",
     "t08.max": "max |3D - serial|, {steps}단계: {worst:.2e}; 단계 시간 중앙값 {ms:.1f} ms",
     "t08.timeline": "마지막 단계의 타임라인(timeline): {path}",
@@ -179,14 +179,14 @@ MESSAGES = {
                         "{same}",
     "t14.part3": "\n3. 용량 계수마다 버려진 배정, C = ceil(k T f / E) (한 프로세스, 학습된 "
                  "가중치, MoE 블록 둘 다)",
-    "t14.part4": "\n4. 마지막 스텝의 올투올(all-to-all)에서 각 랭크가 보낸 바이트 (트레이스), "
+    "t14.part4": "\n4. 마지막 스텝의 all-to-all에서 각 랭크가 보낸 바이트 (트레이스), "
                  "MoE 블록마다 하나, 공식과 나란히",
     "t14.bytes_padded": "채움(padded): (ep-1) x E/ep x C x h x b x itemsize = ({ep}-1) x "
                         "{local} x {cap} x {h} x {b} x 8 = 각각 {want:,d} B, 모든 랭크에서 "
                         "(최대 |트레이스 - 공식| {off:g})",
     "t14.bytes_dropless": "드롭리스 (레이어 하나, 랭크 0의 전문가별 행 {counts}): 디스패치가 "
                           "{sent:,d} B를 보냄, 개수로부터 {want:,d} B; 모든 랭크의 모든 "
-                          "올투올에서 최대 |트레이스 - 공식| {off:g}",
+                          "all-to-all에서 최대 |트레이스 - 공식| {off:g}",
     "t14.part5": "\n5. 이 실행에서 랭크 0이 가진 것 (디스패치 버퍼: 마지막 스텝의 트레이스), "
                  "측정값과 메모리 계산기 (minimegatron memory moe)",
     "t14.memory": "dp={dp}, ep={ep}의 모든 랭크: 최대 |측정 - 계산기| {off:g}",
