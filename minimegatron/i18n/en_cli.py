@@ -85,6 +85,21 @@ MESSAGES = {
                           "so at least 4 ranks",
     "cli.verify.one_rank": "one rank: nothing parallel ran, each row above is one process "
                            "against itself. Run it on N ranks: minimegatron run -n 8 verify",
+    # checks/verify.py: the progress lines and the table of minimegatron verify
+    "cli.verify.progress": "loss {loss:>8}  grad {grad:>8}  weight {weight:>8}",
+    "cli.verify.head": "scheme       grid (dp x pp x tp, M)   max|loss diff| max|grad diff| "
+                       "max|weight diff|  tolerance{vs64}  status",
+    "cli.verify.summary": "{passed} of {count} rows pass, {skipped} skipped ({dtype}; tolerance "
+                          "= max({floor}, {safety} x one process's drift from a one-ulp "
+                          "nudge{vs64}); {failed}",
+    "cli.verify.vs64": "; vs f64 = (diff + one process's float16 error) / ({scale} x the "
+                       "float64 run's max |value|), <= 1 passes",
+    "cli.verify.failed": "FAILED: {rows}",
+    "cli.verify.none_failed": "none failed",
+    "cli.verify.weak": "warning: {count} row(s) needed a tolerance above {limit}: after this "
+                       "many steps one process drifts that far from itself, so a small bug "
+                       "could hide in the drift. Use fewer --steps",
+    "cli.verify.or_float64": " (or float64).",
     # memory.py
     "cli.memory.description": "parameters, memory, FLOPs and communication of a GPT in closed "
                               "form (docs/memory.md has every formula), and the scaling model",

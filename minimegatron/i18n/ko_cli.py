@@ -86,6 +86,21 @@ MESSAGES = {
     "cli.verify.one_rank": "rank 하나: 병렬로 실행된 것이 없습니다. 위의 각 행은 프로세스 하나를 "
                            "자기 자신과 비교한 것입니다. N개 rank에서 실행하세요: minimegatron "
                            "run -n 8 verify",
+    # checks/verify.py: minimegatron verify의 진행 줄과 표
+    "cli.verify.progress": "loss {loss:>8}  gradient {grad:>8}  가중치 {weight:>8}",
+    "cli.verify.head": "방식         격자 (dp x pp x tp, M)    최대|loss 차| 최대|grad 차| "
+                       "최대|weight 차|    허용 오차{vs64}  상태",
+    "cli.verify.summary": "행 {count}개 중 {passed}개 통과, {skipped}개 건너뜀 ({dtype}; 허용 "
+                          "오차 = max({floor}, {safety} x 가중치를 한 ulp 움직였을 때 프로세스 "
+                          "하나가 자기 자신에서 벗어나는 정도{vs64}); {failed}",
+    "cli.verify.vs64": "; vs f64 = (차이 + 프로세스 하나의 float16 오차) / ({scale} x float64 "
+                       "실행의 최대 |값|), 1 이하면 통과",
+    "cli.verify.failed": "실패(FAILED): {rows}",
+    "cli.verify.none_failed": "실패 없음",
+    "cli.verify.weak": "경고: 행 {count}개가 {limit}보다 큰 허용 오차를 필요로 했습니다: 단계가 "
+                       "이만큼이면 프로세스 하나가 자기 자신에서 그만큼 벗어나므로 작은 버그가 "
+                       "그 안에 숨을 수 있습니다. --steps를 줄이세요",
+    "cli.verify.or_float64": " (또는 float64).",
     # memory.py
     "cli.memory.description": "GPT의 파라미터, 메모리, FLOPs, 통신량을 닫힌 식으로 계산하고 "
                               "(모든 식은 docs/memory.md), scaling 모델로 단계 시간을 예측합니다",
