@@ -48,10 +48,10 @@ def encode_prompt(prompt, tokenizer):
     """The prompt's ids; a ValueError naming the first character the vocabulary lacks."""
     missing = [c for c in prompt if c not in tokenizer.index]
     if missing:
-        raise ValueError(f"the prompt's character {missing[0]!r} is not in the vocabulary "
-                         f"({''.join(tokenizer.chars)!r})")
+        raise ValueError(say("cli.sample.not_in_vocab", char=repr(missing[0]),
+                             chars=repr("".join(tokenizer.chars))))
     if not prompt:
-        raise ValueError("the prompt is empty: give at least one character (--prompt)")
+        raise ValueError(say("cli.sample.empty"))
     return tokenizer.encode(prompt)
 
 
@@ -60,9 +60,8 @@ def write(args):
     tokenizer = CharTokenizer(tiny_corpus())
     vocab = model.config.vocab_size
     if vocab != tokenizer.vocab_size:
-        raise ValueError(f"checkpoint {args.checkpoint!r}: its GPT has a vocabulary of {vocab} "
-                         f"tokens, the shipped corpus has {tokenizer.vocab_size} characters: "
-                         f"it was not trained on text (tutorials/08_3d_parallel.py --save is)")
+        raise ValueError(say("cli.sample.not_text", path=repr(args.checkpoint), vocab=vocab,
+                             chars=tokenizer.vocab_size))
     prompt = [encode_prompt(args.prompt, tokenizer)]                   # (1, T)
     ids = model.generate(prompt, args.tokens, args.temperature, args.top_k, args.seed)
     print(tokenizer.decode(ids[0]))

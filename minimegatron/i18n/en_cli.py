@@ -234,5 +234,11 @@ MESSAGES = {
     "cli.sample.temperature": "divides the logits before sampling: lower is surer (default "
                               "0.8)",
     "cli.sample.top_k": "keep the k likeliest characters (default: all)",
+    "cli.sample.not_in_vocab": "the prompt's character {char} is not in the vocabulary "
+                               "({chars})",
+    "cli.sample.empty": "the prompt is empty: give at least one character (--prompt)",
+    "cli.sample.not_text": "checkpoint {path}: its GPT has a vocabulary of {vocab} tokens, the "
+                           "shipped corpus has {chars} characters: it was not trained on text "
+                           "(tutorials/08_3d_parallel.py --save is)",
     "cli.sample.seed": "seed of the sampling (default 0)",
 }

@@ -232,5 +232,10 @@ MESSAGES = {
     "cli.sample.temperature": "샘플링 전에 logits를 나누는 값: 낮을수록 확신이 큽니다 "
                               "(기본값 0.8)",
     "cli.sample.top_k": "가장 그럴듯한 글자 k개만 남김 (기본값: 전부)",
+    "cli.sample.not_in_vocab": "프롬프트의 글자 {char}이(가) 어휘에 없습니다 ({chars})",
+    "cli.sample.empty": "프롬프트가 비어 있습니다: 글자를 하나 이상 주세요 (--prompt)",
+    "cli.sample.not_text": "checkpoint {path}: 이 GPT의 어휘는 토큰 {vocab}개인데 함께 배포된 "
+                           "말뭉치는 글자 {chars}개입니다: 텍스트로 학습한 모델이 아닙니다 "
+                           "(tutorials/08_3d_parallel.py --save가 그런 모델을 씁니다)",
     "cli.sample.seed": "샘플링의 seed (기본값 0)",
 }
