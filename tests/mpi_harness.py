@@ -20,6 +20,13 @@ returns (returncode, stdout, stderr); ``minimegatron_run(*argv, timeout)`` runs
 (returncode, stdout, stderr, seconds).
 
 Children import this repository's minimegatron (PYTHONPATH = repo root).
+
+``time_bound(quiet, ceiling)`` is the wall-time bound of a test that asserts one
+("the job ends within 30 s"): ``quiet`` seconds on a quiet machine, stretched by
+the load (``load_factor``: the 1-minute load average per core) on a busy laptop, and
+never above ``ceiling``, the time the bug it guards against takes (a grace period,
+a timeout), so the assertion can still fail under any load. ``run_mpi`` and
+``run_script`` stretch their hang timeout the same way (at most 4 times).
 """
 import importlib.util
 import json
@@ -34,8 +41,31 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(TESTS_DIR)
 
 
+def load_factor():
+    """How many times slower than on a quiet machine wall time runs now: the 1-minute load
+    average per core (what other programs and this test's own ranks ask of the cores), at
+    least 1."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:                                   # no load average here: assume quiet
+        return 1.0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1.0, load / max(1, cores or 1))
+
+
+def time_bound(quiet, ceiling):
+    """Seconds a timed step may take: ``quiet`` x ``load_factor()``, at most ``ceiling`` (the
+    time of the failure the bound exists to catch: it must stay below it)."""
+    assert quiet < ceiling, (quiet, ceiling)
+    return min(quiet * load_factor(), ceiling)
+
+
 def _launch(nprocs, argv, timeout, env, plain=False):
-    """mpiexec -n N argv; ``plain`` keeps the caller's BLAS settings (like a bare mpirun)."""
+    """mpiexec -n N argv; ``plain`` keeps the caller's BLAS settings (like a bare mpirun).
+
+    ``timeout`` is the hang guard of a quiet machine: on a loaded one it stretches with
+    ``load_factor()`` (at most 4 times), so a slow run is not mistaken for a hang."""
+    timeout = timeout * min(load_factor(), 4.0)
     if REPO_ROOT not in sys.path:
         sys.path.insert(0, REPO_ROOT)
     from minimegatron.runtime.launcher import child_env, find_mpiexec, mpiexec_flags, run_job

@@ -14,7 +14,7 @@ import time
 import uuid
 
 import pytest
-from mpi_harness import REPO_ROOT, TESTS_DIR, run_script
+from mpi_harness import REPO_ROOT, TESTS_DIR, run_script, time_bound
 
 from minimegatron.runtime import launcher
 
@@ -88,7 +88,7 @@ def test_signal_to_the_launcher_stops_the_whole_job(tmp_path, sig):
     assert code == 128 + sig
     assert f"minimegatron run: got {sig.name}: stopped the job (mpiexec and all 3 ranks)" in err
     assert [pid for pid in tree if launcher._alive(pid)] == []
-    assert time.monotonic() - sent < 5
+    assert time.monotonic() - sent < time_bound(5, 19)      # finish() gives up at 20 s
 
 
 def test_sys_exit_3_on_one_rank_ends_the_job_with_code_3(tmp_path):
@@ -97,7 +97,7 @@ def test_sys_exit_3_on_one_rank_ends_the_job_with_code_3(tmp_path):
     assert "[rank 2] finished (exit code 3) while ranks [0, 1] still run" in err
     assert "the job failed (exit code 3): rank 2: finished (exit code 3)" in err
     assert "done" not in out
-    assert seconds < 30
+    assert seconds < time_bound(30, 59)                     # a hang runs to the 60 s timeout
 
 
 # (ranks, the rank that dies, how, repeats): the old pidfd poll named another rank in about
@@ -122,7 +122,7 @@ def test_a_rank_that_dies_without_a_word_is_named_with_how_every_time(tmp_path, 
                 in summary), err
         assert f"ranks {others} were ended after rank {rank}, by the launcher" in summary, err
         assert "Traceback" not in err and "OSError" not in err, err    # not even the waiter's
-        assert seconds < 30
+        assert seconds < time_bound(30, 59)                 # a hang runs to the 60 s timeout
 
 
 def test_rank_returning_mid_training_ends_the_job(tmp_path):
@@ -131,7 +131,7 @@ def test_rank_returning_mid_training_ends_the_job(tmp_path):
     assert ("waits in all_reduce on group 'world' (ranks [0, 1, 2]) but rank 2 finished "
             "(exit code 0)") in err
     assert "rank 0 done" not in out and "rank 1 done" not in out
-    assert seconds < 30
+    assert seconds < time_bound(30, 59)                     # a hang runs to the 60 s timeout
 
 
 def test_rank_returning_while_a_neighbour_waits_in_a_receive_ends_the_job_soon(tmp_path):
@@ -141,7 +141,8 @@ def test_rank_returning_while_a_neighbour_waits_in_a_receive_ends_the_job_soon(t
     assert code != 0, err
     assert ("[rank 0] waits in recv from rank 2 on group 'world' (ranks [0, 1, 2]) but rank 2 "
             "finished (exit code 0)") in err
-    assert "rank 0 done" not in out and seconds < 20
+    assert "rank 0 done" not in out
+    assert seconds < time_bound(20, 59)                     # the exit barrier waits 60 s
 
 
 def test_divergent_deadlock_reports_hang_with_every_rank_s_wait(tmp_path):
@@ -175,7 +176,7 @@ def test_plain_mpiexec_sys_exit_on_one_rank_ends_the_job_and_names_it():
     code, out, err = run_script(3, WORKER, ["sysexit", marker], timeout=60)
     assert code not in (0, 124), err
     assert "waits in all_reduce on group 'world' (ranks [0, 1, 2]) but rank 2 finished" in err
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < time_bound(30, 59)    # run_script gives up at 60 s
     end = time.monotonic() + 2           # Hydra returns while its SIGKILLed ranks still die
     while leftovers(marker) and time.monotonic() < end:
         time.sleep(0.05)

@@ -22,6 +22,8 @@ BAD += [("memory", ["--zero", "4"]), ("memory", ["--zero", "-1"]),
         ("memory", ["--layers", "3", "--pp", "2"]),          # does not split: checked early
         ("memory", ["--heads", "3", "--tp", "2"]),
         ("memory", ["--schedule", "zigzag"]), ("memory", ["bogus-view"])]
+BAD += [("memory", ["moe", "--capacity-factor", v]) for v in ("-1", "nan", "inf", "x")]
+BAD += [("memory", ["--schedule", "zb-h2", "--pp", "4", "--micro-batches", "2"])]
 BAD += [("timeline", [f"--{flag}", v]) for flag in ("stages", "micro-batches") for v in SIZES]
 BAD += [("timeline", [f"--{flag}", v]) for flag in ("t-forward", "t-backward")
         for v in ("inf", "-inf", "nan", "0", "-1", "x")]

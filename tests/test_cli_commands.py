@@ -36,7 +36,9 @@ def test_every_command_answers_help():
 
 def test_the_dispatcher_lists_every_command_and_rejects_an_unknown_one(capsys):
     assert main(["--help"]) == 0
-    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()[3:]]
+    lines = capsys.readouterr().out.splitlines()
+    listed = [line.split()[0] for line in lines[3:3 + len(COMMANDS)]]
     assert listed == list(COMMANDS) and usage().startswith("usage: minimegatron COMMAND")
+    assert lines[-1].startswith("start a parallel run: minimegatron run -n N"), lines
     assert main(["nonsense"]) == 2
     assert "unknown command 'nonsense'" in capsys.readouterr().err

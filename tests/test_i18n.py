@@ -17,6 +17,7 @@ from minimegatron import i18n
 from minimegatron.classroom import exercises, grader
 from minimegatron.commands import grade as grade_command
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
+from korean_lines import english_lines
 from mpi_harness import REPO_ROOT, run_script
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -36,8 +37,10 @@ def fields(template):
 
 
 @pytest.mark.parametrize("en, ko", [(i18n.en.MESSAGES, i18n.ko.MESSAGES),
-                                     (i18n.en_lessons.MESSAGES, i18n.ko_lessons.MESSAGES)],
-                         ids=["grader", "lessons"])
+                                     (i18n.en_lessons.MESSAGES, i18n.ko_lessons.MESSAGES),
+                                     (i18n.en_cli.MESSAGES, i18n.ko_cli.MESSAGES),
+                                     (i18n.en_tables.MESSAGES, i18n.ko_tables.MESSAGES)],
+                         ids=["grader", "lessons", "cli", "tables"])
 def test_every_key_in_both_languages_with_the_same_fields(en, ko):
     assert sorted(en) == sorted(ko)
     for key in en:
@@ -184,6 +187,7 @@ def test_tutorial_02_in_korean():
         assert heading in out, out
     for phrase in ("split", "serial", "combined", "input ="):
         assert phrase not in out, out
+    assert english_lines(out) == [], out            # the rule: tests/korean_lines.py
     code, out, err = run_script(2, "tutorials/02_worked_example.py", timeout=60,
                                 env={"MINIMEGATRON_LANG": "xx"})
     assert code == 2 and "Traceback" not in err, err

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import pytest
 
-from mpi_harness import TESTS_DIR, minimegatron_run, run_mpi
+from mpi_harness import TESTS_DIR, minimegatron_run, run_mpi, time_bound
 
 from minimegatron.checks.pipeline import TOLERANCE
 from minimegatron.parallel.pipeline_parallel.schedules import (
@@ -215,4 +215,4 @@ def test_stages_built_with_another_configuration_name_the_rank(case):
     assert f"collective mismatch in group 'world' (the training plan differs in: {case};" in err
     assert f"  rank 0 (world 0): {case}=2 at " in err, err
     assert f"  rank 1 (world 1): {case}=4 at " in err, err
-    assert "trained" not in out and seconds < 20
+    assert "trained" not in out and seconds < time_bound(20, 39)   # a hang: --timeout 40

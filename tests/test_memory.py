@@ -229,3 +229,15 @@ def test_cli_context_parallel(capsys):
     with pytest.raises(SystemExit):
         memory_command.main(args + ["--cp", "3"])
     assert "--seq 8192 must divide into 6 equal chunks" in capsys.readouterr().err
+
+
+def test_in_flight_reads_every_schedule_of_the_registry():
+    """Stage-equivalents held at peak, read off each schedule's own actions (K=4, M=8)."""
+    from minimegatron.parallel.pipeline_parallel.schedules import SCHEDULES
+    held = {name: [mm.in_flight(4, 8, k, name) for k in range(4)] for name in SCHEDULES}
+    assert held["gpipe"] == [8] * 4 and held["1f1b"] == [4, 3, 2, 1]
+    assert held["interleaved"][0] == 4 * (1 + 3 / (4 * 2))    # Megatron: K(1 + (K-1)/(Kv))
+    assert held["interleaved"] == [5.5, 4.5, 3.5, 2.5]
+    assert held["zbv"] == [4] * 4 and held["zb-h1"] == [4] * 4 and held["zb-h2"] == [7] * 4
+    with pytest.raises(ValueError, match="at least 7 micro-batches"):
+        mm.in_flight(4, 2, 0, "zb-h2")

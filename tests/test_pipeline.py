@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 
-from mpi_harness import run_mpi
+from mpi_harness import load_factor, run_mpi, time_bound
 
 from minimegatron.checks.pipeline import TOLERANCE
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime, as_device_time
@@ -100,13 +100,15 @@ def test_timeline_png_from_a_real_run(tmp_path_factory):
 
 DEVICE_TIME = (0.02, 0.04)     # emulated seconds per forward / backward of one micro-batch
 SCALES = (1, 1, 2, 4)          # times DEVICE_TIME, one traced step each, until one is close
+LOADED_SCALES = (8, 8)         # then, on a loaded machine (late wake-ups weigh less)
 
 
 @pytest.fixture(scope="module")
 def emulated():
     """4 stages, GPipe and 1F1B at M = 4 and 8, emulated (about 2 s on an idle machine)."""
+    scales = SCALES + (LOADED_SCALES if load_factor() > 1.5 else ())
     return run_mpi(4, "workers/pp_checks.py:emulated_bubbles",
-                   args=([4, 8], DEVICE_TIME, SCALES, 0.1), timeout=150)
+                   args=([4, 8], DEVICE_TIME, scales, 0.1), timeout=300)
 
 
 def test_emulated_device_time_measures_the_formula_bubble(emulated):
@@ -148,16 +150,17 @@ def test_device_time_sleeps_the_remainder_without_a_core():
     with device.lasts("forward"):
         busy(0.02)                                      # the real compute: 20 ms of CPU
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    assert 0.05 <= wall < 0.09 and cpu < 0.04           # 30 ms slept, not spun
+    assert 0.05 <= wall < 0.05 + time_bound(0.04, 0.05) and cpu < 0.04   # 30 ms slept, not spun
     assert 0.02 <= device.slowest["forward"] < 0.04 and device.slowest["backward"] == 0
     start = time.perf_counter()
     with device.lasts("forward"):
         busy(0.07)                                      # longer than 50 ms: not shortened
-    assert 0.07 <= time.perf_counter() - start < 0.1 and device.slowest["forward"] >= 0.07
+    assert 0.07 <= time.perf_counter() - start < 0.07 + time_bound(0.03, 0.045)  # not + 0.05
+    assert device.slowest["forward"] >= 0.07
     start = time.perf_counter()
     with as_device_time(None).lasts("backward"):        # the default: a plain run
         pass
-    assert time.perf_counter() - start < 0.01
+    assert time.perf_counter() - start < time_bound(0.01, 0.05)
 
 
 def test_device_time_rejects_bad_values():

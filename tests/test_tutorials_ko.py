@@ -4,7 +4,9 @@ Every ``text("tNN.key", field=...)`` call in tutorials/*.py names a message of
 both languages whose {fields} are exactly the keywords passed (read from the
 source with ``ast``); four cheap tutorials then run in Korean and must print
 the Korean headings and none of the English ones (the English output itself is
-asserted by test_tutorials.py and the schemes' own tests).
+asserted by test_tutorials.py and the schemes' own tests). Every tutorial, run in
+Korean, prints no English-only line (the rule: tests/korean_lines.py); tutorial 02's
+run is test_i18n.py's.
 """
 import ast
 import glob
@@ -13,6 +15,7 @@ import os
 import pytest
 
 from minimegatron import i18n
+from korean_lines import english_lines
 from mpi_harness import REPO_ROOT, run_script
 from test_i18n import HANGUL, fields
 
@@ -53,6 +56,12 @@ def test_every_tutorial_key_in_both_languages_with_the_fields_passed():
     for key in i18n.en_tutorials.MESSAGES:
         assert key in seen, f"{key} is in the catalogue but no tutorial prints it"
         assert HANGUL.search(ko[key]) or key in ("t09.pass", "t09.fail"), key
+    for key in i18n.en_tables.MESSAGES:               # headers: some are passed by name
+        path, = glob.glob(os.path.join(REPO_ROOT, "tutorials", f"{key[1:3]}_*.py"))
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        assert f'"{key}"' in source or f"'{key}'" in source, key
+        assert HANGUL.search(ko[key]), key
 
 
 KOREAN_RUNS = [   # (ranks, tutorial, args, Korean lines, English phrases that must be gone)
@@ -89,6 +98,34 @@ def test_tutorial_in_korean(ranks, name, args, korean, english):
         assert line in out, (line, out)
     for phrase in english:
         assert phrase not in out, (phrase, out)
+    assert english_lines(out) == [], out
+
+
+# every other tutorial, on its fewest ranks and steps (03, 05, 09, 11 above; 02 in test_i18n)
+EVERY_RUN = [(1, "00_autodiff_and_gpt.py", ["--steps", "20"]), (8, "01_collectives.py", []),
+             (2, "04_megatron_gpt.py", ["--steps", "2"]), (2, "06_zero.py", ["--steps", "2"]),
+             (4, "07_pipeline.py", ["--repeats", "1", "--out", "OUT"]),
+             (8, "08_3d_parallel.py", ["--steps", "3", "--out", "OUT"]),
+             (4, "10_sequence_parallel.py", ["--steps", "2"]),
+             (4, "12_context_parallel.py", ["--steps", "2", "--out", "OUT"]),
+             (4, "13_zero_bubble.py", ["--out", "OUT"]),
+             (8, "14_mixture_of_experts.py", ["--steps", "2", "--out", "OUT"])]
+
+
+def test_every_tutorial_is_covered():
+    covered = {name[:2] for _, name, _ in EVERY_RUN} | {run[1][:2] for run in KOREAN_RUNS}
+    assert covered | {"02"} == set(TRANSLATED)
+
+
+@pytest.mark.parametrize("ranks,name,args", EVERY_RUN, ids=[run[1][:2] for run in EVERY_RUN])
+def test_tutorial_in_korean_has_no_english_only_line(ranks, name, args, tmp_path):
+    args = [str(tmp_path) if a == "OUT" else a for a in args]
+    code, out, err = run_script(ranks, f"tutorials/{name}", args, timeout=300,
+                                env={"MINIMEGATRON_LANG": "ko"})
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert sum(bool(HANGUL.search(line)) for line in lines) >= 6, out
+    assert english_lines(out) == [], out
 
 
 def test_unknown_language_is_one_line_before_any_collective():

@@ -60,7 +60,7 @@ def main():
     parser.add_argument("--steps", type=int, default=300)
     args = parser.parse_args()
     language()                  # an unknown MINIMEGATRON_LANG: one line
-    if rank_from_env() != 0:        # started by mpirun -n N: this lesson is one process
+    if rank_from_env() != 0:        # started on N ranks: this lesson is one process
         return
     if world_size_from_env() > 1:
         print(text("t00.mpi_note", n=world_size_from_env()))

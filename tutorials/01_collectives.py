@@ -1,6 +1,6 @@
 """Tutorial 01: every collective on tiny arrays, each rank's input and output in rank order.
 
-    mpirun -n 8 python tutorials/01_collectives.py      (or: minimegatron run -n 8 ...)
+    minimegatron run -n 8 tutorials/01_collectives.py   (or: mpirun -n 8 python ...)
 
 Read each block as "what every rank holds before -> after". Rank r starts
 with x = [10r, 10r + 1] so you can see where each number travels. The last
@@ -54,6 +54,6 @@ if N == 8:
 else:
     comm.print0(text("t01.small_world", n=N))
     grid = ProcessGrid(dp=1, pp=1, tp=N)
-comm.print0("\n" + grid.describe())
+comm.print0("\n" + grid.describe(group=text("t01.group")))
 total = comm.all_reduce(np.array([float(r)]), grid.tp)
 show(text("t01.tp_all_reduce"), r, total)

@@ -1,6 +1,6 @@
 """Tutorial 5: data parallelism two ways, master style and all-reduce, both = one process.
 
-    mpirun -n 8 python tutorials/05_data_parallel.py [--steps 20]
+    minimegatron run -n 8 tutorials/05_data_parallel.py [--steps 20]
 
 Each step trains three copies of tutorial 0's GPT on the same batch of 16:
   serial  one process, the whole batch (every rank computes it, rank 0 prints)
@@ -61,7 +61,7 @@ def main(steps):
     ddp_opt = adamw(ddp_model)
     comm.barrier(group)
     trace.reset()
-    comm.print0(f"{'step':>4} {'serial':>10} {'DataParallel':>13} {'DDP':>10}")
+    comm.print0(text("t05.head_losses"))
     for step in range(steps):
         x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=step)
         with trace.label("serial"):                             # one process, whole batch
@@ -89,8 +89,7 @@ def main(steps):
            held["grads"] + held["optimizer"]]
     rows = comm.gather_object(row, group)
     comm.print0(text("t05.bytes"))
-    comm.print0(f"{'rank':>4} {'DP sent':>10} {'DP recv':>10} {'DDP sent':>10} "
-                f"{'DDP recv':>10} {'DP grads+optim':>15}")
+    comm.print0(text("t05.head_bytes"))
     for r, *values in rows or []:
         comm.print0(f"{r:4d} " + " ".join(f"{v / 1e3:9.1f}k" for v in values[:4])
                     + f" {values[4] / 1e3:14.1f}k")

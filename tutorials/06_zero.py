@@ -1,6 +1,6 @@
 """Tutorial 6: ZeRO stages 0-3 side by side: same losses, less memory, a bit more traffic.
 
-    mpirun -n 8 python tutorials/06_zero.py [--steps 5]
+    minimegatron run -n 8 tutorials/06_zero.py [--steps 5]
 
 Stage 0 is DDP with AdamW (every rank holds weights, grads, m and v: 4bP
 bytes, b = 8 in float64). Stage 1 shards m and v over the N ranks, stage 2
@@ -76,14 +76,13 @@ def main(steps):
     P = nn.GPT(CONFIG).num_parameters()
     runs = {stage: train(stage, group, steps) for stage in range(4)}
     comm.print0(text("t06.heading", n=N, params=P))
-    comm.print0(f"{'step':>4}" + "".join(f"{f'ZeRO-{s}':>12}" for s in range(4)))
+    comm.print0(text("t06.head_losses"))
     for step in range(steps):
         comm.print0(f"{step:4d}" + "".join(f"{runs[s][0][step]:12.8f}" for s in range(4)))
     comm.print_ranks(" ".join(f"stage{s} {runs[s][1]['total']:,d} B" for s in range(4)), group)
 
     comm.print0(text("t06.bytes"))
-    comm.print0(f"{'stage':<6}{'weights':>20}{'grads':>20}{'optimizer':>20}{'total':>20}"
-                f"{'peak gathered':>14}{'sent/step':>11}  model")
+    comm.print0(text("t06.head_memory"))
     G = 8 * P
     for stage, (_, held, sent, groups) in runs.items():
         want = formula(P, N, stage, "float64")

@@ -107,9 +107,7 @@ def run(schedule, micro_batches, group, inputs, targets, args):
 
 def report(results, serial, args):
     """The table: loss vs serial, bubble by formula, emulated and plain, memory per stage."""
-    print(f"\n{'schedule':<8}{'M':>4}  {'pipeline loss':>18}{'serial loss':>18}{'|diff|':>9}"
-          f"  {'bubble: formula':>15}{'emulated':>10}{'plain':>8}  {'in flight per stage':<21}"
-          f"{'peak KiB per stage'}")
+    print(text("t07.head_table"))
     for (schedule, _), r in zip(RUNS, results):
         held = " ".join(str(h) for h in r["emulated"]["in_flight"])
         kib = " ".join(f"{b / 1024:.0f}" for b in r["memory"])
@@ -153,7 +151,9 @@ def main():
         os.makedirs(args.out, exist_ok=True)
     comm.print0(text("t07.heading", layers=CONFIG.n_layer, batch=BATCH, stages=group.size)
                 + (text("t07.checkpointing") if args.checkpoint else ""))
-    comm.print_ranks(repr(PipelineStage(GPT(CONFIG), group.rank, group.size)))
+    stage = PipelineStage(GPT(CONFIG), group.rank, group.size)
+    comm.print_ranks(text("t07.stage", stage=stage.stage, stages=stage.num_stages,
+                          blocks=stage.layers, params=stage.num_parameters()))
 
     inputs, targets = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=0)
     serial = GPT(CONFIG).loss(inputs, targets).item()          # every rank, one process

@@ -1,6 +1,6 @@
 """Tutorial 8: 3D parallelism, a GPT trained on a dp x pp x tp grid of 8 ranks.
 
-    mpirun -n 8 python tutorials/08_3d_parallel.py                 # 2 x 2 x 2
+    minimegatron run -n 8 tutorials/08_3d_parallel.py                 # 2 x 2 x 2
     python -m minimegatron run -n 8 tutorials/08_3d_parallel.py --dp 1 --pp 2 --tp 4
     python tutorials/08_3d_parallel.py --dp 1 --pp 1 --tp 1        # one process
 
@@ -122,8 +122,6 @@ def serial_losses(steps, batch_size):
 
 
 COLUMNS = ("params", "weights", "grads", "optimizer", "dp", "pp", "tp")
-HEADERS = ("params", "weights B", "grads B", "Adam m,v B", "dp sent B", "pp sent B",
-           "tp sent B")
 WIDTHS = (8, 11, 10, 12, 11, 11, 11)
 
 
@@ -152,8 +150,7 @@ def predicted_row(grid, args, micro_batches, stage):
 
 def bytes_table(rows, grid, args, micro_batches):
     """Measured rows (one per rank), then the predicted row of each stage."""
-    lines = [text("t08.bytes"),
-             f"{'rank (dp,pp,tp)':<16}" + "".join(f"{h:>{w}}" for h, w in zip(HEADERS, WIDTHS))]
+    lines = [text("t08.bytes"), text("t08.head_bytes")]
     for rank, row in enumerate(rows):
         d, p, t = grid_coordinates(rank, grid.dp_size, grid.tp_size)
         lines.append(table_line(f"rank {rank} ({d},{p},{t})", row))
@@ -222,11 +219,10 @@ def main(argv=None):
         losses.append(trainer.train_step(x, y))
         times.append(time.perf_counter() - start)
         if world.rank == 0:                              # the serial losses live here
-            print(f"step {step:3d}  loss {losses[-1]:.6f}  serial {serial[step]:.6f}  "
-                  f"|diff| {abs(losses[-1] - serial[step]):.1e}  {1e3 * times[-1]:7.1f} ms",
-                  flush=True)
+            print(text("t08.step_line", step=step, loss=losses[-1], serial=serial[step],
+                       diff=abs(losses[-1] - serial[step]), ms=1e3 * times[-1]), flush=True)
     last_step = list(trace.spans())
-    comm.print0("\n" + grid.describe())
+    comm.print0("\n" + grid.describe(group=text("t08.group")))
     rows = comm.gather_object(rank_row(trainer, last_step), world)
     every = comm.gather_object(list(trace.spans()), world, root=0)
     after = write(trainer.generate)
@@ -236,7 +232,7 @@ def main(argv=None):
     if world.rank == 0:
         print("\n" + bytes_table(rows, grid, args, trainer.micro_batches))
         diffs = [abs(a - b) for a, b in zip(losses, serial)]
-        print(f"\n{'step':>4} {'3D loss':>12} {'serial loss':>12} {'|diff|':>9}")
+        print(text("t08.head_losses"))
         for step in sorted(set(range(0, args.steps, 10)) | {args.steps - 1}):  # every 10th
             print(f"{step:>4} {losses[step]:>12.8f} {serial[step]:>12.8f} {diffs[step]:>9.1e}")
         print(text("t08.max", steps=args.steps, worst=max(diffs),

@@ -97,8 +97,8 @@ def main():
 
     shape = memory.GPTShape(config.vocab_size, s, 1, h, a)
     comm.print0(text("t10.part2"))
-    for name, t_, flag in (("one process", 1, False), (f"tp={t}", t, False),
-                           (f"tp={t} + sequence", t, True)):
+    for name, t_, flag in ((text("t10.one_process"), 1, False), (f"tp={t}", t, False),
+                           (text("t10.sp_row", t=t), t, True)):
         got = layer_activation_bytes(None if t_ == 1 else group, config, flag, b)
         want = memory.activation_bytes_per_layer(shape, b, t_, "float64", sequence_parallel=flag)
         comm.print0(f"  {name:<18}{got:>10,d} / {int(want):>10,d}  "

@@ -1,6 +1,6 @@
 """Tutorial 11: mixed precision: float16 weights, float32 masters, a dynamic loss scale.
 
-    mpirun -n 4 python tutorials/11_mixed_precision.py [--steps 8]
+    minimegatron run -n 4 tutorials/11_mixed_precision.py [--steps 8]
 
 Every rank trains a float16 GPT with ZeRO-2 (the float32 master weights and
 AdamW's m and v are sharded over the ranks). Backward starts from S x loss, S

@@ -90,8 +90,7 @@ def main():
     cp = group.size
     check_split(STEPS, cp, "zigzag")                 # the same ValueError on every rank
     comm.print0(text("t12.part1", steps=STEPS, cp=cp))
-    comm.print0(f"{'rank':>4}  {'contiguous':<22}{'zigzag':<22}{'ring blocks':>12}"
-                f"{'pairs contig.':>15}{'pairs zigzag':>14}")
+    comm.print0(text("t12.head_tokens"))
     blocks, contiguous, zigzag = (ring_blocks(cp, "contiguous"),
                                   causal_pairs(cp, "contiguous", STEPS),
                                   causal_pairs(cp, "zigzag", STEPS))
@@ -108,8 +107,7 @@ def main():
             print(err)
 
     comm.print0(text("t12.part2", heads=HEADS, hd=HD, batch=BATCH, steps=STEPS))
-    comm.print0(f"{'variant':<11}{'Y':>9}{'dQ':>9}{'dK':>9}{'dV':>9}"
-                f"{'sent (trace)':>15}{'formula':>10}")
+    comm.print0(text("t12.head_variants"))
     for name in ("allgather", "ring", "ulysses"):
         if name == "ulysses" and HEADS % cp:        # Ulysses splits the heads over cp
             continue
@@ -131,7 +129,7 @@ def main():
     shape = memory.GPTShape.of(CP_CONFIG)
     comm.print0(text("t12.part4", batch=GPT_BATCH, serial=int(memory.activation_bytes_per_layer(
         shape, GPT_BATCH, precision="float64"))))
-    comm.print0(f"{'variant':<11}{'measured':>12}{'calculator':>12}")
+    comm.print0(text("t12.head_bytes"))
     for name in ("allgather", "ring", "ulysses"):
         if name == "ulysses" and CP_CONFIG.n_head % cp:
             continue

@@ -74,8 +74,7 @@ def draw(run, out):
 def bubbles(runs, K, t_step, serial, out):
     """The table: measured bubble beside simulated and the paper's, makespans, losses."""
     print(text("t13.measured", K=K, M=runs[0]["M"], ms=1e3 * t_step))
-    print(f"{'schedule':<9}{'bubble ms':>11}{'simulated':>11}{'table':>8}"
-          f"{'makespan ms':>13}{'simulated':>11}{'loss':>20}{'serial loss':>20}{'|diff|':>9}")
+    print(text("t13.head_table"))
     missing = None
     for run in runs:
         table, formula, _, _ = bubble_table(run["schedule"], K, t_step, t_step, t_step)

@@ -78,8 +78,7 @@ def train(grid, steps):
         ps, MOE_CONFIG, grid.world))
     serial = MoEGPT(MOE_CONFIG, MOE)
     opt = check_optimizer(serial.parameters(), MOE_CONFIG, None)
-    comm.print0(f"{'step':>4}{'one process':>14}{'ep=' + str(grid.ep_size):>14}{'|diff|':>10}"
-                f"  {'assignments per expert':<28}{'rows per rank'}")
+    comm.print0(text("t14.head_losses", ep=f"ep={grid.ep_size}"))
     loads, rows, same, spans = [], [], True, []
     for step in range(steps):
         x, y = batch(MOE_CONFIG, BATCH, step)
@@ -116,7 +115,7 @@ def show_choices(grid, trainer, serial, step):
                                    np.array_equal(to_numpy(plan.kept),
                                                   to_numpy(whole.kept)[mine])))
     x, _ = batch(MOE_CONFIG, BATCH, step)
-    comm.print0(f"{'token':>5}{'id':>4}  {'experts':<10}{'kept'}")
+    comm.print0(text("t14.head_tokens"))
     for t in range(SHOWN):
         choice, kept = to_numpy(plan.choice)[0, t], to_numpy(plan.kept)[0, t]
         marks = " ".join("yes" if k else "DROPPED" for k in kept)
@@ -128,7 +127,7 @@ def drops(serial):
     """Part 3: one process, the trained weights, each capacity factor."""
     x, y = batch(MOE_CONFIG, BATCH, 0)
     total = BATCH * MOE_CONFIG.seq_len * MOE.top_k * len(moe_layers(serial))
-    comm.print0(f"{'factor':>8}{'C':>4}{'dropped':>14}{'tokens with no expert':>24}")
+    comm.print0(text("t14.head_factor"))
     for factor in FACTORS:
         moe = dataclasses.replace(MOE, capacity_factor=factor)
         model = MoEGPT(MOE_CONFIG, moe)
@@ -147,7 +146,7 @@ def bytes_table(grid, spans):
     cap = MOE.capacity(MOE_CONFIG.seq_len)
     b = BATCH // grid.dp_size
     want = padded_bytes(grid.ep_size, MOE.num_experts, cap, MOE_CONFIG.d_model, b, 8)
-    comm.print0(f"{'all-to-all':<22}{'calls':>6}{'bytes each (trace)':>20}{'formula':>9}")
+    comm.print0(text("t14.head_a2a"))
     off = 0.0
     for label in LABELS:
         sent = [s["bytes_sent"] for s in spans if s["label"] == label]
@@ -201,10 +200,10 @@ def memory_table(grid, trainer, spans):
     buffers = [s["nbytes"] for s in spans if s["label"] == "ep.dispatch"]
     buffer = dispatch_buffer_bytes(MOE_CONFIG, MOE.num_experts, MOE.top_k,
                                    MOE.capacity_factor, BATCH // grid.dp_size, "float64")
-    comm.print0(f"{'':<26}{'measured':>10}{'calculator':>12}")
-    for key, name in (("experts", "expert parameters"), ("dense", "dense parameters")):
-        comm.print0(f"{name:<26}{measured[key]:>10,d}{predicted[key]:>12,d}")
-    comm.print0(f"{'dispatch buffer (bytes)':<26}{buffers[0]:>10,d}{buffer:>12,d}")
+    comm.print0(text("t14.head_memory"))
+    for key, name in (("experts", "t14.expert_params"), ("dense", "t14.dense_params")):
+        comm.print0(f"{text(name):<26}{measured[key]:>10,d}{predicted[key]:>12,d}")
+    comm.print0(f"{text('t14.dispatch_buffer'):<26}{buffers[0]:>10,d}{buffer:>12,d}")
     off = max([abs(measured[k] - predicted[k]) for k in measured] +
               [abs(n - buffer) for n in buffers])
     comm.print0(text("t14.memory", off=worst(grid.world, off), dp=grid.dp_size,

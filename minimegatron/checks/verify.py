@@ -103,7 +103,7 @@ flips a tiny gradient's sign moves it by 2 lr, as much as a bug). Two tests:
 The command (argparse, printing) is ``minimegatron/commands/verify.py``; this module
 is the plain functions it calls (``run_rows``, ``table``).
 
-    mpirun -n 8 python -m minimegatron verify        (or: minimegatron run -n 8 verify)
+    minimegatron run -n 8 verify       (one rank, plain minimegatron verify: nothing parallel)
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
     minimegatron run -n 8 verify --precision mixed --steps 2
 """
@@ -114,7 +114,7 @@ import traceback
 
 import numpy as np
 
-from minimegatron import comm
+from minimegatron import comm, i18n
 from minimegatron.comm import comm_check
 from minimegatron.runtime import faults
 from minimegatron.checks.common import float64_gap, serial_sensitivity
@@ -482,16 +482,15 @@ def _ratio(v):
 
 
 def progress_line(i, total, row):
-    return (f"[{i:>2}/{total}] {row['label']:<12} {row['grid']:<14} loss {_fmt(row['loss']):>8}"
-            f"  grad {_fmt(row['grad']):>8}  weight {_fmt(row['weight']):>8}  "
+    diffs = i18n.text("cli.verify.progress", loss=_fmt(row["loss"]), grad=_fmt(row["grad"]),
+                      weight=_fmt(row["weight"]))
+    return (f"[{i:>2}/{total}] {row['label']:<12} {row['grid']:<14} {diffs}  "
             f"{row['status']:<5} {row['seconds']:5.1f} s {row['note']}").rstrip()
 
 
 def table(rows, dtype):
     mixed = dtype == "float16"
-    head = (f"{'scheme':<12} {'grid (dp x pp x tp, M)':<24}{'max|loss diff|':>15}"
-            f"{'max|grad diff|':>15}{'max|weight diff|':>17}{'tolerance':>11}"
-            + (f"{'vs f64':>8}" if mixed else "") + "  status")
+    head = i18n.text("cli.verify.head", vs64=f"{'vs f64':>8}" if mixed else "")
     lines = [head, "-" * len(head)]
     for r in rows:
         status = r["status"] + (f" ({r['note']})" if r["status"] == "SKIP" else "")
@@ -500,19 +499,18 @@ def table(rows, dtype):
                      + (f"{_ratio(r['vs64']):>8}" if mixed else "") + f"  {status}")
     bad = [r for r in rows if r["status"] in ("FAIL", "ERROR")]
     skipped = sum(r["status"] == "SKIP" for r in rows)
-    lines.append(f"{len(rows) - len(bad) - skipped} of {len(rows)} rows pass, {skipped} skipped "
-                 f"({dtype}; tolerance = max({FLOOR[dtype]:g}, "
-                 f"{MIXED_SAFETY if mixed else SAFETY:g} x one process's drift from a one-ulp "
-                 "nudge" + (f"; vs f64 = (diff + one process's float16 error) / ({VS_FLOAT64:g}"
-                            " x the float64 run's max |value|), <= 1 passes" if mixed else "")
-                 + "); " + ("FAILED: " + ", ".join(
-                     f"{r['label']} {r['grid']}" for r in bad) if bad else "none failed"))
+    failed = (i18n.text("cli.verify.failed", rows=", ".join(f"{r['label']} {r['grid']}"
+                                                             for r in bad))
+              if bad else i18n.text("cli.verify.none_failed"))
+    lines.append(i18n.text(
+        "cli.verify.summary", passed=len(rows) - len(bad) - skipped, count=len(rows),
+        skipped=skipped, dtype=dtype, floor=f"{FLOOR[dtype]:g}",
+        safety=f"{MIXED_SAFETY if mixed else SAFETY:g}", failed=failed,
+        vs64=i18n.text("cli.verify.vs64", scale=f"{VS_FLOAT64:g}") if mixed else ""))
     weak = [r for r in rows if r["tol"] is not None and r["tol"] > WEAK[dtype]]
     if weak:
-        lines.append(f"warning: {len(weak)} row(s) needed a tolerance above {WEAK[dtype]:g}: "
-                     "after this many steps one process drifts that far from itself, so a "
-                     "small bug could hide in the drift. Use fewer --steps"
-                     + (" (or float64)." if dtype == "float32" else "."))
+        lines.append(i18n.text("cli.verify.weak", count=len(weak), limit=f"{WEAK[dtype]:g}")
+                     + (i18n.text("cli.verify.or_float64") if dtype == "float32" else "."))
     return "\n".join(lines)
 
 

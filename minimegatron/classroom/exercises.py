@@ -30,6 +30,7 @@ import re
 import shutil
 from dataclasses import dataclass
 
+from minimegatron import i18n
 from minimegatron.classroom import PACKAGE_DIR
 from minimegatron.classroom.exercise_checks import by_id
 from minimegatron.runtime.plain_files import odd_entries, odd_entry, read_plain
@@ -323,6 +324,5 @@ def select(spec, known):
     parts = spec.split(",")
     chosen = [ex_id for ex_id in known if ex_id in parts or ex_id.split(".")[0] in parts]
     if not chosen:
-        raise ValueError(f"no exercise {spec!r}; known: {', '.join(known)} (or a group "
-                         "number such as 3, or all)")
+        raise ValueError(i18n.text("cli.no_exercise", spec=repr(spec), known=", ".join(known)))
     return chosen

@@ -20,39 +20,47 @@ The API (each takes the raw string and returns the parsed value):
                                is not itself a directory (checked before any work)
 
 Each raises ``argparse.ArgumentTypeError``, which argparse turns into the
-one-line error above. The function ``__name__`` is what argparse prints when
-the string is not a number at all, so it is kept readable.
+one-line error above, in the reader's language (i18n keys ``cli.type.*``). The
+function ``__name__`` is what argparse prints when the string is not a number at
+all, so it is kept readable.
 """
 import argparse
 import math
 import os
 
+from minimegatron.commands.parser import say
 
-def _int(s, what):
+
+def _must_be(what, s, **fields):
+    """The one-line error: "must be a positive integer, got '0'" (in the reader's language)."""
+    return argparse.ArgumentTypeError(
+        say("cli.type.must_be", what=say(f"cli.type.{what}", **fields), value=repr(s)))
+
+
+def _int(s, what, **fields):
     try:
         return int(s)
     except (TypeError, ValueError):
-        raise argparse.ArgumentTypeError(f"must be {what}, got {s!r}") from None
+        raise _must_be(what, s, **fields) from None
 
 
 def _float(s, what):
     try:
         value = float(s)
     except (TypeError, ValueError):
-        raise argparse.ArgumentTypeError(f"must be {what}, got {s!r}") from None
+        raise _must_be(what, s) from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be {what}, got {s!r}")
+        raise _must_be(what, s)
     return value
 
 
 def int_at_least(lo):
     """Return a type callable accepting integers >= ``lo``."""
-    what = f"an integer >= {lo}"
 
     def parse(s):
-        value = _int(s, what)
+        value = _int(s, "int_at_least", lo=lo)
         if value < lo:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {s!r}")
+            raise _must_be("int_at_least", s, lo=lo)
         return value
     parse.__name__ = f"int_at_least({lo})"
     return parse
@@ -60,41 +68,40 @@ def int_at_least(lo):
 
 def positive_int(s):
     """An integer >= 1 (sizes, counts, steps)."""
-    value = _int(s, "a positive integer")
+    value = _int(s, "positive_int")
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {s!r}")
+        raise _must_be("positive_int", s)
     return value
 
 
 def nonnegative_int(s):
     """An integer >= 0 (seeds, offsets, optional counts)."""
-    value = _int(s, "a non-negative integer")
+    value = _int(s, "nonnegative_int")
     if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {s!r}")
+        raise _must_be("nonnegative_int", s)
     return value
 
 
 def finite_positive_float(s):
     """A float that is finite and > 0 (times, rates, timeouts)."""
-    value = _float(s, "a finite positive number")
+    value = _float(s, "positive_float")
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite positive number, got {s!r}")
+        raise _must_be("positive_float", s)
     return value
 
 
 def finite_nonnegative_float(s):
     """A float that is finite and >= 0 (weight decay, fractions that may be 0)."""
-    value = _float(s, "a finite non-negative number")
+    value = _float(s, "nonnegative_float")
     if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a finite non-negative number, got {s!r}")
+        raise _must_be("nonnegative_float", s)
     return value
 
 
 def existing_file(s):
     """A path to an existing regular file (an input: --hardware, --trace)."""
     if not os.path.isfile(s):
-        raise argparse.ArgumentTypeError(f"no such file: {s!r}")
+        raise argparse.ArgumentTypeError(say("cli.type.no_file", path=repr(s)))
     return s
 
 
@@ -104,7 +111,7 @@ def output_path(s):
         return s
     folder = os.path.dirname(s) or "."
     if os.path.isdir(s):
-        raise argparse.ArgumentTypeError(f"{s!r} is a directory, expected a file path")
+        raise argparse.ArgumentTypeError(say("cli.type.is_dir", path=repr(s)))
     if not os.path.isdir(folder):
-        raise argparse.ArgumentTypeError(f"the directory of {s!r} does not exist")
+        raise argparse.ArgumentTypeError(say("cli.type.no_dir", path=repr(s)))
     return s

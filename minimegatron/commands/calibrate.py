@@ -11,18 +11,19 @@ import argparse
 import json
 
 from minimegatron.commands.argtypes import output_path, positive_int
+from minimegatron.commands.parser import ArgumentParser, say
 from minimegatron.tools import calibrate
 
 
 def main(argv=None):
     """`minimegatron calibrate [--out hardware.json] [--ranks N] [--no-mpi]`; returns 0."""
-    ap = argparse.ArgumentParser(prog="minimegatron calibrate", description=calibrate.__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=output_path, default="hardware.json",
-                    help="JSON path ('' to only print)")
-    ap.add_argument("--ranks", type=positive_int, default=2,
-                    help="ranks for the collective run when started alone (default 2)")
-    ap.add_argument("--no-mpi", action="store_true", help="GEMM only, no MPI launch")
+    ap = ArgumentParser(prog="minimegatron calibrate",
+                        description=say("cli.calibrate.description"))
+    ap.add_argument("--out", type=output_path, default="hardware.json", metavar="JSON",
+                    help=say("cli.calibrate.out"))
+    ap.add_argument("--ranks", type=positive_int, default=2, metavar="N",
+                    help=say("cli.calibrate.ranks"))
+    ap.add_argument("--no-mpi", action="store_true", help=say("cli.calibrate.no_mpi"))
     ap.add_argument("--collectives-only", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     from minimegatron.runtime.threads import world_size_from_env
@@ -42,5 +43,5 @@ def main(argv=None):
         with open(a.out, "w") as f:
             json.dump(m, f, indent=1)
         if not a.collectives_only:
-            print(f"wrote {a.out} (read it with --hardware {a.out})")
+            print(say("cli.calibrate.wrote", path=a.out))
     return 0

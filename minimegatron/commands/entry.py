@@ -18,13 +18,13 @@ prints once. It lives in commands/ (argparse and printing) and so sits above
 classroom/: ``run`` shows a blank exercise's hint in the reader's language
 (``classroom/blank.py``).
 """
-import argparse
 import os
 import sys
 import traceback
 
 from minimegatron import i18n
 from minimegatron.classroom.blank import blank_message
+from minimegatron.commands import parser
 from minimegatron.runtime import faults, setup
 from minimegatron.runtime.threads import rank_from_env
 
@@ -51,14 +51,19 @@ def usage_error(message, code=2):
     then all reach the exit together and the job ends cleanly.
     """
     if rank_from_env() == 0:
-        print(f"error: {message}", file=sys.stderr, flush=True)
+        try:
+            line = i18n.text("cli.error", message=message)
+        except ValueError:                 # an unknown MINIMEGATRON_LANG is the message itself
+            line = f"error: {message}"
+        print(line, file=sys.stderr, flush=True)
     faults.said(message)          # under MPI the launcher then adds no "no rank said why"
     raise SystemExit(code)
 
 
-class ArgumentParser(argparse.ArgumentParser):
+class ArgumentParser(parser.ArgumentParser):
     """argparse under N ranks: a bad flag is ``usage_error`` (one line, once, exit 2, and the
-    launcher adds nothing), and ``--help`` prints once (rank 0)."""
+    launcher adds nothing), and ``--help`` prints once (rank 0); in the reader's language
+    (commands/parser.py)."""
 
     def error(self, message):
         usage_error(f"{self.prog}: {message}")

@@ -17,29 +17,24 @@ from minimegatron import i18n
 from minimegatron.classroom import gradebook, grader, sandbox
 from minimegatron.commands.argtypes import finite_positive_float, positive_int
 from minimegatron.commands.entry import banner
+from minimegatron.commands.parser import ArgumentParser, RawDescriptionHelpFormatter, say
 
-EPILOG = """\
-a student, from the copy's directory:   minimegatron grade 3.2
-the teacher, one copy:                  minimegatron grade --path class/alice
-the teacher, the whole class:           minimegatron grade --class class/ --csv book.csv \\
-                                                           --json book.json
-Each cell is PASS, FAIL (the point of the lesson missed, and a hint), TODO, HANG,
-ERROR, CHANGED (a file outside the exercise blocks differs from the handout: never
-PASS), TIMEOUT or SUSPECT (the block uses open, os, the trace's switches...: not run,
-never PASS; the line is shown). What each exercise checks: exercises/<id>.md, docs/teaching.md."""
+
+def msg(key):
+    """The grade command's text ``key`` in the reader's language (i18n ``cli.grade.*``)."""
+    return say(f"cli.grade.{key}")
 
 
 def add_class_arguments(parser):
     """The class options of ``minimegatron grade``."""
-    group = parser.add_argument_group("a whole class")
-    group.add_argument("--class", dest="class_dir", metavar="DIR",
-                       help="grade every student folder under DIR (one copy each)")
-    group.add_argument("--csv", metavar="FILE", help="write the gradebook as CSV")
-    group.add_argument("--json", metavar="FILE", help="write the gradebook as JSON")
+    group = parser.add_argument_group(msg("class_title"))
+    group.add_argument("--class", dest="class_dir", metavar="DIR", help=msg("class"))
+    group.add_argument("--csv", metavar="FILE", help=msg("csv"))
+    group.add_argument("--json", metavar="FILE", help=msg("json"))
     group.add_argument("--jobs", type=positive_int, default=max(1, (os.cpu_count() or 1) // 4),
-                       help="copies graded at once (default: cores / 4)")
+                       metavar="N", help=msg("jobs"))
     group.add_argument("--student-timeout", type=finite_positive_float, default=1200.0,
-                       metavar="S", help="seconds one copy may take in all (default 1200)")
+                       metavar="S", help=msg("student_timeout"))
     group.add_argument("--report-fd", type=int, help=argparse.SUPPRESS)   # gradebook's pipe
 
 
@@ -73,15 +68,13 @@ def report_copy(opts, box):
 def main(argv=None):
     """`minimegatron grade [EXERCISE] [--path DIR | --class DIR]`: 0 when all pass, 1 if
     not, 2 on a usage error (with --class: 0 when every cell got a result)."""
-    parser = argparse.ArgumentParser(
-        prog="minimegatron grade", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="check a student copy, exercise by exercise (--class: every copy of a "
-                    "class, into a gradebook)", epilog=EPILOG)
-    parser.add_argument("exercise", nargs="?", default="all",
-                        help="an id (3.2), a group (3), a list (1.1,3) or all (default)")
-    parser.add_argument("--path", default=".", help="directory holding the copy's minimegatron/")
-    parser.add_argument("--timeout", type=finite_positive_float, default=60.0,
-                        help="seconds a check may run without finishing (default 60)")
+    parser = ArgumentParser(
+        prog="minimegatron grade", formatter_class=RawDescriptionHelpFormatter,
+        description=msg("description"), epilog=msg("epilog"))
+    parser.add_argument("exercise", nargs="?", default="all", help=msg("exercise"))
+    parser.add_argument("--path", default=".", metavar="DIR", help=msg("path"))
+    parser.add_argument("--timeout", type=finite_positive_float, default=60.0, metavar="S",
+                        help=msg("timeout"))
     add_class_arguments(parser)
     opts = parser.parse_args(argv)
     try:
@@ -97,6 +90,6 @@ def main(argv=None):
             return report_copy(opts, box)
         results = grader.grade(opts.path, opts.exercise, opts.timeout, box=box)
     except (ValueError, FileNotFoundError) as err:      # FileNotFoundError: no mpiexec
-        print(f"minimegatron grade: {err}", file=sys.stderr)
+        print(say("cli.grade.error", error=err), file=sys.stderr)
         return 2
     return 0 if all(results.values()) else 1

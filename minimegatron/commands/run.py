@@ -11,36 +11,34 @@ import argparse
 import os
 import sys
 
-from minimegatron import i18n
 from minimegatron.commands.argtypes import finite_positive_float, positive_int
 from minimegatron.commands.entry import banner
+from minimegatron.commands.parser import ArgumentParser, say
 from minimegatron.runtime import launcher
 
 
 def main(argv=None):
     """`minimegatron run -n N [--timeout S] TARGET [ARGS]`: the job's exit code (2: usage)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="minimegatron run",
-                                     description="run a script (or command) on N MPI ranks",
-                                     epilog=i18n.text("run.epilog"))
-    parser.add_argument("-n", "--np", type=positive_int, required=True,
-                        help="number of ranks")
-    parser.add_argument("--timeout", type=finite_positive_float, default=None,
-                        help="after S s, report where each rank waits (HANG), kill the job")
-    parser.add_argument("target", help="script.py, or a minimegatron command such as verify")
-    parser.add_argument("args", nargs=argparse.REMAINDER)
+    parser = ArgumentParser(prog="minimegatron run", description=say("cli.run.description"),
+                            epilog=say("run.epilog") + ". " + say("cli.run.alternative"))
+    parser.add_argument("-n", "--np", type=positive_int, required=True, metavar="N",
+                        help=say("cli.run.np"))
+    parser.add_argument("--timeout", type=finite_positive_float, default=None, metavar="S",
+                        help=say("cli.run.timeout"))
+    parser.add_argument("target", help=say("cli.run.target"))
+    parser.add_argument("args", nargs=argparse.REMAINDER, help=say("cli.run.args"))
     opts = parser.parse_args(argv)
     if opts.target.endswith(".py") and not os.path.isfile(opts.target):
-        parser.error(f"no such script: {opts.target}")
+        parser.error(say("cli.run.no_script", path=opts.target))
     banner("run")
     root = launcher.package_root(opts.target)
     if root != launcher.PACKAGE_ROOT:
-        print(f"minimegatron run: the ranks import {os.path.join(root, 'minimegatron')} (beside "
-              "the script)", flush=True)
+        print(say("cli.run.beside", path=os.path.join(root, "minimegatron")), flush=True)
     try:
         cmd = launcher.build_command(opts.np, opts.target, opts.args)
     except FileNotFoundError as err:              # no (matching) mpiexec: one line
-        print(f"minimegatron run: error: {err}", file=sys.stderr, flush=True)
+        print(say("cli.run.error", message=err), file=sys.stderr, flush=True)
         return 2
     env = launcher.child_env(opts.np, root=root)
     return launcher.supervise(cmd, opts.np, timeout=opts.timeout, env=env)

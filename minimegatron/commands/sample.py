@@ -17,13 +17,13 @@ model trained on the repeat task (vocab 24) has no text to write. A missing or
 damaged file, such a model, or a prompt character outside the vocabulary ends
 in one line, ``error: ...``, with exit status 2.
 """
-import argparse
 import dataclasses
 
 from minimegatron.commands.argtypes import finite_positive_float, nonnegative_int, positive_int
 from minimegatron.backend import asarray
 from minimegatron.data.datasets import CharTokenizer, tiny_corpus
 from minimegatron.commands.entry import run
+from minimegatron.commands.parser import ArgumentParser, say
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.nn.moe import MoEConfig, MoEGPT
 from minimegatron.tools.checkpoint_format import CheckpointError, read_checkpoint
@@ -59,10 +59,10 @@ def encode_prompt(prompt, tokenizer):
     """The prompt's ids; a ValueError naming the first character the vocabulary lacks."""
     missing = [c for c in prompt if c not in tokenizer.index]
     if missing:
-        raise ValueError(f"the prompt's character {missing[0]!r} is not in the vocabulary "
-                         f"({''.join(tokenizer.chars)!r})")
+        raise ValueError(say("cli.sample.not_in_vocab", char=repr(missing[0]),
+                             chars=repr("".join(tokenizer.chars))))
     if not prompt:
-        raise ValueError("the prompt is empty: give at least one character (--prompt)")
+        raise ValueError(say("cli.sample.empty"))
     return tokenizer.encode(prompt)
 
 
@@ -71,9 +71,8 @@ def write(args):
     tokenizer = CharTokenizer(tiny_corpus())
     vocab = model.config.vocab_size
     if vocab != tokenizer.vocab_size:
-        raise ValueError(f"checkpoint {args.checkpoint!r}: its GPT has a vocabulary of {vocab} "
-                         f"tokens, the shipped corpus has {tokenizer.vocab_size} characters: "
-                         f"it was not trained on text (tutorials/08_3d_parallel.py --save is)")
+        raise ValueError(say("cli.sample.not_text", path=repr(args.checkpoint), vocab=vocab,
+                             chars=tokenizer.vocab_size))
     prompt = [encode_prompt(args.prompt, tokenizer)]                   # (1, T)
     ids = model.generate(prompt, args.tokens, args.temperature, args.top_k, args.seed)
     print(tokenizer.decode(ids[0]))
@@ -81,11 +80,15 @@ def write(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="minimegatron sample", description=__doc__.splitlines()[0])
-    ap.add_argument("--checkpoint", required=True, help="a file written by save_checkpoint")
-    ap.add_argument("--prompt", default="In ", help="the text to continue (default 'In ')")
-    ap.add_argument("--tokens", type=nonnegative_int, default=200, help="characters to write")
-    ap.add_argument("--temperature", type=finite_positive_float, default=0.8)
-    ap.add_argument("--top-k", type=positive_int, default=None, help="keep the k likeliest")
-    ap.add_argument("--seed", type=nonnegative_int, default=0)
+    def msg(key):
+        return say(f"cli.sample.{key}")
+    ap = ArgumentParser(prog="minimegatron sample", description=msg("description"))
+    ap.add_argument("--checkpoint", required=True, metavar="FILE", help=msg("checkpoint"))
+    ap.add_argument("--prompt", default="In ", metavar="TEXT", help=msg("prompt"))
+    ap.add_argument("--tokens", type=nonnegative_int, default=200, metavar="N",
+                    help=msg("tokens"))
+    ap.add_argument("--temperature", type=finite_positive_float, default=0.8, metavar="T",
+                    help=msg("temperature"))
+    ap.add_argument("--top-k", type=positive_int, default=None, metavar="K", help=msg("top_k"))
+    ap.add_argument("--seed", type=nonnegative_int, default=0, metavar="N", help=msg("seed"))
     return run(write, "sample", ap.parse_args(argv))

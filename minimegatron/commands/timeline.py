@@ -10,13 +10,13 @@ prints (makespan, bubble next to its formula, activations held at peak).
     minimegatron timeline --schedule zb-h1 --stages 4 --micro-batches 8 --t-weight 1
     minimegatron timeline --trace trace.json --out run.png
 """
-import argparse
 import json
 import sys
 
 from minimegatron.commands.argtypes import (existing_file, finite_nonnegative_float,
                                             finite_positive_float, output_path, positive_int)
 from minimegatron.commands.entry import banner
+from minimegatron.commands.parser import ArgumentParser, say
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                chunks_per_stage, get_schedule,
                                                                peak_in_flight, simulate)
@@ -97,24 +97,28 @@ def _traced(args):
 
 def main(argv=None):
     """Draw a simulated schedule or a trace: 0 when written, 1 without matplotlib."""
-    parser = argparse.ArgumentParser(prog="minimegatron timeline",
-                                     description="draw a pipeline schedule or a traced run")
-    parser.add_argument("--schedule", choices=list(SCHEDULES), default="gpipe")
-    parser.add_argument("--stages", type=positive_int, default=4)
-    parser.add_argument("--micro-batches", type=positive_int, default=8)
-    parser.add_argument("--chunks", type=positive_int, default=None,
-                        help="model chunks per stage, v (interleaved only; default 2)")
-    parser.add_argument("--t-forward", type=finite_positive_float, default=1.0)
-    parser.add_argument("--t-backward", type=finite_positive_float, default=1.0)
+    def msg(key):
+        return say(f"cli.timeline.{key}")
+    parser = ArgumentParser(prog="minimegatron timeline", description=msg("description"))
+    parser.add_argument("--schedule", choices=list(SCHEDULES), default="gpipe",
+                        help=msg("schedule"))
+    parser.add_argument("--stages", type=positive_int, default=4, metavar="K",
+                        help=msg("stages"))
+    parser.add_argument("--micro-batches", type=positive_int, default=8, metavar="M",
+                        help=msg("micro_batches"))
+    parser.add_argument("--chunks", type=positive_int, default=None, metavar="V",
+                        help=msg("chunks"))
+    parser.add_argument("--t-forward", type=finite_positive_float, default=1.0, metavar="T",
+                        help=msg("t_forward"))
+    parser.add_argument("--t-backward", type=finite_positive_float, default=1.0, metavar="T",
+                        help=msg("t_backward"))
     parser.add_argument("--t-weight", type=finite_nonnegative_float, default=None,
-                        help="weight-gradient time T_W (default 1 for zb-h1/zb-h2/zbv, else 0; "
-                             "a whole backward takes t-backward + t-weight)")
-    parser.add_argument("--out", type=output_path, default="timeline.png",
-                        help="PNG path; '' for text only")
-    parser.add_argument("--trace", type=existing_file,
-                        help="JSON list of spans from a real run, drawn instead")
-    parser.add_argument("--chrome-trace", type=output_path, default=None,
-                        help="also write the timeline as Chrome trace JSON (Perfetto)")
+                        metavar="T", help=msg("t_weight"))
+    parser.add_argument("--out", type=output_path, default="timeline.png", metavar="PNG",
+                        help=msg("out"))
+    parser.add_argument("--trace", type=existing_file, metavar="JSON", help=msg("trace"))
+    parser.add_argument("--chrome-trace", type=output_path, default=None, metavar="JSON",
+                        help=msg("chrome_trace"))
     args = parser.parse_args(argv)
     banner("timeline")
     try:
@@ -124,15 +128,16 @@ def main(argv=None):
     except (TypeError, KeyError, IndexError) as error:
         if not args.trace:
             raise                                          # a bug, not bad input: traceback
-        parser.error(f"argument --trace: {args.trace!r} is not a list of spans ({error!r})")
+        parser.error(say("cli.timeline.bad_trace", path=repr(args.trace),
+                               error=repr(error)))
     if args.chrome_trace:
-        print(f"wrote {chrome_trace.write(trace, args.chrome_trace)} (Chrome trace: open it "
-              f"in https://ui.perfetto.dev)")
+        print(say("cli.timeline.wrote_chrome",
+                        path=chrome_trace.write(trace, args.chrome_trace)))
     if args.out:
         try:
             draw_timeline(rows, args.out, title, row_name, xlabel)
         except ImportError as error:
             print(error, file=sys.stderr)
             return 1
-        print(f"wrote {args.out}")
+        print(say("cli.wrote", path=args.out))
     return 0

@@ -3,11 +3,15 @@
 The checks and the table are ``minimegatron/checks/verify.py`` (its docstring has the
 tolerances); this is the command: its arguments, the banner, the abort hook, the printing.
 
-    mpirun -n 8 python -m minimegatron verify        (or: minimegatron run -n 8 verify)
+    minimegatron run -n 8 verify
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
     minimegatron run -n 8 verify --precision mixed --steps 2
     minimegatron verify --matrix       (which axes and features compose, and why not)
     minimegatron run -n 4 verify --matrix    (the same, each cell trained against one process)
+
+On one rank (plain ``minimegatron verify``) every row runs with groups of one, so the
+table checks only that each scheme's one-rank case equals one process; the last line
+says that nothing parallel ran and how to start it on N ranks.
 """
 import time
 
@@ -17,32 +21,32 @@ from minimegatron.checks import verify
 from minimegatron.commands.argtypes import positive_int
 from minimegatron.commands.entry import ArgumentParser, banner, usage_error
 from minimegatron.runtime import setup
+from minimegatron.commands.parser import say
 
 
 def main(argv=None):
     """Parse, run every row, print the table: 0 all pass, 1 a FAIL or ERROR row, 2 usage."""
+    names = ",".join(verify.SCHEMES)
     parser = ArgumentParser(prog="minimegatron verify",
-                            description="check every parallel scheme against one process "
-                                        "(run under mpirun -n N)")
-    parser.add_argument("--schemes", default=",".join(verify.SCHEMES),
-                        help=f"comma list from {','.join(verify.SCHEMES)} (default: all)")
-    parser.add_argument("--dtype", choices=sorted(verify.FLOOR), default="float64")
+                            description=say("cli.verify.description"))
+    parser.add_argument("--schemes", default=names, metavar="LIST",
+                        help=say("cli.verify.schemes", schemes=", ".join(verify.SCHEMES)))
+    parser.add_argument("--dtype", choices=sorted(verify.FLOOR), default="float64",
+                        help=say("cli.verify.dtype"))
     parser.add_argument("--precision", choices=["full", "mixed"], default="full",
-                        help="mixed: float16 model, float32 masters, loss scale, SGD "
-                             "(= --dtype float16; see the docstring)")
-    parser.add_argument("--backend", choices=["numpy", "cupy"], default=None)
+                        help=say("cli.verify.precision"))
+    parser.add_argument("--backend", choices=["numpy", "cupy"], default=None,
+                        help=say("cli.verify.backend"))
     parser.add_argument("--steps", type=positive_int, default=2,
-                        help="AdamW steps per row (default 2)")
-    parser.add_argument("--matrix", action="store_true",
-                        help="print the composition table (axes x features: PASS, or refused "
-                             "and why; checks/composition.py) and exit")
+                        help=say("cli.verify.steps"))
+    parser.add_argument("--matrix", action="store_true", help=say("cli.verify.matrix"))
     opts = parser.parse_args(argv)
     if opts.matrix:
         return print_matrix()
     schemes = [s.strip() for s in opts.schemes.split(",") if s.strip()]
     unknown = [s for s in schemes if s not in verify.SCHEMES]
     if unknown or not schemes:
-        parser.error(f"unknown scheme(s) {unknown}; choose from {','.join(verify.SCHEMES)}")
+        parser.error(say("cli.verify.unknown", unknown=unknown, schemes=names))
     if opts.precision == "mixed":
         opts.dtype = "float16"
     banner("verify")
@@ -50,13 +54,12 @@ def main(argv=None):
         use_backend(opts.backend)
     world = comm.world()
     rule = "mixed-precision SGD" if opts.dtype == "float16" else "AdamW"
-    comm.print0(f"minimegatron verify: {world.size} ranks, {opts.dtype}, {opts.steps} {rule} "
-                f"steps per row, schemes {','.join(schemes)}")
+    comm.print0(say("cli.verify.header", n=world.size, dtype=opts.dtype, steps=opts.steps,
+                          rule=rule, schemes=",".join(schemes)))
     start = time.time()
     rows = verify.run_rows(schemes, opts.dtype, opts.steps, progress=True)
     if not rows:
-        comm.print0(f"no grid of these schemes fits {world.size} rank(s): 3D needs two axes "
-                    "> 1, so at least 4 ranks")
+        comm.print0(say("cli.verify.no_grid", n=world.size))
         return 2
     for r in rows:
         if r["status"] == "ERROR":
@@ -64,6 +67,8 @@ def main(argv=None):
     comm.print0("\n" + verify.table(rows, opts.dtype) + f"\n({time.time() - start:.1f} s)")
     if all(r["status"] == "SKIP" for r in rows):
         usage_error(i18n.text("verify.none_ran", n=world.size, schemes=",".join(schemes)))
+    if world.size == 1:
+        comm.print0(say("cli.verify.one_rank"))
     return 1 if any(r["status"] in ("FAIL", "ERROR") for r in rows) else 0
 
 

@@ -5,9 +5,10 @@
 A message is a ``str.format`` template in a plain dict, one module per
 language (``en.py``, ``ko.py``; tutorials 03-11 in ``en_tutorials.py``,
 ``ko_tutorials.py``; the exercises' lesson points in ``en_lessons.py``,
-``ko_lessons.py``), with the same keys and the same {fields} (tests/test_i18n.py
-checks both). Numbers, code names and commands are fields
-or stay in the template as they are; the Korean uses the terms of
+``ko_lessons.py``; the tutorials' table headers in ``en_tables.py``, ``ko_tables.py``;
+the command line, argparse's own words included, in ``en_cli.py``, ``ko_cli.py``), with
+the same keys and the same {fields} (tests/test_i18n.py checks both). Numbers, code
+names and commands are fields or stay in the template as they are; the Korean uses the terms of
 docs/glossary.md. The exercises' titles, hints and source notes are English
 data in ``exercise_checks`` (a student copy raises the English hint, which
 ``exercises.is_blank`` compares), so ``exercise_text`` picks the Korean ones
@@ -17,17 +18,18 @@ block's English hint into the current language's).
 import contextlib
 import os
 
-from minimegatron.i18n import (en, en_agree, en_checkpoint, en_lessons, en_sandbox, en_static,
-                               en_tutorials, ko, ko_agree, ko_checkpoint, ko_lessons, ko_sandbox,
-                               ko_static, ko_tutorials)
+from minimegatron.i18n import (en, en_agree, en_checkpoint, en_cli, en_lessons, en_sandbox,
+                               en_static, en_tables, en_tutorials, ko, ko_agree, ko_checkpoint,
+                               ko_cli, ko_lessons, ko_sandbox, ko_static, ko_tables, ko_tutorials)
 
 ENV = "MINIMEGATRON_LANG"
+# one catalog per language: the base texts, then each topic's own module (same keys and fields)
 CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES,
-                   **en_static.MESSAGES, **en_checkpoint.MESSAGES, **en_sandbox.MESSAGES,
-                   **en_agree.MESSAGES},
+                   **en_tables.MESSAGES, **en_cli.MESSAGES, **en_static.MESSAGES,
+                   **en_checkpoint.MESSAGES, **en_sandbox.MESSAGES, **en_agree.MESSAGES},
             "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
-                   **ko_static.MESSAGES, **ko_checkpoint.MESSAGES, **ko_sandbox.MESSAGES,
-                   **ko_agree.MESSAGES}}
+                   **ko_tables.MESSAGES, **ko_cli.MESSAGES, **ko_static.MESSAGES,
+                   **ko_checkpoint.MESSAGES, **ko_sandbox.MESSAGES, **ko_agree.MESSAGES}}
 
 
 def language():

@@ -64,8 +64,8 @@ MESSAGES = {
     "check.worst_entry": "{where}{what}: worst entry {index}: expected {expected}, got {got} "
                          "(|diff| {diff:.3g} > {atol:g})",
     # tutorials/00_autodiff_and_gpt.py
-    "t00.mpi_note": "(one process's lesson: under mpirun -n {n} only rank 0 runs it; the "
-                    "others end at once)",
+    "t00.mpi_note": "(one process's lesson: under minimegatron run -n {n} only rank 0 runs "
+                    "it; the others end at once)",
     "t00.part1": "Part 1: y = sum(tanh(x @ w)); dy/dw = x^T (1 - tanh^2(x @ w))",
     "t00.compare": "  autodiff: {autodiff}  by hand: {hand}",
     "t00.part2": "\nPart 2: GPT with {params:,} parameters, {steps} AdamW steps",

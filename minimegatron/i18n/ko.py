@@ -142,12 +142,12 @@ EXERCISES = {
                      "한 그룹에서 많아야 C = ceil(k T f / E)개 토큰을 먼저 온 순서로 받고, 용량을 "
                      "넘는 토큰은 버려져 잔차(residual)로 지나갑니다."},
     "10.2": {"title": "전문가 병렬화(expert parallel): 디스패치 배치",
-             "hint": "행은 전문가 우선 (ep, E/ep, b*C, h)입니다: group에서 그것의 올투올 한 번 "
+             "hint": "행은 전문가 우선 (ep, E/ep, b*C, h)입니다: group에서 그것의 all-to-all 한 번 "
                      "(all_to_all_rows, trace.label('ep.dispatch') 안에서)이 청크 j를 랭크 j로 "
                      "보냅니다; 도착한 것은 [보낸 랭크][내 전문가][슬롯]: [내 전문가][보낸 "
                      "랭크][슬롯]으로 전치해 (E/ep*ep*b*C, h) 행으로 돌려주세요",
              "note": "전문가 병렬화(GShard, Switch, Megatron): 랭크마다 전문가 E/ep개; 토큰은 "
-                     "올투올 두 번으로 전문가의 랭크에 갔다가 돌아오며, 각각 시퀀스당 E x C x h인 "
+                     "all-to-all 두 번으로 전문가의 랭크에 갔다가 돌아오며, 각각 시퀀스당 E x C x h인 "
                      "채워진 버퍼의 (ep-1)/ep를 보냅니다."},
 }
 
@@ -214,7 +214,7 @@ MESSAGES = {
     "check.worst_entry": "{where}{what}: 가장 많이 틀린 원소 {index}: 기댓값 {expected}, "
                          "실제값 {got} (|차이| {diff:.3g} > {atol:g})",
     # tutorials/00_autodiff_and_gpt.py
-    "t00.mpi_note": "(프로세스 하나로 하는 실습: mpirun -n {n}에서는 랭크 0만 실행하고 나머지는 "
+    "t00.mpi_note": "(프로세스 하나로 하는 실습: minimegatron run -n {n}에서는 랭크 0만 실행하고 나머지는 "
                     "바로 끝납니다)",
     "t00.part1": "1부: y = sum(tanh(x @ w)); dy/dw = x^T (1 - tanh^2(x @ w))",
     "t00.compare": "  자동 미분(autodiff): {autodiff}  손으로 계산: {hand}",

@@ -179,14 +179,14 @@ MESSAGES = {
                         "{same}",
     "t14.part3": "\n3. 용량 계수마다 버려진 배정, C = ceil(k T f / E) (한 프로세스, 학습된 "
                  "가중치, MoE 블록 둘 다)",
-    "t14.part4": "\n4. 마지막 스텝의 올투올(all-to-all)에서 각 랭크가 보낸 바이트 (트레이스), "
+    "t14.part4": "\n4. 마지막 스텝의 all-to-all에서 각 랭크가 보낸 바이트 (트레이스), "
                  "MoE 블록마다 하나, 공식과 나란히",
     "t14.bytes_padded": "채움(padded): (ep-1) x E/ep x C x h x b x itemsize = ({ep}-1) x "
                         "{local} x {cap} x {h} x {b} x 8 = 각각 {want:,d} B, 모든 랭크에서 "
                         "(최대 |트레이스 - 공식| {off:g})",
     "t14.bytes_dropless": "드롭리스 (레이어 하나, 랭크 0의 전문가별 행 {counts}): 디스패치가 "
                           "{sent:,d} B를 보냄, 개수로부터 {want:,d} B; 모든 랭크의 모든 "
-                          "올투올에서 최대 |트레이스 - 공식| {off:g}",
+                          "all-to-all에서 최대 |트레이스 - 공식| {off:g}",
     "t14.part5": "\n5. 이 실행에서 랭크 0이 가진 것 (디스패치 버퍼: 마지막 스텝의 트레이스), "
                  "측정값과 메모리 계산기 (minimegatron memory moe)",
     "t14.memory": "dp={dp}, ep={ep}의 모든 랭크: 최대 |측정 - 계산기| {off:g}",

@@ -33,7 +33,7 @@ gradients). With ep = 1, ``grid.ep`` is this rank alone and ``grid.edp`` is dp_c
 ``Group`` per kind with ``Split`` (one collective each, after the check that
 dp * pp * tp * cp equals the world size, so a wrong grid fails with the same
 ValueError on every rank instead of hanging). Tutorial:
-``mpirun -n 8 python tutorials/01_collectives.py``.
+``minimegatron run -n 8 tutorials/01_collectives.py``.
 """
 import numbers
 
@@ -156,8 +156,9 @@ class ProcessGrid:
     def is_last_stage(self):
         return self.pp_rank == self.pp_size - 1
 
-    def describe(self):
-        """A text table of every rank's coordinates and groups (computed, no messages)."""
+    def describe(self, group="group"):
+        """A text table of every rank's coordinates and groups (computed, no messages);
+        ``group`` is the header's word for a group (a tutorial passes its reader's)."""
         dp, pp, tp, cp = self.dp_size, self.pp_size, self.tp_size, self.cp_size
         world_size = dp * pp * tp * cp
         layout = grid_layout(world_size, dp, pp, tp, cp)
@@ -167,7 +168,7 @@ class ProcessGrid:
                  f"rank = pp*{dp * cp * tp} + dp*{cp * tp} + cp*{tp} + tp")
         lines = [f"ProcessGrid {size} = {world_size} ranks ({order})",
                  f"{'rank':>4} {'dp':>3} {'pp':>3} {'tp':>3}" + (f" {'cp':>3}" if cp > 1 else "")
-                 + "  " + "".join(f"{kind + ' group':<{16 if kind == 'dp_cp' else 14}}"
+                 + "  " + "".join(f"{kind + ' ' + group:<{16 if kind == 'dp_cp' else 14}}"
                                   for kind in kinds).rstrip()]
         for rank in range(world_size):
             d, p, t = grid_coordinates(rank, dp, tp, cp)

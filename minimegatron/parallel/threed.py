@@ -57,7 +57,7 @@ tp dividing d_model and n_head (the vocabulary is padded), pp <= n_layer, with
 zero_stage 0 (DDP), 1 or 2 over dp. ZeRO-3 is not composed with the pipeline
 here (its per-unit gather hooks would run inside every micro-batch): ValueError.
 
-    mpirun -n 8 python tutorials/08_3d_parallel.py --dp 2 --pp 2 --tp 2
+    minimegatron run -n 8 tutorials/08_3d_parallel.py --dp 2 --pp 2 --tp 2
 """
 import dataclasses
 

@@ -8,7 +8,7 @@ the input batch (``exclude``) are not activations. ``ActivationMeter`` is the
 over the micro-batches in flight at once, of their summed activations. The
 walk costs time, so the engine runs it outside the traced compute spans.
 
-    mpirun -n 4 python tutorials/07_pipeline.py      (prints the peak per stage)
+    minimegatron run -n 4 tutorials/07_pipeline.py      (prints the peak per stage)
 """
 from minimegatron.autodiff.tensor import unwrap
 

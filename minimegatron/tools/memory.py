@@ -17,6 +17,8 @@ GB = 1e9 bytes everywhere. The page ``docs/memory.md`` walks through every formu
 import math
 from dataclasses import dataclass
 
+from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, chunks_per_stage,
+                                                               get_schedule, peak_in_flight)
 from minimegatron.parallel.split import padded
 
 MIXED = "mixed"                                  # fp16 weights/grads + fp32 Adam state
@@ -218,10 +220,24 @@ def ring_in_flight_bytes(cfg, micro_batch, tp=1, cp=1, precision=MIXED):
 
 
 def in_flight(pp, micro_batches, stage, schedule="1f1b"):
-    """Micro-batches whose activations stage k holds at peak: GPipe M, 1F1B min(M, K - k)."""
+    """Micro-batches whose activations stage k holds at peak, in whole-stage units.
+
+    GPipe M, 1F1B min(M, K - k); any schedule of the registry (``SCHEDULES``) is read
+    off its own action list (``peak_in_flight``: forward done, backward (or W) not).
+    With v chunks per stage a chunk holds 1/v of the stage's layers, so interleaved
+    (v = 2) holds K(1 + (K-1)/(Kv)) on stage 0 (Megatron-LM 2021), zbv (two chunks in
+    a V) K, as 1F1B does. ValueError (the schedule's own rule) when M or K do not fit.
+    """
     if schedule == "gpipe":
         return micro_batches
-    return min(micro_batches, pp - stage)
+    if schedule == "1f1b":
+        return min(micro_batches, pp - stage)
+    if schedule not in SCHEDULES:
+        raise ValueError(f"unknown schedule {schedule!r}; valid: {', '.join(SCHEDULES)}")
+    chunks = chunks_per_stage(schedule, 2 if schedule == "interleaved" else 1)
+    actions = get_schedule(schedule, chunks)(pp, micro_batches, stage)
+    peak = peak_in_flight(actions)
+    return peak // chunks if peak % chunks == 0 else peak / chunks
 
 
 def activation_bytes(cfg, micro_batch, micro_batches=1, pp=1, tp=1, stage=0,

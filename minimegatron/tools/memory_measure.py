@@ -17,7 +17,7 @@ values per group; every sharded quantity (weights, grads, m, v) may carry that
 padding, and so may the gathered buffers of stages 1-2. So
     |measured - formula| <= 4 * b * N * groups          (``padding_margin``)
 with groups = 1 for stages 1-2 and the number of units for stage 3. The
-tutorial ``mpirun -n 8 python tutorials/06_zero.py`` prints both.
+tutorial ``minimegatron run -n 8 tutorials/06_zero.py`` prints both.
 """
 from minimegatron.tools.memory import model_state_bytes
 

@@ -65,7 +65,7 @@ Works on any Module (a tensor-parallel shard, a pipeline stage): it only
 all-reduces, over the group it is given, the gradients of the parameters it
 sees; the caller computes the loss.
 
-    mpirun -n 8 python tutorials/05_data_parallel.py
+    minimegatron run -n 8 tutorials/05_data_parallel.py
 """
 import contextlib
 

@@ -30,7 +30,7 @@ so the root moves about N-1 times the bytes of any other rank, and it alone
 holds the full output, its gradient and the optimizer state. That imbalance is
 the lesson; ``DistributedDataParallel`` (parallel/data_parallel/ddp.py) removes it.
 
-    mpirun -n 8 python tutorials/05_data_parallel.py
+    minimegatron run -n 8 tutorials/05_data_parallel.py
 """
 from minimegatron import comm
 from minimegatron.comm import trace

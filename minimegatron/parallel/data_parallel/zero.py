@@ -31,7 +31,7 @@ baseline 16P; stage 1 4P + 12P/N; stage 2 2P + 14P/N; stage 3 16P/N. In one
 precision of b bytes (our float64 code, b = 8): 4bP, 2bP + 2bP/N, bP + 3bP/N,
 4bP/N. tools/memory_measure.py measures these from the real arrays.
 
-    mpirun -n 8 python tutorials/06_zero.py
+    minimegatron run -n 8 tutorials/06_zero.py
 """
 import math
 

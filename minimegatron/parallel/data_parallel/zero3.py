@@ -28,7 +28,7 @@ unit's forward runs under no_grad (nothing saved but its input) and backward
 recomputes it with the weights gathered again. The extra cost is one more
 forward of the units (not of attention, which owns no parameters).
 
-    mpirun -n 8 python tutorials/06_zero.py
+    minimegatron run -n 8 tutorials/06_zero.py
 """
 from minimegatron import comm
 from minimegatron.comm import trace

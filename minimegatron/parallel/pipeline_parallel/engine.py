@@ -59,7 +59,7 @@ stages on 2 cores measure the formula's bubble); the spans include the sleep.
 A ``memory_meter`` (tools/activation_memory.py) sees each micro-batch's graph
 after its forward, to measure what each stage holds. Tutorial:
 
-    mpirun -n 4 python tutorials/07_pipeline.py
+    minimegatron run -n 4 tutorials/07_pipeline.py
 """
 from dataclasses import dataclass, field
 

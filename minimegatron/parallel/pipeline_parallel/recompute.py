@@ -29,7 +29,7 @@ before, so the step's aux loss is counted once.
 No communication of its own (collectives inside ``fn``, e.g. tensor parallel
 all-reduces, simply run again during the recompute). Used by the pipeline:
 
-    mpirun -n 4 python tutorials/07_pipeline.py
+    minimegatron run -n 4 tutorials/07_pipeline.py
 """
 from minimegatron.autodiff.function import Function, enable_grad, is_grad_enabled, no_grad
 from minimegatron.nn.module import Module

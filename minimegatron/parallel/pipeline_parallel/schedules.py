@@ -27,7 +27,7 @@ values. Sends must be posted nonblocking (Isend, waited later) and receives
 block: with blocking sends 1F1B deadlocks (two neighbours both sending).
 
     minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8
-    mpirun -n 4 python tutorials/07_pipeline.py
+    minimegatron run -n 4 tutorials/07_pipeline.py
 """
 from dataclasses import dataclass
 from fractions import Fraction

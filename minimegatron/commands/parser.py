@@ -1,0 +1,128 @@
+"""argparse in the reader's language: every command's parser, ``--help`` and usage errors.
+
+argparse writes its own words ("usage:", "options:", "error:", "invalid choice: ...",
+"the following arguments are required: ...") through ``gettext``: the module
+calls ``argparse._(msgid)`` (and ``argparse.ngettext``) when it builds a parser,
+formats a help text or reports a mistake. ``ArgumentParser`` below does those
+three things with ``argparse._`` pointing at the i18n catalogue, for the
+length of the call only, so the whole screen speaks MINIMEGATRON_LANG::
+
+    MINIMEGATRON_LANG=ko minimegatron memory --layers 0
+    사용법: minimegatron memory [-h] [view] [--layers N] ...
+    minimegatron memory: 오류: 인자 --layers: 양의 정수여야 합니다, 받은 값 '0'
+
+The catalogue keys are ``argparse.*`` (i18n/en_cli.py, ko_cli.py); ``MSGIDS``
+maps argparse's English text to them (the English catalogue holds argparse's
+own text, so English output is argparse's, byte for byte). A text argparse
+gains in a later Python and the catalogue lacks stays English. Every other
+command-line text goes through ``say`` (i18n keys ``cli.*``), which speaks
+English when MINIMEGATRON_LANG is unknown: the command reports that once, itself.
+"""
+import argparse
+import contextlib
+import re
+import textwrap
+
+from minimegatron import i18n
+
+MSGIDS = {
+    "usage: ": "argparse.usage",
+    "options": "argparse.options",
+    "positional arguments": "argparse.positionals",
+    "show this help message and exit": "argparse.help",
+    "%(prog)s: error: %(message)s\n": "argparse.error",
+    "the following arguments are required: %s": "argparse.required",
+    "unrecognized arguments: %s": "argparse.unrecognized",
+    "argument %(argument_name)s: %(message)s": "argparse.argument",
+    "invalid choice: %(value)r (choose from %(choices)s)": "argparse.choice",
+    "invalid %(type)s value: %(value)r": "argparse.invalid",
+    "expected one argument": "argparse.one",
+    "expected at least one argument": "argparse.at_least_one",
+    "expected at most one argument": "argparse.at_most_one",
+    "expected %s argument": "argparse.n1",
+    "expected %s arguments": "argparse.n",
+    "ambiguous option: %(option)s could match %(matches)s": "argparse.ambiguous",
+    "one of the arguments %s is required": "argparse.one_of",
+    "not allowed with argument %s": "argparse.not_allowed",
+    "ignored explicit argument %r": "argparse.ignored",
+    "unknown parser %(parser_name)r (choices: %(choices)s)": "argparse.unknown_parser",
+    "can't open '%(filename)s': %(error)s": "argparse.cannot_open",
+}
+
+
+def say(key, /, **fields):
+    """A command-line text: ``i18n.text``, but English when MINIMEGATRON_LANG is unknown
+    (the command says that once, in one line; its --help and usage stay readable)."""
+    try:
+        return i18n.text(key, **fields)
+    except ValueError:
+        with i18n.speaking("en"):
+            return i18n.text(key, **fields)
+
+
+def translate(msgid):
+    """argparse's ``msgid`` in the current language (itself when the catalogue lacks it)."""
+    key = MSGIDS.get(msgid)
+    return msgid if key is None else say(key)
+
+
+def _ngettext(singular, plural, n):
+    return translate(singular if n == 1 else plural)
+
+
+@contextlib.contextmanager
+def speaking_argparse():
+    """argparse's own words in the current language inside the block."""
+    saved = argparse._, argparse.ngettext
+    argparse._, argparse.ngettext = translate, _ngettext
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter that never breaks a line inside a name (pp-gpipe, all-reduce)."""
+
+    def _split_lines(self, text, width):
+        text = re.sub(r"\s+", " ", text).strip()
+        return textwrap.wrap(text, width, break_on_hyphens=False)
+
+    def _fill_text(self, text, width, indent):
+        text = re.sub(r"\s+", " ", text).strip()
+        return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False)
+
+
+class RawDescriptionHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    """The description and epilog as written (examples in columns); option help wrapped."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose own words follow MINIMEGATRON_LANG.
+
+    Building (the "options" heading, -h's help), formatting (``--help``, "usage:")
+    and parsing (every error message) run inside ``speaking_argparse``. Sub-parsers
+    (``add_subparsers``) are of the same class. No text is changed in English.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        with speaking_argparse():
+            super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args=None, namespace=None):
+        with speaking_argparse():
+            return super().parse_known_args(args, namespace)
+
+    def format_usage(self):
+        with speaking_argparse():
+            return super().format_usage()
+
+    def format_help(self):
+        with speaking_argparse():
+            return super().format_help()
+
+    def error(self, message):
+        with speaking_argparse():
+            super().error(message)

@@ -1,0 +1,55 @@
+"""README's Quick start: two lines that work on a stock Debian/Ubuntu python, and CI runs line 2.
+
+A system python under PEP 668 refuses ``pip install`` outside a virtual environment
+(externally-managed-environment), so each line makes (or reuses) ``.venv`` and activates
+it before pip. ``.ci/run`` reads the test command out of the block (its second line)
+and evals it: the same extraction, run here, must give the full test command. ``--quick``
+(tests/conftest.py) must select single-process tests and drop multi-rank ones.
+"""
+import os
+import re
+import subprocess
+import sys
+
+from mpi_harness import REPO_ROOT
+
+VENV = "python3 -m venv .venv && . .venv/bin/activate && "
+
+
+def _block():
+    with open(os.path.join(REPO_ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    section = readme[readme.index("## Quick start"):]
+    return section.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+
+
+def test_both_lines_make_and_use_a_virtual_environment_before_pip():
+    lines = _block()
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert line.startswith(VENV), line
+        assert "pip install" in line and line.index(".venv") < line.index("pip install")
+    assert lines[0].endswith("python3 -m minimegatron run -n 8 tutorials/08_3d_parallel.py")
+    assert lines[1].endswith('python3 -m pip install -e ".[test]" && python3 -m pytest')
+
+
+def test_ci_reads_the_second_line():
+    with open(os.path.join(REPO_ROOT, ".ci", "run"), encoding="utf-8") as f:
+        script = f.read()
+    extraction = re.search(r"test_cmd=\$\((.*?)\)\n", script, re.DOTALL).group(1)
+    got = subprocess.run(["bash", "-c", extraction.replace("\\\n", " ")], cwd=REPO_ROOT,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert got == _block()[1]
+
+
+def test_quick_selects_single_process_tests():
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "--quick",
+                          "-p", "no:cacheprovider", "tests/test_launcher.py",
+                          "tests/test_cli_args.py"], cwd=REPO_ROOT, capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": REPO_ROOT}).stdout
+    kept = [line for line in out.splitlines() if "::" in line]
+    assert "tests/test_launcher.py::test_exception_on_rank3_aborts_job_via_run" in kept
+    assert "tests/test_launcher.py::test_deadlock_is_killed_by_timeout" not in kept  # mpiexec
+    assert "tests/test_launcher.py::test_finder_and_environment" in kept             # one process
+    assert sum("test_cli_args.py" in line for line in kept) > 100, out
+    assert re.search(r"\d+/\d+ tests collected \(\d+ deselected\)", out), out
