@@ -68,12 +68,12 @@ def dimension_table(grid, steps):
     values = sum(p.size for p in GPT(CP_CONFIG).parameters())
     ring = lambda nbytes: trace.bytes_moved("all_reduce", nbytes, n)[0]   # noqa: E731
     rows = [("cp", by["cp"], steps * CP_CONFIG.n_layer * (3 * cp - 2) * hop,
-             f"{steps} steps x {CP_CONFIG.n_layer} layers x (3cp-2) hops x {hop:,d} B"),
+             text("t12.how_cp", steps=steps, layers=CP_CONFIG.n_layer, hop=hop)),
             ("dp x cp", by["dp_cp"], steps * (ring(8 * values) + ring(8)),
-             f"{steps} x 2(N-1)/N x 8 x ({values:,d} values + 1 loss), N = {n}"),
-            ("dp, tp, pp", by["dp"] + by["tp"] + by["pp"], 0, "no such axis here: 0")]
+             text("t12.how_dp_cp", steps=steps, values=values, n=n)),
+            ("dp, tp, pp", by["dp"] + by["tp"] + by["pp"], 0, text("dim.none"))]
     comm.print0(text("t12.by_dimension"))
-    comm.print0(f"{'dimension':<12}{'sent (trace)':>14}{'formula':>10}  {'from'}")
+    comm.print0(text("dim.head"))
     for name, got, want, how in rows:
         comm.print0(f"{name:<12}{got:>14,d}{want:>10,d}  {how}")
     off = max(abs(got - want) for _, got, want, _ in rows)

@@ -175,15 +175,15 @@ def dimension_table(grid, trainer, spans):
     blocks = len(moe_layers(trainer.stage))
     ring = lambda n, size: trace.bytes_moved("all_reduce", n, size)[0]   # noqa: E731
     rows = [("ep", by["ep"], len(LABELS) * blocks * each,
-             f"{len(LABELS)} all-to-alls x {blocks} MoE blocks x {each:,d} B"),
+             text("t14.how_ep", calls=len(LABELS), blocks=blocks, each=each)),
             ("dp x cp", by["dp"] + by["dp_cp"],
              ring(8 * dense, grid.dp_cp.size) + ring(8, grid.dp_cp.size),
-             f"2(N-1)/N x 8 x ({dense:,d} dense + 1 loss), N = {grid.dp_cp.size}"),
+             text("t14.how_dp_cp", dense=dense, n=grid.dp_cp.size)),
             ("edp", by["edp"], ring(8 * experts, grid.edp.size),
-             f"2(n-1)/n x 8 x {experts:,d} expert values, n = {grid.edp.size}"),
-            ("cp, tp, pp", by["cp"] + by["tp"] + by["pp"], 0, "no such axis here: 0")]
+             text("t14.how_edp", experts=experts, n=grid.edp.size)),
+            ("cp, tp, pp", by["cp"] + by["tp"] + by["pp"], 0, text("dim.none"))]
     comm.print0(text("t14.by_dimension"))
-    comm.print0(f"{'dimension':<12}{'sent (trace)':>14}{'formula':>10}  {'from'}")
+    comm.print0(text("dim.head"))
     for name, got, want, how in rows:
         comm.print0(f"{name:<12}{got:>14,d}{want:>10,d}  {how}")
     off = max(abs(got - want) for _, got, want, _ in rows)
