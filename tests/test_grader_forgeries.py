@@ -14,7 +14,10 @@ a PASS some other way, as a student with the grader's code open beside him would
     devzero       a link to /dev/zero in the package (the grader reads until memory ends)
     fill_tmp      fills TMPDIR (the next copy's grader cannot write its files)
 
-and three honest copies (right, wrong, blank) are graded after them. In bubblewrap:
+and three honest copies (right, wrong, blank) are graded after them. The class is graded
+with the static read switched off (``MINIMEGATRON_STATIC_READ=off``), so every hostile
+block really runs and the sandbox alone is what stops it; with the read on, as in class,
+each of those blocks is SUSPECT and never runs (the last test here). In bubblewrap:
 no hostile cell passes, every honest copy gets the cells it gets alone, and no process
 or file of a forgery is left. The fallback (``MINIMEGATRON_SANDBOX=off``) keeps its
 documented limits (docs/teaching.md): it still catches links, FIFOs, devices, the
@@ -217,7 +220,8 @@ def _leftovers():
 
 def grade_class(root, teacher, mode, jobs):
     class_dir = build_class(root, teacher)
-    env = {**os.environ, "PYTHONPATH": str(teacher), "MINIMEGATRON_SANDBOX": mode}
+    env = {**os.environ, "PYTHONPATH": str(teacher), "MINIMEGATRON_SANDBOX": mode,
+           "MINIMEGATRON_STATIC_READ": "off"}          # the sandbox alone (module docstring)
     env.pop("PYTHONPYCACHEPREFIX", None)
     book = root / "book.json"
     proc = subprocess.run([sys.executable, "-m", "minimegatron", "grade", SPEC, "--class",
@@ -366,3 +370,24 @@ def test_a_report_without_the_nonce_or_from_a_killed_grader_is_not_taken():
     assert gradebook._sealed(good, "n2", 0)[0] is None           # not this grade's nonce
     assert gradebook._sealed(good, "n1", -9)[0] is None          # its grader was killed
     assert gradebook._sealed(good + good, "n1", 0)[0] is None    # a second report in the pipe
+
+
+def test_with_the_static_read_on_every_hostile_block_is_suspect_and_never_runs(tmp_path):
+    """As in class (the read on): each block that answers 1.2 by a trick is SUSPECT before
+    anything runs, with the line; the read is a tripwire in front of the sandbox."""
+    from minimegatron.classroom import static_read
+    teacher = _teacher(tmp_path)
+    class_dir = tmp_path / "class"
+    reference = find_blocks(PACKAGE_DIR)
+    for kind, lines in hostile_blocks(teacher, class_dir).items():
+        copy = str(class_dir / folder(kind))
+        exercises.make(copy, source_root=str(teacher))
+        _write_block(copy, "1.2", lines)
+        student = find_blocks(os.path.join(copy, "minimegatron"))
+        got = static_read.suspects(student, ["1.2"], reference)
+        assert set(got) == {"1.2"} and got["1.2"].result == "SUSPECT", kind
+    honest = str(tmp_path / "right")
+    exercises.make(honest, source_root=str(teacher))
+    exercises.solve(honest, ["1.2"])
+    assert static_read.suspects(find_blocks(os.path.join(honest, "minimegatron")), ["1.2"],
+                                reference) == {}

@@ -464,6 +464,10 @@ def verdict(findings, path):
     return Verdict("SUSPECT", lines, [f"static: {findings[0].kind}"])
 
 
+SWITCH = "MINIMEGATRON_STATIC_READ"   # "off" grades without the read: only to test the sandbox
+                                      # alone (tests/test_grader_forgeries.py); never in class
+
+
 def suspects(student, ids, reference):
     """{id: SUSPECT Verdict} for the exercises of ``ids`` whose student block
     (``student``: {id: Block}) the static read finds something in."""
