@@ -4,7 +4,8 @@
     finalize()         MPI.Finalize(): the last MPI call of a process that exits on its own
 
 Layers above comm/ never import mpi4py: a grid with cp = 1 takes its cp group
-from here, and the grader's ranks end MPI here before ``os._exit``.
+from here, and the grader's ranks end MPI here before C's ``exit``
+(``exercise_checks/runner.py``: ``leave``).
 """
 from mpi4py import MPI
 

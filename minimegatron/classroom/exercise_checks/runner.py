@@ -26,9 +26,10 @@ job, one line to ``RUN_DIR/evidence_rank<r>.jsonl``:
 ``todo``: the student's block still raises NotImplementedError; ``error``: the
 student's code raised (the message says where). The grader watches these files
 (a check that makes no progress is a HANG), reads them back as data and judges
-them itself (``grader.py``). The process ends with ``os._exit`` right after
-the last line, so no ``atexit`` hook of student code runs.
+them itself (``grader.py``). The process ends right after the last line with C's
+``exit`` (``leave``), so no ``atexit`` hook of student code runs.
 """
+import ctypes
 import importlib
 import json
 import os
@@ -87,6 +88,29 @@ def check_group(ex_id):
     return grid.tp if by_id(ex_id).group == "tp" else grid.dp
 
 
+def leave(code):
+    """End this process now with ``code``: the C library's ``exit``, never Python's.
+
+    Not ``os._exit``: MPICH (4.1 and later) tells its process manager that a rank
+    finalized only at process exit (PMI ``cmd=finalize``, sent by an exit handler of
+    libmpi), not in MPI_Finalize. ``os._exit`` skips it, so Hydra's proxy takes the
+    rank for one that died and SIGKILLs every rank of the launch still running: a
+    rank that is merely slower (still in MPI_Finalize on a busy machine) ends by
+    signal 9, mpiexec says "EXIT CODE: 9", and the grader turns the check into ERROR.
+
+    C's ``exit`` runs the C exit handlers (MPI's) and nothing of Python: no atexit
+    hook, no thread joined, no ``__del__``. It is called through ``PyDLL``, which
+    keeps the GIL, so no other Python thread runs while the handlers do.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        ctypes.PyDLL(None).exit(code)
+    except (OSError, AttributeError):     # no C library to call (not Linux or macOS)
+        pass
+    os._exit(code)
+
+
 def main(argv):
     jobs_file, run_dir, use_mpi = argv[0], argv[1], "--mpi" in argv
     with open(jobs_file) as f:
@@ -112,12 +136,10 @@ def main(argv):
                            "seconds": round(time.perf_counter() - start, 3)})
         with open(out_file, "a") as f:
             f.write(line + "\n")
-    sys.stdout.flush()
-    sys.stderr.flush()
     if use_mpi:
         from minimegatron.comm.local import finalize
         finalize()
-    os._exit(0)          # no atexit hook of student code runs after the last line
+    leave(0)             # no atexit hook of student code runs after the last line
 
 
 if __name__ == "__main__":
