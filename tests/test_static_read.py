@@ -356,7 +356,8 @@ def test_the_gradebook_carries_suspect(forged_copy, tmp_path):
 def test_without_the_static_read_the_blocks_would_have_run(forged_copy, monkeypatch):
     copy, marker, _ = forged_copy
     monkeypatch.setattr(static_read, "suspects", lambda *args: {})
-    verdicts = grader.grade_copy(copy, "1.2,1.3")
+    monkeypatch.setenv("MINIMEGATRON_SANDBOX", "off")   # in bubblewrap the marker's folder
+    verdicts = grader.grade_copy(copy, "1.2,1.3")       # is out of reach (the sandbox's job)
     assert os.path.exists(marker), "the marker block never ran"
     assert verdicts["1.3"].result == "PASS", verdicts["1.3"].lines
     # the forgery runs too, and where the teacher's install is editable it PASSes
