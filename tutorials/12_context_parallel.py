@@ -71,9 +71,9 @@ def dimension_table(grid, steps):
              text("t12.how_cp", steps=steps, layers=CP_CONFIG.n_layer, hop=hop)),
             ("dp x cp", by["dp_cp"], steps * (ring(8 * values) + ring(8)),
              text("t12.how_dp_cp", steps=steps, values=values, n=n)),
-            ("dp, tp, pp", by["dp"] + by["tp"] + by["pp"], 0, text("dim.none"))]
+            ("dp, tp, pp", by["dp"] + by["tp"] + by["pp"], 0, text("t12.dim_none"))]
     comm.print0(text("t12.by_dimension"))
-    comm.print0(text("dim.head"))
+    comm.print0(text("t12.dim_head"))
     for name, got, want, how in rows:
         comm.print0(f"{name:<12}{got:>14,d}{want:>10,d}  {how}")
     off = max(abs(got - want) for _, got, want, _ in rows)

@@ -181,9 +181,9 @@ def dimension_table(grid, trainer, spans):
              text("t14.how_dp_cp", dense=dense, n=grid.dp_cp.size)),
             ("edp", by["edp"], ring(8 * experts, grid.edp.size),
              text("t14.how_edp", experts=experts, n=grid.edp.size)),
-            ("cp, tp, pp", by["cp"] + by["tp"] + by["pp"], 0, text("dim.none"))]
+            ("cp, tp, pp", by["cp"] + by["tp"] + by["pp"], 0, text("t14.dim_none"))]
     comm.print0(text("t14.by_dimension"))
-    comm.print0(text("dim.head"))
+    comm.print0(text("t14.dim_head"))
     for name, got, want, how in rows:
         comm.print0(f"{name:<12}{got:>14,d}{want:>10,d}  {how}")
     off = max(abs(got - want) for _, got, want, _ in rows)

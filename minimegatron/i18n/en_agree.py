@@ -13,8 +13,10 @@ MESSAGES = {
     "t14.by_dimension": "the same step's bytes sent by this rank per dimension "
                         "(trace.comm_by_dimension), beside the formulas:",
     "t14.by_dimension_off": "every rank: max |trace - formula| {off:g}",
-    "dim.head": "dimension     sent (trace)   formula  from",
-    "dim.none": "no such axis here: 0",
+    "t12.dim_head": "dimension     sent (trace)   formula  from",
+    "t14.dim_head": "dimension     sent (trace)   formula  from",
+    "t12.dim_none": "no such axis here: 0",
+    "t14.dim_none": "no such axis here: 0",
     "t12.how_cp": "{steps} steps x {layers} layers x (3cp-2) hops x {hop:,d} B",
     "t12.how_dp_cp": "{steps} x 2(N-1)/N x 8 x ({values:,d} values + 1 loss), N = {n}",
     "t14.how_ep": "{calls} all-to-alls x {blocks} MoE blocks x {each:,d} B",

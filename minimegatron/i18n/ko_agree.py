@@ -12,8 +12,10 @@ MESSAGES = {
     "t14.by_dimension": "같은 스텝에서 이 랭크가 차원별로 보낸 바이트 "
                         "(trace.comm_by_dimension)와 공식:",
     "t14.by_dimension_off": "모든 랭크: 최대 |trace - 공식| {off:g}",
-    "dim.head": "차원           보냄 (trace)      공식  근거",
-    "dim.none": "여기에는 없는 축: 0",
+    "t12.dim_head": "차원           보냄 (trace)      공식  근거",
+    "t14.dim_head": "차원           보냄 (trace)      공식  근거",
+    "t12.dim_none": "여기에는 없는 축: 0",
+    "t14.dim_none": "여기에는 없는 축: 0",
     "t12.how_cp": "{steps} 스텝 x {layers} 층 x (3cp-2) hop x {hop:,d} B",
     "t12.how_dp_cp": "{steps} x 2(N-1)/N x 8 x (값 {values:,d}개 + loss 1개), N = {n}",
     "t14.how_ep": "all-to-all {calls}번 x MoE block {blocks}개 x {each:,d} B",
