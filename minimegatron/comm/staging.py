@@ -1,4 +1,5 @@
-"""Host staging and preallocated outputs: the array bookkeeping around comm/collectives.py's MPI calls.
+"""Host staging and preallocated outputs: the array bookkeeping around the MPI calls of
+comm/collectives.py.
 
 MPI reads and writes C-contiguous HOST memory (unless it is CUDA-aware), with the
 axis it splits in front. These helpers bring an array into that layout and back:

@@ -215,7 +215,8 @@ MESSAGES = {
                         "book.json\n"
                         "Each cell is PASS, FAIL (the point of the lesson missed, and a hint), "
                         "TODO, HANG,\nERROR, CHANGED (a file outside the exercise blocks "
-                        "differs from the handout: never\nPASS), TIMEOUT (a busy machine: grade again) or "
+                        "differs from the handout: never\nPASS), TIMEOUT (a busy machine: grade "
+                        "again) or "
                         "SUSPECT (the block uses open, os,\nthe trace's switches...: not run, "
                         "never PASS; the line is shown). What each exercise\nchecks: "
                         "exercises/<id>.md, docs/teaching.md.",

@@ -258,7 +258,8 @@ MESSAGES = {
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
     "point.6.2.tokens": "g-bar는 랭크 r에 그룹의 x의 합(SUM) 가운데 토큰 r*T/t .. (r+1)*T/t를 "
                         "x의 자료형, 모양 (B, T/t, D)로 줍니다 (랭크 하나면 x 그대로)",
-    "point.6.2.tokens.hint": "tp 그룹 위의 (월드가 아니라) reduce-scatter, 시퀀스 축 SEQ를 따라 나누기 (배치 축도, 은닉 축도 아니게), "
+    "point.6.2.tokens.hint": "tp 그룹 위의 (월드가 아니라) reduce-scatter, 시퀀스 축 SEQ를 따라 "
+                             "나누기 (배치 축도, 은닉 축도 아니게), "
                              "새 배열로 (호출마다 다시 쓰는 버퍼가 아니게)",
     "point.6.2.one_reduce_scatter": "g-bar의 비용은 tp 그룹 위의 x reduce-scatter "
                                     "한 번이고 (all-reduce 뒤에 자르면 두 배의 바이트를 옮깁니다), "
@@ -299,7 +300,8 @@ MESSAGES = {
     "point.5.1.reduce_scatter": "기울기는 스텝마다 dp 그룹 위에서, 패딩한 평탄한 기울기의 "
                                 "reduce-scatter 한 번으로 오갑니다 (두 배의 "
                                 "바이트를 보내는 all-reduce가 아닙니다)",
-    "point.5.1.reduce_scatter.hint": "self.group 위에서 평탄한 기울기의 reduce-scatter 한 번: 각 랭크는 평균의 자기 조각만 받고, "
+    "point.5.1.reduce_scatter.hint": "self.group 위에서 평탄한 기울기의 reduce-scatter 한 번: "
+                                     "각 랭크는 평균의 자기 조각만 받고, "
                                      "통신은 all-reduce의 절반입니다",
     "point.5.1.own_slice": "self.grad_shard는 배치 전체에 대한 한 프로세스의 평균(MEAN) "
                            "기울기 중 이 랭크의 조각 r입니다 (패딩한 평탄한 버퍼의 순서)",
