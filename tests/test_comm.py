@@ -132,6 +132,6 @@ def test_waiting_ranks_give_the_cpu_away_when_they_share_cores():
     loaded machine gives them less: the best of 3 rounds is compared)."""
     results = run_mpi(3, "workers/comm_out_checks.py:check_waiting", timeout=60)
     assert results[0]["oversubscribed"] == (3 > results[0]["cores"])
-    for res in results[1:]:
-        assert res["auto_shared"] < 0.3, res
+    for res in results[1:]:      # 3 ranks spinning on 2 cores would get about 2/3 each
+        assert res["auto_shared"] < 0.5, res
         assert min(res["spin"], res["auto_own_core"]) > 1.5 * res["auto_shared"], res
