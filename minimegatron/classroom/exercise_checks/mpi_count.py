@@ -15,7 +15,8 @@ collectives a lesson needs. Two kinds of MPI call leave no trace:
 communicator a ``Counted`` one (a subclass of its own mpi4py class): the same MPI
 communicator (no copy, no new context), whose communication methods record such a call
 in the trace as a comm span of op "<method> (untraced MPI)" and 0 bytes, then make it.
-Every check that reads the collectives from the trace (``lesson.comm_log``) then sees it as one more call than the lesson allows.
+Every check that reads the collectives from the trace (``lesson.comm_log``) then sees
+it as one more call than the lesson allows.
 The collectives' own checking call (comm_check.py, mismatch.py) is not counted.
 """
 import sys
