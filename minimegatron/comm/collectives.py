@@ -14,7 +14,7 @@ metadata. Each function does, in this order:
        (comm_check.py: one 48-byte all-reduce), else nothing;
     3. the MPI call on ``group.mpi`` (group.py: the communicator itself, or, when
        ranks share cores, a stand-in whose blocking calls yield while they wait);
-    4. ``trace.record``: one span (op, group, bytes, start, end) per call.
+    4. ``trace.record_comm``: one span (op, group, bytes, start, end) per call.
 
 Semantics, for a group of N ranks and arrays split along ``axis``::
 
@@ -110,7 +110,7 @@ def all_reduce(x, group, op="sum", inplace=False, out=None):
     if inplace and out is not None:
         raise ValueError("all_reduce: inplace=True and out= exclude each other")
     if not inplace:
-        result, finish = staging.output(out, tuple(x.shape), x.dtype, x, 0, "all_reduce")
+        result, finish = staging.output(out, x.shape, x.dtype, x, 0, "all_reduce")
     check(group, "all_reduce", x, reduce_op=op)
     reduce_op, (host, copied) = mpi_op(op, x.dtype), staging.host(x)
     start = trace.now()
@@ -125,8 +125,7 @@ def all_reduce(x, group, op="sum", inplace=False, out=None):
         result = staging.copy_back(host, x) if copied else x
     else:
         result = finish(result)
-    trace.record("all_reduce", group.name, x.nbytes, *trace.bytes_moved(
-        "all_reduce", x.nbytes, group.size), start, trace.now())
+    trace.record_comm("all_reduce", group.name, x.nbytes, start, trace.now(), group.size)
     return result
 
 
@@ -134,8 +133,8 @@ def all_reduce(x, group, op="sum", inplace=False, out=None):
 def all_gather(x, group, axis=0, sizes=None, out=None):
     """cat(x_0, ..., x_{N-1}) along ``axis`` on every rank: ``Allgather`` (``Allgatherv``
     when ``sizes``, each rank's length along ``axis``, is given)."""
-    rows = [x.shape[axis]] * group.size if sizes is None else [int(s) for s in sizes]
-    moved = (sum(rows),) + staging.without(x.shape, axis)
+    rows = x.shape[axis] * group.size if sizes is None else sum(int(s) for s in sizes)
+    moved = (rows,) + staging.without(x.shape, axis)                  # (N * rows, ...)
     result, finish = staging.output(out, moved, x.dtype, x, axis, "all_gather")
     check(group, "all_gather", x, axis=axis, sizes=sizes)
     host = staging.front(x, axis)                               # (rows, ...) axis in front
@@ -143,10 +142,11 @@ def all_gather(x, group, axis=0, sizes=None, out=None):
     if sizes is None:
         group.mpi.Allgather(host, result)
     else:
-        spec = [result, *counts(rows, int(np.prod(host.shape[1:]))), from_numpy_dtype(x.dtype)]
+        spec = [result, *counts([int(s) for s in sizes], int(np.prod(host.shape[1:]))),
+                from_numpy_dtype(x.dtype)]
         group.mpi.Allgatherv(host, spec)
-    trace.record("all_gather", group.name, x.nbytes, *trace.bytes_moved(
-        "all_gather", result.nbytes, group.size, own=host.nbytes), start, trace.now())
+    trace.record_comm("all_gather", group.name, x.nbytes, start, trace.now(), group.size,
+                      n=result.nbytes, own=host.nbytes)
     return finish(result)
 
 
@@ -167,8 +167,8 @@ def reduce_scatter(x, group, axis=0, op="sum", out=None):
                                  op=reduce_op)
     if op == "mean":
         result /= group.size
-    trace.record("reduce_scatter", group.name, x.nbytes, *trace.bytes_moved(
-        "reduce_scatter", x.nbytes, group.size, own=result.nbytes), start, trace.now())
+    trace.record_comm("reduce_scatter", group.name, x.nbytes, start, trace.now(), group.size,
+                      own=result.nbytes)
     return finish(result)
 
 
@@ -195,8 +195,7 @@ def all_to_all(x, group, axis=0, out=None):
     host = staging.front(x, axis)                                # (N*c, ...) chunks in front
     start = trace.now()
     group.mpi.Alltoall(host, result)
-    trace.record("all_to_all", group.name, x.nbytes, *trace.bytes_moved(
-        "all_to_all", x.nbytes, group.size), start, trace.now())
+    trace.record_comm("all_to_all", group.name, x.nbytes, start, trace.now(), group.size)
     return finish(result)
 
 
@@ -245,8 +244,8 @@ def broadcast(x, group, root=0):
     group.mpi.Bcast(host, root=root)
     if copied:
         staging.copy_back(host, x)
-    trace.record("broadcast", group.name, x.nbytes, *trace.bytes_moved(
-        "broadcast", x.nbytes, group.size, is_root=group.rank == root), start, trace.now())
+    trace.record_comm("broadcast", group.name, x.nbytes, start, trace.now(), group.size,
+                      is_root=group.rank == root)
     return x
 
 
@@ -260,8 +259,8 @@ def reduce(x, group, root=0, op="sum", out=None):
     group.mpi.Reduce(host, result if is_root else None, op=reduce_op, root=root)
     if is_root and op == "mean":
         result /= group.size
-    trace.record("reduce", group.name, x.nbytes, *trace.bytes_moved(
-        "reduce", x.nbytes, group.size, is_root=is_root), start, trace.now())
+    trace.record_comm("reduce", group.name, x.nbytes, start, trace.now(), group.size,
+                      is_root=is_root)
     return finish(result) if is_root else None
 
 
@@ -300,8 +299,8 @@ def scatter(x, group, root=0, axis=0, out=None):
         spec = [host, *counts(rows, int(np.prod(moved[1:]))), from_numpy_dtype(dtype)]
         group.mpi.Scatterv(spec if is_root else None, result, root=root)
     full = int(np.prod(shape)) * dtype.itemsize
-    trace.record("scatter", group.name, full if is_root else result.nbytes, *trace.bytes_moved(
-        "scatter", full, N, is_root=is_root, own=result.nbytes), start, trace.now())
+    trace.record_comm("scatter", group.name, full if is_root else result.nbytes, start,
+                      trace.now(), N, n=full, own=result.nbytes, is_root=is_root)
     return finish(result)
 
 
@@ -322,8 +321,8 @@ def gather(x, group, root=0, axis=0, sizes=None, out=None):
         spec = [result, *counts(rows, int(np.prod(host.shape[1:]))), from_numpy_dtype(x.dtype)]
         group.mpi.Gatherv(host, spec if is_root else None, root=root)
     full = sum(rows) * int(np.prod(host.shape[1:])) * host.dtype.itemsize
-    trace.record("gather", group.name, x.nbytes, *trace.bytes_moved(
-        "gather", full, group.size, is_root=is_root, own=host.nbytes), start, trace.now())
+    trace.record_comm("gather", group.name, x.nbytes, start, trace.now(), group.size, n=full,
+                      own=host.nbytes, is_root=is_root)
     return finish(result) if is_root else None
 
 

@@ -64,15 +64,27 @@ def back(host, axis, x):
 
 def without(shape, axis):
     """``shape`` without ``axis``: the shape of one row when ``axis`` is moved to the front."""
+    if axis == 0:
+        return shape[1:]
     axis %= len(shape)
     return shape[:axis] + shape[axis + 1:]
+
+
+def overlaps(out, x):
+    """True if NumPy arrays ``out`` and ``x`` may share memory. Two distinct arrays that both
+    own their memory (``base`` None) cannot: that usual case costs no ``may_share_memory``."""
+    if out is x:
+        return True
+    if out.base is None and x.base is None:
+        return False
+    return np.may_share_memory(out, x)
 
 
 def check_out(out, shape, dtype, x, op):
     """ValueError, before any MPI call, unless ``out`` can hold a ``shape`` ``dtype`` result."""
     numpy_out = isinstance(out, np.ndarray)
     if numpy_out and out.shape == shape and out.dtype == dtype and out.flags.writeable and (
-            not isinstance(x, np.ndarray) or not np.may_share_memory(out, x)):
+            not isinstance(x, np.ndarray) or not overlaps(out, x)):
         return                                    # the usual case, checked first (latency)
     if not hasattr(out, "shape") or is_device_array(out) != is_device_array(x):
         why = f"must be an array of x's kind ({type(x).__name__}), got {type(out).__name__}"
@@ -81,7 +93,7 @@ def check_out(out, shape, dtype, x, op):
                f"{tuple(shape)} and dtype {np.dtype(dtype)}")
     elif numpy_out and not out.flags.writeable:
         why = "is read-only"
-    elif numpy_out and isinstance(x, np.ndarray) and np.may_share_memory(out, x):
+    elif numpy_out and isinstance(x, np.ndarray) and overlaps(out, x):
         why = "overlaps x (all_reduce: use inplace=True)"
     else:
         return
@@ -92,9 +104,14 @@ def output(out, front, dtype, x, axis, op):
     """(buffer MPI writes, finish(buffer) -> result) for a result of ``front`` shape in the
     layout with ``axis`` in front (see _front). The buffer is ``out`` itself when MPI can
     write it directly; else a fresh one, moved back to x's layout (and copied into out)."""
+    if axis == 0 and type(x) is np.ndarray:           # the usual cases first (latency)
+        if out is None:
+            return np.empty(front, dtype), _same
+        if type(out) is np.ndarray and out.shape == front and out.dtype == dtype:
+            flags = out.flags
+            if flags.c_contiguous and flags.writeable and not overlaps(out, x):
+                return out, _same
     axis = axis % max(len(front), 1)
-    if out is None and axis == 0 and type(x) is np.ndarray:        # the usual case, first
-        return np.empty(front, dtype), _same
     shape = front if axis == 0 else front[1:axis + 1] + front[:1] + front[axis + 1:]
     if out is not None:
         check_out(out, shape, dtype, x, op)
