@@ -137,15 +137,17 @@ def test_an_uncaught_mismatch_ends_the_job_with_the_message():
 def _mode(value):
     env = {**os.environ, "PYTHONPATH": REPO_ROOT, "MINIMEGATRON_CHECK": value}
     return subprocess.run([sys.executable, "-c", "from minimegatron.comm import comm_check; "
-                           "print(comm_check.enabled())"],
+                           "print(comm_check.enabled(), comm_check._state['steps'])"],
                           env=env, capture_output=True, text=True, timeout=60)
 
 
 def test_switch_by_environment_and_context_manager():
-    assert _mode("0").stdout.strip() == "False"
-    assert _mode("1").stdout.strip() == "True"
+    assert _mode("0").stdout.split()[0] == "False"
+    assert _mode("1").stdout.split() == ["True", "True"]          # agreed steps
+    assert _mode("all").stdout.split() == ["True", "False"]       # every call checked
     bad = _mode("yes")
-    assert bad.returncode != 0 and "MINIMEGATRON_CHECK must be 0 or 1, got 'yes'" in bad.stderr
+    assert bad.returncode != 0 and "MINIMEGATRON_CHECK must be 0, 1 or all, got 'yes'" in \
+        bad.stderr
     from minimegatron.comm import comm_check
     before = comm_check.enabled()
     with comm_check.checking(False):

@@ -40,10 +40,11 @@ def field_text(fields):
 
 
 @waits("configuration agreement")
-def agree_fields(group, what, fields):
+def agree_fields(group, what, fields, why="agreed before the first step, since messages "
+                 "of the same size cannot show it"):
     """Raise the same CollectiveMismatch on every rank of ``group`` unless every rank holds
     the same ``fields`` ({name: value}); the message names the fields that differ and each
-    side's values of them."""
+    side's values of them, then ``why``."""
     if group.size == 1:
         return
     if len(fields) >= MAX_FIELDS:
@@ -64,6 +65,4 @@ def agree_fields(group, what, fields):
         names = [name for name, bad in zip(fields, columns) if bad]
         reason = f"{what} differs in: {', '.join(names)}"
         differing = {name: fields[name] for name in names}
-    raise_on_every_rank(group, reason + "; agreed before the first step, since messages of "
-                        "the same size cannot show it", f"{field_text(differing)} at "
-                        f"{call_site()}")
+    raise_on_every_rank(group, f"{reason}; {why}", f"{field_text(differing)} at {call_site()}")

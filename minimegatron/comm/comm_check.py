@@ -37,9 +37,27 @@ receiving rank raises (a reply would make every send wait for its receiver);
 the abort hook then ends the job. Wildcard sources and tags >= TAG_SHIFT are
 not checked.
 
+Agreed steps. A training step of a library scheme (``Trainer3D.train_step``) makes
+many collectives on a few groups, and every argument of every one follows from the plan
+agreed at construction (comm/agreement.py) and the step's inputs; the same code runs on
+every rank. So inside ``with agreed_step("the step's inputs", fields):`` (fields: the
+step number, the batch's shapes and dtypes) only the FIRST collective of each group is
+checked, with a hash of ``fields`` folded into its key; the group's later calls in the
+step follow from what that check saw and are not checked again. A rank that
+disagrees on the fields or on that first call makes the check fail on every rank of
+the group, before data moves; the slow path names the differing fields
+(agreement.agree_fields) or the differing call (mismatch.diagnose). Cost: one check
+per group per step instead of one per call, and no call of its own. Sends keep their
+signatures (only the receiver waits for them). ``check_counts`` stays on: all_to_allv's
+counts follow from the data, not the plan. A nested ``agreed_step`` is covered by the
+outer one. A call the plan does not decide (your own collective inside a step, after
+the group's first) is not checked there: run with ``checking(True, steps=False)`` (env
+``MINIMEGATRON_CHECK=all``) to check every call again.
+
 The switch: on by default; ``MINIMEGATRON_CHECK=0`` in the environment turns
-it off at import, ``enable()`` / ``disable()`` / ``with checking(False):`` at
-run time. Benchmarks call ``disable()``. Every rank must use the same mode.
+it off at import (``MINIMEGATRON_CHECK=all``: on, every call checked even inside an
+agreed step), ``enable()`` / ``disable()`` / ``with checking(False):`` at run time.
+Benchmarks call ``disable()``. Every rank must use the same mode.
 The checks are not recorded in the trace.
 """
 import contextlib
@@ -50,6 +68,7 @@ from array import array
 import numpy as np
 from mpi4py import MPI
 
+from minimegatron.comm.agreement import agree_fields, field_text
 from minimegatron.comm.mismatch import (GATHERS, MAGIC, OPS, REDUCE_OPS, ROOTED,
                                         CollectiveMismatch, call_site, code, describe,
                                         diagnose, raise_on_every_rank)
@@ -58,13 +77,16 @@ from minimegatron.comm.waits import waits
 
 
 def _mode_from_env():
+    """(on, steps) from MINIMEGATRON_CHECK: "1" (default) on with agreed steps, "all" on
+    with every call checked, "0" off."""
     text = os.environ.get("MINIMEGATRON_CHECK", "1").strip()
-    if text not in ("0", "1"):
-        raise ValueError(f"MINIMEGATRON_CHECK must be 0 or 1, got {text!r}")
-    return text == "1"
+    if text not in ("0", "1", "all"):
+        raise ValueError(f"MINIMEGATRON_CHECK must be 0, 1 or all, got {text!r}")
+    return text != "0", text != "all"
 
 
-_state = {"on": _mode_from_env()}
+_on, _steps = _mode_from_env()
+_state = {"on": _on, "steps": _steps, "step": None}    # step: the agreed step running
 
 
 def enable():
@@ -80,13 +102,33 @@ def enabled():
 
 
 @contextlib.contextmanager
-def checking(on=True):
-    """``with checking(False): ...`` runs the block with the mode set, then restores it."""
-    before, _state["on"] = _state["on"], bool(on)
+def checking(on=True, steps=None):
+    """``with checking(False): ...`` runs the block with the mode set, then restores it;
+    ``steps=False``: every call is checked, also inside an agreed step."""
+    before = dict(_state)
+    _state["on"] = bool(on)
+    if steps is not None:
+        _state["steps"] = bool(steps)
     try:
         yield
     finally:
-        _state["on"] = before
+        _state["on"], _state["steps"] = before["on"], before["steps"]
+
+
+@contextlib.contextmanager
+def agreed_step(what, fields):
+    """Run the block as one agreed step (module docstring): each group's first collective
+    is checked with ``fields`` ({name: value}, the same on every rank) folded into its
+    key, the group's later collectives are not checked. Makes no MPI call itself."""
+    if not (_state["on"] and _state["steps"]) or _state["step"] is not None:
+        yield                                   # off, every call checked, or nested
+        return
+    _state["step"] = {"what": what, "fields": fields, "checked": set(),
+                      "key": zlib.crc32(field_text(fields).encode())}
+    try:
+        yield
+    finally:
+        _state["step"] = None
 
 
 # --- the check before each collective -------------------------------------------------------
@@ -151,8 +193,15 @@ def check(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
     """
     if not _state["on"] or group.size == 1:
         return
+    step = _state["step"]
+    if step is not None:                         # an agreed step: the group's first call only
+        if id(group) in step["checked"]:
+            return
+        step["checked"].add(id(group))
     key, positive, negative, problem = fast_signature(op, x, root, reduce_op, axis, sizes,
                                                       group)
+    if step is not None:
+        key = hash((key, step["key"])) & KEY_MASK
     sig = _fast
     sig[0], sig[1], sig[2] = key, positive, negative
     sig[3] = -key
@@ -162,6 +211,9 @@ def check(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
     if not problem and sig[0] == -sig[3] and sig[1] in (-sig[4], DONT_CARE) and \
             sig[2] in (-sig[5], DONT_CARE):
         return
+    if step is not None:                         # the step's fields first, then the call
+        agree_fields(group, step["what"], step["fields"], why="agreed at the step's first "
+                     "collective of each group; the step's later collectives follow from it")
     diagnose(group, op, x, root, reduce_op, axis, sizes)
 
 

@@ -62,7 +62,7 @@ here (its per-unit gather hooks would run inside every micro-batch): ValueError.
 import dataclasses
 
 from minimegatron import comm
-from minimegatron.comm import trace
+from minimegatron.comm import comm_check, trace
 from minimegatron.comm.agreement import agree_fields
 from minimegatron.backend import xp
 from minimegatron.data.demo import make_optimizer
@@ -223,6 +223,10 @@ class Trainer3D:
         local parameter then holds its shard of the serial gradient (ZeRO-2: only
         ``optimizer.grad_shard``, this rank's slice of the flat gradients).
         """
+        with self.agreed_step(inputs, targets):                   # inside train_step: free
+            return self._forward_backward(inputs, targets)
+
+    def _forward_backward(self, inputs, targets):
         self.check_batch(inputs.shape[0])                         # before any message
         if self.grid.cp_size > 1:
             check_split(inputs.shape[1], self.grid.cp_size, self.split)
@@ -250,10 +254,20 @@ class Trainer3D:
         NaN/inf gradient or weight stops it first (the optimizer's or ZeRO's own check)."""
         self.optimizer.step()
 
+    def agreed_step(self, inputs, targets):
+        """The step as one agreed step (comm_check.agreed_step): the step number and the
+        batch's shapes and dtypes ride with each group's first collective; the step's
+        later collectives follow from them and the plan, and are not checked one by one."""
+        return comm_check.agreed_step("the step's inputs", {
+            "step": self.optimizer.step_count + 1,
+            "inputs": (tuple(inputs.shape), str(inputs.dtype)),
+            "targets": (tuple(targets.shape), str(targets.dtype))})
+
     def train_step(self, inputs, targets):
-        """forward_backward, then step; returns the global mean loss."""
-        loss = self.forward_backward(inputs, targets)
-        self.step()
+        """forward_backward, then step, as one agreed step; returns the global mean loss."""
+        with self.agreed_step(inputs, targets):
+            loss = self.forward_backward(inputs, targets)
+            self.step()
         return loss
 
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, seed=0):

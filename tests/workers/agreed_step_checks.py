@@ -1,0 +1,116 @@
+"""Runs on 8 ranks (tests/test_agreed_step.py): checking mode's agreed steps.
+
+A 3D step (dp 2 x pp 2 x tp 2, so every group is a strict subset of the world) as an
+agreed step checks each group's FIRST collective only, with the step's fields folded
+in; ``MINIMEGATRON_CHECK=all`` (``checking(True, steps=False)``) checks every call. The
+numbers must not depend on the mode, and every mismatch must still be named.
+"""
+from dataclasses import replace
+
+import numpy as np
+
+from minimegatron import comm
+from minimegatron.comm import comm_check
+from minimegatron.data.datasets import CharTokenizer, text_batches, tiny_corpus
+from minimegatron.data.demo import DEMO_CONFIG
+from minimegatron.optim import AdamW
+from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.parallel.threed import Trainer3D
+
+STEPS, BATCH = 3, 8
+MODES = {"off": dict(on=False), "agreed": dict(on=True, steps=True),
+         "all": dict(on=True, steps=False)}
+
+
+def setup():
+    corpus = tiny_corpus()
+    tokenizer = CharTokenizer(corpus)
+    config = replace(DEMO_CONFIG, vocab_size=tokenizer.vocab_size, seq_len=16, n_layer=2)
+    return config, tokenizer.encode(corpus)
+
+
+def trainer(config, grid):
+    return Trainer3D(config, grid, micro_batches=2,
+                     optimizer_fn=lambda params: AdamW(params, lr=1e-2, weight_decay=0.0))
+
+
+def counting(seen):
+    """Wrap comm_check.fast_signature: append the group's name of every 48-byte check."""
+    fast = comm_check.fast_signature
+
+    def counted(op, x, root, reduce_op, axis, sizes, group):
+        seen.append(group.name)
+        return fast(op, x, root, reduce_op, axis, sizes, group)
+    comm_check.fast_signature = counted
+    return fast
+
+
+def outcome(fn):
+    try:
+        fn()
+    except comm_check.CollectiveMismatch as error:
+        return str(error)
+    return "no error"
+
+
+def check_all():
+    config, ids = setup()
+    grid = ProcessGrid(2, 2, 2)
+    out = {}
+    seen = []
+    fast = counting(seen)
+    for mode, switches in MODES.items():
+        t = trainer(config, grid)
+        losses, checks = [], []
+        for step in range(STEPS):
+            x, y = text_batches(ids, BATCH, config.seq_len, seed=config.seed, step=step)
+            del seen[:]
+            with comm_check.checking(**switches):
+                losses.append(t.train_step(x, y))
+            checks.append(list(seen))
+        weights = {name: p.data.tolist() for name, p in t.named_parameters()}
+        out[mode] = {"losses": losses, "checks": checks, "weights": weights}
+    comm_check.fast_signature = fast
+
+    tp, world = grid.tp, comm.world()
+    last = tp.rank == tp.size - 1
+    with comm_check.checking(True, steps=True):
+        out["first_call_shape"] = outcome(lambda: _in_step(
+            {"step": 1}, lambda: comm.all_reduce(np.ones(8 if last else 4), tp)))
+        out["fields"] = outcome(lambda: _in_step(
+            {"step": 2 if last else 1, "inputs": (8, 16)},
+            lambda: comm.all_reduce(np.ones(4), tp)))
+        out["fields_value"] = _in_step(
+            {"step": 1}, lambda: comm.all_reduce(np.full(2, float(tp.rank)), tp)).tolist()
+        seen = []
+        counting(seen)
+        _in_step({"step": 1}, lambda: [comm.all_reduce(np.ones(3), g)
+                                      for g in (tp, tp, grid.dp, tp, grid.pp, grid.dp)])
+        with comm_check.agreed_step("outer", {"step": 1}):
+            with comm_check.agreed_step("inner", {"step": 7 if last else 1}):  # covered
+                comm.all_reduce(np.ones(3), tp)
+            comm.all_reduce(np.ones(3), tp)
+        out["checked_in_one_step"] = list(seen)
+        comm_check.fast_signature = fast
+    with comm_check.checking(True, steps=False):
+        out["later_call_all_mode"] = outcome(lambda: _in_step({"step": 1}, lambda: (
+            comm.all_reduce(np.ones(4), tp), comm.all_reduce(np.ones(8 if last else 4), tp))))
+    comm.barrier(world)
+    return out
+
+
+def _in_step(fields, fn):
+    with comm_check.agreed_step("the step's inputs", fields):
+        return fn()
+
+
+def uneven_batch():
+    """World rank 1 (stage 0, tp partner of rank 0) passes half the sequence: the step's
+    fields differ at tp0's first collective, and the job ends naming them."""
+    config, ids = setup()
+    grid = ProcessGrid(2, 2, 2)
+    t = trainer(config, grid)
+    x, y = text_batches(ids, BATCH, config.seq_len, seed=config.seed, step=0)
+    if comm.world().rank == 1:
+        x, y = x[:, :8], y[:, :8]
+    t.train_step(x, y)
