@@ -160,6 +160,11 @@ class PipelineEngine:
         every rank. Gradients are added to ``.grad`` (zero them before).
         """
         size, steps = self._check_batch(inputs, targets)       # before any message
+        with comm_check.agreed_step("the pipeline step's batch", {   # comm_check: each
+                "micro_batch": (size, steps), "micro_batches": self.num_micro_batches}):
+            return self._train_step(inputs, targets, size, steps)    # group checked once
+
+    def _train_step(self, inputs, targets, size, steps):
         M, group, module = self.num_micro_batches, self.group, self.stage_module
         stage, num_stages = group.rank, group.size
         first = self.chunks[0]                            # a PipelineStage, also when chunked
