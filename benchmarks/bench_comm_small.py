@@ -17,7 +17,9 @@ Printed: the raw time per call (us) and ratio = raw time / time of each way
 (1.0 = as fast as MPI's blocking call). The trace stays on, as in training.
 Then the Python work per call, which a loaded machine's noise does not hide:
 CPU time of ``out`` minus raw on a group of one rank (``COMM_SELF``: MPI only
-copies), median of 9 loops of 5,000 calls, on rank 0.
+copies), median of 9 loops of 5,000 calls, on rank 0; and what checking mode adds
+in Python besides its one 48-byte Allreduce (``comm_check.check`` on a stub 2-rank
+group whose Allreduce does nothing).
 Figures and the machine they came from: docs/performance.md, "Small collectives".
 """
 import argparse
@@ -92,6 +94,37 @@ def python_work(op):
         return (cpu(fns["out"][0]) - cpu(fns["raw"][0])) * 1e6
 
 
+class StubMPI:
+    """A communicator stand-in whose Allreduce does nothing: with IN_PLACE the check's
+    signature keeps this rank's values, so max == min holds and the check passes."""
+
+    def Allreduce(self, sendbuf, recvbuf, op=None):
+        pass
+
+
+class StubGroup:
+    """A 2-rank group whose check calls reach StubMPI: the check's Python alone."""
+    size, rank, name, ranks, mpi = 2, 0, "stub", (0, 1), StubMPI()
+
+
+def check_work(op):
+    """Microseconds of CPU time the check adds per call (its one Allreduce stubbed out)."""
+    x = np.ones(1024, np.float32)
+    group = StubGroup()
+    kwargs = {"reduce_op": "sum"} if op == "all_reduce" else {"axis": 0}
+
+    def cpu(on):
+        loops = []
+        with comm_check.checking(on):
+            for _ in range(9):
+                start = time.process_time()
+                for _ in range(5000):
+                    comm_check.check(group, op, x, **kwargs)
+                loops.append((time.process_time() - start) / 5000)
+        return float(np.median(loops))
+    return (cpu(True) - cpu(False)) * 1e6
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=21)
@@ -108,7 +141,9 @@ def main(argv=None):
                         "".join(f"{t['raw'] / t[w]:>9.2f}" for w in WAYS[1:]))
     if g.rank == 0:
         for op in ("all_reduce", "all_gather"):
-            print(f"Python work per call, {op} 4K out=: {python_work(op):.2f} us", flush=True)
+            print(f"Python work per call, {op} 4K out=: {python_work(op):.2f} us; "
+                  f"checks on add {check_work(op):.2f} us and one 48-byte Allreduce",
+                  flush=True)
 
 
 if __name__ == "__main__":

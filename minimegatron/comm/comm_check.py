@@ -135,7 +135,9 @@ def agreed_step(what, fields):
 
 DONT_CARE = -(1 << 63)                  # a field this rank has no value for (int64's least)
 KEY_MASK = (1 << 62) - 1
-AXIS_OPS = GATHERS + ("reduce_scatter", "all_to_all", "all_to_allv")
+AXIS_OPS = frozenset(GATHERS + ("reduce_scatter", "all_to_all", "all_to_allv"))
+ROWS_OPS = frozenset(GATHERS + ("all_to_allv",))     # rows along the axis may differ
+ROOTED_OPS = frozenset(ROOTED)
 _OP_CODES = {op: MAGIC + i for i, op in enumerate(OPS)}
 _REDUCE_CODES = {op: i for i, op in enumerate(REDUCE_OPS)}
 _fast = array("q", [0] * 6)   # [key, axis >= 0, axis < 0, -key, -(axis >= 0), -(axis < 0)]
@@ -150,7 +152,7 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
     """
     positive = negative = DONT_CARE
     dtype, shape, rows = -1, (), 0
-    problem = op in ROOTED and not 0 <= root < group.size
+    problem = op in ROOTED_OPS and not 0 <= root < group.size
     if op == "scatter":                          # the root's x alone has a shape
         if x is not None and x.ndim > 0:         # the root: its axis, written both ways
             positive, negative = axis % x.ndim, axis % x.ndim - x.ndim
@@ -162,11 +164,12 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
             negative = axis
         axis = 0
     elif x is not None:
-        dtype, shape = dtype_code(x.dtype), tuple(x.shape)
-        if op in AXIS_OPS:
+        dtype, shape = dtype_code(x.dtype), x.shape
+        if op in AXIS_OPS and axis:
             axis %= max(x.ndim, 1)
-        if op in GATHERS or op == "all_to_allv":          # rows along axis may differ
-            rows, shape = shape[axis], shape[:axis] + shape[axis + 1:]
+        if op in ROWS_OPS:                                # rows along axis may differ
+            rows, shape = shape[axis], (shape[1:] if axis == 0 else
+                                        shape[:axis] + shape[axis + 1:])
             if op == "all_to_allv":
                 rows = 0
             elif sizes is not None:                       # then rank r holds sizes[r] rows
@@ -179,9 +182,16 @@ def fast_signature(op, x, root, reduce_op, axis, sizes, group):
     return key & KEY_MASK, positive, negative, problem
 
 
+_dtype_codes = {}
+
+
 def dtype_code(dtype):
-    """The same int in every process for the same dtype (numpy's type number, size, order)."""
-    return hash((dtype.num, dtype.itemsize, dtype.isnative))
+    """The same int in every process for the same dtype (numpy's type number, size, order);
+    computed once per dtype."""
+    code = _dtype_codes.get(dtype)
+    if code is None:
+        code = _dtype_codes[dtype] = hash((dtype.num, dtype.itemsize, dtype.isnative))
+    return code
 
 
 @waits()
