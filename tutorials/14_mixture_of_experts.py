@@ -3,9 +3,9 @@
     minimegatron run -n 8 tutorials/14_mixture_of_experts.py
     (or: mpirun -n 8 python tutorials/14_mixture_of_experts.py)
 
-The 2-layer GPT of the checks with an MoE in every block (8 experts, top-2, capacity
-factor 1.0: C = ceil(2 x 8 x 1.0 / 8) = 2 slots per expert and sequence), from the real
-code (minimegatron/nn/moe/, minimegatron/parallel/expert_parallel/):
+The 2-layer GPT of data/demo.py (SMALL_CONFIG) with an MoE in every block (8 experts,
+top-2, capacity factor 1.0: C = ceil(2 x 8 x 1.0 / 8) = 2 slots per expert and sequence),
+from the real code (minimegatron/nn/moe/, minimegatron/parallel/expert_parallel/):
 
 1. the training loop: MoETrainer (ep = 4 folded over dp = 8, ep groups {0..3}
    {4..7}; the padded dispatch and combine all-to-alls inside every MoE block) and
@@ -111,9 +111,10 @@ def train(grid, steps):
         if step == steps - 1:
             comm.barrier(grid.world)
             trace.reset()                      # parts 4 and 5 read the last step
-        loss = trainer.forward_backward(x, y)  # my B/dp rows; dispatch/combine over ep; grads:
-        grad = max(max_diff(p.grad, mine(n, want[n].grad))   # dense over dp, experts over edp
-                   for n, p in trainer.named_parameters())
+        # my B/dp rows through both MoE blocks (the padded dispatch and combine all-to-alls
+        # over ep), then the gradients: dense averaged over dp x cp, experts summed over edp
+        loss = trainer.forward_backward(x, y)                          # the global mean loss
+        grad = max(max_diff(p.grad, mine(n, want[n].grad)) for n, p in trainer.named_parameters())
         trainer.step()                         # AdamW on this rank's weights
         opt.step()
         spans = [s for s in trace.spans() if s["kind"] == "comm"]
