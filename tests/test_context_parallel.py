@@ -268,6 +268,10 @@ def test_tutorial_12_runs_on_4_ranks(tmp_path):
     diffs = re.search(r"\|loss diff\| (\S+), \|grad diff\| (\S+), \|weight diff\| (\S+)$",
                       out, re.M)
     assert diffs and all(float(d) < 1e-10 for d in diffs.groups()), out
+    steps = re.findall(r"^ +(\d) +([\d.]+) +([\d.]+) +(\S+) +(\S+) +(\S+)$", out, re.M)
+    assert [s[0] for s in steps] == ["0", "1"], out               # the tutorial's own loop
+    assert all(abs(float(a) - float(b)) < 1e-10 and float(d) < 1e-10
+               for _, a, b, *ds in steps for d in ds), steps
     dims = dict((name, (int(got.replace(",", "")), int(want.replace(",", "")))) for name, got,
                 want in re.findall(r"^(cp|dp x cp|dp, tp, pp) +([\d,]+) +([\d,]+)  ", out, re.M))
     hop = 2 * (16 // 4) * 16 * 8 * 4                        # K and V of S/cp tokens, b = 4

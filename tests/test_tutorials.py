@@ -202,6 +202,12 @@ def test_14_mixture_of_experts_equals_one_process_and_bytes_and_memory_match(tmp
         assert sum(experts) == 2 * 8 * 8 * 2 and len(ranks) == 8, out   # k * tokens * layers
         assert all(0 < r <= 2 * 2 * 4 * 1 * 2 for r in ranks), out      # under the padded rows
     assert "the load per expert summed over the ranks equals one process's: yes" in out
+    diffs = re.search(r"^every rank against one process, 3 steps: max \|loss diff\| (\S+), "
+                      r"\|grad diff\| (\S+), \|weight diff\| (\S+) ", out, re.M)
+    assert diffs and all(float(d) < 1e-10 for d in diffs.groups()), out   # the tutorial's loop
+    by_hand = re.search(r"^dropless dispatch by hand .* max \|output - one process's experts\| "
+                        r"(\S+), every rank$", out, re.M)
+    assert by_hand and float(by_hand.group(1)) < 1e-12, out
     assert "every rank's choices and drops equal one process's on its tokens: yes" in out
     drops = re.findall(r"^ *(0\.5|1\.0|1\.25|2\.0|dropless) +(\d|-) +(\d+) of 256 +(\d+)$",
                        out, re.M)

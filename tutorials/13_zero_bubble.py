@@ -12,17 +12,20 @@ B and runs W later, in a gap it would otherwise idle in
 
 1. prints ZB-H1's and ZBV's schedules as text grids (K stages, M micro-batches,
    T_F = T_B = T_W), simulated from the action lists the executor runs;
-2. runs one step of 1F1B, ZB-H1 and ZBV on the K ranks with emulated device
-   time (every F, B and W lasts --t-step seconds: the real compute, then a
-   sleep that gives the core back, as a stage waits for its GPU;
-   checks/zero_bubble.py) and prints the MEASURED bubble (the most a stage
-   idles between its first step and its last) beside the simulated one and
-   the paper's table: 1F1B (K-1)(T_F+T_B+T_W), ZB-H1 (K-1)(T_F+T_B-T_W), ZBV 0;
-   the step's loss beside one process's; each timeline is drawn in --out
-   (<schedule>.png) with its Chrome trace beside it (<schedule>.json, open it in
-   https://ui.perfetto.dev);
-3. trains the 8-layer GPT of ``minimegatron verify`` for 2 AdamW steps with each
-   schedule and compares loss, gradients and weights with one process.
+2. builds each rank's stage (ZBV: two chunks in a V, ChunkedStage) and a
+   PipelineEngine with the schedule "1f1b", "zb-h1" or "zbv", and runs one step
+   with emulated device time (every F, B and W lasts --t-step seconds: the real
+   compute, then a sleep that gives the core back, as a stage waits for its
+   GPU; DeviceTime); it prints the MEASURED bubble (the most a stage idles
+   between its first step and its last, from the gathered trace) beside the
+   simulated one and the paper's table: 1F1B (K-1)(T_F+T_B+T_W), ZB-H1
+   (K-1)(T_F+T_B-T_W), ZBV 0; the step's loss beside one process's; each
+   timeline is drawn in --out (<schedule>.png) with its Chrome trace beside it
+   (<schedule>.json, open it in https://ui.perfetto.dev);
+3. the training loop: the 8-layer GPT of ``minimegatron verify``, each
+   schedule's stages and one process side by side for 2 AdamW steps on the same
+   batches; after every step the loss, every gradient and every weight this
+   stage holds are compared with one process's, name by name.
 
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
@@ -34,18 +37,24 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
 from minimegatron import comm
-from minimegatron.checks.pipeline import TOLERANCE, check_pipeline
-from minimegatron.checks.zero_bubble import EMULATED_CONFIG, emulated_run
-from minimegatron.data.demo import batch
-from minimegatron.i18n import language, text
-from minimegatron.nn import GPT
-from minimegatron.parallel.pipeline_parallel.schedules import simulate
-from minimegatron.parallel.pipeline_parallel.zero_bubble import bubble_table
+from minimegatron.backend import to_numpy
+from minimegatron.comm import trace
 from minimegatron.commands import entry
+from minimegatron.data.demo import VERIFY_CONFIG, batch, make_optimizer
+from minimegatron.i18n import language, text
+from minimegatron.nn import GPT, GPTConfig
+from minimegatron.parallel.pipeline_parallel import (ChunkedStage, DeviceTime, PipelineEngine,
+                                                     PipelineStage, simulate)
+from minimegatron.parallel.pipeline_parallel.zero_bubble import bubble_table
 from minimegatron.tools import chrome_trace
-from minimegatron.tools.timeline import draw_timeline, rows_from_trace, text_grid
+from minimegatron.tools.timeline import (COMPUTE, draw_timeline, rows_from_trace,
+                                         text_grid)
+from minimegatron.tools.trace_gather import gather_timeline
 
 SCHEDULES = ("1f1b", "zb-h1", "zbv")
+# part 2: small enough that one chunk's real compute (~1 ms) stays below the emulated times
+EMULATED_CONFIG = GPTConfig(vocab_size=16, seq_len=8, n_layer=8, n_head=2, d_model=32)
+TOLERANCE, TRAIN_STEPS = 1e-10, 2          # part 3: float64 agrees to ~1e-15
 
 
 def grids(K, M):
@@ -54,6 +63,79 @@ def grids(K, M):
         sim = simulate(name, K, M, Fraction(1), Fraction(1), t_weight=Fraction(1))
         print(text("t13.grid", name=name, K=K, M=M))
         print(text_grid(sim))
+
+
+def build(group, config, schedule, M):
+    """This rank's stage of GPT(config) (built whole, then cut) and the engine that runs it."""
+    if schedule == "zbv":        # two chunks: stage k holds chunk k and chunk 2K-1-k (a V)
+        stage = ChunkedStage(GPT(config), group.rank, group.size, 2, placement="v")
+    else:                        # the layers n_layer/K of this stage
+        stage = PipelineStage(GPT(config), group.rank, group.size)
+    return stage, PipelineEngine(stage, group, schedule=schedule, num_micro_batches=M)
+
+
+def emulated_step(group, schedule, M, t_step):
+    """Part 2: one traced step in which every F, B and W lasts ``t_step`` seconds.
+
+    On rank 0: the measured bubble and makespan (from every rank's trace) beside the
+    simulated ones, the loss, the longest real compute, the spans; elsewhere None."""
+    stage, engine = build(group, EMULATED_CONFIG, schedule, M)
+    inputs, targets = batch(EMULATED_CONFIG, 2 * M, 0)                 # (2M, S): 2 rows each
+    engine.train_step(inputs, targets)                    # warm-up, not emulated
+    stage.zero_grad()
+    engine.device_time = device = DeviceTime(t_step, t_step, t_step)  # T_F, T_B, T_W
+    comm.barrier(group)
+    trace.reset()
+    loss = engine.train_step(inputs, targets)             # the schedule's F, B, W, send, recv
+    slowest = comm.gather_object(device.slowest, group)   # real compute: is it short enough?
+    spans = gather_timeline(group)                        # every rank's F/B/W/recv, on rank 0
+    if spans is None:
+        return None
+    rows = rows_from_trace(spans)                         # one row of boxes per stage
+    bubbles = []                                          # idle from a stage's first F to its end
+    for row in rows:
+        boxes = [(start, end) for start, end, kind, _ in row if kind in COMPUTE]
+        busy = sum(end - start for start, end in boxes)
+        bubbles.append(max(e for _, e in boxes) - min(s for s, _ in boxes) - busy)
+    compute = [(start, end) for row in rows for start, end, kind, _ in row if kind in COMPUTE]
+    sim = simulate(schedule, group.size, M, t_step, t_step, t_weight=t_step)
+    return {"schedule": schedule, "loss": loss, "M": M, "spans": spans,
+            "measured": {"bubble": max(bubbles),
+                         "makespan": max(e for _, e in compute) - min(s for s, _ in compute)},
+            "simulated": {"bubble": sim.bubble, "makespan": sim.makespan},
+            "slowest": {op: max(s[op] for s in slowest) for op in slowest[0]}}
+
+
+def max_diff(a, b):
+    """max |a - b| of two arrays."""
+    return float(abs(to_numpy(a) - to_numpy(b)).max())
+
+
+def train_next_to_one_process(group, schedule, M):
+    """Part 3: this rank's stage(s) and one process's GPT, the same AdamW steps side by side.
+
+    Returns this rank's max |diff| of the loss, of every gradient and every weight it holds."""
+    serial = GPT(VERIFY_CONFIG)                           # one process, every layer
+    serial_opt = make_optimizer(serial.parameters())
+    want = dict(serial.named_parameters())                # the stage's names are the GPT's
+    stage, engine = build(group, VERIFY_CONFIG, schedule, M)
+    opt = make_optimizer(stage.parameters())              # each stage steps its own weights
+    diff = {"loss": 0.0, "grad": 0.0, "weight": 0.0}
+    for step in range(TRAIN_STEPS):
+        inputs, targets = batch(VERIFY_CONFIG, 2 * M, step)            # (B, S), B = 2M
+        serial_opt.zero_grad()
+        serial_loss = serial.loss(inputs, targets)
+        serial_loss.backward()
+        opt.zero_grad()
+        loss = engine.train_step(inputs, targets)         # M micro-batches through K stages
+        diff["loss"] = max(diff["loss"], abs(loss - serial_loss.item()))
+        for name, p in stage.named_parameters():
+            diff["grad"] = max(diff["grad"], max_diff(p.grad, want[name].grad))
+        serial_opt.step()
+        opt.step()
+        for name, p in stage.named_parameters():
+            diff["weight"] = max(diff["weight"], max_diff(p.data, want[name].data))
+    return diff
 
 
 def draw(run, out):
@@ -107,15 +189,14 @@ def main():
     if group.rank == 0:
         os.makedirs(args.out, exist_ok=True)
         grids(K, M)
-    times = (args.t_step,) * 3
-    runs = [emulated_run(group, name, M, times) for name in SCHEDULES]
+    runs = [emulated_step(group, name, M, args.t_step) for name in SCHEDULES]
     if group.rank == 0:
-        inputs, targets = batch(EMULATED_CONFIG, 2 * M, 0)      # emulated_run's batch
+        inputs, targets = batch(EMULATED_CONFIG, 2 * M, 0)      # emulated_step's batch
         serial = GPT(EMULATED_CONFIG).loss(inputs, targets).item()
         bubbles(runs, K, args.t_step, serial, args.out)
     comm.print0(text("t13.check_heading"))
     for name in SCHEDULES:
-        diffs = check_pipeline(group, name, M, steps=2, batch_size=2 * M)
+        diffs = train_next_to_one_process(group, name, M)
         worst = comm.gather_object(diffs, group)
         if group.rank == 0:
             worst = {key: max(d[key] for d in worst) for key in diffs}

@@ -3,20 +3,27 @@
     minimegatron run -n 8 tutorials/14_mixture_of_experts.py
     (or: mpirun -n 8 python tutorials/14_mixture_of_experts.py)
 
-The 2-layer GPT of the checks with an MoE in every block (8 experts, top-2, capacity
-factor 1.0: C = ceil(2 x 8 x 1.0 / 8) = 2 slots per expert and sequence), from the real
-code (minimegatron/nn/moe/, minimegatron/parallel/expert_parallel/):
+The 2-layer GPT of data/demo.py (SMALL_CONFIG) with an MoE in every block (8 experts,
+top-2, capacity factor 1.0: C = ceil(2 x 8 x 1.0 / 8) = 2 slots per expert and sequence),
+from the real code (minimegatron/nn/moe/, minimegatron/parallel/expert_parallel/):
 
-1. trained --steps AdamW steps with ep = 4 folded over dp = 8 (ep groups {0..3}
-   {4..7}), next to one process: the loss beside the loss, and the load at each step:
-   assignments per expert (the whole batch) and the rows the experts of each rank
-   computed, drawn into --out/14_mixture_of_experts.png;
+1. the training loop: MoETrainer (ep = 4 folded over dp = 8, ep groups {0..3}
+   {4..7}; the padded dispatch and combine all-to-alls inside every MoE block) and
+   one process's MoEGPT, the same --steps AdamW steps on the same batches; after
+   each step the loss, every gradient and every weight a rank holds are compared
+   with one process's (an expert weight: the rows of the experts the rank holds).
+   The load at each step: assignments per expert (the whole batch) and the rows
+   the experts of each rank computed, drawn into --out/14_mixture_of_experts.png;
 2. the router's choices for the first tokens of rank 0: the k experts, kept or dropped;
 3. the tokens dropped at capacity factors 0.5, 1, 1.25, 2 and dropless (one process,
    the trained weights);
 4. the bytes of dispatch and combine from the trace of the last step beside the formula
-   (ep-1) x E/ep x C x h x b x itemsize, and dropless from the token counts; then the
-   step's bytes per dimension (ep, dp x cp, edp: trace.comm_by_dimension) beside theirs;
+   (ep-1) x E/ep x C x h x b x itemsize; then the dropless dispatch by hand: block 0's
+   trained router sends each token row to its expert's rank (dispatch_dropless: the
+   counts, then all_to_allv), the E/ep local experts compute, combine_dropless brings
+   the outputs back, next to one process's experts on the same rows, and its bytes from
+   the token counts; then the step's bytes per dimension (ep, dp x cp, edp:
+   trace.comm_by_dimension) beside theirs;
 5. the expert and dense parameters of every rank and its dispatch buffer (the payload
    of the last step's dispatch, from the trace), measured in this run, beside the memory
    calculator (tools/memory_moe.py).
@@ -35,20 +42,24 @@ import dataclasses
 import numpy as np
 
 from minimegatron import comm
-from minimegatron.backend import to_numpy
-from minimegatron.checks.moe import DROPLESS, MOE, MOE_CONFIG, check_dispatch_bytes
-from minimegatron.checks.precision import check_optimizer
+from minimegatron.autodiff import functional as F
+from minimegatron.autodiff.tensor import Tensor
+from minimegatron.backend import asarray, to_numpy
 from minimegatron.comm import trace
-from minimegatron.data.demo import batch
+from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.i18n import language, text
-from minimegatron.nn.moe import MoEGPT, moe_layers
-from minimegatron.parallel.expert_parallel import is_expert, padded_bytes
-from minimegatron.parallel.expert_parallel.trainer import MoETrainer
+from minimegatron.nn.moe import MoEConfig, MoEGPT, gather_rows, moe_layers, route
+from minimegatron.parallel.expert_parallel import (MoETrainer, combine_dropless,
+                                                   dispatch_dropless, dropless_bytes, is_expert,
+                                                   padded_bytes)
 from minimegatron.parallel.grid import ProcessGrid
+from minimegatron.parallel.split import rows_of
 from minimegatron.commands.entry import run
 from minimegatron.tools.memory_moe import dispatch_buffer_bytes, moe_rank_params
 from minimegatron.tools.moe_picture import draw_moe_load
 
+MOE_CONFIG = SMALL_CONFIG                   # the 2-layer GPT: S = 8 tokens, h = 16
+MOE = MoEConfig(num_experts=8, top_k=2, capacity_factor=1.0)    # C = ceil(2 x 8 x 1.0 / 8) = 2
 EP, BATCH, SHOWN = 4, 8, 6
 FACTORS = (0.5, 1.0, 1.25, 2.0, None)
 LABELS = ("ep.dispatch", "ep.combine", "ep.dispatch.backward", "ep.combine.backward")
@@ -56,6 +67,11 @@ LABELS = ("ep.dispatch", "ep.combine", "ep.dispatch.backward", "ep.combine.backw
 
 def worst(group, value):
     return float(comm.all_reduce(np.array([float(value)]), group, op="max")[0])
+
+
+def max_diff(a, b):
+    """max |a - b| of two arrays."""
+    return float(abs(to_numpy(a) - to_numpy(b)).max())
 
 
 def summed(plans, what):
@@ -72,34 +88,53 @@ def rank_rows(grid, plans):
 
 
 def train(grid, steps):
-    """Part 1: the grid next to one process; returns the serial model, the trainer, the
-    loads per step and this rank's trace spans of the last step."""
-    trainer = MoETrainer(MOE_CONFIG, MOE, grid, optimizer_fn=lambda ps: check_optimizer(
-        ps, MOE_CONFIG, grid.world))
-    serial = MoEGPT(MOE_CONFIG, MOE)
-    opt = check_optimizer(serial.parameters(), MOE_CONFIG, None)
+    """Part 1, the training loop: the grid's MoE GPT beside one process's, the same AdamW
+    steps. Returns the serial model, the trainer, the loads per step and this rank's trace
+    spans of the last step."""
+    trainer = MoETrainer(MOE_CONFIG, MOE, grid, optimizer_fn=make_optimizer)
+    serial = MoEGPT(MOE_CONFIG, MOE)                  # one process: every expert, whole batch
+    opt = make_optimizer(serial.parameters())
+    want = dict(serial.named_parameters())            # the trainer's names are the same
+
+    def mine(name, full):
+        """This rank's part of one process's array: its experts' rows, or all of it."""
+        return rows_of(full, grid.ep.rank, grid.ep_size) if is_expert(name) else full
+
     comm.print0(text("t14.head_losses", ep=f"ep={grid.ep_size}"))
     loads, rows, same, spans = [], [], True, []
+    diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0}
     for step in range(steps):
-        x, y = batch(MOE_CONFIG, BATCH, step)
+        x, y = batch(MOE_CONFIG, BATCH, step)                          # (B, S), every rank
+        opt.zero_grad()
+        serial_loss = serial.loss(x, y)                                # cross entropy + aux
+        serial_loss.backward()
         if step == steps - 1:
             comm.barrier(grid.world)
             trace.reset()                      # parts 4 and 5 read the last step
-        loss = trainer.train_step(x, y)
-        spans = [s for s in trace.spans() if s["kind"] == "comm"]
-        opt.zero_grad()
-        want = serial.loss(x, y)
-        want.backward()
+        # my B/dp rows through both MoE blocks (the padded dispatch and combine all-to-alls
+        # over ep), then the gradients: dense averaged over dp x cp, experts summed over edp
+        loss = trainer.forward_backward(x, y)                          # the global mean loss
+        grad = max(max_diff(p.grad, mine(n, want[n].grad)) for n, p in trainer.named_parameters())
+        trainer.step()                         # AdamW on this rank's weights
         opt.step()
+        spans = [s for s in trace.spans() if s["kind"] == "comm"]
+        weight = max(max_diff(p.data, mine(n, want[n].data))
+                     for n, p in trainer.named_parameters())
+        step_diffs = {"loss": abs(loss - serial_loss.item()), "grad": grad, "weight": weight}
+        diffs = {key: max(diffs[key], step_diffs[key]) for key in diffs}
         plans = [layer.last_plan for layer in moe_layers(trainer.stage)]
         load = comm.all_reduce(summed(plans, "load").astype(np.float64), grid.world)
         serial_load = summed([layer.last_plan for layer in moe_layers(serial)], "load")
         same = same and bool((load == serial_load).all())
         loads.append([int(n) for n in load])
         rows.append(rank_rows(grid, plans))
-        comm.print0(f"{step:>4}{want.item():>14.6f}{loss:>14.6f}{abs(loss - want.item()):>10.1e}"
+        comm.print0(f"{step:>4}{serial_loss.item():>14.6f}{loss:>14.6f}"
+                    f"{abs(loss - serial_loss.item()):>10.1e}"
                     f"  {' '.join(str(n) for n in loads[-1]):<28}{' '.join(map(str, rows[-1]))}")
     comm.print0(text("t14.same_load", same=text("t14.yes" if same else "t14.no")))
+    comm.print0(text("t14.check", steps=steps, loss=worst(grid.world, diffs["loss"]),
+                     grad=worst(grid.world, diffs["grad"]),
+                     weight=worst(grid.world, diffs["weight"])))
     return serial, trainer, loads, rows, spans
 
 
@@ -129,7 +164,7 @@ def drops(serial):
     total = BATCH * MOE_CONFIG.seq_len * MOE.top_k * len(moe_layers(serial))
     comm.print0(text("t14.head_factor"))
     for factor in FACTORS:
-        moe = dataclasses.replace(MOE, capacity_factor=factor)
+        moe = dataclasses.replace(MOE, capacity_factor=factor)          # None: dropless
         model = MoEGPT(MOE_CONFIG, moe)
         model.load_state_dict(serial.state_dict())
         model.loss(x, y)
@@ -141,8 +176,40 @@ def drops(serial):
                     f"{dropped:>6} of {total:<4}{lost:>17}")
 
 
-def bytes_table(grid, spans):
-    """Part 4: the last training step's all-to-alls (trace) against the formula."""
+def dropless_by_hand(grid, trainer, serial):
+    """Part 4, dropless, the dispatch called here: block 0's trained router picks the top-k
+    experts of this rank's tokens with no capacity; the rows travel to the ranks of their
+    experts and back (dispatch.py); one process runs every expert on the same rows.
+
+    Returns max |out - one process|, the bytes each all-to-all sent (trace) and formulas."""
+    group, E, k, h = grid.ep, MOE.num_experts, MOE.top_k, MOE_CONFIG.d_model
+    one, ep_layer = moe_layers(serial)[0], moe_layers(trainer.stage)[0]   # E and E/ep experts
+    rng = np.random.default_rng(7 + grid.world.rank)
+    x = Tensor(asarray(rng.standard_normal((2, MOE_CONFIG.seq_len, h))))   # (b, T, h) mine
+    probs = F.softmax(one.router(x), axis=-1)                             # (b, T, E)
+    plan = route(probs.data, k, None)                                     # dropless: keep all
+    rows = gather_rows(x.reshape(-1, h), plan.token)           # (b T k, h), expert-major
+    comm.barrier(group)
+    trace.reset()
+    mine, counts, back = dispatch_dropless(rows, plan.counts, group)   # counts, all_to_allv
+    out = combine_dropless(ep_layer.experts(mine, counts), group, back)   # my E/ep experts
+    diff = max_diff(out.data, one.experts(rows, plan.counts).data)   # one process: every expert
+    sent = {}
+    for s in trace.spans():
+        if s["kind"] == "comm" and (s["label"] or "").startswith("ep."):
+            sent[s["label"]] = sent.get(s["label"], 0) + s["bytes_sent"]
+    every = comm.allgather_object([int(c) for c in plan.counts], group)   # small metadata
+    local = slice(group.rank * E // group.size, (group.rank + 1) * E // group.size)
+    received = sum(sum(c[local]) for q, c in enumerate(every) if q != group.rank)
+    formula = {"ep.counts": (group.size - 1) * (E // group.size) * 8,       # (ep-1) E/ep ints
+               "ep.dispatch": dropless_bytes(plan.counts, group.rank, group.size, h, 8),
+               "ep.combine": received * h * 8}       # combine sends back what dispatch brought
+    return diff, sent, formula, [int(c) for c in plan.counts]
+
+
+def bytes_table(grid, trainer, serial, spans):
+    """Part 4: the last training step's all-to-alls (trace) against the formula; the dropless
+    dispatch by hand."""
     cap = MOE.capacity(MOE_CONFIG.seq_len)
     b = BATCH // grid.dp_size
     want = padded_bytes(grid.ep_size, MOE.num_experts, cap, MOE_CONFIG.d_model, b, 8)
@@ -155,11 +222,11 @@ def bytes_table(grid, spans):
     comm.print0(text("t14.bytes_padded", off=worst(grid.world, off), ep=grid.ep_size,
                      local=MOE.num_experts // grid.ep_size, cap=cap, h=MOE_CONFIG.d_model,
                      b=b, want=want))
-    got = check_dispatch_bytes(grid.ep, DROPLESS)
-    off = max(abs(got["sent"][k] - v) for k, v in got["formula"].items())
-    comm.print0(text("t14.bytes_dropless", counts=got["counts"],
-                     sent=got["sent"]["ep.dispatch"], want=got["formula"]["ep.dispatch"],
-                     off=worst(grid.world, off)))
+    diff, sent, formula, counts = dropless_by_hand(grid, trainer, serial)
+    comm.print0(text("t14.by_hand", tokens=2 * MOE_CONFIG.seq_len, diff=worst(grid.world, diff)))
+    off = max(abs(sent.get(label, 0) - n) for label, n in formula.items())
+    comm.print0(text("t14.bytes_dropless", counts=counts, sent=sent["ep.dispatch"],
+                     want=formula["ep.dispatch"], off=worst(grid.world, off)))
 
 
 def dimension_table(grid, trainer, spans):
@@ -239,7 +306,7 @@ def main():
     comm.print0(text("t14.part3"))
     drops(serial)
     comm.print0(text("t14.part4"))
-    bytes_table(grid, spans)
+    bytes_table(grid, trainer, serial, spans)
     dimension_table(grid, trainer, spans)
     comm.print0(text("t14.part5"))
     memory_table(grid, trainer, spans)

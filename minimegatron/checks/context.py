@@ -8,8 +8,8 @@ compares with ``serial_reference`` (the whole batch, one process): the loss
 (mean over dp x cp of the ranks' losses), every gradient, every weight.
 Returned for this rank: ``{"loss", "grad", "weight"}`` max abs differences and
 ``attention_sent``: bytes this rank sent inside attention per step (trace).
-``check_attention(group, variant)`` checks one attention variant alone (forward, dQ,
-dK, dV and its bytes); ``forward_bytes`` is the formula of each variant's docstring.
+``forward_bytes`` is the formula of each attention variant's docstring (tutorial 12 checks
+each variant alone against one process and prints its bytes beside this formula).
 
 ``layer_activation_bytes(cp_group, config, attention)`` measures what one block keeps for
 backward on this rank (tools/activation_memory.py), next to tools/memory.py's formula.
@@ -25,9 +25,6 @@ from minimegatron.backend import asarray, xp
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import backward, check_optimizer, unscaled
 from minimegatron.data.demo import CONTEXT_CONFIG as CP_CONFIG, batch
-from minimegatron.nn.gpt import causal_attention
-from minimegatron.parallel.context_parallel import (allgather_attention, ring_attention,
-                                                    split_sequence, ulysses_attention)
 from minimegatron.parallel.context_parallel.gpt import (ContextParallelGPT,
                                                         TensorContextParallelGPT,
                                                         average_gradients)
@@ -70,18 +67,6 @@ def check_context_parallel(grid, attention="ring", config=CP_CONFIG, steps=STEPS
     return out
 
 
-VARIANTS = ("allgather", "ring", "ulysses")
-
-
-def attention_variant(name, q, k, v, group, n_head, split):
-    """One of the three causal attention variants on this rank's tokens."""
-    if name == "ulysses":
-        return ulysses_attention(q, k, v, group, n_head)
-    if name == "ring":
-        return ring_attention(q, k, v, group, n_head, split)
-    return allgather_attention(q, k, v, group, n_head, split)
-
-
 def forward_bytes(name, cp, steps, width, itemsize, batch=1):
     """The formula: bytes one rank sends in one layer's forward (S tokens, h = K width)."""
     if cp == 1:
@@ -91,41 +76,6 @@ def forward_bytes(name, cp, steps, width, itemsize, batch=1):
     if name == "ring":
         return (cp - 1) * 2 * (steps // cp) * width * itemsize * batch    # (cp-1) 2(S/cp) h b
     return 4 * (cp - 1) * (steps // cp) * width * itemsize * batch // cp  # 4 (cp-1)/cp (S/cp) h b
-
-
-def check_attention(group, name, split=None, dtype="float64", batch=2, steps=16, heads=8,
-                    hd=4, seed=10):
-    """One variant against one process's causal attention (nn/gpt.py) on this rank's tokens.
-
-    Loss sum(Y * W) with a random W; returns max |diff| of Y ("out"), dQ, dK, dV on this
-    rank and {"forward", "backward"}: {op: bytes sent} from the trace.
-    """
-    split = split or ("contiguous" if name == "ulysses" else "zigzag")
-    cp, rank = group.size, group.rank
-    rng = np.random.default_rng(seed)
-    full = [asarray(rng.standard_normal((batch, steps, heads * hd)).astype(dtype))
-            for _ in range(4)]                                     # Q, K, V, W: (B, S, H*hd)
-    serial = [Tensor(a, requires_grad=True) for a in full[:3]]
-    y_serial = causal_attention(*serial, heads)
-    (y_serial * Tensor(full[3])).sum().backward()
-
-    def mine(a):
-        return split_sequence(a, rank, cp, split)                  # (B, S/cp, H*hd)
-    qkv = [Tensor(mine(a), requires_grad=True) for a in full[:3]]
-    comm.barrier(group)
-    trace.reset()
-    with trace.label("attention"):
-        y = attention_variant(name, *qkv, group, heads, split)
-        (y * Tensor(mine(full[3]))).sum().backward()
-    out = {"out": max_abs_diff(y.data, mine(y_serial.data))}
-    for letter, got, want in zip("qkv", qkv, serial):
-        out[f"d{letter}"] = max_abs_diff(got.grad, mine(want.grad))
-    for phase, label in (("forward", "attention"), ("backward", "attention.backward")):
-        out[phase] = {}
-        for s in trace.spans():
-            if s["kind"] == "comm" and s["label"] == label and s["bytes_sent"]:
-                out[phase][s["op"]] = out[phase].get(s["op"], 0) + s["bytes_sent"]
-    return out
 
 
 def layer_activation_bytes(cp_group, config, attention, batch_size=2, tp_group=None,

@@ -28,6 +28,8 @@ MESSAGES = {
     "t12.head_variants": "variant            Y       dQ       dK       dV   sent (trace)   "
                          "formula",
     "t12.head_bytes": "variant        measured  calculator",
+    "t12.head_steps": "step  loss, one process   loss, {cp} mean   |loss diff|   |grad diff| "
+                      "|weight diff|",
     "t13.head_table": "schedule   bubble ms  simulated   table  makespan ms  simulated         "
                       "       loss         serial loss   |diff|",
     "t14.head_losses": "step   one process{ep:>14}    |diff|  assignments per expert      "

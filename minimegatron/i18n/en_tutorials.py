@@ -185,4 +185,11 @@ MESSAGES = {
     "t14.part5": "\n5. what rank 0 holds in this run (the dispatch buffer: the last step's "
                  "trace), measured, beside the memory calculator (minimegatron memory moe)",
     "t14.memory": "every rank of dp={dp}, ep={ep}: max |measured - calculator| {off:g}",
+    "t14.check": "every rank against one process, {steps} steps: max |loss diff| {loss:.1e}, "
+                 "|grad diff| {grad:.1e}, |weight diff| {weight:.1e} (an expert weight: the "
+                 "rows of the experts the rank holds)",
+    "t14.by_hand": "dropless dispatch by hand (block 0's trained router, {tokens} random tokens "
+                   "a rank, no capacity): dispatch_dropless sends each row to its expert's rank "
+                   "(all_to_allv), the E/ep experts there compute, combine_dropless brings the "
+                   "outputs back; max |output - one process's experts| {diff:.1e}, every rank",
 }

@@ -190,4 +190,11 @@ MESSAGES = {
     "t14.part5": "\n5. 이 실행에서 랭크 0이 가진 것 (디스패치 버퍼: 마지막 스텝의 트레이스), "
                  "측정값과 메모리 계산기 (minimegatron memory moe)",
     "t14.memory": "dp={dp}, ep={ep}의 모든 랭크: 최대 |측정 - 계산기| {off:g}",
+    "t14.check": "모든 랭크와 한 프로세스 비교, {steps} 스텝: 최대 |loss 차이| {loss:.1e}, "
+                 "|grad 차이| {grad:.1e}, |weight 차이| {weight:.1e} (전문가 가중치: 그 랭크가 "
+                 "가진 전문가들의 행)",
+    "t14.by_hand": "손으로 하는 드롭리스 디스패치 (블록 0의 학습된 라우터, 랭크마다 무작위 토큰 "
+                   "{tokens}개, 용량 없음): dispatch_dropless가 각 행을 그 전문가의 랭크로 보내고 "
+                   "(all_to_allv), 그곳의 E/ep 전문가가 계산하고, combine_dropless가 출력을 "
+                   "돌려보냄; 최대 |출력 - 한 프로세스의 전문가| {diff:.1e}, 모든 랭크",
 }
