@@ -1,7 +1,7 @@
 """Tutorial 9: the interleaved 1F1B schedule (Megatron-LM 2021), on real ranks.
 
-    python -m minimegatron run -n 4 tutorials/09_interleaved_1f1b.py [--chunks 2]
-        [--micro-batches 8]
+    minimegatron run -n 4 tutorials/09_interleaved_1f1b.py [--chunks 2] [--micro-batches 8]
+    (or: mpirun -n 4 python tutorials/09_interleaved_1f1b.py)
 
 Plain 1F1B gives rank k one run of consecutive layers. Interleaved 1F1B cuts
 the L layers into K*v groups and gives rank k v of them, groups k, k+K, ..,

@@ -35,8 +35,8 @@ MESSAGES = {
     "t11.overflow": "   <- overflow: every rank skipped, scale halved",
     "t11.skipped": "skipped steps: {count} of {steps} (the scaler counts them: skipped_steps)",
     "t11.compare": "\nagainst one process (the whole batch, the same inf), {steps} steps: the "
-                   "same skips and scales: {verdict}\n  max |loss diff| {loss:.1e} (the mean of the "
-                   "ranks' losses), |grad diff| {grad:.1e} (g / S)\n  max |weight diff| "
+                   "same skips and scales: {verdict}\n  max |loss diff| {loss:.1e} (the mean of "
+                   "the ranks' losses), |grad diff| {grad:.1e} (g / S)\n  max |weight diff| "
                    "{weight:.1e}: float16 rounding can flip the sign of a tiny gradient, and "
                    "AdamW's\n  step, about +-lr whatever |g|, then differs by about 2 lr = "
                    "{two_lr:g} (checks/precision.py)",
