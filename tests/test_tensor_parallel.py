@@ -166,6 +166,11 @@ def test_worked_example_script_runs():
     assert code == 0, err
     for number in ("74", "258", "98", "346", "[[ 11,  15], [ 95, 131]]"):
         assert number in out
+    # its own SGD loop (lr 1, 2 steps) next to one process: A - 2 X^T ones, integer for integer
+    assert "[rank 1] after 2 SGD steps (lr 1): L = 776, 344   A_2 = [[-4,  0], [-7, -3]]" in out
+    assert "serial, after 2 SGD steps: L = 776, 344   A = [[ 2,  6], [-1,  3], [-4,  0], " \
+           "[-7, -3]]" in out
+    assert "and A after each step equal: column True, row True" in out, out
     cli = subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", "2", "--timeout",
                           "60", "tutorials/02_worked_example.py"], cwd=REPO_ROOT,
                          capture_output=True, text=True, timeout=90)

@@ -111,6 +111,10 @@ def test_09_interleaved_prints_the_grid_the_bubble_and_the_check():
     assert "simulated 3/16   formula (1/v)(K-1)/M = 3/16   plain 1F1B 3/8" in out
     assert "112 = 2M(Kv-1)   plain 1F1B 48 = 2M(K-1)" in out
     assert re.search(r"max\|loss diff\| [\d.e+-]+, .* PASS \(< 1e-10\)", out), out
+    assert "step   loss interleaved   loss one process    |diff|" in out
+    steps = re.findall(r"^ +(\d+) +(\d\.\d{15}) +(\d\.\d{15}) +(\S+)$", out, re.M)
+    assert [s[0] for s in steps] == ["0", "1"], out           # the tutorial's own loop, 2 steps
+    assert all(abs(float(a) - float(b)) < 1e-12 and float(a) > 2.0 for _, a, b, _ in steps)
     rc, out, err = run_script(4, tutorial("09_interleaved_1f1b.py"), ["--micro-batches", "6"],
                               timeout=120)
     assert rc != 0 and "multiple of the pipeline stages: M=6, K=4" in err, (out, err)
@@ -176,6 +180,9 @@ def test_10_sequence_parallel_trace_memory_and_one_process():
     diffs = re.search(r"max \|loss diff\| (\S+), \|grad diff\| (\S+), \|weight diff\| (\S+)$",
                       out, re.M)
     assert diffs and all(float(d) < 1e-10 for d in diffs.groups()), out
+    steps = re.findall(r"^ +(\d+) +(\d\.\d{15}) +(\d\.\d{15}) +(\S+)$", out, re.M)
+    assert [s[0] for s in steps] == ["0", "1"], out           # the tutorial's own loop, 2 steps
+    assert all(abs(float(a) - float(b)) < 1e-12 and float(a) > 2.0 for _, a, b, _ in steps)
 
 
 def test_11_mixed_precision_skips_the_overflow_on_every_rank():
@@ -186,6 +193,11 @@ def test_11_mixed_precision_skips_the_overflow_on_every_rank():
     assert [float(r[1]) for r in rows] == [256, 256, 256, 128, 128, 128, 256, 256]
     assert [r[3:7] for r in rows if len(r) > 3 and r[3] != "-"] == [["[0,", "1,", "2,", "3]"]]
     assert "skipped steps: 1 of 8" in out
+    assert "8 steps: the same skips and scales: yes" in out   # one process, the same inf
+    diffs = re.search(r"max \|loss diff\| (\S+) .*\|grad diff\| (\S+) .*\n  max \|weight diff\| "
+                      r"([^:]+):", out)
+    assert diffs, out                       # float16: rounding; AdamW's sign flips, ~2 lr
+    assert float(diffs[1]) < 1e-3 and float(diffs[2]) < 1e-3 and float(diffs[3]) < 0.02, out
     assert "weights 2, grads 2, optimizer 12 = 16" in out
     assert "ZeRO-0 120.0, ZeRO-1 31.4, ZeRO-2 16.6, ZeRO-3 1.9" in out
 

@@ -3,19 +3,24 @@
     minimegatron run -n 4 tutorials/10_sequence_parallel.py
     (or: mpirun -n 4 python tutorials/10_sequence_parallel.py)
 
-The tp group is every rank (t = the number of ranks). Three things, each from
-the real code:
+The tp group is every rank (t = the number of ranks). ParallelGPT(...,
+sequence_parallel=True) keeps the activations between the linears split along
+the sequence, (B, T/t, D); g (all-gather) and g-bar (reduce-scatter) of
+parallel/tensor_parallel/sequence.py replace f and g at the borders. Three
+things, each from the real code:
 
-1. The trace of one training step, per transformer block: plain tensor
-   parallelism does 2 all-reduces forward and 2 backward; with sequence
-   parallelism they become 2 all-gathers + 2 reduce-scatters each way, and
-   every rank sends the same bytes. On top: the re-gathers of the stored
+1. ``traced_step``: one training step of each model, traced, per transformer
+   block: plain tensor parallelism does 2 all-reduces forward and 2 backward;
+   with sequence parallelism they become 2 all-gathers + 2 reduce-scatters each
+   way, and every rank sends the same bytes. On top: the re-gathers of the stored
    input (backward) and the small all-reduces of the LayerNorm / bias gradients.
 2. The activation bytes one block keeps for backward on a rank, measured from
-   the autograd graph (tools/activation_memory.py), next to tools/memory.py's
-   formula: tensor parallelism leaves a replicated part, sequence parallelism
-   divides everything by t.
-3. Training against one process: loss, gradients and weights after AdamW steps.
+   the autograd graph (checks/sequence.py's ``layer_activation_bytes``), next to
+   tools/memory.py's formula: tensor parallelism leaves a replicated part,
+   sequence parallelism divides everything by t.
+3. ``train``: AdamW steps of the sequence-parallel GPT and, in the same loop,
+   of the whole GPT on one process: each rank's gradient and weight shards
+   against the same slices of one process's (``shard_of``), and the losses.
 
 ``--out DIR`` also writes rank 0's block-0 collectives of both runs to
 DIR/sp_trace.json (docs/make_figures.py draws docs/img/sequence_parallel_trace.png
@@ -34,13 +39,67 @@ import json
 import numpy as np
 
 from minimegatron import comm, nn
-from minimegatron.checks.sequence import layer_activation_bytes, tp_collectives
-from minimegatron.checks.tensor import check_gpt
+from minimegatron.backend import to_numpy
+from minimegatron.checks.sequence import layer_activation_bytes   # a byte count, printed beside
+from minimegatron.comm import trace
 from minimegatron.commands.entry import ArgumentParser, run
+from minimegatron.data.demo import batch, make_optimizer
 from minimegatron.i18n import language, text
+from minimegatron.parallel.tensor_parallel import ParallelGPT, shard_of
 from minimegatron.tools import memory
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
+
+
+def traced_step(model, group, config, batch_size):
+    """[(phase, op, label, nbytes, bytes sent)] of every tp collective of one step."""
+    x, y = batch(config, batch_size, 0)                 # (B, T) token ids and targets
+    comm.barrier(group)
+    trace.reset()
+    loss = model.loss(x, y)
+    forward = len(trace.spans())                        # the spans so far: forward's
+    loss.backward()
+    return [("forward" if i < forward else "backward", s["op"], s["label"], s["nbytes"],
+             s["bytes_sent"]) for i, s in enumerate(trace.spans())
+            if s["kind"] == "comm" and s["group"] == group.name]
+
+
+def max_diff(a, b):
+    return float(abs(to_numpy(a) - to_numpy(b)).max())
+
+
+def train(group, config, steps, batch_size):
+    """AdamW on the tp + sequence parallel GPT and on one process, step by step.
+
+    Returns [(loss tp+sp, loss one process)] per step and this rank's largest
+    {"loss", "grad", "weight"} differences (its shards against one process's slices).
+    """
+    model = ParallelGPT(config, group, sequence_parallel=True)
+    opt = make_optimizer(model.parameters())
+    serial = nn.GPT(config)                      # one process: the same seed, the same weights
+    serial_opt = make_optimizer(serial.parameters())
+    whole = dict(serial.named_parameters())      # a shard keeps its full parameter's name
+    r, t = group.rank, group.size
+    losses, diffs = [], {"loss": 0.0, "grad": 0.0, "weight": 0.0}
+    for step in range(steps):
+        x, y = batch(config, batch_size, step)   # (B, T); the model splits T itself
+        loss = model.loss(x, y)
+        opt.zero_grad()
+        loss.backward()
+        ref = serial.loss(x, y)
+        serial_opt.zero_grad()
+        ref.backward()
+        losses.append((loss.item(), ref.item()))
+        diffs["loss"] = max(diffs["loss"], abs(loss.item() - ref.item()))
+        for name, p in model.named_parameters():
+            diffs["grad"] = max(diffs["grad"], max_diff(p.grad, shard_of(name, whole[name].grad,
+                                                                         r, t)))
+        opt.step()
+        serial_opt.step()
+        for name, p in model.named_parameters():
+            diffs["weight"] = max(diffs["weight"], max_diff(p.data, shard_of(
+                name, whole[name].data, r, t)))
+    return losses, diffs
 
 
 def block_traffic(spans, block="blocks.0"):
@@ -84,7 +143,8 @@ def main():
     b, s, h, a, t = opts.batch, config.seq_len, config.d_model, config.n_head, group.size
     comm.print0(text("t10.heading", layers=config.n_layer, h=h, a=a, s=s, b=b, t=t))
 
-    spans = {flag: tp_collectives(group, config, flag, b) for flag in (False, True)}
+    spans = {flag: traced_step(ParallelGPT(config, group, sequence_parallel=flag), group,
+                               config, b) for flag in (False, True)}       # tp, then tp + sp
     plain, sp = block_traffic(spans[False]), block_traffic(spans[True])
     comm.print0(traffic_text(plain, sp, t))
     if opts.out and group.rank == 0:
@@ -106,11 +166,14 @@ def main():
     comm.print0(text("t10.note", tp=memory.activation_bytes_per_layer(shape, b, t),
                      sp=memory.activation_bytes_per_layer(shape, b, t, sequence_parallel=True)))
 
-    diffs = check_gpt(group, config, steps=opts.steps, batch_size=b * 2, sequence_parallel=True)
+    losses, diffs = train(group, config, opts.steps, 2 * b)
     worst = {k: comm.all_reduce(np.array([diffs[k]]), group, op="max")[0]
              for k in ("loss", "grad", "weight")}
     comm.print0(text("t10.part3", t=t, steps=opts.steps, loss=worst["loss"],
                      grad=worst["grad"], weight=worst["weight"]))
+    comm.print0(text("t10.columns", batch=2 * b))
+    for step, (loss, ref) in enumerate(losses):
+        comm.print0(f"{step:>4} {loss:>18.15f} {ref:>18.15f} {abs(loss - ref):>9.1e}")
 
 
 if __name__ == "__main__":

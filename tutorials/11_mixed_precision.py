@@ -3,13 +3,16 @@
     minimegatron run -n 4 tutorials/11_mixed_precision.py [--steps 8]
 
 Every rank trains a float16 GPT with ZeRO-2 (the float32 master weights and
-AdamW's m and v are sharded over the ranks). Backward starts from S x loss, S
-the loss scale. At step 2 one gradient element of rank 1 is set to inf after
-the reduce-scatter, so only rank 1 sees it: the found-inf flag is all-reduced
-(MAX) over every rank, every rank skips that step and halves S, and after 3
-clean steps S doubles. Then the bytes per parameter each kind takes, measured
-from the real arrays of one process, and the same function turning them into
-the ZeRO paper's 7.5B-parameter example (N = 64).
+AdamW's m and v are sharded over the ranks): ``train`` is the whole loop.
+Backward starts from S x loss, S the loss scale. At step 2 one gradient element
+of rank 1 is set to inf after the reduce-scatter, so only rank 1 sees it: the
+found-inf flag is all-reduced (MAX) over every rank, every rank skips that step
+and halves S, and after 3 clean steps S doubles. The same loop then runs on one
+process (the whole batch, the same inf planted at the same step): its losses,
+its gradients (unscaled, g / S) and its weights after every step are compared
+with the ZeRO-2 run's. Then the bytes per parameter each kind takes, measured
+from the real arrays of that one process, and the same function turning them
+into the ZeRO paper's 7.5B-parameter example (N = 64).
 Code: minimegatron/mixed_precision/.
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
@@ -19,39 +22,106 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ^ import the minimegatron beside tutorials/ (a student copy's own), not another install
 
+import dataclasses
 
 import numpy as np
 
 from minimegatron import comm
-from minimegatron.checks.mixed import run_mixed
+from minimegatron.backend import to_numpy, xp
 from minimegatron.commands.entry import ArgumentParser, run
+from minimegatron.data.demo import LR, SMALL_CONFIG, batch, make_optimizer
 from minimegatron.i18n import language, text
+from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
+from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
+from minimegatron.nn import GPT
+from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
+from minimegatron.parallel.split import shard_batch
 from minimegatron.tools.memory import sharded_state_bytes
-from minimegatron.tools.memory_measure import per_param_bytes
+from minimegatron.tools.memory_measure import measure, per_param_bytes
 
-OVERFLOW_STEP, GROWTH_INTERVAL = 2, 3
+CONFIG = dataclasses.replace(SMALL_CONFIG, dtype="float16")    # 2 layers, d_model 16
+OVERFLOW_STEP, GROWTH_INTERVAL, BATCH = 2, 3, 8
+INIT_SCALE = 2.0 ** 8          # the tiny model overflows at Megatron's 2^16 in its first steps
+
+
+def flat(arrays):
+    """One float32 vector (P,) of a list of arrays, in the model's parameter order."""
+    return np.concatenate([to_numpy(a).astype(np.float32).ravel() for a in arrays])
+
+
+def train(group, steps):
+    """float16 AdamW with ZeRO-2 over ``group`` (None: one process, the whole batch).
+
+    Returns (records, model, optimizer, mixed): a record per step holds the loss scale
+    S its backward used, whether the step was skipped, this rank's loss, the gradient
+    of the mini-batch's loss (unscaled, (P,)) and the weights after the step (P,).
+    """
+    model = GPT(CONFIG)                                # float16 weights, the same seed
+    mixed = MixedPrecisionOptimizer(make_optimizer(model.parameters()), group,
+                                    DynamicLossScaler(INIT_SCALE, GROWTH_INTERVAL))
+    zero = None if group is None else zero_optimizer(model, group, 2, mixed)
+    opt = zero or mixed                                # ZeRO-2: masters, m, v, grads sharded
+    plants_inf = group is None or group.rank == min(1, group.size - 1)
+    records = []
+    for step in range(steps):
+        x, y = batch(CONFIG, BATCH, step)                          # (B, T)
+        if zero is not None:
+            x, y = shard_batch(x, group), shard_batch(y, group)    # (B/N, T): this rank's rows
+        opt.zero_grad()
+        scale = mixed.loss_scale                                   # S of this backward
+        loss = model.loss(x, y)
+        mixed.scale_loss(loss).backward()                          # from S x loss (float16)
+        if zero is not None:
+            zero.reduce_gradients()                    # reduce-scatter: my slice of the mean
+            whole = comm.all_gather(zero.grad_shard, group)        # (P_pad,): for the check
+            grad = flat([whole[:model.num_parameters()]]) / scale
+        else:
+            grad = flat([p.grad for p in model.parameters()]) / scale
+        if step == OVERFLOW_STEP and plants_inf:                   # only this rank sees it
+            (zero.grad_shard if zero is not None else model.parameters()[0].grad)[0] = xp.inf
+        opt.step()                         # found-inf MAX all-reduce: every rank skips, or steps
+        records.append({"scale": scale, "skipped": mixed.skipped, "loss": loss.item(),
+                        "grad": grad, "weights": flat([p.data for p in model.parameters()])})
+    return records, model, opt, mixed
+
+
+def max_diff(records, serial, key):
+    """max |ZeRO-2 - one process| of ``key`` over the steps (an overflow step's grad: no)."""
+    return max(float(np.abs(r[key] - s[key]).max()) for r, s in zip(records, serial)
+               if key != "grad" or np.isfinite(s[key]).all())
 
 
 def main(steps):
     language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     world = comm.world()
-    zero2 = run_mixed(world, "zero2", steps, overflow=(OVERFLOW_STEP, min(1, world.size - 1)),
-                      growth_interval=GROWTH_INTERVAL)
-    flags = np.array([float(r["skipped"]) for r in zero2["records"]])
+    records, _, _, mixed = train(world, steps)
+    flags = np.array([float(r["skipped"]) for r in records])
     skipped = comm.all_gather(flags, world)                     # (ranks * steps,)
     comm.print0(text("t11.heading", n=world.size, rank=min(1, world.size - 1),
                      step=OVERFLOW_STEP, interval=GROWTH_INTERVAL))
     comm.print0(text("t11.columns"))
-    for step, record in enumerate(zero2["records"]):
+    for step, record in enumerate(records):
         ranks = [r for r in range(world.size) if skipped[r * steps + step]]
         comm.print0(f"{step:4d} {record['scale']:10.0f} {record['loss']:8.4f}  "
                     f"{ranks if ranks else '-'}"
                     + (text("t11.overflow") if ranks else ""))
-    comm.print0(text("t11.skipped", count=zero2["mixed"].skipped_steps, steps=steps))
-    serial = run_mixed(None, "serial", 2)
-    params = serial["model"].num_parameters()
-    per_param = per_param_bytes(serial["memory"], params)
-    comm.print0(text("t11.bytes", params=params, total=sum(per_param.values()),
+    comm.print0(text("t11.skipped", count=mixed.skipped_steps, steps=steps))
+
+    serial, model, opt, _ = train(None, steps)                  # one process, on every rank
+    mean = comm.all_reduce(np.array([r["loss"] for r in records]), world, op="mean")
+    diffs = {"loss": float(np.abs(mean - [s["loss"] for s in serial]).max()),
+             "grad": max_diff(records, serial, "grad"),
+             "weight": max_diff(records, serial, "weights")}
+    same = [(r["skipped"], r["scale"]) for r in records] == [(s["skipped"], s["scale"])
+                                                              for s in serial]
+    same = comm.all_reduce(np.array([float(same)]), world, op="min")[0] == 1.0
+    diffs = {k: comm.all_reduce(np.array([v]), world, op="max")[0] for k, v in diffs.items()}
+    comm.print0(text("t11.compare", steps=steps, verdict=text("t11.yes" if same else "t11.no"),
+                     loss=diffs["loss"], grad=diffs["grad"], weight=diffs["weight"],
+                     two_lr=2 * LR))
+
+    per_param = per_param_bytes(measure(model.parameters(), opt), model.num_parameters())
+    comm.print0(text("t11.bytes", params=model.num_parameters(), total=sum(per_param.values()),
                      kinds=", ".join(f"{k} {v:g}" for k, v in per_param.items())))
     totals = [sharded_state_bytes(per_param, 7.5e9, 64, z)["total"] / 1e9 for z in range(4)]
     comm.print0(text("t11.zero", totals=", ".join(f"ZeRO-{z} {t:.1f}"

@@ -11,8 +11,9 @@ Row split (RowParallelLinear): rank i holds rows A_i, gets the columns X_i of X
 (scatter), computes X_i A_i; g (all-reduce) sums the partial products. Both then
 differentiate L = sum(Y): dL/dX = ones(2, 2) A^T, dL/dA = X^T ones(2, 2).
 
-tutorials/02_worked_example.py prints these arrays; the tests and the exercise
-grader assert every integer of them.
+The tests and the exercise grader assert every integer of them from here;
+tutorials/02_worked_example.py builds the same layers itself (``column_split``,
+``row_split``) and trains them next to one process in its own loop.
 """
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear

@@ -98,6 +98,10 @@ MESSAGES = {
     "t02.row": "row",
     "t02.all_gather": "all-gather",
     "t02.all_reduce": "all-reduce",
+    "t02.trained": "after {steps} SGD steps (lr {lr:g}): L = {losses}   A_{n} = {A_i}",
+    "t02.serial_trained": "serial, after {steps} SGD steps: L = {losses}   A = {A}",
+    "t02.compare": "\none process (nn.Linear, the same A, the same SGD), {steps} steps: L, Y, "
+                   "dL/dX, dL/dA\nand A after each step equal: column {column}, row {row}",
     "entry.banner": "minimegatron {name}: package {path}",
     "entry.blank": "this copy's {message} (fill in that block, then grade it: "
                    "minimegatron grade {id})",

@@ -23,6 +23,7 @@ MESSAGES = {
                     "{plain} = {plain_pct:.1%}",
     "t09.messages": "messages per step      {chunked} = 2M(Kv-1)   plain 1F1B {plain} = 2M(K-1)",
     "t09.held": "activations held, in whole stages per rank: {held}   plain 1F1B {plain}",
+    "t09.columns": "\nstep   loss interleaved   loss one process    |diff|",
     "t09.check": "\nagainst one process (8-layer GPT, 2 AdamW steps, every rank): {diffs}   "
                  "{verdict} (< {tol:g})",
     "t09.pass": "PASS",
@@ -33,6 +34,14 @@ MESSAGES = {
     "t11.columns": "step loss scale     loss  skipped on ranks",
     "t11.overflow": "   <- overflow: every rank skipped, scale halved",
     "t11.skipped": "skipped steps: {count} of {steps} (the scaler counts them: skipped_steps)",
+    "t11.compare": "\nagainst one process (the whole batch, the same inf), {steps} steps: the "
+                   "same skips and scales: {verdict}\n  max |loss diff| {loss:.1e} (the mean of "
+                   "the ranks' losses), |grad diff| {grad:.1e} (g / S)\n  max |weight diff| "
+                   "{weight:.1e}: float16 rounding can flip the sign of a tiny gradient, and "
+                   "AdamW's\n  step, about +-lr whatever |g|, then differs by about 2 lr = "
+                   "{two_lr:g} (checks/precision.py)",
+    "t11.yes": "yes",
+    "t11.no": "NO",
     "t11.bytes": "\nbytes per parameter, measured on one process ({params:,} parameters): "
                  "{kinds} = {total:g}",
     "t11.zero": "the same bytes per parameter for 7.5B parameters, N = 64 (GB = 1e9 bytes): "
@@ -65,6 +74,7 @@ MESSAGES = {
                 "{sp:,.0f} B  (minimegatron memory table2)",
     "t10.part3": "\n3. tp={t} + sequence parallel vs one process, {steps} AdamW steps: "
                  "max |loss diff| {loss:.1e}, |grad diff| {grad:.1e}, |weight diff| {weight:.1e}",
+    "t10.columns": "step        loss tp+sp   loss one process    |diff|   (batch {batch})",
     # tutorials/05_data_parallel.py
     "t05.heading": "{n} ranks, batch {batch}: {rows} rows per rank, {params:,} parameters",
     "t05.rows": "rows {first}..{last} of each batch; last local DDP loss {loss:.6f}",

@@ -251,6 +251,10 @@ MESSAGES = {
     "t02.row": "행 방향",
     "t02.all_gather": "all-gather",
     "t02.all_reduce": "all-reduce",
+    "t02.trained": "SGD {steps}단계 후 (lr {lr:g}): L = {losses}   A_{n} = {A_i}",
+    "t02.serial_trained": "직렬 계산, SGD {steps}단계 후: L = {losses}   A = {A}",
+    "t02.compare": "\n프로세스 하나와 비교 (nn.Linear, 같은 A, 같은 SGD), {steps}단계: 단계마다 L, Y, "
+                   "dL/dX, dL/dA와\n단계 후의 A가 같은가: 열 방향 {column}, 행 방향 {row}",
     "entry.banner": "minimegatron {name}: 패키지 {path}",
     "entry.blank": "이 사본의 {message} (그 블록을 채운 다음 채점하세요: minimegatron grade {id})",
     # launcher.py, reaper.py

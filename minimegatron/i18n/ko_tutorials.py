@@ -25,6 +25,7 @@ MESSAGES = {
                     "{plain} = {plain_pct:.1%}",
     "t09.messages": "단계당 메시지 수            {chunked} = 2M(Kv-1)   일반 1F1B {plain} = 2M(K-1)",
     "t09.held": "보관하는 활성값(activation), 랭크당 스테이지 단위: {held}   일반 1F1B {plain}",
+    "t09.columns": "\n단계    인터리브드 손실   프로세스 하나 손실    |차이|",
     "t09.check": "\n프로세스 하나와 비교 (8층 GPT, AdamW 2단계, 모든 랭크): {diffs}   "
                  "{verdict} (< {tol:g})",
     "t09.pass": "통과(PASS)",
@@ -35,6 +36,13 @@ MESSAGES = {
     "t11.columns": "단계 손실스케일     손실  건너뛴 랭크",
     "t11.overflow": "   <- 오버플로(overflow): 모든 랭크가 건너뛰고 스케일을 절반으로",
     "t11.skipped": "건너뛴 스텝: {steps}개 중 {count}개 (스케일러가 셉니다)",
+    "t11.compare": "\n프로세스 하나와 비교 (배치 전체, 같은 inf), {steps}단계: 건너뛴 단계와 스케일이 "
+                   "같은가: {verdict}\n  max |loss diff| {loss:.1e} (랭크 손실의 평균), "
+                   "|grad diff| {grad:.1e} (g / S)\n  max |weight diff| {weight:.1e}: float16 "
+                   "반올림이 아주 작은 기울기의 부호를 바꾸면, |g|와 상관없이\n  약 +-lr인 "
+                   "AdamW의 한 걸음이 약 2 lr = {two_lr:g} 만큼 달라집니다 (checks/precision.py)",
+    "t11.yes": "예",
+    "t11.no": "아니요(NO)",
     "t11.bytes": "\n파라미터당 바이트, 프로세스 하나에서 측정 (파라미터 {params:,}개): "
                  "{kinds} = {total:g}",
     "t11.zero": "같은 파라미터당 바이트로 7.5B 파라미터, N = 64 (GB = 1e9 바이트): {totals}",
@@ -67,6 +75,7 @@ MESSAGES = {
                 "tp {tp:,.0f} B, tp+sp {sp:,.0f} B  (minimegatron memory table2)",
     "t10.part3": "\n3. tp={t} + 시퀀스 병렬화와 프로세스 하나 비교, AdamW {steps}단계: "
                  "max |loss diff| {loss:.1e}, |grad diff| {grad:.1e}, |weight diff| {weight:.1e}",
+    "t10.columns": "단계        tp+sp 손실   프로세스 하나 손실    |차이|   (배치 {batch})",
     # tutorials/05_data_parallel.py
     "t05.heading": "랭크(rank) {n}개, 배치(batch) {batch}: 랭크당 {rows}행, "
                    "파라미터(parameter) {params:,}개",
