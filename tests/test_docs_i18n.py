@@ -29,13 +29,13 @@ EXERCISES = os.path.join(ROOT, "exercises")
 HANGUL = re.compile("[\uac00-\ud7a3]")
 
 # The pages a Korean class reads (the notes' own topics first, then the tools around them):
-# each must have a Korean twin. A page not listed falls back to English under /ko/: only
-# performance.md, the measurements' logbook, is English only.
+# each must have a Korean twin. A page not listed would fall back to English under /ko/;
+# today every page of the nav is listed, the performance page included.
 KOREAN_FIRST = ["index", "data_parallel", "zero", "pipeline", "tensor_parallel", "megatron",
                 "grid3d", "memory", "collectives", "autodiff", "running", "exercises",
                 "teaching", "glossary", "interleaved", "zero_bubble", "sequence_parallel",
                 "context_parallel", "moe", "threed_run", "verification", "checkpoints",
-                "mixed_precision", "where", "architecture", "notes_comm"]
+                "mixed_precision", "where", "architecture", "notes_comm", "performance"]
 
 
 def read(path):
