@@ -317,3 +317,23 @@ def test_usage_error_translates(monkeypatch, capsys):
     assert capsys.readouterr().err == (
         "오류: grid dp=2 x pp=2 x tp=1 = rank 4개인데 job의 rank는 8개입니다; 곱이 8인 크기를 "
         "고르세요\n")
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_an_uncaught_book_error_is_said_in_korean_after_its_traceback(lang, monkeypatch):
+    """The abort hook (runtime/faults.py) adds the Korean line; English adds nothing."""
+    monkeypatch.setenv("MINIMEGATRON_LANG", lang)
+    from minimegatron.runtime import faults
+    with pytest.raises(NonFiniteError) as error:
+        check_finite("loss", [np.array([np.nan])], 3)
+    said = faults.in_language(error.value)
+    assert said == ("" if lang == "en" else "NonFiniteError: step 3, rank 0: loss이(가) 유한하지 "
+                    "않습니다 (NaN/inf) (계속 학습하려면 check_finite=False를 주세요)\n")
+    assert faults.in_language(ValueError("not a message of the book")) == ""
+    if lang == "ko":                      # a job of 2 ranks under minimegatron run
+        from mpi_harness import TESTS_DIR, minimegatron_run
+        code, out, err, _ = minimegatron_run(
+            "-n", "2", "--timeout", "60", os.path.join(TESTS_DIR, "workers", "non_finite.py"))
+        assert code not in (0, 124), (code, out, err)
+        assert "uncaught exception" in err and "non-finite loss at step 3" in err, err
+        assert "loss이(가) 유한하지 않습니다 (NaN/inf)" in err, err
