@@ -7,6 +7,7 @@ counted with tests/korean_lines.py's rule (its docstring says what an English-on
 is). The counts must be 0.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -199,3 +200,46 @@ def test_verify_on_one_rank_says_nothing_parallel_ran(lang, words):
 
 def test_the_dispatcher_table_is_every_command():
     assert sorted(COMMANDS) == sorted(MAINS)
+
+
+def report_runs(tmp_path):
+    """``minimegatron memory`` and ``timeline`` with their usual options (the docstrings' and
+    the notes' examples): every view, every schedule, a trace."""
+    calib = tmp_path / "calib.json"
+    calib.write_text('{"gemm_flops": 2e10, "bandwidth_bytes_per_s": 5e9, "latency_s": 1e-6}')
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps([{"rank": r, "op": op, "start": r + b, "end": r + b + 1,
+                                  "label": "mb0"} for r in range(2)
+                                 for b, op in [(0, "forward"), (1, "wait"), (2, "backward")]]))
+    png, chrome = str(tmp_path / "t.png"), str(tmp_path / "t.json")
+    memory_runs = [[], ["table1"], ["table2"], ["zero"], ["scaling"], ["mixed"], ["moe"],
+                   ["moe", "--ep", "4", "--dp", "4", "--capacity-factor", "1.25"],
+                   ["--dp", "64", "--tp", "8", "--zero", "1"],
+                   ["--tp", "8", "--sequence-parallel", "--checkpoint"],
+                   ["--cp", "4", "--attention", "ring", "--pp", "4", "--micro-batches", "8"],
+                   ["--cp", "2", "--attention", "ulysses", "--precision", "float32"],
+                   ["--pp", "4", "--micro-batches", "8", "--schedule", "interleaved"],
+                   ["scaling", "--hardware", str(calib)], ["--hardware", str(calib)]]
+    timeline_runs = [["--schedule", name, "--out", png, "--chrome-trace", chrome]
+                     for name in SCHEDULES]
+    timeline_runs += [["--schedule", "1f1b", "--t-backward", "2", "--out", ""],
+                      ["--schedule", "zb-h1", "--t-weight", "2", "--out", ""],
+                      ["--schedule", "zbv", "--t-weight", "0.5", "--out", ""],
+                      ["--trace", str(trace), "--out", png, "--chrome-trace", chrome]]
+    return [["memory"] + argv for argv in memory_runs] + [["timeline"] + argv
+                                                          for argv in timeline_runs]
+
+
+def test_korean_memory_and_timeline_print_no_english_only_line(monkeypatch, capsys, tmp_path):
+    """Their tables and lines under ko (tests/korean_lines.py's rule), every run a success."""
+    pytest.importorskip("matplotlib")
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    counts, lines = {}, 0
+    for argv in report_runs(tmp_path):
+        code, text = _korean(argv, capsys)
+        assert code == 0, (argv, text)
+        counts[" ".join(argv)] = english_lines(text)
+        lines += len(text.splitlines())
+    english = {k: v for k, v in counts.items() if v}
+    assert english == {}, (sum(map(len, english.values())), english)
+    assert lines > 200

@@ -23,6 +23,7 @@ import sys
 import traceback
 
 from minimegatron import i18n
+from minimegatron.i18n import book_errors
 from minimegatron.classroom.blank import blank_message
 from minimegatron.commands import parser
 from minimegatron.runtime import faults, setup
@@ -45,14 +46,16 @@ def banner(name):
 
 
 def usage_error(message, code=2):
-    """Print "error: MESSAGE" once (rank 0) and end this rank with ``code``.
+    """Print "error: MESSAGE" once (rank 0) and end this rank with ``code``; a message the
+    book raised in English is said in the reader's language (``i18n/book_errors.py``).
 
     Call it on EVERY rank, at the same point, before any collective: the ranks
     then all reach the exit together and the job ends cleanly.
     """
     if rank_from_env() == 0:
         try:
-            line = i18n.text("cli.error", message=message)
+            said = book_errors.translate(message, i18n.language())
+            line = i18n.text("cli.error", message=said)
         except ValueError:                 # an unknown MINIMEGATRON_LANG is the message itself
             line = f"error: {message}"
         print(line, file=sys.stderr, flush=True)

@@ -88,9 +88,9 @@ def main(argv=None):
         g = memory.GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
         t = scaling.step_time(g, hw, a.dp, a.tp, a.pp, a.micro_batch, a.micro_batches,
                               a.checkpoint, memory.PRECISIONS[a.precision])
-        print(f"predicted step on {hw.name} (scaling.step_time, ZeRO and cp ignored): "
-              f"{t['total']:.3g} s = compute {t['compute']:.3g} + tp {t['tp']:.3g} + dp "
-              f"{t['dp']:.3g} + pp {t['pp']:.3g}; efficiency {t['efficiency']:.0%}")
+        print(say("report.config.predicted", hardware=hw.name, total=t["total"],
+                  compute=t["compute"], tp=t["tp"], dp=t["dp"], pp=t["pp"],
+                  efficiency=t["efficiency"]))
     elif a.view == "table2":
         print(memory.table2_text())
     elif a.view == "moe":

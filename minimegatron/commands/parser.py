@@ -24,6 +24,7 @@ import re
 import textwrap
 
 from minimegatron import i18n
+from minimegatron.i18n import book_errors
 
 MSGIDS = {
     "usage: ": "argparse.usage",
@@ -124,5 +125,11 @@ class ArgumentParser(argparse.ArgumentParser):
             return super().format_help()
 
     def error(self, message):
+        """Usage and "PROG: error: MESSAGE"; a message the book raised in English (a schedule
+        that cannot run, passed on by the command) in the reader's language too."""
+        try:
+            message = book_errors.translate(message, i18n.language())
+        except ValueError:                 # an unknown MINIMEGATRON_LANG: English
+            pass
         with speaking_argparse():
             super().error(message)

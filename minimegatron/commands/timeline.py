@@ -42,16 +42,15 @@ def _simulated(args):
     if split:
         bubble = _zero_bubble_lines(args, sim, t_weight, peaks)
     elif chunks == 1:
-        print(f"makespan {sim.makespan:g}, bubble {sim.bubble_fraction:.4f} "
-              f"(GPipe formula (K-1)/(M+K-1) = {formula} = {float(formula):.4f})")
-        print(f"activations held at peak, per stage: {peaks}")
+        print(say("report.timeline.gpipe", makespan=sim.makespan,
+                  fraction=sim.bubble_fraction, formula=formula, value=float(formula)))
+        print(say("report.timeline.held", peaks=peaks))
     else:
         plain = bubble_formula(args.stages, micro_batches)
-        print(f"makespan {sim.makespan:g}, bubble {sim.bubble_fraction:.4f} = (K-1)/(vM+K-1)"
-              f" = {formula} (plain 1F1B {plain} = {float(plain):.4f}); idle/busy "
-              f"{sim.bubble_ratio} = (1/v)(K-1)/M (Megatron's t_pb/t_id)")
-        print(f"chunk activations held at peak, per stage: {peaks} (1/{chunks} of a "
-              f"stage each)")
+        print(say("report.timeline.interleaved", makespan=sim.makespan,
+                  fraction=sim.bubble_fraction, formula=formula, plain=plain,
+                  plain_value=float(plain), ratio=sim.bubble_ratio))
+        print(say("report.timeline.chunk_held", peaks=peaks, chunks=chunks))
     name = args.schedule + (f" v={chunks}" if chunks > 1 else "")
     title = (f"{name}: K={args.stages} stages, M={micro_batches} micro-batches | "
              f"{bubble} | peak activations per stage {', '.join(map(str, peaks))}")
@@ -67,17 +66,17 @@ def _zero_bubble_lines(args, sim, t_weight, peaks):
                    for stage in range(K)]
     table, expression, holds, assumption = bubble_table(args.schedule, K, *times)
     plain_table, plain_expression, _, _ = bubble_table("1f1b", K, *times)
-    print(f"T_F {times[0]:g}, T_B {times[1]:g}, T_W {times[2]:g}; bubble = the most a stage "
-          f"idles between its first and last step (the zero-bubble paper's)")
-    print(f"bubble {args.schedule} {sim.bubble:g} (table {expression} = {table:g}"
-          + ("" if holds else f", which assumes {assumption}")
-          + f") vs 1f1b {plain.bubble:g} (table {plain_expression} = {plain_table:g})")
-    print(f"makespan {sim.makespan:g} vs 1f1b {plain.makespan:g}; idle / (stages * makespan) "
-          f"{sim.bubble_fraction:.4f} vs 1f1b {plain.bubble_fraction:.4f}")
+    print(say("report.timeline.zb_times", forward=times[0], backward=times[1],
+              weight=times[2]))
+    assumes = "" if holds else say("report.timeline.zb_assumes", assumption=assumption)
+    print(say("report.timeline.zb_bubble", schedule=args.schedule, bubble=sim.bubble,
+              expression=expression, table=table, assumes=assumes, plain=plain.bubble,
+              plain_expression=plain_expression, plain_table=plain_table))
+    print(say("report.timeline.zb_makespan", makespan=sim.makespan, plain=plain.makespan,
+              fraction=sim.bubble_fraction, plain_fraction=plain.bubble_fraction))
     chunks = chunks_per_stage(args.schedule)                  # zbv: 2, each half the layers
-    held = "chunk activations" if chunks > 1 else "activations"
-    print(f"{held} held at peak (F done, W not), per stage: {peaks} (1f1b: {plain_peaks})"
-          + (f"; a chunk holds 1/{chunks} of a stage's layers" if chunks > 1 else ""))
+    print(say("report.timeline.zb_chunk_held" if chunks > 1 else "report.timeline.zb_held",
+              peaks=peaks, plain_peaks=plain_peaks, chunks=chunks))
     return f"T_W {t_weight:g}, bubble {sim.bubble:g} vs 1f1b {plain.bubble:g}, table {expression}"
 
 
@@ -89,8 +88,8 @@ def _traced(args):
     for rank, row in enumerate(rows):
         compute = sum(end - start for start, end, kind, _ in row if kind != "comm")
         comm = sum(end - start for start, end, kind, _ in row if kind == "comm")
-        print(f"rank {rank}: compute {compute:.4f} s, communication/wait {comm:.4f} s")
-    print(f"measured bubble (time not computing) {bubble:.4f}")
+        print(say("report.timeline.rank", rank=rank, compute=compute, comm=comm))
+    print(say("report.timeline.measured", bubble=bubble))
     title = f"trace {args.trace}: {len(rows)} ranks, bubble {bubble:.1%}"
     return rows, title, "rank", "time (s)", chrome_trace.from_trace(spans, title)
 

@@ -6,7 +6,10 @@ A message is a ``str.format`` template in a plain dict, one module per
 language (``en.py``, ``ko.py``; tutorials 03-11 in ``en_tutorials.py``,
 ``ko_tutorials.py``; the exercises' lesson points in ``en_lessons.py``,
 ``ko_lessons.py``; the tutorials' table headers in ``en_tables.py``, ``ko_tables.py``;
-the command line, argparse's own words included, in ``en_cli.py``, ``ko_cli.py``), with
+the command line, argparse's own words included, in ``en_cli.py``, ``ko_cli.py``; a
+checkpoint's errors in ``en_checkpoint_errors.py``; the memory and timeline commands'
+tables in ``en_reports.py``; the book's errors, read back from its English, in
+``book_errors.py`` with ``en_errors.py``, ``ko_errors.py``), with
 the same keys and the same {fields} (tests/test_i18n.py checks both). Numbers, code
 names and commands are fields or stay in the template as they are; the Korean uses the terms of
 docs/glossary.md. The exercises' titles, hints and source notes are English
@@ -21,15 +24,19 @@ import os
 from minimegatron.i18n import (en, en_agree, en_checkpoint, en_cli, en_lessons, en_sandbox,
                                en_static, en_tables, en_tutorials, ko, ko_agree, ko_checkpoint,
                                ko_cli, ko_lessons, ko_sandbox, ko_static, ko_tables, ko_tutorials)
+from minimegatron.i18n import (en_checkpoint_errors, en_reports, ko_checkpoint_errors,
+                               ko_reports)
 
 ENV = "MINIMEGATRON_LANG"
 # one catalog per language: the base texts, then each topic's own module (same keys and fields)
 CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES,
                    **en_tables.MESSAGES, **en_cli.MESSAGES, **en_static.MESSAGES,
-                   **en_checkpoint.MESSAGES, **en_sandbox.MESSAGES, **en_agree.MESSAGES},
+                   **en_checkpoint.MESSAGES, **en_sandbox.MESSAGES, **en_agree.MESSAGES,
+                   **en_checkpoint_errors.MESSAGES, **en_reports.MESSAGES},
             "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
                    **ko_tables.MESSAGES, **ko_cli.MESSAGES, **ko_static.MESSAGES,
-                   **ko_checkpoint.MESSAGES, **ko_sandbox.MESSAGES, **ko_agree.MESSAGES}}
+                   **ko_checkpoint.MESSAGES, **ko_sandbox.MESSAGES, **ko_agree.MESSAGES,
+                   **ko_checkpoint_errors.MESSAGES, **ko_reports.MESSAGES}}
 
 
 def language():

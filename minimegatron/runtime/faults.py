@@ -45,6 +45,8 @@ import time
 import traceback
 from array import array
 
+from minimegatron import i18n
+from minimegatron.i18n import book_errors
 from minimegatron.runtime.plain_files import read_plain
 
 JOB_DIR_ENV = "MINIMEGATRON_JOB_DIR"
@@ -150,9 +152,20 @@ def exit_code(stop):
 
 def _on_exception(kind, value, tb):
     rank = _state.get("rank", "?")
-    text = "".join(traceback.format_exception(kind, value, tb))
+    text = "".join(traceback.format_exception(kind, value, tb)) + in_language(value)
     _record(f"fail: raised {kind.__name__}: {value}".splitlines()[0])
     abort_job(f"[rank {rank}] uncaught exception, aborting all ranks:\n{text}", 1)
+
+
+def in_language(error):
+    """One more line after the traceback: the book's English message of ``error`` in the
+    reader's language (i18n/book_errors.py); "" in English or for a message it does not
+    know (a NonFiniteError in a tutorial under MINIMEGATRON_LANG=ko is said in Korean)."""
+    try:
+        said = book_errors.translate(str(error), i18n.language())
+    except Exception:  # noqa: BLE001 - an unknown MINIMEGATRON_LANG: the traceback is enough
+        return ""
+    return "" if said == str(error) else f"{type(error).__name__}: {said}\n"
 
 
 def abort_job(message, code):

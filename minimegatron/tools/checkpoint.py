@@ -82,7 +82,7 @@ TAG = 7
 def _config_of(model, config):
     config = config if config is not None else getattr(model, "config", None)
     if config is None:
-        raise CheckpointError("checkpoint: pass config=GPTConfig(...) (the model has no .config)")
+        raise CheckpointError(text("ckpt.err.no_config"))
     return config
 
 
@@ -166,7 +166,7 @@ def _problem(reports):
 
 def _save_error(path, err):
     return str(err) if isinstance(err, CheckpointError) else \
-        f"checkpoint: could not save {path!r}: {type(err).__name__}: {err}"
+        text("ckpt.err.save", path=path, error=f"{type(err).__name__}: {err}")
 
 
 def _keys_of(name, kinds):
@@ -215,8 +215,7 @@ def _open(path, reports, step, rng_state):
                 error = text("ckpt.state_dtypes", key=key, first=kinds[key], other=dtype)
     kinds = dict(sorted(kinds.items())) if error is None else {}
     if error is None and len(kinds) > MAX_STATE_KEYS:
-        error = f"checkpoint: {len(kinds)} optimizer state arrays per weight, at most " \
-                f"{MAX_STATE_KEYS} are supported"
+        error = text("ckpt.err.state_keys", count=len(kinds), most=MAX_STATE_KEYS)
     writer = meta = None
     if error is None:
         first = reports[0]
@@ -282,8 +281,8 @@ def _read_on_root(path, reports, config):
     except CheckpointError as err:
         return None, {"error": str(err)}
     except Exception as err:  # noqa: BLE001 - every failure is a CheckpointError on every rank
-        return None, {"error": f"checkpoint {path!r} cannot be loaded "
-                               f"({type(err).__name__}: {err})"}
+        return None, {"error": text("ckpt.err.load", path=path,
+                                    error=f"{type(err).__name__}: {err}")}
     return arrays, {"error": None, "meta": {k: v for k, v in meta.items() if k != "arrays"}}
 
 

@@ -54,9 +54,9 @@ def check_path(path):
     """The path as a str; a clear CheckpointError for an empty path or a directory."""
     path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
     if not isinstance(path, str) or not path.strip():
-        raise CheckpointError(f"checkpoint: the path is empty or not a path ({path!r})")
+        raise CheckpointError(text("ckpt.err.empty_path", path=path))
     if path.endswith(os.sep) or os.path.isdir(path):
-        raise CheckpointError(f"checkpoint: {path!r} is a directory, not a file")
+        raise CheckpointError(text("ckpt.err.directory", path=path))
     return path
 
 
@@ -111,8 +111,7 @@ class AtomicZip:
         try:
             array = np.ascontiguousarray(array)
             if array.dtype.kind == "f" and not np.isfinite(array).all():
-                raise CheckpointError(f"checkpoint {self.path!r}: {key} holds NaN or inf; not "
-                                      f"saved (the previous file is kept)")
+                raise CheckpointError(text("ckpt.err.nan_save", path=self.path, key=key))
             with self.zip.open(key + ".npy", "w", force_zip64=True) as f:
                 np.lib.format.write_array(f, array, allow_pickle=False)
             self.listed[key] = {"shape": list(array.shape), "dtype": str(array.dtype),
@@ -124,12 +123,12 @@ class AtomicZip:
         """Write meta (with the arrays' listing), fsync, os.replace over the target."""
         if self.error is not None:
             raise self.error
-        text = np.array(json.dumps({**meta, "arrays": dict(sorted(self.listed.items()))}))
-        if text.nbytes + NPY_HEADER_LIMIT > META_LIMIT:            # what a load would refuse
-            raise CheckpointError(f"checkpoint {self.path!r}: meta takes {text.nbytes} bytes, "
-                                  f"more than {META_LIMIT} (is rng_state that large?)")
+        record = np.array(json.dumps({**meta, "arrays": dict(sorted(self.listed.items()))}))
+        if record.nbytes + NPY_HEADER_LIMIT > META_LIMIT:          # what a load would refuse
+            raise CheckpointError(text("ckpt.err.meta_size", path=self.path,
+                                       nbytes=record.nbytes, limit=META_LIMIT))
         with self.zip.open("meta.npy", "w") as f:
-            np.lib.format.write_array(f, text, allow_pickle=False)
+            np.lib.format.write_array(f, record, allow_pickle=False)
         self.zip.close()
         self.file.flush()
         os.fsync(self.file.fileno())
@@ -163,39 +162,39 @@ def read_checkpoint(path, expect=None, max_bytes=None):
     """
     path = check_path(path)
     if not os.path.isfile(path):
-        raise CheckpointError(f"checkpoint {path!r}: no such file")
+        raise CheckpointError(text("ckpt.err.no_file", path=path))
     size = os.path.getsize(path)
     if max_bytes is not None and size > max_bytes:
-        raise CheckpointError(f"checkpoint {path!r} is {size} bytes, more than the "
-                              f"{max_bytes} a checkpoint of this model can take")
+        raise CheckpointError(text("ckpt.err.too_big", path=path, size=size, limit=max_bytes))
     try:
         with open(path, "rb") as f, zipfile.ZipFile(f) as zf:
             return _read(zf, path, size, expect)
     except CheckpointError:
         raise
     except Exception as err:  # noqa: BLE001 - whatever a damaged file makes a parser raise
-        raise CheckpointError(f"checkpoint {path!r} is truncated or corrupt (cannot read it: "
-                              f"{type(err).__name__}: {err})") from err
+        raise CheckpointError(text("ckpt.err.unreadable", path=path,
+                                   error=f"{type(err).__name__}: {err}")) from err
 
 
-def _corrupt(path, why):
-    return CheckpointError(f"checkpoint {path!r} is corrupt: {why}")
+def _corrupt(path, why, /, **fields):
+    """CheckpointError "checkpoint PATH is corrupt: ..." (``why``: a ckpt.why.* key)."""
+    return CheckpointError(text("ckpt.err.corrupt", path=path,
+                                why=text(f"ckpt.why.{why}", **fields)))
 
 
 def _read(zf, path, size, expect):
     infos = zf.infolist()
     entries = {info.filename: info for info in infos}
     if len(entries) != len(infos):
-        raise _corrupt(path, "duplicate zip entries")
+        raise _corrupt(path, "duplicate")
     for info in infos:
         if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1 or \
                 info.compress_size != info.file_size:
-            raise _corrupt(path, f"entry {info.filename!r} is compressed or encrypted (the "
-                                 f"format stores arrays as they are)")
+            raise _corrupt(path, "compressed", name=info.filename)
     if sum(info.file_size for info in infos) > size:
-        raise _corrupt(path, "its entries declare more bytes than the file holds")
+        raise _corrupt(path, "declared")
     if "meta.npy" not in entries or entries["meta.npy"].file_size > META_LIMIT:
-        raise _corrupt(path, "no readable 'meta' record")
+        raise _corrupt(path, "no_meta")
     meta = _read_meta(zf, entries["meta.npy"], path)
     listed = listed_arrays(meta, path)
     expected = expect(meta) if expect is not None else \
@@ -203,25 +202,24 @@ def _read(zf, path, size, expect):
     wanted = {key + ".npy" for key in expected} | {"meta.npy"}
     if set(listed) != set(expected) or set(entries) != wanted:
         odd = sorted((set(listed) ^ set(expected)) | {e[:-4] for e in set(entries) ^ wanted})
-        raise _corrupt(path, f"arrays {odd[:4]} are missing or unlisted")
+        raise _corrupt(path, "missing", arrays=odd[:4])
     nbytes = {}
     for key, (shape, dtype) in expected.items():         # every size, before any array byte
         nbytes[key], declared = math.prod(shape) * dtype.itemsize, entries[key + ".npy"].file_size
         if [list(shape), str(dtype)] != [listed[key]["shape"], listed[key]["dtype"]] or \
                 not nbytes[key] < declared <= nbytes[key] + NPY_HEADER_LIMIT:
-            raise _corrupt(path, f"array {key!r} is listed as {listed[key]['shape']} "
-                                 f"{listed[key]['dtype']} in {declared} bytes, expected "
-                                 f"{list(shape)} {dtype}")
+            raise _corrupt(path, "listed_as", key=key, shape=listed[key]["shape"],
+                           dtype=listed[key]["dtype"], size=declared,
+                           want_shape=list(shape), want_dtype=dtype)
     if size > size_limit(sum(nbytes.values()), len(entries)):
-        raise _corrupt(path, f"{size} bytes, more than its arrays need")
+        raise _corrupt(path, "too_big", size=size)
     arrays = {}
     for key, (shape, dtype) in expected.items():
         arrays[key] = _read_entry(zf, entries[key + ".npy"], path, (shape, dtype))
         if crc32(arrays[key]) != listed[key]["crc32"]:
-            raise _corrupt(path, f"array {key!r} does not match its recorded "
-                                 f"shape/dtype/crc32 checksum")
+            raise _corrupt(path, "checksum", key=key)
         if not np.isfinite(arrays[key]).all():
-            raise CheckpointError(f"checkpoint {path!r}: array {key!r} holds NaN or inf")
+            raise CheckpointError(text("ckpt.err.nan_load", path=path, key=key))
     return arrays, meta
 
 
@@ -232,23 +230,23 @@ def _read_entry(zf, info, path, want=None):
         read = {(1, 0): np.lib.format.read_array_header_1_0,
                 (2, 0): np.lib.format.read_array_header_2_0}.get(np.lib.format.read_magic(f))
         if read is None:
-            raise _corrupt(path, f"{info.filename} is not a .npy array of version 1 or 2")
+            raise _corrupt(path, "not_npy", name=info.filename)
         shape, fortran_order, dtype = read(f, max_header_size=NPY_HEADER_LIMIT)
         fits = (shape, dtype) == want if want else shape == () and dtype.kind == "U"
         if fortran_order or not fits or \
                 f.tell() + math.prod(shape) * dtype.itemsize != info.file_size:
-            raise _corrupt(path, f"{info.filename} holds {shape} {dtype} in {info.file_size} "
-                                 f"bytes")
+            raise _corrupt(path, "holds", name=info.filename, shape=shape, dtype=dtype,
+                           size=info.file_size)
         out = np.empty(shape, dtype)
         flat, done = out.reshape(-1).view(np.uint8), 0
         while done < flat.size:
             chunk = f.read(min(CHUNK, flat.size - done))
             if not chunk:
-                raise _corrupt(path, f"{info.filename} is truncated")
+                raise _corrupt(path, "truncated", name=info.filename)
             flat[done:done + len(chunk)] = np.frombuffer(chunk, np.uint8)
             done += len(chunk)
         if f.read(1):                                     # at the end: the zip CRC is checked
-            raise _corrupt(path, f"{info.filename} is too long")
+            raise _corrupt(path, "too_long", name=info.filename)
     return out
 
 
@@ -257,8 +255,8 @@ def _read_meta(zf, info, path):
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or \
             meta.get("version") != VERSION:
         got = meta if not isinstance(meta, dict) else (meta.get("format"), meta.get("version"))
-        raise CheckpointError(f"checkpoint {path!r}: format/version {got!r}, expected "
-                              f"{FORMAT!r} version {VERSION}")
+        raise CheckpointError(text("ckpt.err.format", path=path, got=got, format=FORMAT,
+                                   version=VERSION))
     return meta
 
 
@@ -270,13 +268,13 @@ def listed_arrays(meta, path):
     """meta["arrays"] after checking its form: {key: {shape: [int], dtype, crc32}}."""
     listed = meta.get("arrays")
     if not isinstance(listed, dict):
-        raise _corrupt(path, "no array listing in meta")
+        raise _corrupt(path, "no_listing")
     for key, info in listed.items():
         if not (isinstance(info, dict) and isinstance(info.get("shape"), list)
                 and all(_is_count(n) for n in info["shape"])
                 and info.get("dtype") in FLOAT_DTYPES
                 and _is_count(info.get("crc32")) and info["crc32"] < 2**32):
-            raise _corrupt(path, f"meta lists {key!r} as {info!r}")
+            raise _corrupt(path, "meta_lists", key=key, info=info)
     return listed
 
 
@@ -289,8 +287,8 @@ def full_shapes(reports, config):
         for name, shape, place in r["names"]:
             shape = full_shape(name, shape, place, config)
             if full.setdefault(name, shape) != shape:
-                raise CheckpointError(f"checkpoint: ranks disagree on the full shape of {name} "
-                                      f"({full[name]} vs {shape} on rank {rank})")
+                raise CheckpointError(text("ckpt.err.disagree", name=name, first=full[name],
+                                           shape=shape, rank=rank))
     return {name: full[name] for name in stage_order(reports)}
 
 
@@ -298,8 +296,8 @@ def _check_stream(name, kind, state, path):
     try:
         getattr(np.random, kind)().state = state
     except Exception as err:  # noqa: BLE001 - any refusal of the state is a bad file
-        raise CheckpointError(f"checkpoint {path!r}: dropout stream {name!r} holds an unusable "
-                              f"state ({type(err).__name__})") from err
+        raise CheckpointError(text("ckpt.err.stream", path=path, name=name,
+                                   error=type(err).__name__)) from err
 
 
 def state_dtypes(meta, config):
@@ -318,18 +316,18 @@ def _check_state_record(opt, path):
     dtypes, mixed = opt.get("dtypes"), opt.get("mixed")
     if dtypes is not None and not (isinstance(dtypes, dict) and list(dtypes) == opt["keys"]
                                    and all(d in FLOAT_DTYPES for d in dtypes.values())):
-        raise _corrupt(path, f"optimizer state dtypes {dtypes!r}")
+        raise _corrupt(path, "state_dtypes", dtypes=dtypes)
     counts = ("clean_steps", "skipped_steps", "steps_taken")
     if mixed is not None and not (isinstance(mixed, dict) and set(mixed) == {"scale", *counts}
                                   and _is_scale(mixed["scale"])
                                   and all(_is_count(mixed[k]) for k in counts)):
-        raise _corrupt(path, f"mixed-precision record {mixed!r}")
+        raise _corrupt(path, "mixed", record=mixed)
 
 
 def _check_moe(saved, ours, path):
     """The MoE config of the file (None: a dense GPT) must be the model's, field by field."""
     if saved is not None and not isinstance(saved, dict):
-        raise _corrupt(path, f"its MoE config is {saved!r}")
+        raise _corrupt(path, "moe", saved=saved)
     if saved is None or ours is None:
         if saved != ours:
             raise CheckpointError(text("ckpt.moe_config", path=path, differ=text(
@@ -347,12 +345,11 @@ def expected_arrays(meta, reports, config, path):
     full shapes."""
     saved, ours = meta.get("config"), dataclasses.asdict(config)
     if not isinstance(saved, dict):
-        raise _corrupt(path, "no config in meta")
-    differ = [f"{k}: file {saved.get(k)!r} vs model {v!r}" for k, v in ours.items()
-              if saved.get(k) != v]
+        raise _corrupt(path, "no_config")
+    differ = [f"{k}: " + text("ckpt.moe_kind", saved=saved.get(k), ours=v)
+              for k, v in ours.items() if saved.get(k) != v]
     if differ:
-        raise CheckpointError(f"checkpoint {path!r} was saved for a different config: "
-                              + "; ".join(differ))
+        raise CheckpointError(text("ckpt.err.config", path=path, differ="; ".join(differ)))
     _check_moe(meta.get("moe"), reports[0]["moe"], path)
     opt, rng = meta.get("optimizer"), meta.get("rng")
     if not (isinstance(opt, dict) and isinstance(opt.get("class"), str)
@@ -361,12 +358,12 @@ def expected_arrays(meta, reports, config, path):
             and opt["keys"] == sorted(set(opt["keys"]))
             and type(opt.get("step_count")) is int and opt["step_count"] >= 0
             and isinstance(rng, dict) and isinstance(rng.get("dropout"), dict)):
-        raise _corrupt(path, "bad optimizer or rng record")
+        raise _corrupt(path, "records")
     _check_state_record(opt, path)
     classes = sorted({r["optimizer"] for r in reports})
     if classes != [opt["class"]]:
-        raise CheckpointError(f"checkpoint {path!r} holds {opt['class']} state, this run uses "
-                              f"{'/'.join(classes)}")
+        raise CheckpointError(text("ckpt.err.optimizer_class", path=path, saved=opt["class"],
+                                   ours="/".join(classes)))
     for r in reports:
         for name, kind in r["streams"].items():
             if name in rng["dropout"]:
@@ -374,14 +371,14 @@ def expected_arrays(meta, reports, config, path):
     full, listed = full_shapes(reports, config), listed_arrays(meta, path)
     in_file = {k[len("param/"):] for k in listed if k.startswith("param/")}
     if in_file != set(full):
-        raise CheckpointError(f"checkpoint {path!r}: parameter names differ from the model's "
-                              f"(only in file: {sorted(in_file - set(full))[:3]}, only in "
-                              f"model: {sorted(set(full) - in_file)[:3]})")
+        raise CheckpointError(text("ckpt.err.names", path=path,
+                                   in_file=sorted(in_file - set(full))[:3],
+                                   in_model=sorted(set(full) - in_file)[:3]))
     for name, shape in full.items():
         if tuple(listed[f"param/{name}"]["shape"]) != shape:
-            raise CheckpointError(f"checkpoint {path!r}: {name} is "
-                                  f"{tuple(listed[f'param/{name}']['shape'])} in the file, "
-                                  f"this model's is {shape}")
+            raise CheckpointError(text("ckpt.err.shape", path=path, name=name,
+                                       shape=tuple(listed[f"param/{name}"]["shape"]),
+                                       ours=shape))
     dtype, kinds = np.dtype(config.dtype), state_dtypes(meta, config)
     return {key: (shape, np.dtype(d)) for name, shape in full.items()
             for key, d in [(f"param/{name}", dtype)] + [(f"optim/{name}/{k}", kind)

@@ -53,8 +53,7 @@ def held_state(model, optimizer):
         raise CheckpointError(text("ckpt.optimizer", cls=type(optimizer).__name__))
     owned = {id(p) for _, p in named}
     if any(id(p) not in owned for p in params) or len(params) != len(named):
-        raise CheckpointError("checkpoint: the optimizer's parameters are not exactly the "
-                              "model's parameters")
+        raise CheckpointError(text("ckpt.err.optimizer_params"))
     kinds = {k: str(a.dtype) for state in states for k, a in state.items()}
     return named, dict(sorted(kinds.items())), type(rule_of(optimizer)).__name__
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, chunks_per_stage,
                                                                get_schedule, peak_in_flight)
 from minimegatron.parallel.split import padded
+from minimegatron.i18n import text as say
+from minimegatron.i18n.columns import fit
 
 MIXED = "mixed"                                  # fp16 weights/grads + fp32 Adam state
 PRECISIONS = {MIXED: 2, "float32": 4, "float64": 8}  # bytes per element (activations, comm)
@@ -380,24 +382,28 @@ GB = 1e9
 
 def table1_text():
     """Megatron-LM Table 1 from 12Lh^2 + 13Lh + (V + s)h, V = 51,200, s = 1,024."""
-    out = ["Megatron-LM Table 1 (V = 51,200, s = 1,024, hidden per head 96)",
-           f"{'hidden':>6} {'heads':>5} {'layers':>6} {'params':>14} {'B':>5} "
-           f"{'ours, untied':>14} {'fp16 weights GB':>15}"]
+    out = [say("report.table1.title"),
+           " ".join([fit(say("report.col.hidden"), 6), fit(say("report.col.heads"), 5),
+                     fit(say("report.col.layers"), 6), fit(say("report.col.params"), 14),
+                     fit("B", 5), fit(say("report.col.ours"), 14),
+                     fit(say("report.col.fp16_weights"), 15)])]
     for h, heads, L in [(1536, 16, 40), (1920, 20, 54), (2304, 24, 64), (3072, 32, 72)]:
         p = megatron_param_count(L, h)
         ours = param_count(GPTShape(51200, 1024, L, h, heads))
         out.append(f"{h:6d} {heads:5d} {L:6d} {p:14,d} {p / 1e9:5.2f} {ours:14,d} "
                    f"{2 * 12 * L * h * h / GB:15.1f}")
-    out.append(f"8.3e9 params x {RULE_OF_THUMB_BYTES_PER_PARAM} bytes (16 model state + "
-               f"activations/buffers) = {8.3e9 * RULE_OF_THUMB_BYTES_PER_PARAM / GB:.0f} GB")
+    out.append(say("report.table1.rule", bytes=RULE_OF_THUMB_BYTES_PER_PARAM,
+                   gb=8.3e9 * RULE_OF_THUMB_BYTES_PER_PARAM / GB))
     return "\n".join(out)
 
 
 def zero_text(params=7.5e9, dp=64):
     """The ZeRO paper's example: 7.5B parameters, Nd = 64, mixed-precision Adam."""
-    out = [f"ZeRO, {params / 1e9}B parameters, Nd = {dp}, GB per device (GB = 1e9 bytes)",
-           f"{'stage':<8} {'weights':>8} {'grads':>8} {'optim':>8} {'total':>8}   "
-           f"{'float64 total':>13}"]
+    out = [say("report.zero.title", billions=params / 1e9, dp=dp),
+           " ".join([fit(say("report.col.stage"), 8, "<")] + [
+               fit(say(f"report.col.{key}"), 8) for key in ("weights", "grads", "optim",
+                                                             "total")])
+           + "   " + fit(say("report.col.float64_total"), 13)]
     for zero in range(4):
         m = model_state_bytes(params, dp, zero)
         f64 = model_state_bytes(params, dp, zero, "float64")["total"]
@@ -438,27 +444,28 @@ def config_text(a):
             for stage in range(a.pp)]
     unit, size = next((u, v) for u, v in [("GB", GB), ("MB", 1e6), ("kB", 1e3)]
                       if max(r["total"] for r in rows) >= v or u == "kB")
-    out = [f"GPT L={g.n_layer} h={g.d_model} heads={g.n_head} V={g.vocab} s={g.seq_len}: "
-           f"{param_count(g):,d} parameters (Megatron's formula: "
-           f"{megatron_param_count(g.n_layer, g.d_model, g.vocab, g.seq_len):,d})",
-           f"grid dp={a.dp} pp={a.pp} tp={a.tp}"
-           + (f" cp={cp} ({attention} attention)" if cp > 1 else "")
-           + f" ({a.dp * a.pp * a.tp * cp} ranks), ZeRO-{a.zero}, "
-           f"{a.precision}, micro-batch {a.micro_batch} x {a.micro_batches} ({a.schedule}),"
-           f" checkpointing {'on' if a.checkpoint else 'off'}"
-           f"{', sequence parallel' if sp else ''}",
-           f"per rank, {unit} = 10^{round(math.log10(size))} bytes; comm = bytes sent per step",
-           f"{'stage':>5} {'params/rank':>14} {'weights':>8} {'grads':>8} {'optim':>8} "
-           f"{'activ':>8} {'total':>8} {'dp comm':>8} {'tp comm':>8} {'pp comm':>8}"
-           + (f" {'cp comm':>8}" if cp > 1 else "")]
+    axes = ("dp", "tp", "pp") + (("cp",) if cp > 1 else ())
+    out = [say("report.config.model", layers=g.n_layer, hidden=g.d_model, heads=g.n_head,
+               vocab=g.vocab, seq=g.seq_len, params=param_count(g),
+               megatron=megatron_param_count(g.n_layer, g.d_model, g.vocab, g.seq_len)),
+           say("report.config.grid", dp=a.dp, pp=a.pp, tp=a.tp,
+               cp=say("report.config.cp", cp=cp, attention=attention) if cp > 1 else "",
+               ranks=a.dp * a.pp * a.tp * cp, zero=a.zero, precision=a.precision,
+               micro_batch=a.micro_batch, micro_batches=a.micro_batches, schedule=a.schedule,
+               checkpointing=say("report.config.on" if a.checkpoint else "report.config.off"),
+               sp=say("report.config.sp") if sp else ""),
+           say("report.config.unit", unit=unit, power=round(math.log10(size))),
+           " ".join([fit(say("report.col.stage"), 5), fit(say("report.col.params_rank"), 14)]
+                    + [fit(say(f"report.col.{key}"), 8) for key in ("weights", "grads", "optim",
+                                                                   "activ", "total")]
+                    + [fit(say("report.col.comm", axis=axis), 8) for axis in axes])]
     for stage, r in enumerate(rows):
         parts = [r[k] for k in ("weights", "grads", "optimizer", "activations", "total")]
         parts += [r["comm"][k] for k in ("dp", "tp", "pp") + (("cp",) if cp > 1 else ())]
         out.append(f"{stage:5d} {r['params']:14,d} " + " ".join(f"{x / size:8.2f}" for x in parts))
     flops = training_flops(g, batch, a.checkpoint)
-    out.append(f"FLOPs per step (batch {batch}): {flops:.3e}; Megatron's 96BsLh^2(...) "
-               f"formula: {megatron_flops(batch, g.seq_len, g.n_layer, g.d_model, g.vocab):.3e}"
-               f" (assumes recomputation)")
+    out.append(say("report.config.flops", batch=batch, flops=flops,
+                   megatron=megatron_flops(batch, g.seq_len, g.n_layer, g.d_model, g.vocab)))
     return "\n".join(out)
 
 
@@ -466,18 +473,17 @@ def table2_text(s=2048, b=1, h=12288, a=96, t=8):
     """Korthikanti et al. 2022, Table 2: activation bytes per layer under each technique
     (16-bit values), as formulas and for one layer of GPT-3 175B (s, b, h, a, t below)."""
     g = GPTShape(51200, s, 1, h, a)
-    rows = [("no parallelism", "sbh(34 + 5as/h)", dict(tp=1)),
-            ("tensor parallel (baseline)", "sbh(10 + 24/t + 5as/(ht))", dict(tp=t)),
-            ("tensor + sequence parallel", "sbh(34/t + 5as/(ht))",
-             dict(tp=t, sequence_parallel=True)),
-            ("tensor parallel + selective recompute", "sbh(10 + 24/t)",
-             dict(tp=t, recompute="selective")),
-            ("tensor + sequence parallel + selective recompute", "sbh(34/t)",
+    rows = [("none", "sbh(34 + 5as/h)", dict(tp=1)),
+            ("tp", "sbh(10 + 24/t + 5as/(ht))", dict(tp=t)),
+            ("sp", "sbh(34/t + 5as/(ht))", dict(tp=t, sequence_parallel=True)),
+            ("tp_selective", "sbh(10 + 24/t)", dict(tp=t, recompute="selective")),
+            ("sp_selective", "sbh(34/t)",
              dict(tp=t, sequence_parallel=True, recompute="selective")),
-            ("full activation recompute", "sbh(2)", dict(tp=t, recompute="full"))]
-    out = [f"Korthikanti et al. 2022, Table 2: activation memory per transformer layer "
-           f"(16-bit), s={s} b={b} h={h} a={a} t={t}",
-           f"{'technique':<50}{'formula':<28}{'GB':>8}"]
+            ("full", "sbh(2)", dict(tp=t, recompute="full"))]
+    out = [say("report.table2.title", s=s, b=b, h=h, a=a, t=t),
+           fit(say("report.col.technique"), 50, "<") + fit(say("report.col.formula"), 28, "<")
+           + fit("GB", 8)]
     for name, formula, kw in rows:
-        out.append(f"{name:<50}{formula:<28}{activation_bytes_per_layer(g, b, **kw) / GB:8.3f}")
+        out.append(fit(say(f"report.row.{name}"), 50, "<") + f"{formula:<28}"
+                   f"{activation_bytes_per_layer(g, b, **kw) / GB:8.3f}")
     return "\n".join(out)

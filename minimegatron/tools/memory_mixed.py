@@ -13,28 +13,30 @@ Then ZeRO over N ranks shards the 16 (stage 1: 4 + 12/N, stage 2: 2 + 14/N,
 stage 3: 16/N), and the 7.5B, Nd = 64 example runs through the same
 ``tools.memory.sharded_state_bytes`` with the MEASURED bytes per parameter.
 """
+from minimegatron.i18n import text as say
+from minimegatron.i18n.columns import fit
 from minimegatron.tools.memory import GB, model_state_bytes, sharded_state_bytes
 
 FORMULA = {"weights": 2, "grads": 2, "optimizer": 12, "buffers": 4}
-NAMES = {"weights": "float16 weights", "grads": "float16 gradients",
-         "optimizer": "float32 master, m, v", "buffers": "DDP float32 reduce buffer"}
+NAMES = {"weights": "weights16", "grads": "grads16", "optimizer": "master",
+         "buffers": "buffers"}                                   # report.row.* (i18n)
 
 
 def mixed_text(per_param, counted, params=7.5e9, dp=64):
     """The table: measured bytes per parameter by kind (``per_param``, of a run of
     ``counted`` parameters) beside the formula, then ZeRO's stages for ``params`` on ``dp``."""
-    out = [f"Mixed precision, bytes per parameter: measured on a float16 GPT of {counted} "
-           "parameters (AdamW, DDP reducing in float32) | formula",
-           f"{'':<28}{'measured':>9}{'formula':>9}"]
+    out = [say("report.mixed.title", count=counted),
+           " " * 28 + fit(say("report.col.measured"), 9) + fit(say("report.col.formula"), 9)]
     for kind, name in NAMES.items():
-        out.append(f"{name:<28}{per_param.get(kind, 0.0):9.1f}{FORMULA[kind]:9d}")
+        out.append(fit(say(f"report.row.{name}"), 28, "<")
+                   + f"{per_param.get(kind, 0.0):9.1f}{FORMULA[kind]:9d}")
     state = sum(per_param[k] for k in ("weights", "grads", "optimizer"))
-    out.append(f"{'total':<28}{sum(per_param.values()):9.1f}{sum(FORMULA.values()):9d}"
-               f"   (model state {state:g} + buffer {per_param.get('buffers', 0.0):g})")
-    out.append(f"ZeRO over N ranks, model state per parameter: stage 1 4 + 12/N, "
-               f"stage 2 2 + 14/N, stage 3 16/N; {params / 1e9:g}B parameters, N = {dp} "
-               "(GB = 1e9 bytes):")
-    out.append(f"{'stage':<8}{'bytes/param':>12}{'measured GB':>13}{'formula GB':>12}")
+    out.append(fit(say("report.row.total"), 28, "<")
+               + f"{sum(per_param.values()):9.1f}{sum(FORMULA.values()):9d}"
+               + say("report.mixed.state", state=state, buffer=per_param.get("buffers", 0.0)))
+    out.append(say("report.mixed.zero", billions=params / 1e9, dp=dp))
+    out.append(fit(say("report.col.stage"), 8, "<") + fit(say("report.col.bytes_param"), 12)
+               + fit(say("report.col.measured_gb"), 13) + fit(say("report.col.formula_gb"), 12))
     for zero in range(4):
         got = sharded_state_bytes(per_param, params, dp, zero)["total"]
         want = model_state_bytes(params, dp, zero)["total"]

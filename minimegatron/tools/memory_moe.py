@@ -27,6 +27,8 @@ k b s h x ep received by one rank whose experts every token chose.
 """
 import math
 
+from minimegatron.i18n import text as say
+from minimegatron.i18n.columns import fit
 from minimegatron.tools.memory import GPTShape, PRECISIONS, param_count, rank_param_count
 
 
@@ -74,21 +76,20 @@ def moe_text(a):
     """The ``minimegatron memory moe`` report."""
     g = GPTShape(a.vocab, a.seq, a.layers, a.hidden, a.heads)
     counts = moe_param_counts(g, a.experts, a.top_k, a.moe_every)
-    lines = [f"MoE GPT L={g.n_layer} h={g.d_model} s={g.seq_len} V={g.vocab}, E={a.experts} "
-             f"experts, top-{a.top_k}, MoE in every {a.moe_every} block(s)",
-             f"parameters: total {counts['total']:,d}, active per token {counts['active']:,d}"
-             f", experts {counts['experts']:,d} (dense GPT: {param_count(g):,d})",
-             f"grid dp={a.dp} cp={a.cp} pp={a.pp} tp={a.tp}, ep={a.ep} folded over dp x cp",
-             f"{'stage':>5} {'expert params/rank':>19} {'dense params/rank':>18}"]
+    lines = [say("report.moe.title", layers=g.n_layer, hidden=g.d_model, seq=g.seq_len,
+                 vocab=g.vocab, experts=a.experts, top_k=a.top_k, every=a.moe_every),
+             say("report.moe.params", total=counts["total"], active=counts["active"],
+                 experts=counts["experts"], dense=param_count(g)),
+             say("report.moe.grid", dp=a.dp, cp=a.cp, pp=a.pp, tp=a.tp, ep=a.ep),
+             " ".join([fit(say("report.col.stage"), 5), fit(say("report.col.expert_params"), 19),
+                       fit(say("report.col.dense_params"), 18)])]
     for stage in range(a.pp):
         r = moe_rank_params(g, a.experts, a.moe_every, a.ep, a.pp, a.tp, stage)
         lines.append(f"{stage:5d} {r['experts']:19,d} {r['dense']:18,d}")
     if a.capacity_factor > 0:
         buf = dispatch_buffer_bytes(g, a.experts, a.top_k, a.capacity_factor, a.micro_batch,
                                     a.precision)
-        lines.append(f"dispatch buffer (E b C h, capacity factor {a.capacity_factor:g}): "
-                     f"{buf:,d} bytes; 4 of them per MoE layer in flight (dispatch and "
-                     f"combine, send and receive); all-to-all sends (ep-1)/ep of each")
+        lines.append(say("report.moe.buffer", factor=a.capacity_factor, bytes=buf))
     else:
-        lines.append("dropless: buffers follow the router, k b s h values on average")
+        lines.append(say("report.moe.dropless"))
     return "\n".join(lines)

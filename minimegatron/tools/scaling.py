@@ -18,6 +18,8 @@ stride tp and a pp group stride tp*dp.
 import json
 from dataclasses import dataclass, replace
 
+from minimegatron.i18n import text as say
+from minimegatron.i18n.columns import fit
 from minimegatron.tools.memory import (GPTShape, megatron_param_count, rank_param_count,
                                        training_flops)
 
@@ -146,28 +148,31 @@ def tp_across_nodes(hw=Hardware(), micro_batch=8):
 
 def report(hw=Hardware()):
     """The two tables as text: Table 1 configurations, then tp across a node."""
-    out = ["step seconds; GB = 1e9 bytes; eff = achieved FLOP/s per GPU / one GPU's",
-           f"hardware: {hw.name}: {hw.flops / 1e12:.1f} TFLOP/s per device achieved, "
-           f"{hw.gpus_per_node} per node, intra {hw.intra_bw / 1e9:.0f} GB/s per device, "
-           f"inter {hw.inter_bw / 1e9:.0f} GB/s per node",
-           "Megatron-LM Table 1 weak scaling, micro-batch 8 per replica, activation "
-           "recomputation, fp16 communication, no overlap",
-           f"{'params':>7} {'GPUs':>5} {'tp':>3} {'dp':>3} {'step s':>7} {'tp comm':>8} "
-           f"{'dp comm':>8} {'comm %':>7} {'PFLOP/s':>8} {'eff %':>6} {'paper %':>8}"]
+    def col(key, width, **fields):
+        return fit(say(f"report.col.{key}", **fields), width)
+    out = [say("report.scaling.units"),
+           say("report.scaling.hardware", name=hw.name, tflops=hw.flops / 1e12,
+               per_node=hw.gpus_per_node, intra=hw.intra_bw / 1e9, inter=hw.inter_bw / 1e9),
+           say("report.scaling.table1"),
+           " ".join([col("params", 7), col("gpus", 5), fit("tp", 3), fit("dp", 3),
+                     col("step_s", 7), col("comm", 8, axis="tp"), col("comm", 8, axis="dp"),
+                     col("comm_share", 7), fit("PFLOP/s", 8), col("eff", 6),
+                     col("paper", 8)])]
     for g, gpus, tp, dp, t, paper in table1_scaling(hw):
         params = megatron_param_count(g.n_layer, g.d_model)
         paper = "" if paper is None else f"{100 * paper:.0f}"
         out.append(f"{params / 1e9:6.2f}B {gpus:5d} {tp:3d} {dp:3d} {t['total']:7.3f} "
                    f"{t['tp']:8.3f} {t['dp']:8.3f} {100 * t['comm_share']:7.1f} "
                    f"{t['flops_per_s'] / 1e15:8.3f} {100 * t['efficiency']:6.1f} {paper:>8}")
-    out.append(f"paper: {PAPER_SINGLE_GPU_FLOPS / 1e12:.0f} TFLOP/s on 1 GPU, "
-               f"{PAPER_512_FLOPS / 1e15} PFLOP/s on 512 GPUs "
-               f"({PAPER_512_FLOPS / (512 * PAPER_SINGLE_GPU_FLOPS):.0%} of linear)")
-    out += ["", "8.3B model, tensor parallel across a node boundary (IB per GPU fixed)",
-            f"{'GPUs/node':>9} {'tp':>3} {'crosses':>8} {'step s':>7} {'tp comm':>8} "
-            f"{'comm %':>7} {'eff %':>6}"]
+    out.append(say("report.scaling.paper", single=PAPER_SINGLE_GPU_FLOPS / 1e12,
+                   pflops=PAPER_512_FLOPS / 1e15,
+                   share=PAPER_512_FLOPS / (512 * PAPER_SINGLE_GPU_FLOPS)))
+    out += ["", say("report.scaling.across"),
+            " ".join([col("gpus_node", 9), fit("tp", 3), col("crosses", 8), col("step_s", 7),
+                      col("comm", 8, axis="tp"), col("comm_share", 7), col("eff", 6)])]
     for per_node, tp, crosses, t in tp_across_nodes(hw):
-        out.append(f"{per_node:9d} {tp:3d} {'yes' if crosses else 'no':>8} "
+        crossing = fit(say("report.yes" if crosses else "report.no"), 8)
+        out.append(f"{per_node:9d} {tp:3d} {crossing} "
                    f"{t['total']:7.3f} {t['tp']:8.3f} {100 * t['comm_share']:7.1f} "
                    f"{100 * t['efficiency']:6.1f}")
     return "\n".join(out)
