@@ -4,6 +4,7 @@ One launch per rank count runs every check (tests/workers/tp_checks.py: check_al
 the tests below assert each measured value. Tolerances: float64 relative 1e-12 for
 the mappings and linear layers, absolute 1e-10 for the GPT after AdamW steps.
 """
+import re
 import subprocess
 import sys
 
@@ -182,6 +183,9 @@ def test_tutorials_03_and_04_run():
     code, out, err = run_script(4, "tutorials/03_tensor_parallel_mlp.py", timeout=60)
     assert code == 0, err
     assert "all-reduces: forward 1, backward 1" in out
+    step = re.search(r"one SGD step \(lr 0.1\) on both: \|dL/dW_i - its slice of dL/dW\| = "
+                     r"(\S+), \|W_i - its slice of W\| = (\S+)", out)
+    assert step and max(float(step[1]), float(step[2])) < 1e-12, out
     code, out, err = run_script(8, "tutorials/04_megatron_gpt.py", ("--steps", "3"), timeout=90)
     assert code == 0, err
     assert "max |loss tp=8 - loss serial|" in out

@@ -9,7 +9,9 @@ is needed between the two matrices. One all-reduce (g) sums the partial
 products in forward; one all-reduce (f) sums dL/dX in backward (a backward
 collective is labelled with its forward's label plus ".backward"). The script
 prints every rank's shards and partial product, checks Y and dL/dX against the
-serial nn.MLP with the same full weights, and counts the all-reduces in the trace.
+serial nn.MLP with the same full weights, takes one SGD step on both and compares
+each rank's weight shards (and their gradients) with the same slices of the serial
+weights (shard_of), and counts the all-reduces in the trace.
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
@@ -25,10 +27,12 @@ from minimegatron.comm import trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.commands.entry import run
 from minimegatron.i18n import language, text
-from minimegatron.parallel.tensor_parallel import ParallelMLP
+from minimegatron.optim import SGD
+from minimegatron.parallel.tensor_parallel import ParallelMLP, shard_of
 from minimegatron.autodiff.tensor import Tensor
 
 CONFIG = nn.GPTConfig(vocab_size=16, seq_len=4, n_layer=1, n_head=4, d_model=8)
+LR = 0.1
 
 
 def serial_mlp(config):
@@ -37,6 +41,11 @@ def serial_mlp(config):
     for name, p in mlp.named_parameters():
         p.data = nn.gpt_init(f"mlp.{name}", p.shape, config)
     return mlp
+
+
+def worst(group, value):
+    """The largest ``value`` over the ranks (every rank gets it)."""
+    return float(to_numpy(comm.all_reduce(asarray([value]), group, op="max"))[0])
 
 
 def main():
@@ -73,6 +82,20 @@ def main():
     y_err = float(np.abs(to_numpy(y.data) - to_numpy(ys.data)).max())
     dx_err = float(np.abs(to_numpy(x.grad) - to_numpy(xs.grad)).max())
     comm.print_ranks(f"|Y - Y_serial| = {y_err:.1e}   |dL/dX - serial| = {dx_err:.1e}", group)
+
+    # one SGD step on both; rank i's shards against the same slices of the serial arrays
+    # (shard_of: fc1 by columns, fc2 by rows, fc2's bias whole on every rank)
+    whole = dict(serial.named_parameters())
+    grad_err = max(float(np.abs(to_numpy(p.grad) - to_numpy(
+        shard_of(name, whole[name].grad, group.rank, tp))).max())
+        for name, p in mlp.named_parameters())
+    SGD(mlp.parameters(), lr=LR).step()
+    SGD(serial.parameters(), lr=LR).step()
+    weight_err = max(float(np.abs(to_numpy(p.data) - to_numpy(
+        shard_of(name, whole[name].data, group.rank, tp))).max())
+        for name, p in mlp.named_parameters())
+    comm.print0(text("t03.step", lr=LR, grad=worst(group, grad_err),
+                     weight=worst(group, weight_err)))
     each = (text("t03.each", nbytes=nbytes[0], d=d) if nbytes else text("t03.each_tp1", d=d))
     comm.print0(text("t03.all_reduces", forward=counts["forward"], backward=counts["backward"],
                      each=each))

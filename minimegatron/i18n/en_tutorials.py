@@ -10,6 +10,8 @@ MESSAGES = {
     "t03.each_tp1": "tp=1: one rank has nothing to sum; with tp > 1 each moves 2*4*{d} float64 "
                     "values",
     "t03.all_reduces": "\nall-reduces: forward {forward}, backward {backward} ({each})",
+    "t03.step": "one SGD step (lr {lr}) on both: |dL/dW_i - its slice of dL/dW| = {grad:.1e}, "
+                "|W_i - its slice of W| = {weight:.1e}",
     "t03.per_rank": "per rank (tp={tp})",
     "t03.table": "\n                          serial{per_rank:>20}\n"
                  "parameters            {serial:>10}{params:>20}\n"

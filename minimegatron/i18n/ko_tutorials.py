@@ -11,6 +11,8 @@ MESSAGES = {
                     "2*4*{d}개를 옮깁니다",
     "t03.all_reduces": "\nall-reduce: 순전파(forward) {forward}번, "
                        "역전파(backward) {backward}번 ({each})",
+    "t03.step": "양쪽에서 SGD 한 단계 (lr {lr}): |dL/dW_i - dL/dW의 해당 조각| = {grad:.1e}, "
+                "|W_i - W의 해당 조각| = {weight:.1e}",
     "t03.per_rank": "랭크당 (tp={tp})",
     "t03.table": "\n                       직렬 계산{per_rank:>17}\n"
                  "파라미터 수           {serial:>10}{params:>20}\n"
