@@ -15,7 +15,7 @@ BY STEP, so a load that comes and goes on a shared machine slows all three alike
 
 Printed: the median step time of each (the slowest rank's), the cost of each mode over
 ``off`` in percent, and the 48-byte checks each mode made per step on rank 0 (counted
-by wrapping ``comm_check.fast_signature``). Figures: docs/performance.md, "What checking mode costs".
+by wrapping ``comm_check.fast_signature`` and ``comm_check.post_step_check``). Figures: docs/performance.md, "What checking mode costs".
 """
 import argparse
 import statistics
@@ -37,13 +37,18 @@ MODES = {"off": dict(on=False), "agreed": dict(on=True, steps=True),
 
 
 def counting(calls):
-    """Wrap comm_check.fast_signature (one per 48-byte check) to count into ``calls``."""
-    fast = comm_check.fast_signature
+    """Wrap comm_check.fast_signature (one per 48-byte check) and post_step_check (one per
+    group and agreed step) to count both into ``calls``."""
+    fast, post = comm_check.fast_signature, comm_check.post_step_check
 
     def fast_counted(*args):
         calls["checks"] += 1
         return fast(*args)
-    comm_check.fast_signature = fast_counted
+
+    def post_counted(*args):
+        calls["checks"] += 1
+        return post(*args)
+    comm_check.fast_signature, comm_check.post_step_check = fast_counted, post_counted
 
 
 def main(argv=None):

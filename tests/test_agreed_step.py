@@ -23,21 +23,24 @@ def test_the_mode_changes_no_number(results):
         assert r["off"]["losses"][0] > r["off"]["losses"][-1]               # it trains
 
 
-def test_an_agreed_step_checks_each_group_once(results):
+def test_an_agreed_step_compares_its_fields_once_per_group(results):
     for rank, r in enumerate(results):
-        groups = {name.rstrip("0123456789") for step in r["all"]["checks"] for name in step}
-        assert groups == {"tp", "pp", "dp"}, rank
+        groups = {name.split()[1] for step in r["all"]["checks"] for name in step}
+        assert {g.rstrip("0123456789") for g in groups} == {"tp", "pp", "dp"}, rank
         for agreed, every in zip(r["agreed"]["checks"], r["all"]["checks"]):
-            assert sorted(agreed) == sorted(set(every)), rank       # one check per group
+            assert all(name.startswith("call ") for name in every), rank
+            assert sorted(agreed) == sorted({f"step {name.split()[1]}" for name in every}), rank
             assert len(every) >= 2 * len(agreed), rank             # per call: many more
         assert r["off"]["checks"] == [[]] * 3
 
 
 def test_each_groups_first_call_only_and_nested_steps_are_covered(results):
     for r in results:
-        tp, dp, pp = (next(n for n in r["checked_in_one_step"] if n.startswith(k))
-                      for k in ("tp", "dp", "pp"))
-        assert r["checked_in_one_step"] == [tp, dp, pp, tp]
+        tp, dp, pp = (next(n.split()[1] for n in r["checked_in_one_step"]
+                           if n.split()[1].startswith(k)) for k in ("tp", "dp", "pp"))
+        assert r["checked_in_one_step"] == [
+            f"call {tp}", f"call {dp}", f"call {pp}",          # no groups named: first calls
+            f"step {tp}", f"step {pp}", f"call {dp}"]          # posted; dp not named: its call
 
 
 def test_mismatches_are_still_named_on_every_rank_of_the_group(results):
@@ -47,7 +50,11 @@ def test_mismatches_are_still_named_on_every_rank_of_the_group(results):
         assert "the step's inputs differs in: step;" in r["fields"]
         assert "step=1" in r["fields"] and "step=2" in r["fields"]
         assert "inputs" not in r["fields"].split(";")[0].split("differs in:")[1]
-        assert "agreed at the step's first collective of each group" in r["fields"]
+        assert "agreed once per step and group" in r["fields"]
+        for case in ("posted_fields", "posted_unused"):
+            assert "the step's inputs differs in: step;" in r[case], case
+            assert "step=1" in r[case] and "step=2" in r[case], case
+            assert "collective mismatch in group 'tp" in r[case], case
         assert r["fields_value"] == [1.0, 1.0]                 # tp ranks 0 + 1, data moved
         assert "shape differs" in r["later_call_all_mode"]
         assert "shape=(8,)" in r["later_call_all_mode"]

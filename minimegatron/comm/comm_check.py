@@ -40,19 +40,25 @@ not checked.
 Agreed steps. A training step of a library scheme (``Trainer3D.train_step``) makes
 many collectives on a few groups, and every argument of every one follows from the plan
 agreed at construction (comm/agreement.py) and the step's inputs; the same code runs on
-every rank. So inside ``with agreed_step("the step's inputs", fields):`` (fields: the
-step number, the batch's shapes and dtypes) only the FIRST collective of each group is
-checked, with a hash of ``fields`` folded into its key; the group's later calls in the
-step follow from what that check saw and are not checked again. A rank that
-disagrees on the fields or on that first call makes the check fail on every rank of
-the group, before data moves; the slow path names the differing fields
-(agreement.agree_fields) or the differing call (mismatch.diagnose). Cost: one check
-per group per step instead of one per call, and no call of its own. Sends keep their
-signatures (only the receiver waits for them). ``check_counts`` stays on: all_to_allv's
-counts follow from the data, not the plan. A nested ``agreed_step`` is covered by the
-outer one. A call the plan does not decide (your own collective inside a step, after
-the group's first) is not checked there: run with ``checking(True, steps=False)`` (env
-``MINIMEGATRON_CHECK=all``) to check every call again.
+every rank. So ``with agreed_step("the step's inputs", fields, groups):`` (fields: the
+step number, the batch's shapes and dtypes; groups: those the step uses) checks the
+FIELDS once per group instead of every call:
+
+    at entry     each group posts ``Iallreduce(MAX)`` of [key, -key] (16 bytes, key =
+                 crc32 of the fields), which MPI moves while the step computes
+    first call   the group's first collective waits for it (usually long done) and
+                 compares; the group's later calls follow from the fields, unchecked
+    at exit      the groups that made no collective wait and compare theirs
+
+A rank whose fields differ makes the comparison fail on every rank of the group before
+the group's first collective moves data; the slow path (agreement.agree_fields) names
+the fields that differ. A group not named in ``groups`` gets one blocking check at its
+first call, the call's own signature with the key folded in. Sends keep their
+signatures (only the receiver waits for them); ``check_counts`` stays on (all_to_allv's
+counts follow from the data, not the plan). A nested ``agreed_step`` is covered by the
+outer one. A call the plan does not decide (your own collective inside a step) is not
+checked there: ``checking(True, steps=False)`` (env ``MINIMEGATRON_CHECK=all``) checks
+every call again.
 
 The switch: on by default; ``MINIMEGATRON_CHECK=0`` in the environment turns
 it off at import (``MINIMEGATRON_CHECK=all``: on, every call checked even inside an
@@ -116,19 +122,52 @@ def checking(on=True, steps=None):
 
 
 @contextlib.contextmanager
-def agreed_step(what, fields):
-    """Run the block as one agreed step (module docstring): each group's first collective
-    is checked with ``fields`` ({name: value}, the same on every rank) folded into its
-    key, the group's later collectives are not checked. Makes no MPI call itself."""
+def agreed_step(what, fields, groups=()):
+    """Run the block as one agreed step (module docstring, "Agreed steps"): ``fields``
+    ({name: value}, the same on every rank) are compared once per group, posted now for
+    each of ``groups`` and waited for at the group's first collective; the group's later
+    collectives are not checked."""
     if not (_state["on"] and _state["steps"]) or _state["step"] is not None:
         yield                                   # off, every call checked, or nested
         return
-    _state["step"] = {"what": what, "fields": fields, "checked": set(),
-                      "key": zlib.crc32(field_text(fields).encode())}
+    key = zlib.crc32(field_text(fields).encode())
+    posted = {}
+    for group in groups:
+        if group.size > 1 and id(group) not in posted:
+            posted[id(group)] = (group, *post_step_check(group, key))
+    step = _state["step"] = {"what": what, "fields": fields, "key": key, "checked": set(),
+                             "posted": posted}
     try:
         yield
+        for group, request, sig in list(posted.values()):   # groups that made no collective
+            finish_step_check(step, group)
     finally:
         _state["step"] = None
+        _left_behind.extend(posted.values())   # after an error: MPI may still write them
+        _left_behind[:] = [(g, r, b) for g, r, b in _left_behind if not r.Test()]
+
+
+_left_behind = []          # posted comparisons a step left on an error, with their buffers
+
+
+def post_step_check(group, key):
+    """Start this group's comparison of the step's key: (request, its buffer)."""
+    sig = np.array([key, -key], np.int64)
+    return group.comm.Iallreduce(MPI.IN_PLACE, sig, op=MPI.MAX), sig
+
+
+@waits("step agreement")
+def finish_step_check(step, group):
+    """Wait for the group's posted comparison; on a mismatch every rank of the group raises
+    the same CollectiveMismatch naming the fields that differ (agreement.agree_fields)."""
+    _, request, sig = step["posted"].pop(id(group))
+    wait_all([request])
+    if sig[0] != -sig[1]:
+        agree_fields(group, step["what"], step["fields"], why=STEP_WHY)
+
+
+STEP_WHY = ("agreed once per step and group; the step's collectives follow from it and are "
+            "not checked one by one")
 
 
 # --- the check before each collective -------------------------------------------------------
@@ -208,6 +247,9 @@ def check(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
         if id(group) in step["checked"]:
             return
         step["checked"].add(id(group))
+        if id(group) in step["posted"]:          # the step's fields, posted at its start
+            finish_step_check(step, group)
+            return
     key, positive, negative, problem = fast_signature(op, x, root, reduce_op, axis, sizes,
                                                       group)
     if step is not None:
@@ -222,8 +264,7 @@ def check(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
             sig[2] in (-sig[5], DONT_CARE):
         return
     if step is not None:                         # the step's fields first, then the call
-        agree_fields(group, step["what"], step["fields"], why="agreed at the step's first "
-                     "collective of each group; the step's later collectives follow from it")
+        agree_fields(group, step["what"], step["fields"], why=STEP_WHY)
     diagnose(group, op, x, root, reduce_op, axis, sizes)
 
 

@@ -256,12 +256,15 @@ class Trainer3D:
 
     def agreed_step(self, inputs, targets):
         """The step as one agreed step (comm_check.agreed_step): the step number and the
-        batch's shapes and dtypes ride with each group's first collective; the step's
-        later collectives follow from them and the plan, and are not checked one by one."""
+        batch's shapes and dtypes are compared once in each of the grid's groups (posted
+        at the start, waited for at the group's first collective); the step's collectives
+        follow from them and the plan, and are not checked one by one."""
+        grid = self.grid
         return comm_check.agreed_step("the step's inputs", {
             "step": self.optimizer.step_count + 1,
             "inputs": (tuple(inputs.shape), str(inputs.dtype)),
-            "targets": (tuple(targets.shape), str(targets.dtype))})
+            "targets": (tuple(targets.shape), str(targets.dtype))},
+            groups=(grid.tp, grid.pp, grid.cp, grid.dp_cp, grid.ep, grid.edp))
 
     def train_step(self, inputs, targets):
         """forward_backward, then step, as one agreed step; returns the global mean loss."""

@@ -35,14 +35,23 @@ def trainer(config, grid):
 
 
 def counting(seen):
-    """Wrap comm_check.fast_signature: append the group's name of every 48-byte check."""
-    fast = comm_check.fast_signature
+    """Wrap comm_check's two checks: append "call <group>" for every 48-byte per-call check
+    (fast_signature) and "step <group>" for every step comparison posted on a group."""
+    fast, post = comm_check.fast_signature, comm_check.post_step_check
 
     def counted(op, x, root, reduce_op, axis, sizes, group):
-        seen.append(group.name)
+        seen.append(f"call {group.name}")
         return fast(op, x, root, reduce_op, axis, sizes, group)
-    comm_check.fast_signature = counted
-    return fast
+
+    def posted(group, key):
+        seen.append(f"step {group.name}")
+        return post(group, key)
+    comm_check.fast_signature, comm_check.post_step_check = counted, posted
+    return fast, post
+
+
+def restore(saved):
+    comm_check.fast_signature, comm_check.post_step_check = saved
 
 
 def outcome(fn):
@@ -58,7 +67,7 @@ def check_all():
     grid = ProcessGrid(2, 2, 2)
     out = {}
     seen = []
-    fast = counting(seen)
+    saved = counting(seen)
     for mode, switches in MODES.items():
         t = trainer(config, grid)
         losses, checks = [], []
@@ -70,7 +79,7 @@ def check_all():
             checks.append(list(seen))
         weights = {name: p.data.tolist() for name, p in t.named_parameters()}
         out[mode] = {"losses": losses, "checks": checks, "weights": weights}
-    comm_check.fast_signature = fast
+    restore(saved)
 
     tp, world = grid.tp, comm.world()
     last = tp.rank == tp.size - 1
@@ -83,15 +92,20 @@ def check_all():
         out["fields_value"] = _in_step(
             {"step": 1}, lambda: comm.all_reduce(np.full(2, float(tp.rank)), tp)).tolist()
         seen = []
-        counting(seen)
-        _in_step({"step": 1}, lambda: [comm.all_reduce(np.ones(3), g)
+        saved = counting(seen)
+        _in_step({"step": 1}, lambda: [comm.all_reduce(np.ones(3), g)      # nothing posted:
                                       for g in (tp, tp, grid.dp, tp, grid.pp, grid.dp)])
-        with comm_check.agreed_step("outer", {"step": 1}):
+        with comm_check.agreed_step("outer", {"step": 1}, groups=(tp, grid.pp)):
             with comm_check.agreed_step("inner", {"step": 7 if last else 1}):  # covered
                 comm.all_reduce(np.ones(3), tp)
             comm.all_reduce(np.ones(3), tp)
+            comm.all_reduce(np.ones(3), grid.dp)                  # not posted: first call
         out["checked_in_one_step"] = list(seen)
-        comm_check.fast_signature = fast
+        restore(saved)
+        out["posted_fields"] = outcome(lambda: _posted_step(
+            {"step": 2 if last else 1}, (grid.pp, tp), lambda: comm.all_reduce(np.ones(4), tp)))
+        out["posted_unused"] = outcome(lambda: _posted_step(     # tp makes no collective:
+            {"step": 2 if last else 1}, (tp,), lambda: None))    # compared at the exit
     with comm_check.checking(True, steps=False):
         out["later_call_all_mode"] = outcome(lambda: _in_step({"step": 1}, lambda: (
             comm.all_reduce(np.ones(4), tp), comm.all_reduce(np.ones(8 if last else 4), tp))))
@@ -101,6 +115,11 @@ def check_all():
 
 def _in_step(fields, fn):
     with comm_check.agreed_step("the step's inputs", fields):
+        return fn()
+
+
+def _posted_step(fields, groups, fn):
+    with comm_check.agreed_step("the step's inputs", fields, groups=groups):
         return fn()
 
 

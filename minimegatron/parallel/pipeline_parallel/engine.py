@@ -161,8 +161,9 @@ class PipelineEngine:
         """
         size, steps = self._check_batch(inputs, targets)       # before any message
         with comm_check.agreed_step("the pipeline step's batch", {   # comm_check: each
-                "micro_batch": (size, steps), "micro_batches": self.num_micro_batches}):
-            return self._train_step(inputs, targets, size, steps)    # group checked once
+                "micro_batch": (size, steps), "micro_batches": self.num_micro_batches},
+                groups=(self.group,)):                          # group checked once a step
+            return self._train_step(inputs, targets, size, steps)
 
     def _train_step(self, inputs, targets, size, steps):
         M, group, module = self.num_micro_batches, self.group, self.stage_module
