@@ -31,6 +31,8 @@ run optimizer    python benchmarks/bench_optimizer.py --steps 20
 run ddp_vs_torch $LAUNCH 2 benchmarks/bench_ddp_vs_torch.py --steps 30 --d-model 64
 run bound        $LAUNCH "$RANKS" benchmarks/bench_bound.py
 run comm         $LAUNCH "$RANKS" benchmarks/bench_comm.py
+run comm_small   $LAUNCH 2 benchmarks/bench_comm_small.py
+run check_cost   $LAUNCH 8 benchmarks/bench_check_cost.py --steps 150
 run dp_vocab16   $LAUNCH "$RANKS" benchmarks/bench_data_parallel.py --steps 20 --vocab-size 16
 run dp_vocab4096 $LAUNCH "$RANKS" benchmarks/bench_data_parallel.py --steps 20 --vocab-size 4096
 run scaling      python benchmarks/bench_scaling.py --steps 3

@@ -420,7 +420,11 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
     if reason:                                  # decided alike on every rank, no message
         return _row(scheme, dims, None, "SKIP", 0.0, note=reason)
     try:
-        diffs = run_check(scheme, split_cache.get(size), dims, dtype, steps, batch_size)
+        group = split_cache.get(size)
+        with comm_check.agreed_step(f"verify row {scheme}", {      # one check per group and
+                "row": scheme, "dims": dims, "dtype": dtype,       # row, not one per call
+                "steps": steps, "batch": batch_size}, groups=(group,) if group else ()):
+            diffs = run_check(scheme, group, dims, dtype, steps, batch_size)
         moe = (moe_config(scheme, cp) if SCHEMES[scheme].kind in ("moe", "moe3d", "moex")
                else None)
         tol = tolerance(_with_dtype(common_config(scheme), dtype), steps, batch_size, moe)
