@@ -33,8 +33,8 @@ from minimegatron.commands import entry
 from minimegatron.checks.pipeline import TOLERANCE, check_pipeline
 from minimegatron.i18n import language, text
 from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved, interleaved,
-                                                               one_f_one_b, peak_in_flight,
-                                                               simulate)
+                                                               one_f_one_b, peak_in_flight)
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.tools.timeline import text_grid
 
 

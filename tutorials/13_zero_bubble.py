@@ -39,7 +39,7 @@ from minimegatron.checks.zero_bubble import EMULATED_CONFIG, emulated_run
 from minimegatron.data.demo import batch
 from minimegatron.i18n import language, text
 from minimegatron.nn import GPT
-from minimegatron.parallel.pipeline_parallel.schedules import simulate
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel.zero_bubble import bubble_table
 from minimegatron.commands import entry
 from minimegatron.tools import chrome_trace

@@ -170,7 +170,7 @@ def _one_f_one_b(num_micro_batches, warmup):
 
 def _simulate(run, programs, t_backward):
     """The grader's simulate on the student's lists; CheckFailed on a deadlock."""
-    from minimegatron.parallel.pipeline_parallel.schedules import simulate
+    from minimegatron.parallel.pipeline_parallel.simulator import simulate
 
     def listed(num_stages, num_micro_batches, stage, num_chunks=1):
         return programs[stage]

@@ -155,7 +155,7 @@ TIMES = ((1, 1, 1), (2, 2, 1))          # (T_F, T_B, T_W): T_W = T_F, and T_W = 
 
 def _check_bubble(name, run, programs, sign):
     """Simulated bubble <= (K-1)(T_F + T_B + sign T_W), and below 1F1B's when K > 1."""
-    from minimegatron.parallel.pipeline_parallel.schedules import simulate
+    from minimegatron.parallel.pipeline_parallel.simulator import simulate
 
     def listed(num_stages, num_micro_batches, stage):
         return programs[stage]
