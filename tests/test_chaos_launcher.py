@@ -80,7 +80,7 @@ class Job:
 def test_signal_to_the_launcher_stops_the_whole_job(tmp_path, sig):
     job = Job(tmp_path, 3, "sleep")
     job.wait_for_output("ready", 3, timeout=60)
-    tree = launcher._descendants(job.proc.pid)      # mpiexec, Hydra's proxy, 3 ranks
+    tree = launcher.descendants(job.proc.pid)      # mpiexec, Hydra's proxy, 3 ranks
     assert len(tree) >= 5, tree
     sent = time.monotonic()
     job.proc.send_signal(sig)

@@ -3,7 +3,8 @@ from fractions import Fraction
 
 import pytest
 
-from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, Action, bubble_formula,
+from minimegatron.parallel.pipeline_parallel.actions import Action
+from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                get_schedule, gpipe, naive,
                                                                one_f_one_b, peak_in_flight)
 from minimegatron.parallel.pipeline_parallel.simulator import bubble_fraction, simulate

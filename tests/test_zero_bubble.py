@@ -6,7 +6,8 @@ import pytest
 from minimegatron.data.demo import VERIFY_CONFIG
 from minimegatron.nn import GPT
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
-from minimegatron.parallel.pipeline_parallel.schedules import (Action, get_schedule, one_f_one_b,
+from minimegatron.parallel.pipeline_parallel.actions import Action
+from minimegatron.parallel.pipeline_parallel.schedules import (get_schedule, one_f_one_b,
                                                                peak_in_flight)
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel.zero_bubble import zb_h1, zb_h2

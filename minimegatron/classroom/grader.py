@@ -216,8 +216,8 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
 
 def _tree(proc):
     """The processes of a launch: mpiexec (or bwrap, or the runner) and all below it."""
-    from minimegatron.runtime.launcher import _descendants
-    return {proc.pid} | _descendants(proc.pid)
+    from minimegatron.runtime.launcher import descendants
+    return {proc.pid} | descendants(proc.pid)
 
 
 def _kill_all(proc, run_dir, ranks=True):

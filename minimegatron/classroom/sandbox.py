@@ -221,8 +221,8 @@ class Sandbox:
 
 def descendants():
     """Every process below this one, from /proc."""
-    from minimegatron.runtime.launcher import _descendants
-    return _descendants(os.getpid())
+    from minimegatron.runtime.launcher import descendants
+    return descendants(os.getpid())
 
 
 def sweep(before):

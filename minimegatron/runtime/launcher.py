@@ -189,7 +189,7 @@ def kill_group(proc, pids=(), grace=GRACE_S):
     Hydra's proxy and every rank each start their own session, so signalling
     mpiexec's process group alone would leave them running.
     """
-    tree = _descendants(proc.pid) | set(pids)
+    tree = descendants(proc.pid) | set(pids)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in [proc.pid] + sorted(tree):
             try:
@@ -201,11 +201,11 @@ def kill_group(proc, pids=(), grace=GRACE_S):
             time.sleep(0.02)
         if proc.poll() is not None and not any(map(_alive, tree)):
             return
-        tree |= _descendants(proc.pid)
+        tree |= descendants(proc.pid)
     proc.wait()
 
 
-def _descendants(pid):
+def descendants(pid):
     """Every process below pid (children, grandchildren...), from /proc."""
     children = {}
     for entry in filter(str.isdigit, os.listdir("/proc")):

@@ -1,5 +1,6 @@
 """Pipeline parallelism: the layers split into stages, micro-batches flow through them.
 
+actions.py      Action, and the forward and backward steps with their sends and receives
 schedules.py    schedules as data: naive, GPipe, 1F1B, interleaved 1F1B; their registry
 zero_bubble.py  ZB-H1, ZB-H2, ZBV: the backward split into B and W, W fills the bubble
 simulator.py    simulate: a schedule timed against a clock without MPI, the bubble
@@ -10,8 +11,8 @@ device_time.py  emulated device time, so the bubble shows on a laptop as on a GP
 
     from minimegatron.parallel.pipeline_parallel import PipelineEngine, PipelineStage, one_f_one_b
 """
-# schedules first: it registers zero_bubble's schedules, which build on its helpers
-from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, Action, bubble_formula,
+from minimegatron.parallel.pipeline_parallel.actions import Action
+from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                get_schedule, gpipe, interleaved,
                                                                naive, one_f_one_b)
 from minimegatron.parallel.pipeline_parallel.simulator import bubble_fraction, simulate

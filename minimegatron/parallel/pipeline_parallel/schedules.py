@@ -29,74 +29,22 @@ block: with blocking sends 1F1B deadlocks (two neighbours both sending).
     minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8
     minimegatron run -n 4 tutorials/07_pipeline.py
 """
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
 
-OPS = {"recv_act": "RA", "forward": "F", "send_act": "SA",
-       "recv_grad": "RG", "backward": "B", "send_grad": "SG", "weight": "W"}
-
-
-@dataclass(frozen=True)
-class Action:
-    """One step of a stage: op in OPS, on micro-batch ``micro_batch``. str: "F3", "RG3".
-
-    "weight" ("W3"): the weight gradient alone, in a schedule that splits the
-    backward (zero_bubble.py); its "backward" is then the input gradient only.
-
-    ``chunk``: None for a stage that holds one piece of the model, else which of
-    its model chunks the step runs on (``interleaved``); str then "F3c1".
-    """
-    op: str
-    micro_batch: int
-    chunk: int = None
-
-    def __post_init__(self):
-        if self.op not in OPS:
-            raise ValueError(f"unknown op {self.op!r}; valid ops: {', '.join(OPS)}")
-
-    def __str__(self):
-        return f"{OPS[self.op]}{self.micro_batch}" + chunk_suffix(self.chunk)
-
-
-def chunk_suffix(chunk):
-    return "" if chunk is None else f"c{chunk}"
-
-
-def _check(num_stages, num_micro_batches, stage):
-    if num_stages < 1 or num_micro_batches < 1 or not 0 <= stage < num_stages:
-        raise ValueError(f"need num_stages >= 1, num_micro_batches >= 1 and "
-                         f"0 <= stage < num_stages; got num_stages={num_stages}, "
-                         f"num_micro_batches={num_micro_batches}, stage={stage}")
-
-
-def _forward(num_stages, stage, i, chunk=None):
-    """recv_act i (not on the first stage), forward i, send_act i (not on the last)."""
-    actions = [Action("recv_act", i, chunk)] if stage > 0 else []
-    actions.append(Action("forward", i, chunk))
-    if stage < num_stages - 1:
-        actions.append(Action("send_act", i, chunk))
-    return actions
-
-
-def _backward(num_stages, stage, i, chunk=None):
-    """recv_grad i (not on the last stage), backward i, send_grad i (not on the first)."""
-    actions = [Action("recv_grad", i, chunk)] if stage < num_stages - 1 else []
-    actions.append(Action("backward", i, chunk))
-    if stage > 0:
-        actions.append(Action("send_grad", i, chunk))
-    return actions
-
+from minimegatron.parallel.pipeline_parallel import zero_bubble
+from minimegatron.parallel.pipeline_parallel.actions import (backward_actions, check_stage,
+                                                             forward_actions)
 
 def gpipe(num_stages, num_micro_batches, stage):
     """All M forwards, then all M backwards in the same order 0..M-1 (as Megatron)."""
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     actions = []
     # EXERCISE 2.1 begin
     for i in range(num_micro_batches):
-        actions += _forward(num_stages, stage, i)
+        actions += forward_actions(num_stages, stage, i)
     for i in range(num_micro_batches):
-        actions += _backward(num_stages, stage, i)
+        actions += backward_actions(num_stages, stage, i)
     # EXERCISE 2.1 end
     return actions
 
@@ -106,23 +54,23 @@ def naive(num_stages, num_micro_batches, stage):
 
     The executor passes the whole batch as micro-batch 0.
     """
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     return gpipe(num_stages, 1, stage)
 
 
 def one_f_one_b(num_stages, num_micro_batches, stage):
     """Warm-up min(K-k-1, M) forwards, then forward/backward pairs, then the backwards left."""
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     actions = []
     # EXERCISE 2.2 begin
     warmup = min(num_stages - stage - 1, num_micro_batches)
     for i in range(warmup):
-        actions += _forward(num_stages, stage, i)
+        actions += forward_actions(num_stages, stage, i)
     for i in range(num_micro_batches - warmup):
-        actions += _forward(num_stages, stage, warmup + i)
-        actions += _backward(num_stages, stage, i)
+        actions += forward_actions(num_stages, stage, warmup + i)
+        actions += backward_actions(num_stages, stage, i)
     for i in range(num_micro_batches - warmup, num_micro_batches):
-        actions += _backward(num_stages, stage, i)
+        actions += backward_actions(num_stages, stage, i)
     # EXERCISE 2.2 end
     return actions
 
@@ -135,14 +83,14 @@ def interleaved(num_stages, num_micro_batches, stage, num_chunks):
     Backward step j runs the same micro-batch on chunk v-1-(j % Kv) // K.
     Warm-up min(2(K-k-1) + (v-1)K, Mv) forwards, then F/B pairs, then the rest.
     """
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     check_interleaved(num_stages, num_micro_batches, num_chunks)
     K, v, total = num_stages, num_chunks, num_micro_batches * num_chunks
 
     def step(j, forward):
         group, position = divmod(j, K * v)          # which K micro-batches, where in them
         chunk = position // K if forward else v - 1 - position // K
-        make = _forward if forward else _backward
+        make = forward_actions if forward else backward_actions
         return make(K * v, chunk * K + stage, group * K + position % K, chunk)
     # EXERCISE 6.1 begin
     warmup = min((K - stage - 1) * 2 + (v - 1) * K, total)
@@ -172,9 +120,7 @@ def loop_placement(num_stages, stage, chunk):
     return chunk * num_stages + stage
 
 
-# ZB-H1, ZB-H2 and ZBV split the backward into B and W; they build on the helpers above.
-from minimegatron.parallel.pipeline_parallel import zero_bubble  # noqa: E402
-
+# ZB-H1, ZB-H2 and ZBV (zero_bubble.py) split the backward into B and W.
 SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved,
              **zero_bubble.ZERO_BUBBLE}
 FIXED_CHUNKS = dict(zero_bubble.FIXED_CHUNKS)   # schedules that always run this many chunks

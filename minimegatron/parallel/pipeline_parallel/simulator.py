@@ -20,9 +20,10 @@ so the tests and the grader check a schedule here before it runs on ranks.
 from dataclasses import dataclass
 from functools import partial
 
-from minimegatron.parallel.pipeline_parallel.schedules import (FIXED_CHUNKS, OPS, SCHEDULES,
-                                                               chunk_suffix, chunks_per_stage,
-                                                               get_schedule, placement)
+from minimegatron.parallel.pipeline_parallel.actions import OPS, chunk_suffix
+from minimegatron.parallel.pipeline_parallel.schedules import (FIXED_CHUNKS, SCHEDULES,
+                                                               chunks_per_stage, get_schedule,
+                                                               placement)
 
 
 def _resolve(schedule, num_chunks=1):
