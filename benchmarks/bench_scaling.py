@@ -115,7 +115,8 @@ def child(args):
 
 def measure_run(scheme, ranks, steps, hardware, rates_in_run=False):
     """The child's JSON of a real run on ``ranks`` ranks (None if it failed)."""
-    from minimegatron.runtime.launcher import build_command, child_env, run_job
+    from minimegatron.runtime.launcher import build_command, child_env
+    from minimegatron.runtime.processes import run_job
     with tempfile.TemporaryDirectory(prefix="mm_scaling_") as tmp:
         out = os.path.join(tmp, "run.json")
         cmd = build_command(ranks, os.path.abspath(__file__),

@@ -5,9 +5,9 @@
 
 The pipeline timelines are drawn by ``minimegatron timeline`` itself
 (``minimegatron.commands.timeline.main``), from the action lists of
-``minimegatron/parallel/pipeline_parallel/schedules.py`` timed by ``simulate``; the bubble and
-memory plots read the same ``simulate`` and ``peak_in_flight``. So a change in
-a schedule changes the pictures, and the pages cannot drift from the code.
+``minimegatron/parallel/pipeline_parallel/schedules.py`` timed by ``simulate`` (simulator.py);
+the bubble and memory plots read the same ``simulate`` and ``peak_in_flight``. So a
+change in a schedule changes the pictures, and the pages cannot drift from the code.
 The ``pipeline_trace_*`` pictures are measured, not simulated: they come from a
 real 4-rank run of tutorials/07_pipeline.py, started with ``minimegatron run``.
 """
@@ -21,7 +21,8 @@ import sys
 import tempfile
 
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
-                                                               peak_in_flight, simulate)
+                                                               peak_in_flight)
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.commands import timeline
 
 STAGES, MICRO_BATCHES = 4, 8

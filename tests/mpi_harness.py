@@ -68,7 +68,9 @@ def _launch(nprocs, argv, timeout, env, plain=False):
     timeout = timeout * min(load_factor(), 4.0)
     if REPO_ROOT not in sys.path:
         sys.path.insert(0, REPO_ROOT)
-    from minimegatron.runtime.launcher import child_env, find_mpiexec, mpiexec_flags, run_job
+    from minimegatron.runtime.launcher import child_env
+    from minimegatron.runtime.mpiexec import find_mpiexec, mpiexec_flags
+    from minimegatron.runtime.processes import run_job
     mpiexec = find_mpiexec()
     cmd = [mpiexec] + mpiexec_flags(mpiexec, nprocs) + ["-n", str(nprocs)] + argv
     full_env = child_env(nprocs, {**os.environ, **(env or {})})
@@ -122,7 +124,7 @@ def minimegatron_run(*argv, timeout=60):
     """(returncode, stdout, stderr, seconds) of `python -m minimegatron run ...`."""
     if REPO_ROOT not in sys.path:
         sys.path.insert(0, REPO_ROOT)
-    from minimegatron.runtime.launcher import run_job
+    from minimegatron.runtime.processes import run_job
     env = {**os.environ, "PYTHONPATH": REPO_ROOT}
     start = time.perf_counter()
     code, out, err, _ = run_job([sys.executable, "-m", "minimegatron", "run", *argv],

@@ -9,7 +9,7 @@ import pytest
 
 from mpi_harness import run_mpi
 
-from minimegatron.runtime import faults
+from minimegatron.runtime import hang_report
 
 
 @pytest.fixture(scope="module", params=[2, 4])
@@ -83,4 +83,4 @@ def test_the_bound_wait_is_marked_for_the_hang_report():
     from minimegatron.comm.waits import WAITS
     for method in (bound.BoundAllReduce.wait, bound.BoundAllReduce.__call__):
         assert method.__code__ in WAITS and WAITS[method.__code__] is None
-    assert faults._marks() is WAITS
+    assert hang_report.marks() is WAITS

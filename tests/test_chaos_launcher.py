@@ -16,7 +16,7 @@ import uuid
 import pytest
 from mpi_harness import REPO_ROOT, TESTS_DIR, run_script, time_bound
 
-from minimegatron.runtime import launcher
+from minimegatron.runtime import processes
 
 WORKER = os.path.join(TESTS_DIR, "workers", "chaos_rank.py")
 
@@ -35,7 +35,7 @@ def leftovers(marker):
                 hit = marker.encode() in f.read()
         except OSError:
             continue
-        if hit and launcher._alive(int(pid)):
+        if hit and processes.alive(int(pid)):
             found.append(int(pid))
     return found
 
@@ -67,7 +67,7 @@ class Job:
         try:
             code = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            launcher.kill_group(self.proc)
+            processes.kill_group(self.proc)
             for pid in leftovers(self.marker):
                 os.kill(pid, signal.SIGKILL)
             pytest.fail(f"the launcher did not end in {timeout} s: {self.output()}")
@@ -80,14 +80,14 @@ class Job:
 def test_signal_to_the_launcher_stops_the_whole_job(tmp_path, sig):
     job = Job(tmp_path, 3, "sleep")
     job.wait_for_output("ready", 3, timeout=60)
-    tree = launcher._descendants(job.proc.pid)      # mpiexec, Hydra's proxy, 3 ranks
+    tree = processes.descendants(job.proc.pid)      # mpiexec, Hydra's proxy, 3 ranks
     assert len(tree) >= 5, tree
     sent = time.monotonic()
     job.proc.send_signal(sig)
     code, out, err, _ = job.finish(timeout=20)
     assert code == 128 + sig
     assert f"minimegatron run: got {sig.name}: stopped the job (mpiexec and all 3 ranks)" in err
-    assert [pid for pid in tree if launcher._alive(pid)] == []
+    assert [pid for pid in tree if processes.alive(pid)] == []
     assert time.monotonic() - sent < time_bound(5, 19)      # finish() gives up at 20 s
 
 

@@ -27,9 +27,9 @@ WRONG = {   # plausible wrong answers: all-reduce over the world, backwards in r
     "3.2": ["        from minimegatron.comm import world\n",
             "        return x if group.size == 1 else all_reduce(x, world())\n"],
     "2.1": ["    for i in range(num_micro_batches):\n",
-            "        actions += _forward(num_stages, stage, i)\n",
+            "        actions += forward_actions(num_stages, stage, i)\n",
             "    for i in reversed(range(num_micro_batches)):\n",
-            "        actions += _backward(num_stages, stage, i)\n"]}
+            "        actions += backward_actions(num_stages, stage, i)\n"]}
 
 
 def fields(template):

@@ -18,8 +18,11 @@ import pytest
 from mpi_harness import TESTS_DIR, minimegatron_run, run_mpi, time_bound
 
 from minimegatron.checks.pipeline import TOLERANCE
-from minimegatron.parallel.pipeline_parallel.schedules import (
-    Action, bubble_formula, get_schedule, interleaved, one_f_one_b, peak_in_flight, simulate)
+from minimegatron.parallel.pipeline_parallel.actions import Action
+from minimegatron.parallel.pipeline_parallel.schedules import (bubble_formula, get_schedule,
+                                                               interleaved, one_f_one_b,
+                                                               peak_in_flight)
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel import ChunkedStage
 
 GRID = [(k, v, m) for k in range(1, 7) for v in range(1, 5) for m in range(k, 4 * k + 1, k)]

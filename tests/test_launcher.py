@@ -11,7 +11,8 @@ from mpi_harness import REPO_ROOT, TESTS_DIR, minimegatron_run, run_script, time
 
 from minimegatron import i18n
 from minimegatron.commands import run as run_command
-from minimegatron.runtime import faults, launcher, reaper, threads
+from minimegatron.runtime import (hang_report, job_files, launcher, mpiexec, processes, reaper,
+                                  threads)
 
 WORKERS = os.path.join(TESTS_DIR, "workers")
 
@@ -81,8 +82,8 @@ def test_run_a_minimegatron_command():
 
 
 def test_finder_and_environment():
-    assert launcher.find_mpiexec() == os.path.join(os.path.dirname(sys.executable), "mpiexec") \
-        or os.access(launcher.find_mpiexec(), os.X_OK)
+    assert mpiexec.find_mpiexec() == os.path.join(os.path.dirname(sys.executable), "mpiexec") \
+        or os.access(mpiexec.find_mpiexec(), os.X_OK)
     env = launcher.child_env(8, {"PYTHONPATH": "/elsewhere"})
     assert env["PYTHONPATH"].split(os.pathsep) == [REPO_ROOT, "/elsewhere"]
     assert env["OMP_NUM_THREADS"] == str(max(1, threads.cores() // 8))
@@ -101,7 +102,7 @@ def test_a_thread_count_the_user_set_wins(tmp_path):
     script = tmp_path / "show.py"
     script.write_text("import os\nprint(os.environ['OPENBLAS_NUM_THREADS'])\n")
     env = {**os.environ, "PYTHONPATH": REPO_ROOT, "OPENBLAS_NUM_THREADS": "3"}
-    code, out, err, _ = launcher.run_job(
+    code, out, err, _ = processes.run_job(
         [sys.executable, "-m", "minimegatron", "run", "-n", "1", str(script)], timeout=60,
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert code == 0 and out.split()[-1] == "3", (out, err)     # the last line: the rank's
@@ -189,14 +190,14 @@ def test_failures_prefer_what_ranks_said_then_who_ended_first(tmp_path):
     (tmp_path / "rank0.exit").write_text("100 code 0\n")           # a clean end: not blamed
     (tmp_path / "rank1.exit").write_text("300 signal 9\n")         # killed after rank 2
     (tmp_path / "rank2.exit").write_text("200 code 1\n")
-    assert faults.failures(job) == []
+    assert job_files.failures(job) == []
     assert reaper.blame(job, 3, i18n.text) == [
         "rank 2: ended without a clean exit or a Python exception (exit code 1: os._exit, "
         "a signal, or a crash)", "ranks [1] were ended after rank 2, by the launcher"]
     assert reaper.exit_code(job) == 1 and reaper.early_end(job) == 200e-9
     (tmp_path / "rank1.end").write_text("fail: raised KeyError: 'w'\n")
-    assert faults.failures(job) == ["rank 1: raised KeyError: 'w'"]
-    dumps = faults.dump_request(job, wait_s=0.2)      # nobody answers: each rank gets a note
+    assert job_files.failures(job) == ["rank 1: raised KeyError: 'w'"]
+    dumps = hang_report.dump_request(job, wait_s=0.2)      # nobody answers: each rank gets a note
     assert sorted(dumps) == [0, 1, 2] and "[rank 2] gave no answer in 0.2 s" in dumps[2]
 
 

@@ -14,49 +14,49 @@ from lesson_mutants import assert_mutants, block_of, grade_lessons
 
 REFERENCE = {ex_id: block_of(ex_id) for ex_id in ("2.1", "2.2", "6.1")}
 FORWARDS = ["    for i in range(num_micro_batches):",
-            "        actions += _forward(num_stages, stage, i)"]
+            "        actions += forward_actions(num_stages, stage, i)"]
 BACKWARDS = ["    for i in range(num_micro_batches):",
-             "        actions += _backward(num_stages, stage, i)"]
+             "        actions += backward_actions(num_stages, stage, i)"]
 WARMUP = ["    warmup = min(num_stages - stage - 1, num_micro_batches)"]
 WARM = ["    for i in range(warmup):",
-        "        actions += _forward(num_stages, stage, i)"]
+        "        actions += forward_actions(num_stages, stage, i)"]
 STEADY = ["    for i in range(num_micro_batches - warmup):",
-          "        actions += _forward(num_stages, stage, warmup + i)",
-          "        actions += _backward(num_stages, stage, i)"]
+          "        actions += forward_actions(num_stages, stage, warmup + i)",
+          "        actions += backward_actions(num_stages, stage, i)"]
 COOL = ["    for i in range(num_micro_batches - warmup, num_micro_batches):",
-        "        actions += _backward(num_stages, stage, i)"]
+        "        actions += backward_actions(num_stages, stage, i)"]
 MEGATRON = "(K - stage - 1) * 2 + (v - 1) * K"
 
 MUTANTS = {"2.1": {
     "backwards in reverse order": (FORWARDS + [
         "    for i in reversed(range(num_micro_batches)):",
-        "        actions += _backward(num_stages, stage, i)"], "forwards_first"),
+        "        actions += backward_actions(num_stages, stage, i)"], "forwards_first"),
     "one micro-batch at a time": (FORWARDS + [
-        "        actions += _backward(num_stages, stage, i)"], "forwards_first"),
+        "        actions += backward_actions(num_stages, stage, i)"], "forwards_first"),
     "the last stage runs each backward right after its forward": ([
         "    for i in range(num_micro_batches):",
-        "        actions += _forward(num_stages, stage, i)",
+        "        actions += forward_actions(num_stages, stage, i)",
         "        if stage == num_stages - 1:",
-        "            actions += _backward(num_stages, stage, i)",
+        "            actions += backward_actions(num_stages, stage, i)",
         "    if stage < num_stages - 1:"] + ["    " + line for line in BACKWARDS],
         "forwards_first"),
     "right only up to 8 micro-batches (the old grader's grid)": ([
         "    for i in range(min(num_micro_batches, 8)):",
-        "        actions += _forward(num_stages, stage, i)",
+        "        actions += forward_actions(num_stages, stage, i)",
         "    for i in range(min(num_micro_batches, 8)):",
-        "        actions += _backward(num_stages, stage, i)"], "forwards_first"),
+        "        actions += backward_actions(num_stages, stage, i)"], "forwards_first"),
     "activation sent before its forward ran": ([
         "    for i in range(num_micro_batches):",
-        "        step = _forward(num_stages, stage, i)",
+        "        step = forward_actions(num_stages, stage, i)",
         "        actions += step[:-2] + step[-1:] + step[-2:-1] if stage < num_stages - 1 "
         "else step"] + BACKWARDS, "messages"),
     "every activation sent and received twice (twice the bytes)": ([
         "    for i in range(num_micro_batches):",
-        "        step = _forward(num_stages, stage, i)",
+        "        step = forward_actions(num_stages, stage, i)",
         "        actions += [a for a in step for _ in range(1 if a.op == 'forward' else 2)]"]
         + BACKWARDS, "messages"),
     "compute only, no messages between stages": ([
-        "    from minimegatron.parallel.pipeline_parallel.schedules import Action",
+        "    from minimegatron.parallel.pipeline_parallel.actions import Action",
         "    actions += [Action('forward', i) for i in range(num_micro_batches)]",
         "    actions += [Action('backward', i) for i in range(num_micro_batches)]"],
         "messages"),
@@ -76,18 +76,18 @@ MUTANTS = {"2.1": {
         "    done = 0",
         "    while left:",
         "        for i in left[:2]:",
-        "            actions += _forward(num_stages, stage, i)",
+        "            actions += forward_actions(num_stages, stage, i)",
         "        for i in range(done, done + len(left[:2])):",
-        "            actions += _backward(num_stages, stage, i)",
+        "            actions += backward_actions(num_stages, stage, i)",
         "        done += len(left[:2])",
         "        left = left[2:]",
         "    for i in range(done, num_micro_batches):",
-        "        actions += _backward(num_stages, stage, i)"], "alternate"),
+        "        actions += backward_actions(num_stages, stage, i)"], "alternate"),
     "gradient received before the activation is sent (the next stage waits)": (
         WARMUP + WARM + [
             "    for i in range(num_micro_batches - warmup):",
-            "        step = _forward(num_stages, stage, warmup + i)",
-            "        back = _backward(num_stages, stage, i)",
+            "        step = forward_actions(num_stages, stage, warmup + i)",
+            "        back = backward_actions(num_stages, stage, i)",
             "        if stage < num_stages - 1:",
             "            actions += step[:-1] + back[:1] + step[-1:] + back[1:]",
             "        else:",

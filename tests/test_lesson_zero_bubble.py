@@ -60,28 +60,28 @@ CAP = ["        if held == cap:",
        "            actions.append(Action('weight', weights))",
        "            weights, held = weights + 1, held - 1"]
 STEADY_B = ["    for j in range(num_micro_batches - w):",
-            "        actions += _backward(num_stages, stage, j)"]
-STEADY_F = ["        actions += _forward(num_stages, stage, w + j)",
+            "        actions += backward_actions(num_stages, stage, j)"]
+STEADY_F = ["        actions += forward_actions(num_stages, stage, w + j)",
             "        held += 1"]
 COOL = ["    for j in range(num_micro_batches - w, num_micro_batches):",
-        "        actions += _backward(num_stages, stage, j) + [Action('weight', weights)]",
+        "        actions += backward_actions(num_stages, stage, j) + [Action('weight', weights)]",
         "        weights += 1"]
 PENDING = ["    actions += [Action('weight', i) for i in range(weights, num_micro_batches)]"]
 
 SCHEDULE_MUTANTS = {
     "a W right after every B (1F1B again)": ([
         "    for j in range(num_micro_batches - w):",
-        "        actions += _backward(num_stages, stage, j) + [Action('weight', j)]",
-        "        actions += _forward(num_stages, stage, w + j)",
+        "        actions += backward_actions(num_stages, stage, j) + [Action('weight', j)]",
+        "        actions += forward_actions(num_stages, stage, w + j)",
         "    for j in range(num_micro_batches - w, num_micro_batches):",
-        "        actions += _backward(num_stages, stage, j) + [Action('weight', j)]"],
+        "        actions += backward_actions(num_stages, stage, j) + [Action('weight', j)]"],
         "bubble"),
     "every W at the end": ([
         "    for j in range(num_micro_batches - w):",
-        "        actions += _backward(num_stages, stage, j)",
-        "        actions += _forward(num_stages, stage, w + j)",
+        "        actions += backward_actions(num_stages, stage, j)",
+        "        actions += forward_actions(num_stages, stage, w + j)",
         "    for j in range(num_micro_batches - w, num_micro_batches):",
-        "        actions += _backward(num_stages, stage, j)",
+        "        actions += backward_actions(num_stages, stage, j)",
         "    actions += [Action('weight', i) for i in range(num_micro_batches)]"], "memory"),
     "the W's still pending at the end forgotten": (STEADY_B + CAP + STEADY_F + COOL, "once"),
     "W of the next micro-batch, before its B": (STEADY_B + [
@@ -91,7 +91,7 @@ SCHEDULE_MUTANTS = {
         "after_b"),
     "the cool-down's W before its B": (STEADY_B + CAP + STEADY_F + [
         "    for j in range(num_micro_batches - w, num_micro_batches):",
-        "        actions += [Action('weight', weights)] + _backward(num_stages, stage, j)",
+        "        actions += [Action('weight', weights)] + backward_actions(num_stages, stage, j)",
         "        weights += 1"] + PENDING, "after_b"),
     "cap hard-coded as K (right for ZB-H1 only)": (STEADY_B + [
         "        if held == num_stages:",
@@ -99,9 +99,10 @@ SCHEDULE_MUTANTS = {
         "            weights, held = weights + 1, held - 1"] + STEADY_F + COOL + PENDING, "h2"),
     "the F before the B in the steady state": ([
         "    for j in range(num_micro_batches - w):",
-        "        actions += _forward(num_stages, stage, w + j)",
+        "        actions += forward_actions(num_stages, stage, w + j)",
         "        held += 1",
-        "        actions += _backward(num_stages, stage, j)"] + CAP + COOL + PENDING, "once"),
+        "        actions += backward_actions(num_stages, stage, j)"] + CAP + COOL + PENDING,
+        "once"),
 }
 
 ALTERNATIVES = {
@@ -120,14 +121,14 @@ ALTERNATIVES = {
         "a while loop over pending W's": [
             "    pending = list(range(num_micro_batches))",
             "    for j in range(num_micro_batches - w):",
-            "        actions += _backward(num_stages, stage, j)",
+            "        actions += backward_actions(num_stages, stage, j)",
             "        if held >= cap:",
             "            actions.append(Action('weight', pending.pop(0)))",
             "            held -= 1",
-            "        actions += _forward(num_stages, stage, w + j)",
+            "        actions += forward_actions(num_stages, stage, w + j)",
             "        held += 1",
             "    for j in range(num_micro_batches - w, num_micro_batches):",
-            "        actions += _backward(num_stages, stage, j)",
+            "        actions += backward_actions(num_stages, stage, j)",
             "        actions.append(Action('weight', pending.pop(0)))",
             "    while pending:",
             "        actions.append(Action('weight', pending.pop(0)))"]},

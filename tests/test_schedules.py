@@ -3,9 +3,11 @@ from fractions import Fraction
 
 import pytest
 
-from minimegatron.parallel.pipeline_parallel.schedules import (
-    SCHEDULES, Action, bubble_formula, bubble_fraction, get_schedule, gpipe, naive,
-    one_f_one_b, peak_in_flight, simulate)
+from minimegatron.parallel.pipeline_parallel.actions import Action
+from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
+                                                               get_schedule, gpipe, naive,
+                                                               one_f_one_b, peak_in_flight)
+from minimegatron.parallel.pipeline_parallel.simulator import bubble_fraction, simulate
 
 GRID = [(k, m) for k in range(1, 9) for m in range(1, 33)]
 

@@ -116,7 +116,8 @@ MORE_RIGHT = {     # a student's own way of writing right answers: imports and h
         "            raise"]),
     "2.1 a helper inside the function": ("2.1", [
         "    def both(i):",
-        "        return _forward(num_stages, stage, i), _backward(num_stages, stage, i)",
+        "        return (forward_actions(num_stages, stage, i),",
+        "                backward_actions(num_stages, stage, i))",
         "    pairs = [both(i) for i in range(num_micro_batches)]",
         "    for f, _ in pairs:",
         "        actions += f",

@@ -1,6 +1,6 @@
 """Every place in the comm layer where a rank can block is marked for the hang report.
 
-The hang report (runtime/faults.py) names the wait by the innermost function
+The hang report (runtime/hang_report.py) names the wait by the innermost function
 marked ``@waits`` (comm/waits.py), not by file names, so files may move
 freely. This test reads the source of every module of minimegatron/comm (it
 moves nothing), finds every blocking MPI call (``Allreduce``, ``Recv``,
@@ -18,7 +18,7 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.comm import polling
 from minimegatron.comm import waits as marks
-from minimegatron.runtime import faults
+from minimegatron.runtime import hang_report
 
 BLOCKING = {"Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Bcast", "Reduce",
             "Reduce_scatter", "Reduce_scatter_block", "Scatter", "Scatterv", "Gather",
@@ -84,7 +84,7 @@ def test_the_report_names_the_marked_collective_its_group_and_peer():
     @marks.waits()
     def spy(requests):                   # stands in for polling.wait_all inside the wait
         frame = sys._getframe()
-        seen.update(faults.where_waits(frame), in_wait=faults._in_wait(frame))
+        seen.update(hang_report.where_waits(frame), in_wait=hang_report.in_wait(frame))
         saved(requests)
     handle = comm.irecv(np.empty(2), 0, g, tag=3)
     comm.isend(np.ones(2), 0, g, tag=3).wait()

@@ -13,9 +13,10 @@ import pytest
 
 from minimegatron.nn import GPT
 from minimegatron.data.demo import VERIFY_CONFIG
-from minimegatron.parallel.pipeline_parallel.schedules import (Action, get_schedule,
-                                                               peak_in_flight, placement,
-                                                               simulate)
+from minimegatron.parallel.pipeline_parallel.actions import Action
+from minimegatron.parallel.pipeline_parallel.schedules import (get_schedule, peak_in_flight,
+                                                               placement)
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel.stage import ChunkedStage, PipelineStage
 from minimegatron.parallel.pipeline_parallel.zero_bubble import check_chunks, v_placement, zbv
 

@@ -6,8 +6,10 @@ import pytest
 from minimegatron.data.demo import VERIFY_CONFIG
 from minimegatron.nn import GPT
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
-from minimegatron.parallel.pipeline_parallel.schedules import (
-    Action, get_schedule, one_f_one_b, peak_in_flight, simulate)
+from minimegatron.parallel.pipeline_parallel.actions import Action
+from minimegatron.parallel.pipeline_parallel.schedules import (get_schedule, one_f_one_b,
+                                                               peak_in_flight)
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel.zero_bubble import zb_h1, zb_h2
 
 ZB = {"zb-h1": zb_h1, "zb-h2": zb_h2}

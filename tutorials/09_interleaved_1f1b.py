@@ -38,8 +38,8 @@ from minimegatron.i18n import language, text
 from minimegatron.nn import GPT
 from minimegatron.parallel.pipeline_parallel import ChunkedStage, PipelineEngine
 from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved, interleaved,
-                                                               one_f_one_b, peak_in_flight,
-                                                               simulate)
+                                                               one_f_one_b, peak_in_flight)
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.tools.timeline import text_grid
 
 CONFIG, STEPS, TOLERANCE = VERIFY_CONFIG, 2, 1e-10   # float64: the sums only reorder (~1e-15)

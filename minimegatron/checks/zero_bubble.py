@@ -27,7 +27,7 @@ from minimegatron.checks.pipeline import build
 from minimegatron.data.demo import batch
 from minimegatron.nn import GPTConfig
 from minimegatron.parallel.pipeline_parallel.device_time import DeviceTime
-from minimegatron.parallel.pipeline_parallel.schedules import simulate
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.tools.timeline import COMPUTE, bubble_from_rows, rows_from_trace
 from minimegatron.tools.trace_gather import gather_timeline
 

@@ -52,7 +52,7 @@ from minimegatron import i18n
 from minimegatron.classroom import load, sandbox
 from minimegatron.classroom.exercise_checks import EXERCISES
 from minimegatron.classroom.exercises import select
-from minimegatron.runtime.launcher import kill_group
+from minimegatron.runtime.processes import kill_group
 
 SHORT = {"PASS": "pass", "FAIL": "FAIL", "TODO": "todo", "HANG": "HANG", "ERROR": "ERR",
          "CHANGED": "CHGD", "TIMEOUT": "TIME", "SUSPECT": "SUSP"}

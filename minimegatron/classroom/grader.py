@@ -66,14 +66,16 @@ import time
 
 from minimegatron import i18n
 from minimegatron.classroom import load, sandbox
-from minimegatron.runtime import faults
+from minimegatron.runtime import hang_report, job_files
 from minimegatron.classroom import static_read
 from minimegatron.runtime.plain_files import read_plain
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
                                               is_blank, odd_paths, replace_bodies, select)
-from minimegatron.runtime.launcher import child_env, find_mpiexec, kill_group, mpiexec_flags
+from minimegatron.runtime.launcher import child_env
+from minimegatron.runtime.mpiexec import find_mpiexec, mpiexec_flags
+from minimegatron.runtime.processes import kill_group
 
 RUNNER = "minimegatron.classroom.exercise_checks.runner"
 GRADER_FILES = ("classroom", "i18n")
@@ -168,7 +170,7 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
         cmd = [mpiexec] + mpiexec_flags(mpiexec, nprocs) + ["-n", str(nprocs)] + cmd + ["--mpi"]
     env = child_env(nprocs)
     env["PYTHONPATH"] = jobs[0]["path"]           # the copy under test, nothing else
-    env[faults.JOB_DIR_ENV] = run_dir             # each rank's pid, end and stack dumps
+    env[job_files.JOB_DIR_ENV] = run_dir             # each rank's pid, end and stack dumps
     preexec, before = None, set()
     if box is not None:
         copies = sorted({job["path"] for job in jobs})
@@ -195,8 +197,8 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
                 if ended != "done":
                     dumps = None
                     if ended == "hang" and nprocs > 1:     # where each rank waits, then kill
-                        dumps = faults.dump_request(run_dir, DUMP_WAIT_S)
-                        stacks = faults.format_dumps(dumps)
+                        dumps = hang_report.dump_request(run_dir, DUMP_WAIT_S)
+                        stacks = hang_report.format_dumps(dumps)
                     if ended == "hang" and clock.busy() and load.starved(
                             clock, load.cpu_share(lambda: _tree(proc)), dumps):
                         ended, busy = "slow", clock.peak * load.cores()
@@ -216,8 +218,8 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
 
 def _tree(proc):
     """The processes of a launch: mpiexec (or bwrap, or the runner) and all below it."""
-    from minimegatron.runtime.launcher import _descendants
-    return {proc.pid} | _descendants(proc.pid)
+    from minimegatron.runtime.processes import descendants
+    return {proc.pid} | descendants(proc.pid)
 
 
 def _kill_all(proc, run_dir, ranks=True):
@@ -226,7 +228,7 @@ def _kill_all(proc, run_dir, ranks=True):
     started stays in its parent's group even after that parent has ended. In bubblewrap
     (``ranks=False``) the pids the ranks wrote are another namespace's: killing the
     sandbox ends its every process."""
-    ranks = faults.rank_pids(run_dir).values() if ranks else ()
+    ranks = job_files.rank_pids(run_dir).values() if ranks else ()
     kill_group(proc, ranks)
     for leader in {proc.pid, *ranks}:
         try:

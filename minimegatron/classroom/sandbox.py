@@ -125,7 +125,7 @@ def _python_roots():
     if spec is not None and spec.origin:
         found.add(os.path.dirname(os.path.dirname(spec.origin)))
     try:
-        from minimegatron.runtime.launcher import find_mpiexec
+        from minimegatron.runtime.mpiexec import find_mpiexec
         found.add(os.path.dirname(os.path.dirname(os.path.realpath(find_mpiexec()))))
     except FileNotFoundError:
         pass
@@ -221,8 +221,8 @@ class Sandbox:
 
 def descendants():
     """Every process below this one, from /proc."""
-    from minimegatron.runtime.launcher import _descendants
-    return _descendants(os.getpid())
+    from minimegatron.runtime.processes import descendants
+    return descendants(os.getpid())
 
 
 def sweep(before):

@@ -36,7 +36,7 @@ SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - private    ``obj._secret``. ``self._x`` is allowed: the block is a method of
              the class whose private members it uses (4.1's and 7.1's code
              around the block calls ``self._launch``, ``self._at_floor``);
-             module helpers such as ``_forward`` are plain names, allowed too;
+             a module's own helpers (``_name``) are plain names, allowed too;
 - module     an attribute named after a module the lesson never needs (``.os``,
              ``.sys``, ``.ctypes``, ``.subprocess``, ``.MPI``, ``.faults``...);
 - frame      the interpreter's frames and code (``gi_frame``, ``f_globals``...);

@@ -122,7 +122,7 @@ class BoundAllReduce:
     """``start()`` -> self, ``test()`` -> bool, ``wait()`` -> the result; ``self()`` blocks.
 
     ``free()`` releases MPI's request (also done when the object is collected or at
-    exit). The attributes ``op`` and ``group`` are what faults.py reads from ``wait``.
+    exit). The attributes ``op`` and ``group`` are what hang_report.py reads from ``wait``.
     """
 
     def __init__(self, x, group, op, out=None):

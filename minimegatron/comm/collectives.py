@@ -41,7 +41,7 @@ otherwise the result is copied in. broadcast and recv fill their argument.
 CuPy arrays are staged through pinned host memory unless MPI is CUDA-aware.
 
 ``@waits("all_reduce")`` marks where a rank waits: the hang report
-(runtime/faults.py) names the marked function, its ``group`` and peer. The
+(runtime/hang_report.py) names the marked function, its ``group`` and peer. The
 decorator returns the function unchanged.
 """
 import sys

@@ -22,8 +22,8 @@ bound to one core (Open MPI binds 2 ranks so) counts as sharing: it yields,
 slower but never stealing. A machine busy with other jobs wants "yield".
 
 Where a rank waits is marked, not guessed: ``@waits("all_reduce")`` over a
-function records it in ``WAITS`` (comm/waits.py), and the hang report (runtime/faults.py) names
-the innermost marked function on the stack. Measurements: docs/performance.md.
+function records it in ``WAITS`` (comm/waits.py), and the hang report (runtime/hang_report.py)
+names the innermost marked function on the stack. Measurements: docs/performance.md.
 """
 import functools
 import os

@@ -2,7 +2,7 @@
 
 ``@waits("all_reduce")`` over a function records its code object in ``WAITS``
 and returns the function unchanged (marking costs nothing per call). The hang
-report (faults.py) walks a rank's stack and names the innermost marked frame:
+report (hang_report.py) walks a rank's stack and names the innermost marked frame:
 ``op`` if given, else the frame's ``self.op`` or its local ``op``; the group is
 its local ``group`` (or ``self.group``), the peer its ``dest`` / ``source``.
 The comm layer marks its blocking calls with it (comm/collectives.py, ...);

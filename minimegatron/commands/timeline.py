@@ -19,7 +19,8 @@ from minimegatron.commands.entry import banner
 from minimegatron.commands.parser import ArgumentParser, say
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                chunks_per_stage, get_schedule,
-                                                               peak_in_flight, simulate)
+                                                               peak_in_flight)
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE, bubble_table
 from minimegatron.tools import chrome_trace
 from minimegatron.tools.timeline import (bubble_from_rows, draw_timeline, rows_from_simulation,

@@ -94,15 +94,16 @@ MESSAGES = {
     "point.2.1.forwards_first": "stage k runs all M forwards, micro-batches 0..M-1, then all "
                                 "M backwards in the same order, so it holds the activations "
                                 "of all M micro-batches at once",
-    "point.2.1.forwards_first.hint": "two loops: _forward for i in 0..M-1, then _backward for i "
-                                     "in 0..M-1 (not reversed, not one micro-batch at a time), "
-                                     "for any K and M",
+    "point.2.1.forwards_first.hint": "two loops: forward_actions for i in 0..M-1, then "
+                                     "backward_actions for i in 0..M-1 (not reversed, not one "
+                                     "micro-batch at a time), for any K and M",
     "point.2.1.messages": "each forward receives its activation from stage k-1 just before and "
                           "sends it to stage k+1 just after, each backward the same with its "
                           "gradient the other way: one message per micro-batch and boundary, "
                           "none past the first or last stage, and no stage waits forever",
-    "point.2.1.messages.hint": "build every step with _forward(K, k, i) and _backward(K, k, i); "
-                               "they add the receive and the send only where a neighbour is",
+    "point.2.1.messages.hint": "build every step with forward_actions(K, k, i) and "
+                               "backward_actions(K, k, i); they add the receive and the send only "
+                               "where a neighbour is",
     "point.2.1.bubble": "the simulated bubble is (K-1)/(M+K-1) of the schedule, with a "
                         "backward as long as a forward and twice as long",
     "point.2.1.bubble.hint": "no step may start before its input has arrived, and none may "
@@ -122,9 +123,9 @@ MESSAGES = {
                           "sends it to stage k+1 just after, each backward the same with its "
                           "gradient the other way: one message per micro-batch and boundary, "
                           "none past the first or last stage, and no stage waits forever",
-    "point.2.2.messages.hint": "build every step with _forward(K, k, i) and _backward(K, k, i), "
-                               "whole: a receive placed before another step's send makes the "
-                               "neighbour wait",
+    "point.2.2.messages.hint": "build every step with forward_actions(K, k, i) and "
+                               "backward_actions(K, k, i), whole: a receive placed before another "
+                               "step's send makes the neighbour wait",
     "point.2.2.bubble": "the simulated bubble is GPipe's, (K-1)/(M+K-1), with a backward as "
                         "long as a forward and twice as long",
     "point.2.2.bubble.hint": "a warm-up too short or a step out of order makes a stage wait: "

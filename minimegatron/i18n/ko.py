@@ -33,8 +33,8 @@ EXERCISES = {
                     "broadcast하세요 (_expand_reduced(grad_out, *ctx.args))",
             "note": "z = sum_i x_i    dz/dx_i = 1"},
     "2.1": {"title": "GPipe 스케줄",
-            "hint": "마이크로 배치(micro-batch) 0..M-1의 순전파(_forward) M개를 모두 한 다음, "
-                    "같은 순서로 역전파(_backward) M개를 모두 하세요",
+            "hint": "마이크로 배치(micro-batch) 0..M-1의 순전파(forward_actions) M개를 모두 한 다음, "
+                    "같은 순서로 역전파(backward_actions) M개를 모두 하세요",
             "note": "GPipe는 미니 배치를 마이크로 배치로 나누어 파이프라인으로 흘려보내므로 여러 "
                     "스테이지가 동시에 일합니다. 스테이지 K개, 마이크로 배치 M개일 때 bubble "
                     "비율: 스케줄의 (K-1)/(M+K-1)."},

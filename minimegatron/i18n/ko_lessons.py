@@ -94,16 +94,16 @@ MESSAGES = {
     "point.2.1.forwards_first": "스테이지 k는 M개의 순전파를 마이크로 배치 0..M-1 순서로 모두 "
                                 "실행한 뒤 M개의 역전파를 같은 순서로 모두 실행하므로, M개 "
                                 "마이크로 배치 모두의 활성값을 한꺼번에 가집니다",
-    "point.2.1.forwards_first.hint": "반복문 두 개: i = 0..M-1에 대해 _forward, 그다음 i = 0..M-1에 "
-                                     "대해 _backward (거꾸로도, 마이크로 배치 하나씩도 아니게), "
-                                     "어떤 K와 M에서도",
+    "point.2.1.forwards_first.hint": "반복문 두 개: i = 0..M-1에 대해 forward_actions, "
+                                     "그다음 i = 0..M-1에 대해 backward_actions (거꾸로도, "
+                                     "마이크로 배치 하나씩도 아니게), 어떤 K와 M에서도",
     "point.2.1.messages": "각 순전파는 바로 앞에서 스테이지 k-1로부터 활성값을 수신하고 바로 "
                           "뒤에서 스테이지 k+1로 송신하며, 각 역전파는 기울기로 반대 방향에 "
                           "같은 일을 합니다: 마이크로 배치와 경계마다 메시지 하나, 첫 "
                           "스테이지와 마지막 스테이지 너머로는 없음, 그리고 어떤 스테이지도 "
                           "끝없이 기다리지 않습니다",
-    "point.2.1.messages.hint": "모든 단계를 _forward(K, k, i)와 _backward(K, k, i)로 만드세요; "
-                               "이웃이 있는 곳에만 수신과 송신을 붙여 줍니다",
+    "point.2.1.messages.hint": "모든 단계를 forward_actions(K, k, i)와 "
+                               "backward_actions(K, k, i)로 만드세요; 이웃이 있는 곳에만 수신과 송신을 붙여 줍니다",
     "point.2.1.bubble": "시뮬레이션한 파이프라인 bubble이 스케줄의 (K-1)/(M+K-1)입니다, 역전파가 "
                         "순전파와 같은 길이일 때와 두 배 길이일 때 모두",
     "point.2.1.bubble.hint": "어떤 단계도 입력이 도착하기 전에 시작할 수 없고, 더 오래 기다려서도 "
@@ -123,8 +123,8 @@ MESSAGES = {
                           "같은 일을 합니다: 마이크로 배치와 경계마다 메시지 하나, 첫 "
                           "스테이지와 마지막 스테이지 너머로는 없음, 그리고 어떤 스테이지도 "
                           "끝없이 기다리지 않습니다",
-    "point.2.2.messages.hint": "모든 단계를 _forward(K, k, i)와 _backward(K, k, i)로 통째로 "
-                               "만드세요: 다른 단계의 송신 앞에 둔 수신은 이웃을 기다리게 "
+    "point.2.2.messages.hint": "모든 단계를 forward_actions(K, k, i)와 "
+                               "backward_actions(K, k, i)로 통째로 만드세요: 다른 단계의 송신 앞에 둔 수신은 이웃을 기다리게 "
                                "합니다",
     "point.2.2.bubble": "시뮬레이션한 파이프라인 bubble이 GPipe와 같은 (K-1)/(M+K-1)입니다, "
                         "역전파가 순전파와 같은 길이일 때와 두 배 길이일 때 모두",

@@ -1,4 +1,4 @@
-"""When one rank fails, ends early or hangs: the job ends, and says which rank and why.
+"""When one rank fails or ends early: the job ends, and says which rank and why.
 
 ``install()`` runs on every rank (``minimegatron.runtime.setup()``: under
 ``minimegatron run`` before the script, in every tutorial and command, and first
@@ -24,18 +24,11 @@ in a user's own script under a plain mpirun):
    Under ``minimegatron run`` the exit code is known; under a plain mpiexec
    Python does not tell atexit the code, so it counts as 0.
 3. **A watchdog thread** wakes every ``TICK_S``: it probes the notices while
-   the main thread waits in a collective, and answers ``dump_request``.
+   the main thread waits in a collective (where it waits: hang_report.py), and
+   answers the launcher's ``dump_request`` (the hang report).
 
-The per-job directory ``$MINIMEGATRON_JOB_DIR`` (set by the launcher or the
-grader; optional) holds ``rank<r>.pid`` (written at install), ``rank<r>.end``
-(how it ended: ``fail: ...``, ``exit: ...`` at the barrier, ``done: ...``),
-and the dump request and answers. API for a launcher or the grader::
-
-    env[JOB_DIR_ENV] = job_dir            # ranks must install() (import minimegatron)
-    dumps = dump_request(job_dir)         # {rank: "[rank r] waits in ..."} at a HANG
-    print(format_dumps(dumps))
-    for line in failures(job_dir): ...    # "rank 3: raised RuntimeError: ..." after a bad end
-    pids = rank_pids(job_dir)             # {rank: pid}
+Each rank records its pid and how it ended in the job directory, where the
+launcher (or the grader) reads them back: job_files.py.
 """
 import atexit
 import os
@@ -47,9 +40,11 @@ from array import array
 
 from minimegatron import i18n
 from minimegatron.i18n import book_errors
-from minimegatron.runtime.plain_files import read_plain
+from minimegatron.runtime.hang_report import (answer_dump_request, describe, in_wait,
+                                              where_waits)
+from minimegatron.runtime.job_files import JOB_DIR_ENV, write
+from minimegatron.runtime.threads import rank_from_env, world_size_from_env
 
-JOB_DIR_ENV = "MINIMEGATRON_JOB_DIR"
 EXIT_GRACE_ENV = "MINIMEGATRON_EXIT_GRACE"
 EXIT_GRACE_S = 60.0
 NONZERO_GRACE_S = 1.0
@@ -57,15 +52,10 @@ STUCK_S = 2.0             # a wait on a finished rank longer than this is a dead
 TICK_S = 0.2
 ABORT_GRACE_S = 0.5       # let mpiexec forward the last lines before it kills every rank
 NOTICE_TAG = 7
-STACK_FRAMES = 8
 YIELD_POLLS = 2000        # at exit: sched_yield between polls, then 1 ms sleeps
-PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IN_WAIT_FRAMES = 3        # a marked function among the innermost 3 frames: this rank waits
 
 _state = {}
 
-
-# --- on every rank --------------------------------------------------------------------------
 
 def install():
     """Abort on an uncaught exception, an exit barrier at the end, and the watchdog thread.
@@ -89,7 +79,7 @@ def install():
                   exit_code=None, finished={}, stop=threading.Event(), answered=None,
                   main=threading.main_thread().ident, wait_key=None, wait_since=0.0,
                   probe=_thread_may_call_mpi(MPI))
-    _write(f"rank{_state['rank']}.pid", str(os.getpid()))
+    write(_state["job_dir"], f"rank{_state['rank']}.pid", str(os.getpid()))
     atexit.register(_at_exit)
     keyval = MPI.COMM_SELF.Create_keyval(delete_fn=_before_finalize)   # MPI_Finalize calls it
     MPI.COMM_SELF.Set_attr(keyval, True)
@@ -101,7 +91,6 @@ def install():
 def _check_world_size(MPI):
     """Started as one of N ranks, yet MPI sees a world of 1: the mpiexec belongs to another
     MPI library than mpi4py's, and each process would run alone. Say so once and stop."""
-    from minimegatron.runtime.threads import rank_from_env, world_size_from_env
     expected = world_size_from_env()
     if expected > 1 and MPI.COMM_WORLD.Get_size() == 1:
         if rank_from_env() == 0:
@@ -186,16 +175,7 @@ def abort_job(message, code):
 
 def _record(text):
     if _state.get("rank") is not None:
-        _write(f"rank{_state['rank']}.end", text)
-
-
-def _write(name, text):
-    folder = _state.get("job_dir")
-    if folder and os.path.isdir(folder):
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}")
-        with open(tmp, "w") as f:
-            f.write(text + "\n")
-        os.replace(tmp, os.path.join(folder, name))
+        write(_state["job_dir"], f"rank{_state['rank']}.end", text)
 
 
 def _at_exit():
@@ -236,17 +216,7 @@ def _at_exit():
 def said(text):
     """This rank printed why the job ends (``entry.usage_error``): the launcher adds nothing."""
     if _state.get("rank") is not None:
-        _write(f"rank{_state['rank']}.said", text)
-
-
-def said_why(job_dir):
-    """True if any rank printed why the job ends (see ``said``)."""
-    return any(name.endswith(".said") for name in os.listdir(job_dir))
-
-
-def all_done(job_dir, nprocs):
-    """True if every rank passed the exit barrier (``done: ...``): a code they all chose."""
-    return all(_read(job_dir, f"rank{rank}.end").startswith("done:") for rank in range(nprocs))
+        write(_state["job_dir"], f"rank{_state['rank']}.said", text)
 
 
 def ended(code):
@@ -275,7 +245,7 @@ def _watch():
     s = _state
     while not s["stop"].wait(TICK_S):
         frame = sys._current_frames().get(s["main"])
-        wait = where_waits(frame) if frame is not None and _in_wait(frame) else None
+        wait = where_waits(frame) if frame is not None and in_wait(frame) else None
         key = wait and (wait["op"], wait["group"], wait["key"])
         if key != s["wait_key"]:
             s["wait_key"], s["wait_since"] = key, time.monotonic()
@@ -283,27 +253,9 @@ def _watch():
             _receive_notices()
             _abort_if_stuck(wait)
         if s["job_dir"]:
-            _answer_dump_request(frame, wait)
+            s["answered"] = answer_dump_request(s["job_dir"], s["rank"], s["answered"], frame,
+                                                wait, s["wait_since"])
         frame = wait = None       # keep no frame of the main thread (its locals) alive
-
-
-def _marks():
-    """{code object: op} of every function marked ``@waits`` (comm/waits.py): where a rank
-    waits for others. Read from ``sys.modules``, never imported: a rank that has not loaded
-    the comm layer waits in none of its functions, and the launcher never loads it."""
-    module = sys.modules.get("minimegatron.comm.waits")
-    return module.WAITS if module is not None else {}
-
-
-def _in_wait(frame):
-    marks = _marks()
-    for _ in range(IN_WAIT_FRAMES):
-        if frame is None:
-            return False
-        if frame.f_code in marks:
-            return True
-        frame = frame.f_back
-    return False
 
 
 def _abort_if_stuck(wait):
@@ -318,158 +270,3 @@ def _abort_if_stuck(wait):
             _record(f"fail: {text}")
             abort_job(f"[rank {_state['rank']}] {text}; aborting all ranks",
                       code if code > 0 else 1)
-
-
-def where_waits(frame):
-    """{op, group, ranks, peer, key, user}: what the stack from ``frame`` waits in.
-
-    The innermost functions marked ``@waits`` name it: the first mark that gives
-    an op (the mark's own, else the frame's ``self.op`` or local ``op``), the
-    first ``group`` (local, or ``self.group``) and peer (``dest`` / ``source``,
-    or ``self.peer``). ``caller``: the frame that called the outermost of them.
-    """
-    wait = {"op": None, "group": None, "ranks": [], "peer": None, "key": None, "user": None}
-    marks, group, caller, inside = _marks(), None, None, False
-    for f in _frames(frame):
-        name = f.f_code.co_filename
-        if wait["user"] is None and not name.startswith((PACKAGE_DIR, "<")):
-            wait["user"] = f
-        if f.f_code not in marks:
-            if inside and caller is None:
-                caller = f                    # the line that called the collective
-            continue
-        if caller is not None:                # an outer wait around this one's caller
-            continue
-        inside, local = True, f.f_locals
-        this = local.get("self")
-        op = marks[f.f_code] or getattr(this, "op", None) or local.get("op")
-        if wait["op"] is None and isinstance(op, str):
-            wait["op"], wait["key"] = op, id(this) if hasattr(this, "op") else id(f)
-        if group is None:
-            group = local.get("group") if hasattr(local.get("group"), "ranks") else getattr(
-                this, "group", None)
-        peer = local.get("dest", local.get("source", getattr(this, "peer", None)))
-        if wait["peer"] is None and group is not None and isinstance(peer, int) and \
-                0 <= peer < len(group.ranks):
-            wait["peer"] = int(group.ranks[peer])
-    if group is not None:
-        wait["group"], wait["ranks"] = group.name, [int(r) for r in group.ranks]
-    if wait["user"] is None:                  # all of it is package code (the grader's checks)
-        wait["user"] = caller
-    return wait
-
-
-def describe(wait):
-    """"all_reduce on group 'dp' (ranks [0, 2])", "recv from rank 1 on group ..."."""
-    peer = "" if wait["peer"] is None else (
-        f" {'to' if wait['op'] == 'send' else 'from'} rank {wait['peer']}")
-    return f"{wait['op']}{peer} on group {wait['group']!r} (ranks {wait['ranks']})"
-
-
-def _frames(frame):
-    """Innermost first."""
-    while frame is not None:
-        yield frame
-        frame = frame.f_back
-
-
-def _answer_dump_request(frame, wait):
-    s = _state
-    request = os.path.join(s["job_dir"], "dump.request")
-    try:
-        with open(request) as f:
-            ident = f.read().strip()
-    except OSError:
-        return
-    if ident and ident != s["answered"]:
-        s["answered"] = ident
-        _write(f"rank{s['rank']}.dump", ident + "\n" + rank_report(frame, wait))
-
-
-def rank_report(frame, wait=None):
-    """Where this rank waits: the collective, its group, the user's line and a short stack."""
-    s, prefix = _state, f"[rank {_state['rank']}]"
-    if wait and wait["op"]:
-        head = (f"{prefix} waits in {describe(wait)} for "
-                f"{time.monotonic() - s['wait_since']:.1f} s")
-    else:
-        head = f"{prefix} is not waiting in a minimegatron collective"
-    lines = [head]
-    user = (wait or {}).get("user") or (where_waits(frame)["user"] if frame else None)
-    if user is not None:
-        code = traceback.extract_stack(user, limit=1)[-1]
-        lines.append(f"{prefix}   called at {code.filename}:{code.lineno}: {code.line}")
-    stack = [e for e in (traceback.extract_stack(frame) if frame is not None else [])
-             if e.filename != __file__.replace("faults", "launcher") and "runpy" not in e.filename]
-    stack = stack[-STACK_FRAMES:]
-    lines.append(f"{prefix}   main thread stack (innermost last):")
-    lines += [f"{prefix}     {os.path.basename(e.filename)}:{e.lineno} in {e.name}: {e.line}"
-              for e in stack]
-    return "\n".join(lines)
-
-
-# --- in the launcher (or the grader) ---------------------------------------------------------
-
-def rank_pids(job_dir):
-    """{rank: pid} of every rank that installed the hook."""
-    pids = {}
-    for name in os.listdir(job_dir):
-        if name.startswith("rank") and name.endswith(".pid"):
-            try:                          # the folder may be a sandboxed check's to write
-                pids[int(name[4:-4])] = int(read_plain(os.path.join(job_dir, name), 64))
-            except (OSError, ValueError):
-                continue
-    return pids
-
-
-def dump_request(job_dir, wait_s=2.0):
-    """Ask every rank where it waits; {rank: text} (ranks that did not answer get a note)."""
-    ident = f"{os.getpid()}-{time.monotonic_ns()}"
-    tmp = os.path.join(job_dir, ".dump.request")
-    with open(tmp, "w") as f:
-        f.write(ident)
-    os.replace(tmp, os.path.join(job_dir, "dump.request"))
-    ranks, answers, deadline = sorted(rank_pids(job_dir)), {}, time.monotonic() + wait_s
-    while len(answers) < len(ranks) and time.monotonic() < deadline:
-        time.sleep(0.05)
-        for rank in ranks:
-            head, _, text = _read(job_dir, f"rank{rank}.dump").partition("\n")
-            if head == ident:
-                answers[rank] = text.rstrip("\n")
-    for rank in ranks:
-        answers.setdefault(rank, f"[rank {rank}] gave no answer in {wait_s:g} s (busy in "
-                                 f"C code holding the GIL, or already gone)")
-    return answers
-
-
-def format_dumps(dumps):
-    if not dumps:
-        return "(no rank answered: none had started minimegatron yet)"
-    return "\n".join(dumps[rank] for rank in sorted(dumps))
-
-
-def failures(job_dir):
-    """Lines naming the failing ranks from their own records (causes first, then who noticed);
-    a rank that died without a word is the waiters' to name (reaper.blame)."""
-    ends = {rank: _read(job_dir, f"rank{rank}.end").strip() for rank in rank_pids(job_dir)}
-    said = [(text[len("fail: "):], rank) for rank, text in ends.items()
-            if text.startswith("fail: ")]
-    said.sort(key=lambda item: (not item[0].startswith("raised"), "waits in" in item[0],
-                                _consequence(item[0]), item[1]))                 # the cause
-    return [f"rank {rank}: {text}" for text, rank in said]
-
-
-def _consequence(text):
-    """0 for a NaN's origin (a weight), 1 for where it first showed (an activation, an aux
-    loss), 2 for what it reached (a gradient, the loss) or anything else."""
-    if "non-finite weight" in text:
-        return 0
-    return 1 if "non-finite activation" in text or "non-finite aux loss" in text else 2
-
-
-def _read(job_dir, name):
-    """A rank's file as text ("" if missing); never through a link, FIFO or device."""
-    try:
-        return read_plain(os.path.join(job_dir, name)).decode("utf-8", "replace")
-    except OSError:
-        return ""

@@ -2,15 +2,14 @@
 
 What it adds to a bare ``mpiexec -n N python script.py``:
 
-1. the right mpiexec: the one next to ``sys.executable`` (pip's mpich puts it
-   there), then the one next to mpi4py's configured compiler, then PATH;
+1. the right mpiexec, the one of mpi4py's MPI library (mpiexec.py);
 2. each rank runs ``python -m minimegatron.runtime.launcher --child script.py args``,
    which sets the rank up first (``minimegatron.runtime.setup()``, the abort hook):
    an uncaught exception, a ``sys.exit(code)`` or a normal end while other
    ranks still wait ends every rank, and says which rank and why;
 3. it owns its job: SIGTERM, SIGHUP or SIGINT sent to the launcher goes to
    mpiexec, Hydra's proxy and every rank (each runs in its own session) as
-   SIGTERM, then SIGKILL after ``GRACE_S``; exit code 128 + the signal. If the
+   SIGTERM, then SIGKILL after ``GRACE_S`` (processes.py); exit code 128 + the signal. If the
    launcher itself is SIGKILLed, mpiexec gets SIGTERM (PR_SET_PDEATHSIG);
 4. a rank that dies without a word (``os._exit``, a signal, a crash) is named,
    with its exit code or signal: each rank has its own waiter, the process that
@@ -19,7 +18,7 @@ What it adds to a bare ``mpiexec -n N python script.py``:
    launcher, and if mpiexec leaves the others waiting (an ``os._exit(0)``) the
    launcher ends the job ``END_GRACE_S`` later: it always ends, with no timeout;
 5. a wall-clock ``--timeout``: every rank first reports where it waits
-   (``faults.dump_request``: the collective, its group, the script's line, a
+   (``hang_report.dump_request``: the collective, its group, the script's line, a
    short stack), then the whole job is killed, with "HANG" and exit code 124;
 6. BLAS threads per rank = max(1, cores // N), set in the environment before
    NumPy starts in any rank (see ``minimegatron.runtime.threads``), unless the user
@@ -30,10 +29,10 @@ What it adds to a bare ``mpiexec -n N python script.py``:
 A first word that is not a ``.py`` file is a minimegatron command:
 ``minimegatron run -n 8 verify`` runs ``python -m minimegatron verify``.
 The command's arguments are parsed by ``minimegatron/commands/run.py``; the
-functions here take plain arguments (``build_command``, ``supervise``).
+functions here take plain arguments (``build_command``, ``supervise``). Why a job
+failed comes from what the ranks left in the job directory (job_files.py).
 """
 import ctypes
-import functools
 import os
 import runpy
 import select
@@ -46,12 +45,15 @@ import time
 
 from minimegatron import i18n
 from minimegatron.runtime import faults, reaper
-from minimegatron.runtime.threads import BLAS_ENV, cores, threads_per_rank
+from minimegatron.runtime.hang_report import dump_request, format_dumps
+from minimegatron.runtime.job_files import JOB_DIR_ENV, all_done, failures, rank_pids, said_why
+from minimegatron.runtime.mpiexec import find_mpiexec, mpiexec_flags
+from minimegatron.runtime.processes import GRACE_S, kill_group
+from minimegatron.runtime.threads import BLAS_ENV, threads_per_rank
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # .../minimegatron
 PACKAGE_ROOT = os.path.dirname(PACKAGE_DIR)   # the checkout (or site-packages) holding it
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-GRACE_S = 1.0          # SIGTERM, then SIGKILL to whatever is left
 END_GRACE_S = 2.0      # a rank ended badly: mpiexec (or the abort hook) ends the job, or we do
 POLL_S = 0.1
 DUMP_WAIT_S = 2.0      # how long the ranks get to say where they wait, at the timeout
@@ -62,77 +64,6 @@ except OSError:
     _LIBC = None
 
 
-def find_mpiexec():
-    """Path of the mpiexec that belongs to the MPI library mpi4py loads.
-
-    An mpiexec of another MPI (Open MPI's beside pip's MPICH, say) would start N
-    separate one-rank worlds: every rank rank 0, every number silently wrong. So
-    a candidate counts only if its family (MPICH or Open MPI) is the library's.
-    """
-    candidates = [os.path.join(os.path.dirname(sys.executable), "mpiexec")]
-    try:
-        import mpi4py
-        mpicc = mpi4py.get_config().get("mpicc")
-        if mpicc:
-            candidates.append(os.path.join(os.path.dirname(mpicc), "mpiexec"))
-    except ImportError:
-        pass
-    for folder in os.environ.get("PATH", "").split(os.pathsep):      # every one, in order
-        candidates += [os.path.join(folder, name) for name in ("mpiexec", "mpirun")]
-    found = list(dict.fromkeys(p for p in candidates
-                               if p and os.path.isfile(p) and os.access(p, os.X_OK)))
-    library = library_family()
-    for path in found:
-        if library is None or mpi_family(mpiexec_version(path)) in (library, None):
-            return path
-    if found:
-        raise FileNotFoundError(f"no mpiexec of mpi4py's MPI ({library}) found; "
-                                f"{', '.join(found)} belong to another MPI. pip install "
-                                "mpich, or put the matching mpiexec first on PATH")
-    raise FileNotFoundError("no mpiexec found: pip install mpich (or install any MPI "
-                            "that mpi4py supports and put its mpiexec on PATH)")
-
-
-def mpi_family(version_text):
-    """"Open MPI", "MPICH" or None (unknown), from a library's or an mpiexec's version."""
-    if "Open MPI" in version_text or "OpenRTE" in version_text:
-        return "Open MPI"
-    if any(mark in version_text for mark in ("MPICH", "HYDRA", "Intel(R) MPI")):
-        return "MPICH"
-    return None
-
-
-@functools.lru_cache(maxsize=None)
-def mpiexec_version(mpiexec):
-    try:
-        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.stdout + out.stderr
-
-
-@functools.lru_cache(maxsize=None)
-def library_family():
-    """The family of the MPI library mpi4py loads, read without starting MPI here."""
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is not None:
-        return mpi_family(mpi.Get_library_version())
-    code = ("import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; "
-            "print(MPI.Get_library_version())")
-    try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return mpi_family(out.stdout)
-
-
-def mpiexec_flags(mpiexec, nprocs):
-    """Extra flags Open MPI needs to run more ranks than cores (and as root)."""
-    if mpi_family(mpiexec_version(mpiexec)) != "Open MPI":
-        return []
-    flags = ["--oversubscribe"] if nprocs > cores() else []
-    return flags + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
 
 
 def package_root(target=None):
@@ -162,75 +93,6 @@ def build_command(nprocs, target, args=(), mpiexec=None):
     mpiexec = mpiexec or find_mpiexec()
     return ([mpiexec] + mpiexec_flags(mpiexec, nprocs) + ["-n", str(nprocs), sys.executable,
             "-m", "minimegatron.runtime.launcher", "--child", target] + list(args))
-
-
-def run_job(cmd, timeout=None, env=None, **popen_kw):
-    """Run cmd in its own session; on timeout kill the whole job (``kill_group``).
-
-    Returns (returncode, stdout, stderr, timed_out); stdout/stderr are None
-    unless popen_kw redirects them (e.g. ``stdout=subprocess.PIPE``).
-    """
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True, **popen_kw)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, out, err, False
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        out, err = proc.communicate()
-        return 124, out, err, True
-    except KeyboardInterrupt:
-        kill_group(proc)
-        raise
-
-
-def kill_group(proc, pids=(), grace=GRACE_S):
-    """SIGTERM, a grace, then SIGKILL to mpiexec, every process below it, and ``pids``.
-
-    Hydra's proxy and every rank each start their own session, so signalling
-    mpiexec's process group alone would leave them running.
-    """
-    tree = _descendants(proc.pid) | set(pids)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in [proc.pid] + sorted(tree):
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        end = time.monotonic() + grace
-        while time.monotonic() < end and (proc.poll() is None or any(map(_alive, tree))):
-            time.sleep(0.02)
-        if proc.poll() is not None and not any(map(_alive, tree)):
-            return
-        tree |= _descendants(proc.pid)
-    proc.wait()
-
-
-def _descendants(pid):
-    """Every process below pid (children, grandchildren...), from /proc."""
-    children = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rpartition(")")[2].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _alive(pid):
-    """pid exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 class JobSignal(Exception):
@@ -269,7 +131,7 @@ class RankWatch:
         names = [n for n in os.listdir(self.job_dir) if n.endswith(".pid")]
         if len(names) != self.seen and hasattr(os, "pidfd_open"):   # a rank started (Linux)
             self.seen = len(names)
-            for rank, pid in faults.rank_pids(self.job_dir).items():
+            for rank, pid in rank_pids(self.job_dir).items():
                 if rank not in self.fds:
                     try:
                         self.fds[rank] = os.pidfd_open(pid)
@@ -295,7 +157,7 @@ class RankWatch:
 def supervise(cmd, nprocs, timeout=None, env=None):
     """Run the job and own it: signals, rank failures and the timeout (module docstring)."""
     job_dir = tempfile.mkdtemp(prefix="minimegatron-job-")
-    env = {**(os.environ if env is None else env), faults.JOB_DIR_ENV: job_dir,
+    env = {**(os.environ if env is None else env), JOB_DIR_ENV: job_dir,
            reaper.REAP_ENV: "1"}
     watch, proc = RankWatch(job_dir), None
     previous = {sig: signal.signal(sig, _on_signal) for sig in FORWARDED}
@@ -314,7 +176,7 @@ def supervise(cmd, nprocs, timeout=None, env=None):
             watch.poll(left)
             first = reaper.early_end(job_dir)       # a rank ended without a clean exit:
             if first is not None and time.monotonic() - first > END_GRACE_S:
-                kill_group(proc, faults.rank_pids(job_dir).values())    # the job ends
+                kill_group(proc, rank_pids(job_dir).values())    # the job ends
                 ended_by_us = True
         code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
         if ended_by_us or (code == 0 and reaper.early_end(job_dir) is not None):
@@ -327,7 +189,7 @@ def supervise(cmd, nprocs, timeout=None, env=None):
             signal.signal(sig, signal.SIG_IGN)
         name = signal.Signals(stop.args[0]).name
         if proc is not None:
-            kill_group(proc, faults.rank_pids(job_dir).values())
+            kill_group(proc, rank_pids(job_dir).values())
         _say(f"got {name}: stopped the job (mpiexec and all {nprocs} ranks)")
         return 128 + stop.args[0]
     finally:
@@ -340,8 +202,8 @@ def supervise(cmd, nprocs, timeout=None, env=None):
 def _report(job_dir, nprocs, code):
     """Why the job failed: the ranks' own records (an exception, an exit code at the exit
     barrier), else the first rank to end (its waiter's record) and the ranks ended after."""
-    causes = faults.failures(job_dir)
-    if not causes and (faults.said_why(job_dir) or faults.all_done(job_dir, nprocs)):
+    causes = failures(job_dir)
+    if not causes and (said_why(job_dir) or all_done(job_dir, nprocs)):
         return             # a usage error was printed, or every rank chose to exit with code
     more = f" (and {len(causes) - 2} more)" if len(causes) > 2 else ""
     causes = causes[:2] or reaper.blame(job_dir, nprocs, i18n.text) or ["no rank said why"]
@@ -350,9 +212,8 @@ def _report(job_dir, nprocs, code):
 
 def _hang(proc, job_dir, nprocs, timeout):
     _say(f"HANG: timed out after {timeout:g} s; where each rank waits:")
-    print(faults.format_dumps(faults.dump_request(job_dir, DUMP_WAIT_S)), file=sys.stderr,
-          flush=True)
-    kill_group(proc, faults.rank_pids(job_dir).values())
+    print(format_dumps(dump_request(job_dir, DUMP_WAIT_S)), file=sys.stderr, flush=True)
+    kill_group(proc, rank_pids(job_dir).values())
     _say(f"killed all {nprocs} ranks (a deadlock? a rank waiting for a message nobody sends?)")
     return 124
 

@@ -25,10 +25,10 @@ import os
 import signal
 import time
 
+from minimegatron.runtime.job_files import JOB_DIR_ENV
 from minimegatron.runtime.threads import rank_from_env
 
 REAP_ENV = "MINIMEGATRON_REAP"
-JOB_DIR_ENV = "MINIMEGATRON_JOB_DIR"      # faults.JOB_DIR_ENV (faults imports more)
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 PR_SET_PDEATHSIG = 1
 

@@ -17,7 +17,7 @@ figures are a DGX-2H; here we measure our own:
 Communication measured: comm.all_reduce of 8 B .. 4 MB float64 buffers over the
 world, REPEATS times each (the minimum time of each size is kept). Run alone,
 ``minimegatron calibrate`` measures the GEMM rate itself and starts itself under
-mpiexec on 2 ranks (launcher.find_mpiexec) for the collectives; ``--no-mpi``
+mpiexec on 2 ranks (mpiexec.find_mpiexec) for the collectives; ``--no-mpi``
 skips them (GEMM only, and says so). Output: the JSON that
 ``scaling.Hardware.from_json`` reads (gemm_flops, bandwidth_bytes_per_s,
 latency_s, ranks_per_node, name) plus the raw figures:
@@ -116,7 +116,8 @@ def collectives(group):
 
 def collectives_by_launch(ranks, timeout=120):
     """Start ``minimegatron calibrate --collectives-only`` under mpiexec; its dict or None."""
-    from minimegatron.runtime.launcher import build_command, child_env, run_job
+    from minimegatron.runtime.launcher import build_command, child_env
+    from minimegatron.runtime.processes import run_job
     with tempfile.TemporaryDirectory(prefix="mm_calib_") as tmp:
         path = os.path.join(tmp, "comm.json")
         cmd = build_command(ranks, "calibrate", ["--collectives-only", "--out", path])

@@ -50,7 +50,7 @@ def _metadata(process, tracks, row_name):
 
 
 def from_simulation(sim, us_per_unit=1000.0):
-    """{"traceEvents": [...]} of a ``schedules.Simulation``: one "X" event per Slot."""
+    """{"traceEvents": [...]} of a ``simulator.Simulation``: one "X" event per Slot."""
     events = _metadata(f"{sim.schedule}: {sim.num_stages} stages, "
                        f"{sim.num_micro_batches} micro-batches (simulated)",
                        sim.num_stages, "stage")

@@ -1,7 +1,7 @@
 """Timelines: which stage computes what, when, and where the bubble is.
 
 The same picture for a schedule simulated from its action lists
-(``minimegatron.parallel.pipeline_parallel.schedules``) and for a real run's trace: a text grid
+(``minimegatron.parallel.pipeline_parallel.simulator``) and for a real run's trace: a text grid
 (one row per stage, one column per time step) and a Gantt chart PNG (forward
 boxes blue, backward orange, weight gradient teal, communication and waits coloured by the kind of
 group they ran in: tp green, pp purple, dp red, any other grey; idle pale), with

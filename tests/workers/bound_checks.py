@@ -13,7 +13,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.comm import bound, comm_check, polling, trace
-from minimegatron.runtime import faults
+from minimegatron.runtime import hang_report
 
 from comm_checks import data
 
@@ -105,16 +105,16 @@ def _start_twice(bound_all_reduce):
 
 
 class SpyRequest:
-    """MPI's persistent request, plus: what faults.where_waits says when it is waited on."""
+    """MPI's persistent request, plus: what hang_report.where_waits says when it is waited on."""
 
     def __init__(self, real, seen):
         self.real, self.seen = real, seen
 
     def look(self):
         frame = sys._getframe(1)
-        wait = faults.where_waits(frame)
+        wait = hang_report.where_waits(frame)
         self.seen.update(op=wait["op"], group=wait["group"], ranks=wait["ranks"],
-                         in_wait=faults._in_wait(frame))
+                         in_wait=hang_report.in_wait(frame))
 
     def Start(self):
         self.real.Start()
@@ -129,7 +129,7 @@ class SpyRequest:
 
 
 def faults_sees_the_wait(g):
-    """What faults.where_waits reports from inside the bound wait (the current wait mode)."""
+    """What hang_report.where_waits reports from inside the bound wait (the current wait mode)."""
     seen, x = {}, np.ones(4)
     bound_ar = bound.bind_all_reduce(x, g, inplace=True)
     bound_ar.requests[0] = SpyRequest(bound_ar.requests[0], seen)

@@ -59,8 +59,8 @@ EXERCISES = [
              "shape (_expand_reduced(grad_out, *ctx.args))",
              "z = sum_i x_i    dz/dx_i = 1"),
     Exercise("2.1", "GPipe schedule", "schedules", 1,
-             "all M forwards (_forward) for micro-batches 0..M-1, then all M backwards "
-             "(_backward) in the same order",
+             "all M forwards (forward_actions) for micro-batches 0..M-1, then all M backwards "
+             "(backward_actions) in the same order",
              "GPipe splits the mini-batch into micro-batches and pipelines them so several "
              "stages work at once. Bubble fraction with K stages and M micro-batches: "
              "(K-1)/(M+K-1) of the schedule."),

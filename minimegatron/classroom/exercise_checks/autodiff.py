@@ -212,7 +212,7 @@ def _kept(before, after):
     return bool(np.array_equal(before, np.asarray(to_numpy(after)), equal_nan=True))
 
 
-def _raised(err):
+def raised_where(err):
     """'ValueError: ... (in Max.backward: <the line>)': the error and where, in the copy
     (the copy's own code, not the watched arrays' bookkeeping)."""
     import os
@@ -268,7 +268,7 @@ def _run_case(ex_id, case):
     except NotImplementedError:
         raise
     except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
-        return {"error": _raised(err)}
+        return {"error": raised_where(err)}
     return {"grads": evidence, "grad_out_kept": _kept(case["grad_out"], grad_out),
             "saved_kept": all(_kept(a, s) for a, s in zip(saved, node.ctx.saved)),
             "output_kept": _kept(result, out.data), "reused": reused, **log}
@@ -291,7 +291,7 @@ def _run_unbroadcast(case):
     except NotImplementedError:
         raise
     except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
-        return {"error": _raised(err)}
+        return {"error": raised_where(err)}
     return {"grads": grads, "grad_out_kept": _kept(case["grad_out"], grad), **log}
 
 

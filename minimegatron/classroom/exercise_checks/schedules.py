@@ -110,7 +110,7 @@ def _show(actions):
 def _programs(run, ex_id):
     """The grader's own Actions for every stage of one run; CheckFailed for anything else,
     or a list ten times longer than the schedule (6 actions per step at most)."""
-    from minimegatron.parallel.pipeline_parallel.schedules import OPS, Action
+    from minimegatron.parallel.pipeline_parallel.actions import OPS, Action
     most = 60 * run["micro"] * run.get("chunks", 1) + 60
     programs = []
     for stage, raw in enumerate(run["programs"]):
@@ -159,7 +159,7 @@ def _forwards_first(actions):
     return ops.index("backward") if "backward" in ops else len(ops)
 
 
-def _one_f_one_b(num_micro_batches, warmup):
+def one_f_one_b_order(num_micro_batches, warmup):
     """The compute order of 1F1B with this warm-up: warm-up forwards, pairs, backwards."""
     order = [("forward", i) for i in range(warmup)]
     for i in range(num_micro_batches - warmup):
@@ -170,7 +170,7 @@ def _one_f_one_b(num_micro_batches, warmup):
 
 def _simulate(run, programs, t_backward):
     """The grader's simulate on the student's lists; CheckFailed on a deadlock."""
-    from minimegatron.parallel.pipeline_parallel.schedules import simulate
+    from minimegatron.parallel.pipeline_parallel.simulator import simulate
 
     def listed(num_stages, num_micro_batches, stage, num_chunks=1):
         return programs[stage]
@@ -233,12 +233,12 @@ def judge_alternate(evidence, seed):
             first = _forwards_first(actions)
             warmup = min(max(first - 1, 0), m)
             _expect_order(_where(run, stage, "2.2"), _compute(actions),
-                          _one_f_one_b(m, warmup), actions)
+                          one_f_one_b_order(m, warmup), actions)
 
 
-def _wrapped(num_stages, stage, order):
+def with_messages(num_stages, stage, order):
     """The actions of a compute order, each step with its messages (no chunk)."""
-    from minimegatron.parallel.pipeline_parallel.schedules import Action
+    from minimegatron.parallel.pipeline_parallel.actions import Action
     actions = []
     for op, i in order:
         if op == "forward":
@@ -259,7 +259,7 @@ def _judge_messages(ex_id):
             k, m = run["stages"], run["micro"]
             for stage, actions in enumerate(programs):
                 where = _where(run, stage, ex_id)
-                want = _wrapped(k, stage, _compute(actions))
+                want = with_messages(k, stage, _compute(actions))
                 if actions != want:
                     at = next((i for i, (a, b) in enumerate(zip(actions, want)) if a != b),
                               min(len(actions), len(want)))

@@ -74,7 +74,7 @@ def _show(actions):
 
 def _programs(name, run):
     """The grader's own Actions for every stage of one run; CheckFailed for anything else."""
-    from minimegatron.parallel.pipeline_parallel.schedules import OPS, Action
+    from minimegatron.parallel.pipeline_parallel.actions import OPS, Action
     most = 60 * run["micro"] + 60
     if len(run["programs"]) != run["stages"]:
         raise CheckFailed(text("sched.stage_count", stages=run["stages"],
@@ -106,7 +106,7 @@ def _runs_of(evidence, name, seed):
 
 def _check_once(name, run, programs):
     """Every W once, and without them the list is 1F1B's with this warm-up (messages too)."""
-    from minimegatron.classroom.exercise_checks.schedules import _one_f_one_b, _wrapped
+    from minimegatron.classroom.exercise_checks.schedules import one_f_one_b_order, with_messages
     k, m = run["stages"], run["micro"]
     for stage, actions in enumerate(programs):
         where = _where(name, run, stage)
@@ -115,7 +115,7 @@ def _check_once(name, run, programs):
             raise CheckFailed(text("zb.w_once", where=where, got=weights, m=m,
                                    actions=_show(actions)))
         warmup = min(k - stage, m) if name == "zb-h1" else min(2 * (k - stage) - 1, m)
-        want = _wrapped(k, stage, _one_f_one_b(m, max(warmup - 1, 0)))
+        want = with_messages(k, stage, one_f_one_b_order(m, max(warmup - 1, 0)))
         rest = [a for a in actions if a.op != "weight"]
         if rest != want:
             raise CheckFailed(text("zb.not_1f1b", where=where, got=_show(rest),
@@ -155,7 +155,7 @@ TIMES = ((1, 1, 1), (2, 2, 1))          # (T_F, T_B, T_W): T_W = T_F, and T_W = 
 
 def _check_bubble(name, run, programs, sign):
     """Simulated bubble <= (K-1)(T_F + T_B + sign T_W), and below 1F1B's when K > 1."""
-    from minimegatron.parallel.pipeline_parallel.schedules import simulate
+    from minimegatron.parallel.pipeline_parallel.simulator import simulate
 
     def listed(num_stages, num_micro_batches, stage):
         return programs[stage]

@@ -19,7 +19,7 @@ activations of at most min(M, K - k) micro-batches; GPipe holds all M.
 
 Schedules are data. A schedule is a pure function
 ``(num_stages, num_micro_batches, stage) -> list[Action]`` listing what the
-stage does, in order. The pipeline executor runs the list, ``simulate`` times
+stage does, in order. The pipeline executor runs the list, simulator.py times
 it, ``minimegatron.tools.timeline`` draws it and the tests check it, all
 without MPI. Per micro-batch and stage boundary there is one activation
 send (forward) and one gradient send (backward), each micro_batch*seq*hidden
@@ -29,74 +29,22 @@ block: with blocking sends 1F1B deadlocks (two neighbours both sending).
     minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8
     minimegatron run -n 4 tutorials/07_pipeline.py
 """
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
 
-OPS = {"recv_act": "RA", "forward": "F", "send_act": "SA",
-       "recv_grad": "RG", "backward": "B", "send_grad": "SG", "weight": "W"}
-
-
-@dataclass(frozen=True)
-class Action:
-    """One step of a stage: op in OPS, on micro-batch ``micro_batch``. str: "F3", "RG3".
-
-    "weight" ("W3"): the weight gradient alone, in a schedule that splits the
-    backward (zero_bubble.py); its "backward" is then the input gradient only.
-
-    ``chunk``: None for a stage that holds one piece of the model, else which of
-    its model chunks the step runs on (``interleaved``); str then "F3c1".
-    """
-    op: str
-    micro_batch: int
-    chunk: int = None
-
-    def __post_init__(self):
-        if self.op not in OPS:
-            raise ValueError(f"unknown op {self.op!r}; valid ops: {', '.join(OPS)}")
-
-    def __str__(self):
-        return f"{OPS[self.op]}{self.micro_batch}" + _chunk_suffix(self.chunk)
-
-
-def _chunk_suffix(chunk):
-    return "" if chunk is None else f"c{chunk}"
-
-
-def _check(num_stages, num_micro_batches, stage):
-    if num_stages < 1 or num_micro_batches < 1 or not 0 <= stage < num_stages:
-        raise ValueError(f"need num_stages >= 1, num_micro_batches >= 1 and "
-                         f"0 <= stage < num_stages; got num_stages={num_stages}, "
-                         f"num_micro_batches={num_micro_batches}, stage={stage}")
-
-
-def _forward(num_stages, stage, i, chunk=None):
-    """recv_act i (not on the first stage), forward i, send_act i (not on the last)."""
-    actions = [Action("recv_act", i, chunk)] if stage > 0 else []
-    actions.append(Action("forward", i, chunk))
-    if stage < num_stages - 1:
-        actions.append(Action("send_act", i, chunk))
-    return actions
-
-
-def _backward(num_stages, stage, i, chunk=None):
-    """recv_grad i (not on the last stage), backward i, send_grad i (not on the first)."""
-    actions = [Action("recv_grad", i, chunk)] if stage < num_stages - 1 else []
-    actions.append(Action("backward", i, chunk))
-    if stage > 0:
-        actions.append(Action("send_grad", i, chunk))
-    return actions
-
+from minimegatron.parallel.pipeline_parallel import zero_bubble
+from minimegatron.parallel.pipeline_parallel.actions import (backward_actions, check_stage,
+                                                             forward_actions)
 
 def gpipe(num_stages, num_micro_batches, stage):
     """All M forwards, then all M backwards in the same order 0..M-1 (as Megatron)."""
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     actions = []
     # EXERCISE 2.1 begin
     for i in range(num_micro_batches):
-        actions += _forward(num_stages, stage, i)
+        actions += forward_actions(num_stages, stage, i)
     for i in range(num_micro_batches):
-        actions += _backward(num_stages, stage, i)
+        actions += backward_actions(num_stages, stage, i)
     # EXERCISE 2.1 end
     return actions
 
@@ -106,23 +54,23 @@ def naive(num_stages, num_micro_batches, stage):
 
     The executor passes the whole batch as micro-batch 0.
     """
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     return gpipe(num_stages, 1, stage)
 
 
 def one_f_one_b(num_stages, num_micro_batches, stage):
     """Warm-up min(K-k-1, M) forwards, then forward/backward pairs, then the backwards left."""
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     actions = []
     # EXERCISE 2.2 begin
     warmup = min(num_stages - stage - 1, num_micro_batches)
     for i in range(warmup):
-        actions += _forward(num_stages, stage, i)
+        actions += forward_actions(num_stages, stage, i)
     for i in range(num_micro_batches - warmup):
-        actions += _forward(num_stages, stage, warmup + i)
-        actions += _backward(num_stages, stage, i)
+        actions += forward_actions(num_stages, stage, warmup + i)
+        actions += backward_actions(num_stages, stage, i)
     for i in range(num_micro_batches - warmup, num_micro_batches):
-        actions += _backward(num_stages, stage, i)
+        actions += backward_actions(num_stages, stage, i)
     # EXERCISE 2.2 end
     return actions
 
@@ -135,14 +83,14 @@ def interleaved(num_stages, num_micro_batches, stage, num_chunks):
     Backward step j runs the same micro-batch on chunk v-1-(j % Kv) // K.
     Warm-up min(2(K-k-1) + (v-1)K, Mv) forwards, then F/B pairs, then the rest.
     """
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     check_interleaved(num_stages, num_micro_batches, num_chunks)
     K, v, total = num_stages, num_chunks, num_micro_batches * num_chunks
 
     def step(j, forward):
         group, position = divmod(j, K * v)          # which K micro-batches, where in them
         chunk = position // K if forward else v - 1 - position // K
-        make = _forward if forward else _backward
+        make = forward_actions if forward else backward_actions
         return make(K * v, chunk * K + stage, group * K + position % K, chunk)
     # EXERCISE 6.1 begin
     warmup = min((K - stage - 1) * 2 + (v - 1) * K, total)
@@ -172,9 +120,7 @@ def loop_placement(num_stages, stage, chunk):
     return chunk * num_stages + stage
 
 
-# ZB-H1, ZB-H2 and ZBV split the backward into B and W; they build on the helpers above.
-from minimegatron.parallel.pipeline_parallel import zero_bubble  # noqa: E402
-
+# ZB-H1, ZB-H2 and ZBV (zero_bubble.py) split the backward into B and W.
 SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved,
              **zero_bubble.ZERO_BUBBLE}
 FIXED_CHUNKS = dict(zero_bubble.FIXED_CHUNKS)   # schedules that always run this many chunks
@@ -207,17 +153,6 @@ def placement(name):
     return PLACEMENTS.get(name, loop_placement)
 
 
-def _resolve(schedule, num_chunks=1):
-    """(function of (K, M, stage), name) from a name or a schedule function."""
-    if isinstance(schedule, str):
-        return get_schedule(schedule, num_chunks), schedule
-    names = [name for name, fn in SCHEDULES.items() if fn is schedule]
-    name = names[0] if names else schedule.__name__
-    if num_chunks == 1 and name != "interleaved" or name in FIXED_CHUNKS:
-        return schedule, name
-    return partial(schedule, num_chunks=num_chunks), name
-
-
 def peak_in_flight(actions):
     """Most micro-batches whose forward is done and backward is not (activations held).
 
@@ -238,137 +173,7 @@ def bubble_formula(num_stages, num_micro_batches, num_chunks=1):
     """GPipe's bubble (K-1)/(M+K-1) as an exact Fraction; with v chunks (K-1)/(vM+K-1).
 
     Idle / (idle + busy). The Megatron paper states idle / busy, t_pb / t_id =
-    (1/v)(K-1)/M (``Simulation.bubble_ratio``): the same bubble, other denominator.
+    (1/v)(K-1)/M (``Simulation.bubble_ratio``, simulator.py): the same bubble,
+    another denominator.
     """
     return Fraction(num_stages - 1, num_chunks * num_micro_batches + num_stages - 1)
-
-
-@dataclass(frozen=True)
-class Slot:
-    """A timed compute step: op "F", "B" or "W" on micro_batch (and chunk) from start to end."""
-    start: float
-    end: float
-    op: str
-    micro_batch: int
-    chunk: int = None
-
-    def __str__(self):
-        return f"{self.op}{self.micro_batch}" + _chunk_suffix(self.chunk)
-
-
-@dataclass(frozen=True)
-class Simulation:
-    """Timed schedule: ``slots[stage]`` is that stage's busy Slots in time order."""
-    schedule: str
-    num_stages: int
-    num_micro_batches: int
-    slots: list
-    makespan: float
-
-    def busy(self, stage):
-        return sum(slot.end - slot.start for slot in self.slots[stage])
-
-    def idle(self, stage):
-        return self.makespan - self.busy(stage)
-
-    def stage_bubble(self, stage):
-        """Idle time between the start of the stage's first step and the end of its last."""
-        row = self.slots[stage]
-        return row[-1].end - row[0].start - self.busy(stage)
-
-    @property
-    def bubble(self):
-        """The zero-bubble paper's bubble: the largest ``stage_bubble`` over the stages."""
-        return max(self.stage_bubble(stage) for stage in range(self.num_stages))
-
-    def idle_slots(self, stage):
-        """The idle gaps of a stage as (start, end) pairs, up to the makespan."""
-        gaps, now = [], self.makespan * 0
-        for slot in self.slots[stage] + [Slot(self.makespan, self.makespan, "", -1)]:
-            if slot.start > now:
-                gaps.append((now, slot.start))
-            now = slot.end
-        return gaps
-
-    @property
-    def bubble_fraction(self):
-        """idle / (num_stages * makespan)"""
-        idle = sum(self.idle(stage) for stage in range(self.num_stages))
-        return idle / (self.num_stages * self.makespan)
-
-    @property
-    def bubble_ratio(self):
-        """idle / busy: the Megatron paper's t_pb / t_id, (1/v)(K-1)/M for interleaved."""
-        busy = sum(self.busy(stage) for stage in range(self.num_stages))
-        return (self.num_stages * self.makespan - busy) / busy
-
-
-def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0,
-             num_chunks=1, t_weight=0, virtual=None):
-    """Run every stage's action list in order against a clock; communication is free.
-
-    A send is posted at once (nonblocking) and a receive waits until its
-    matching send is posted, so forward i on stage s starts after forward i on
-    s-1, and backward i after backward i on s+1. A stage computes one step at a
-    time, in list order. Raises RuntimeError if the schedule deadlocks. Exact
-    times come out if t_forward and t_backward are Fractions. With v =
-    ``num_chunks`` model chunks per stage (interleaved; zbv always 2), chunk c of
-    stage s is virtual stage c*K + s of K*v (zbv: ``placement``, a V; ``virtual``:
-    another (K, stage, chunk) -> virtual stage, for a schedule function), and one
-    chunk's step takes t_forward / v
-    (or t_backward / v): a stage's work per micro-batch stays t_forward + t_backward.
-
-    ``t_weight``: the weight gradient's time T_W. A schedule with W actions
-    (zero_bubble.py) runs B in t_backward and W in t_weight (> 0); in one without,
-    the backward computes both and takes t_backward + t_weight, so 1F1B with
-    t_weight = 0 is unchanged and with T_W > 0 compares with ZB-H1 at equal work.
-    """
-    if not (t_forward > 0 and t_backward > 0 and t_weight >= 0):
-        raise ValueError(f"need positive step times; got t_forward={t_forward}, "
-                         f"t_backward={t_backward}, t_weight={t_weight}")
-    fn, name = _resolve(schedule, num_chunks)
-    num_chunks, virtual = chunks_per_stage(name, num_chunks), virtual or placement(name)
-    programs = [fn(num_stages, num_micro_batches, s) for s in range(num_stages)]
-    split = any(action.op == "weight" for program in programs for action in program)
-    if split and not t_weight > 0:
-        raise ValueError(f"schedule {name!r} runs W on its own: need t_weight > 0, "
-                         f"got t_weight={t_weight}")
-    duration = {"forward": t_forward / num_chunks, "weight": t_weight / num_chunks,
-                "backward": (t_backward + (0 if split else t_weight)) / num_chunks}
-    clock, pc = [duration["forward"] * 0] * num_stages, [0] * num_stages
-    posted = {}  # (from_stage, to_stage, micro_batch) -> time the send was posted
-    slots = [[] for _ in range(num_stages)]
-    progress = True
-    while progress:
-        progress = False
-        for s, program in enumerate(programs):
-            while pc[s] < len(program):
-                action = program[pc[s]]
-                here = virtual(num_stages, s, action.chunk or 0)   # the virtual stage
-                step = -1 if action.op in ("recv_act", "send_grad") else 1
-                if action.op.startswith("recv"):
-                    key = (here + step, here, action.micro_batch)
-                    if key not in posted:
-                        break
-                    clock[s] = max(clock[s], posted.pop(key))
-                elif action.op.startswith("send"):
-                    posted[(here, here + step, action.micro_batch)] = clock[s]
-                else:
-                    step_time = duration[action.op]
-                    slots[s].append(Slot(clock[s], clock[s] + step_time,
-                                         OPS[action.op], action.micro_batch, action.chunk))
-                    clock[s] += step_time
-                pc[s] += 1
-                progress = True
-    stuck = [f"stage {s} at {p[pc[s]]}" for s, p in enumerate(programs) if pc[s] < len(p)]
-    if stuck or posted:
-        raise RuntimeError(f"schedule {name!r} deadlocks: waiting {', '.join(stuck)}; "
-                           f"unreceived sends (from, to, micro-batch): {sorted(posted)}")
-    return Simulation(name, num_stages, num_micro_batches, slots, max(clock))
-
-
-def bubble_fraction(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=1.0,
-                    num_chunks=1, t_weight=0):
-    """Simulated idle / (num_stages * makespan) of a schedule."""
-    return simulate(schedule, num_stages, num_micro_batches,
-                    t_forward, t_backward, num_chunks, t_weight).bubble_fraction

@@ -77,13 +77,13 @@ compares it with one process:
     minimegatron timeline --schedule zbv --stages 4 --micro-batches 8
     minimegatron run -n 4 verify --schemes pp-zb-h1,pp-zb-h2,pp-zbv
 """
-from minimegatron.parallel.pipeline_parallel.schedules import (Action, _backward, _check,
-                                                               _forward)
+from minimegatron.parallel.pipeline_parallel.actions import (Action, backward_actions,
+                                                             check_stage, forward_actions)
 
 
 def _split_backward(num_stages, num_micro_batches, stage, warmup, cap, name):
     """w warm-up forwards; then B, W (if holding ``cap``), F; then B, W; then the W's left."""
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     least = warmup(num_stages, 0)
     if num_micro_batches < least:
         raise ValueError(f"schedule {name!r} needs at least {least} micro-batches for "
@@ -92,17 +92,17 @@ def _split_backward(num_stages, num_micro_batches, stage, warmup, cap, name):
     w = warmup(num_stages, stage)
     actions, held, weights = [], w, 0      # held: F done, W not; weights: W's placed so far
     for i in range(w):
-        actions += _forward(num_stages, stage, i)
+        actions += forward_actions(num_stages, stage, i)
     # EXERCISE 9.2 begin
     for j in range(num_micro_batches - w):
-        actions += _backward(num_stages, stage, j)
+        actions += backward_actions(num_stages, stage, j)
         if held == cap:                                 # free one micro-batch before the F
             actions.append(Action("weight", weights))
             weights, held = weights + 1, held - 1
-        actions += _forward(num_stages, stage, w + j)
+        actions += forward_actions(num_stages, stage, w + j)
         held += 1
     for j in range(num_micro_batches - w, num_micro_batches):
-        actions += _backward(num_stages, stage, j) + [Action("weight", weights)]
+        actions += backward_actions(num_stages, stage, j) + [Action("weight", weights)]
         weights += 1
     actions += [Action("weight", i) for i in range(weights, num_micro_batches)]
     # EXERCISE 9.2 end
@@ -141,7 +141,7 @@ class _VStage:
             if op == "W":
                 self.actions.append(Action("weight", i, chunk))
             else:
-                make = _forward if op == "F" else _backward
+                make = forward_actions if op == "F" else backward_actions
                 self.actions += make(2 * self.num_stages, here, i, chunk)
 
 
@@ -153,7 +153,7 @@ def zbv(num_stages, num_micro_batches, stage):
     steady    until every F1 is done: F0 (while any is left) B0 W0 F1 B1 W1
     cool-down k times B0 B1; K-k times B0 W0; then the W1's and W0's left.
     """
-    _check(num_stages, num_micro_batches, stage)
+    check_stage(num_stages, num_micro_batches, stage)
     K, M, k = num_stages, num_micro_batches, stage
     if M < 2 * K - 1:
         raise ValueError(f"schedule 'zbv' needs at least {2 * K - 1} micro-batches for "

@@ -9,8 +9,8 @@ GeLU and attention act on each rank's own columns / heads, so no communication
 sits between the two linears: per block, forward = 2 g's, backward = 2 f's,
 each an all-reduce of b*s*h values (Megatron-LM's "4 communication operations").
 
-Vocabulary: wte is split by rows (VocabParallelEmbedding: each rank looks up the
-ids it owns, zeros the rest, one all-reduce). The head is split by vocabulary
+Vocabulary (vocab.py): wte is split by rows (VocabParallelEmbedding: each rank looks
+up the ids it owns, zeros the rest, one all-reduce). The head is split by vocabulary
 columns and NOT gathered: the logits stay (B, T, V/tp) and the fused
 vocab-parallel cross entropy needs exactly 3 all-reduces of b*s values (the max,
 the target logit, the sum of exp); no rank ever holds (B, T, V). The vocabulary
@@ -32,23 +32,20 @@ Tutorial: ``minimegatron run -n 8 tutorials/04_megatron_gpt.py``.
 from minimegatron.autodiff import functional as F
 from minimegatron.comm import trace
 from minimegatron.backend import xp
-from minimegatron.comm import all_gather, all_reduce
-from minimegatron.autodiff.function import Function
-from minimegatron.autodiff.guards import check_ids, check_targets
+from minimegatron.comm import all_gather
 from minimegatron.autodiff.cast import float32_if_half
-from minimegatron.nn import (Embedding, LayerNorm, Module, ModuleList, Parameter,
-                             causal_attention, gpt_init)
+from minimegatron.nn import Embedding, LayerNorm, Module, ModuleList, causal_attention, gpt_init
 from minimegatron.nn.generate import generate
-from minimegatron.autodiff.ops import embedding, split, where
+from minimegatron.autodiff.ops import split
 from minimegatron.parallel.split import pad as pad_to_tp, padded, row_slice
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
-from minimegatron.parallel.tensor_parallel.mappings import reduce_from_tp
 from minimegatron.parallel.tensor_parallel.rng import ParallelDropout, RNGTracker
 from minimegatron.parallel.tensor_parallel.sequence import (SequenceParallelLayerNorm,
                                                             check_sequence_length,
-                                                            reduce_scatter_to_sequence,
                                                             scatter_to_sequence)
 from minimegatron.parallel.tensor_parallel.shards import qkv_rank_major
+from minimegatron.parallel.tensor_parallel.vocab import (VocabParallelEmbedding,
+                                                         vocab_parallel_cross_entropy)
 from minimegatron.autodiff.tensor import unwrap
 
 
@@ -148,83 +145,6 @@ def _layer_norm(config, tp_group, sequence_parallel):
     return LayerNorm(config.d_model, dtype=config.dtype)
 
 
-class VocabParallelEmbedding(Module):
-    """y = W[ids] with W split by rows: rank r owns ids [r*V/tp, (r+1)*V/tp), then g.
-
-    ``sequence_parallel``: g-bar (reduce-scatter) instead, y is (B, T/tp, D).
-    """
-
-    def __init__(self, num_embeddings, dim, tp_group, master_weight=None, dtype="float64",
-                 vocab_size=None, sequence_parallel=False):
-        super().__init__()
-        self.sequence_parallel = sequence_parallel
-        tp = tp_group.size
-        self.vocab_size = num_embeddings if vocab_size is None else vocab_size  # ids allowed
-        if num_embeddings % tp:
-            raise ValueError(f"VocabParallelEmbedding: num_embeddings={num_embeddings} is not "
-                             f"divisible by tp={tp} (pad the vocabulary)")
-        if master_weight is not None and tuple(master_weight.shape) != (num_embeddings, dim):
-            raise ValueError(f"VocabParallelEmbedding: master_weight has shape "
-                             f"{tuple(master_weight.shape)}, expected ({num_embeddings}, {dim})")
-        full = xp.zeros((num_embeddings, dim), dtype=dtype) if master_weight is None \
-            else xp.asarray(master_weight, dtype=dtype)
-        rows = row_slice(num_embeddings, tp_group.rank, tp)
-        self.start, self.end = rows.start, rows.stop
-        self.tp_group = tp_group
-        self.weight = Parameter(full[self.start:self.end].copy())      # (V/tp, D)
-
-    def forward(self, ids):
-        ids = unwrap(ids)
-        check_ids(ids, self.vocab_size)        # every tp rank: same ids, same error, no hang
-        outside = (ids < self.start) | (ids >= self.end)               # (B, T) not mine
-        local = xp.where(outside, 0, ids - self.start)
-        y = embedding(self.weight, local)                              # (B, T, D)
-        y = where(~outside[..., None], y, 0.0)                         # zero rows not mine
-        if self.sequence_parallel:
-            return reduce_scatter_to_sequence(y, self.tp_group)        # g-bar: (B, T/tp, D)
-        return reduce_from_tp(y, self.tp_group)                        # g: one owner each
-
-
-class VocabParallelCrossEntropy(Function):
-    """mean_n [log sum_v exp(z_nv) - z_n,t_n] from logits split by vocabulary, 3 all-reduces.
-
-    dL/dz_nv = (softmax(z_n)_v - [v == t_n]) / N on this rank's slice, no communication.
-    Padded columns (global index >= vocab_size) count as -inf: probability 0.
-    """
-    @staticmethod
-    def forward(ctx, logits, targets, group=None, vocab_start=0, vocab_size=None):
-        check_targets(targets, vocab_size)             # before the first all-reduce
-        local_v = logits.shape[-1]                                     # V/tp
-        cols = vocab_start + xp.arange(local_v)
-        logits = xp.where(cols >= vocab_size, -xp.inf, logits)         # (B, T, V/tp)
-        reduce = (lambda a, op="sum": a) if group.size == 1 else (
-            lambda a, op="sum": all_reduce(a, group, op=op))
-        row_max = reduce(logits.max(axis=-1), "max")                   # 1: (B, T) global max
-        shifted = logits - row_max[..., None]
-        mine = (targets >= vocab_start) & (targets < vocab_start + local_v)
-        local_t = xp.where(mine, targets - vocab_start, 0)
-        picked = xp.take_along_axis(shifted, local_t[..., None], axis=-1)[..., 0]
-        picked = reduce(xp.where(mine, picked, 0.0))                   # 2: (B, T) target logit
-        exp = xp.exp(shifted)
-        sum_exp = reduce(exp.sum(axis=-1))                             # 3: (B, T)
-        ctx.save_for_backward(exp / sum_exp[..., None], mine, local_t)
-        return xp.mean(xp.log(sum_exp) - picked)
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        softmax, mine, local_t = ctx.saved
-        grad = softmax.reshape(-1, softmax.shape[-1]).copy()           # (N, V/tp)
-        rows = xp.arange(grad.shape[0])
-        grad[rows, local_t.reshape(-1)] -= mine.reshape(-1)
-        return (grad * (grad_out / grad.shape[0])).reshape(softmax.shape), None
-
-
-def vocab_parallel_cross_entropy(logits, targets, group, vocab_start, vocab_size):
-    """Mean cross entropy of logits (B, T, V/tp) split by vocabulary; targets (B, T)."""
-    return VocabParallelCrossEntropy.apply(logits, unwrap(targets), group=group,
-                                           vocab_start=vocab_start, vocab_size=vocab_size)
-
-
 class ParallelGPT(Module):
     """nn.GPT split over ``tp_group``: the same parameter names, each holding its shard.
 
@@ -320,6 +240,5 @@ def pad_vocab_rows(config, tp):
     return pad_to_tp(_init(config, "wte.weight", (config.vocab_size, config.d_model)), 0, tp)
 
 
-__all__ = ["ParallelMLP", "ParallelSelfAttention", "ParallelBlock", "VocabParallelEmbedding",
-           "VocabParallelCrossEntropy", "vocab_parallel_cross_entropy", "ParallelGPT",
+__all__ = ["ParallelMLP", "ParallelSelfAttention", "ParallelBlock", "ParallelGPT",
            "check_tp_config"]
