@@ -28,9 +28,11 @@ def test_an_agreed_step_compares_its_fields_once_per_group(results):
         groups = {name.split()[1] for step in r["all"]["checks"] for name in step}
         assert {g.rstrip("0123456789") for g in groups} == {"tp", "pp", "dp"}, rank
         for agreed, every in zip(r["agreed"]["checks"], r["all"]["checks"]):
-            assert all(name.startswith("call ") for name in every), rank
-            assert sorted(agreed) == sorted({f"step {name.split()[1]}" for name in every}), rank
-            assert len(every) >= 2 * len(agreed), rank             # per call: many more
+            calls = [name for name in every if name.startswith("call ")]
+            assert sorted(agreed) == sorted({f"step {name.split()[1]}" for name in calls}), rank
+            assert len(calls) >= 2 * len(agreed), rank             # per call: many more
+            if rank < 4:                                           # stage 0 sends forward
+                assert any(name.startswith("sign pp") for name in every), rank
         assert r["off"]["checks"] == [[]] * 3
 
 
@@ -60,11 +62,13 @@ def test_mismatches_are_still_named_on_every_rank_of_the_group(results):
         assert "shape=(8,)" in r["later_call_all_mode"]
 
 
-def test_a_rank_with_another_batch_ends_the_job_naming_the_fields():
+@pytest.mark.parametrize("odd_rank, group", [(1, "tp0"), (5, "pp1")])
+def test_a_rank_with_another_batch_ends_the_job_naming_the_fields(odd_rank, group):
     with pytest.raises(pytest.fail.Exception) as info:
-        run_mpi(8, "workers/agreed_step_checks.py:uneven_batch", timeout=120)
+        run_mpi(8, "workers/agreed_step_checks.py:uneven_batch", args=(odd_rank,),
+                timeout=120)
     text = str(info.value)
     assert "timed out" not in text
-    assert "collective mismatch in group 'tp0' (the step's inputs differs in: inputs, " \
+    assert f"collective mismatch in group '{group}' (the step's inputs differs in: inputs, " \
            "targets;" in text
     assert "inputs=((8, 8), 'int64')" in text and "inputs=((8, 16), 'int64')" in text

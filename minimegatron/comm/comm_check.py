@@ -51,11 +51,13 @@ FIELDS once per group instead of every call:
     at exit      the groups that made no collective wait and compare theirs
 
 A rank whose fields differ makes the comparison fail on every rank of the group before
-the group's first collective moves data; the slow path (agreement.agree_fields) names
-the fields that differ. A group not named in ``groups`` gets one blocking check at its
-first call, the call's own signature with the key folded in. Sends keep their
-signatures (only the receiver waits for them); ``check_counts`` stays on (all_to_allv's
-counts follow from the data, not the plan). A nested ``agreed_step`` is covered by the
+the group's first collective, send or receive moves data; the slow path
+(agreement.agree_fields) names the fields that differ. On a group named in ``groups``
+sends and receives carry no signature inside the step (``signed``): their sizes follow
+from the fields too. A group not named there gets one blocking check at its first
+collective, the call's own signature with the key folded in, and its sends keep their
+signatures. ``check_counts`` stays on (all_to_allv's counts follow from the data, not the
+plan). A nested ``agreed_step`` is covered by the
 outer one. A call the plan does not decide (your own collective inside a step) is not
 checked there: ``checking(True, steps=False)`` (env ``MINIMEGATRON_CHECK=all``) checks
 every call again.
@@ -136,7 +138,7 @@ def agreed_step(what, fields, groups=()):
         if group.size > 1 and id(group) not in posted:
             posted[id(group)] = (group, *post_step_check(group, key))
     step = _state["step"] = {"what": what, "fields": fields, "key": key, "checked": set(),
-                             "posted": posted}
+                             "posted": posted, "groups": set(posted)}
     try:
         yield
         for group, request, sig in list(posted.values()):   # groups that made no collective
@@ -312,6 +314,19 @@ SIG_BYTES, TEXT_AT = 320, 32
 _tag_shift = []
 
 
+def signed(group):
+    """True when a send or receive on ``group`` carries a signature now: False inside an
+    agreed step that posted the group's fields (the group's first send or receive waits
+    for them instead, before its data moves; both sides are in the same step)."""
+    step = _state["step"]
+    if step is None or id(group) not in step["groups"]:
+        return True
+    if id(group) in step["posted"]:
+        step["checked"].add(id(group))
+        finish_step_check(step, group)
+    return False
+
+
 def _check_tag(source, tag):
     """tag + TAG_SHIFT (half of MPI's TAG_UB) for a checked pair, None when not checked."""
     if not _state["on"]:
@@ -334,14 +349,14 @@ def _signature(x, group):
 @waits("send")
 def send_signature(x, dest, group, tag):
     """Checking mode: send x's signature to ``dest`` before the data (blocking ``send``)."""
-    check_tag = _check_tag(dest, tag)
+    check_tag = _check_tag(dest, tag) if signed(group) else None
     if check_tag is not None:
         group.mpi.Send(_signature(x, group), dest=dest, tag=check_tag)
 
 
 def isend_signature(x, dest, group, tag):
     """Start sending x's signature to ``dest``: [(request, buffer)] for the send's Handle."""
-    check_tag = _check_tag(dest, tag)
+    check_tag = _check_tag(dest, tag) if signed(group) else None
     if check_tag is None:
         return []
     sig = _signature(x, group)
@@ -363,7 +378,7 @@ def _mismatch(sig, buf, group, tag, receiver):
 def recv_signature(buf, host, source, group, tag):
     """Checking mode, before a blocking ``recv``: receive the sender's signature and raise
     CollectiveMismatch (after draining the data into ``host``) when it does not fit buf."""
-    check_tag = _check_tag(source, tag)
+    check_tag = _check_tag(source, tag) if signed(group) else None
     if check_tag is None:
         return
     sig = np.empty(SIG_BYTES, np.uint8)

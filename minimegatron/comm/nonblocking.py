@@ -177,9 +177,10 @@ def irecv(buf, source, group, tag=0):
     """Start receiving into ``buf`` from group rank ``source``: ``Irecv``; ``wait()``
     returns buf. Checking mode: ``wait()`` first compares the sender's signature."""
     source = check_peer("recv", source, group, wildcard=True)
+    signed = comm_check.signed(group)            # False in an agreed step: checked there
     host, copied = staging.host(buf)
     request = group.comm.Irecv(host, source=source, tag=tag)
     handle = Handle("recv", group, [request],
                     lambda: staging.copy_back(host, buf) if copied else buf, buf.nbytes, 0,
                     buf.nbytes, keep=(host,), peer=source)
-    return comm_check.CheckedRecv.wrap(handle, buf, source, group, tag)
+    return comm_check.CheckedRecv.wrap(handle, buf, source, group, tag) if signed else handle

@@ -35,9 +35,15 @@ def trainer(config, grid):
 
 
 def counting(seen):
-    """Wrap comm_check's two checks: append "call <group>" for every 48-byte per-call check
-    (fast_signature) and "step <group>" for every step comparison posted on a group."""
-    fast, post = comm_check.fast_signature, comm_check.post_step_check
+    """Wrap comm_check's checks: append "call <group>" for every 48-byte per-call check
+    (fast_signature), "step <group>" for every step comparison posted on a group and
+    "sign <group>" for every send's signature."""
+    fast, post, sign = comm_check.fast_signature, comm_check.post_step_check, \
+        comm_check._signature
+
+    def signature(x, group):
+        seen.append(f"sign {group.name}")
+        return sign(x, group)
 
     def counted(op, x, root, reduce_op, axis, sizes, group):
         seen.append(f"call {group.name}")
@@ -47,11 +53,12 @@ def counting(seen):
         seen.append(f"step {group.name}")
         return post(group, key)
     comm_check.fast_signature, comm_check.post_step_check = counted, posted
-    return fast, post
+    comm_check._signature = signature
+    return fast, post, sign
 
 
 def restore(saved):
-    comm_check.fast_signature, comm_check.post_step_check = saved
+    comm_check.fast_signature, comm_check.post_step_check, comm_check._signature = saved
 
 
 def outcome(fn):
@@ -123,13 +130,14 @@ def _posted_step(fields, groups, fn):
         return fn()
 
 
-def uneven_batch():
-    """World rank 1 (stage 0, tp partner of rank 0) passes half the sequence: the step's
-    fields differ at tp0's first collective, and the job ends naming them."""
+def uneven_batch(odd_rank):
+    """World rank ``odd_rank`` passes half the sequence: rank 1 (stage 0, tp partner of
+    rank 0) differs at tp0's first collective; rank 5 (stage 1) at its first receive on
+    pp1, from rank 1, before that message moves. The job ends naming the fields."""
     config, ids = setup()
     grid = ProcessGrid(2, 2, 2)
     t = trainer(config, grid)
     x, y = text_batches(ids, BATCH, config.seq_len, seed=config.seed, step=0)
-    if comm.world().rank == 1:
+    if comm.world().rank == odd_rank:
         x, y = x[:, :8], y[:, :8]
     t.train_step(x, y)
