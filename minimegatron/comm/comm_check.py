@@ -37,34 +37,15 @@ receiving rank raises (a reply would make every send wait for its receiver);
 the abort hook then ends the job. Wildcard sources and tags >= TAG_SHIFT are
 not checked.
 
-Agreed steps. A training step of a library scheme (``Trainer3D.train_step``) makes
-many collectives on a few groups, and every argument of every one follows from the plan
-agreed at construction (comm/agreement.py) and the step's inputs; the same code runs on
-every rank. So ``with agreed_step("the step's inputs", fields, groups):`` (fields: the
-step number, the batch's shapes and dtypes; groups: those the step uses) checks the
-FIELDS once per group instead of every call:
-
-    at entry     each group posts ``Iallreduce(MAX)`` of [key, -key] (16 bytes, key =
-                 crc32 of the fields), which MPI moves while the step computes
-    first call   the group's first collective waits for it (usually long done) and
-                 compares; the group's later calls follow from the fields, unchecked
-    at exit      the groups that made no collective wait and compare theirs
-
-A rank whose fields differ makes the comparison fail on every rank of the group before
-the group's first collective, send or receive moves data; the slow path
-(agreement.agree_fields) names the fields that differ. On a group named in ``groups``
-sends and receives carry no signature inside the step (``signed``): their sizes follow
-from the fields too. A group not named there gets one blocking check at its first
-collective, the call's own signature with the key folded in, and its sends keep their
-signatures. ``check_counts`` stays on (all_to_allv's counts follow from the data, not the
-plan). A nested ``agreed_step`` is covered by the
-outer one. A call the plan does not decide (your own collective inside a step) is not
-checked there: ``checking(True, steps=False)`` (env ``MINIMEGATRON_CHECK=all``) checks
-every call again.
+Agreed steps (``agreed_step``). A library trainer's step makes many collectives whose
+arguments all follow from the plan agreed at construction and the step's fields (step
+number, batch shapes); so each group compares the fields once a step instead of every
+call: an ``Iallreduce`` of [key, -key] posted at the step's start, waited for at the
+group's first collective, send or receive, before its data moves (docs/notes_comm.md).
+``MINIMEGATRON_CHECK=all`` checks every call again, also inside a step.
 
 The switch: on by default; ``MINIMEGATRON_CHECK=0`` in the environment turns
-it off at import (``MINIMEGATRON_CHECK=all``: on, every call checked even inside an
-agreed step), ``enable()`` / ``disable()`` / ``with checking(False):`` at run time.
+it off at import, ``enable()`` / ``disable()`` / ``with checking(False):`` at run time.
 Benchmarks call ``disable()``. Every rank must use the same mode.
 The checks are not recorded in the trace.
 """
