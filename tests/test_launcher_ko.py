@@ -12,12 +12,13 @@ import os
 import re
 import string
 
+import pytest
 from korean_lines import english_lines
 from mpi_harness import TESTS_DIR, minimegatron_run, time_bound
 
 from minimegatron import i18n
 from minimegatron.i18n import en_launcher, ko_launcher
-from minimegatron.runtime import hang_report, job_files
+from minimegatron.runtime import hang_report, job_files, reaper
 
 WORKERS = os.path.join(TESTS_DIR, "workers")
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -92,6 +93,25 @@ def test_a_hanging_job_in_korean():
     assert "minimegatron run: rank 2개를 모두 끝냈습니다 (deadlock?" in err, err
 
 
+@pytest.mark.parametrize("mode, korean", [
+    ("sysexit", ["[rank 1] rank [0]이(가) 1초 뒤에도 아직 도는 동안 끝났습니다 (종료 코드 3); "
+                 "모든 rank를 중단합니다",
+                 "minimegatron run: job이 실패했습니다 (종료 코드 3): rank 1: rank [0]이(가) "
+                 "아직 도는 동안 끝났습니다 (종료 코드 3)"]),
+    ("osexit", ["minimegatron run: job이 실패했습니다 (종료 코드 ",
+                "랭크 1: 정상 종료나 Python 예외 없이 끝났습니다 (종료 코드 1: "])])
+def test_a_rank_that_exits_early_is_named_in_korean(mode, korean):
+    """sys.exit(3) on rank 1 (the exit barrier's abort) and os._exit(1) (the waiter's record),
+    tests/workers/chaos_rank.py at step 2."""
+    code, out, err, _ = korean_run("-n", "2", "--timeout", "50",
+                                   os.path.join(WORKERS, "chaos_rank.py"), mode, "ko-early")
+    assert code == 3 if mode == "sysexit" else code not in (0, 124), (code, out, err)
+    said = ours(out + "\n" + err)
+    assert english_lines(said) == [], said
+    for line in korean:
+        assert line in err, (line, err)
+
+
 def fields(template):
     return sorted(name for _, name, _, _ in string.Formatter().parse(template) if name)
 
@@ -116,7 +136,10 @@ def test_a_record_says_its_line_in_the_ranks_language(tmp_path):
     job = str(tmp_path)
     assert job_files.failures(job) == [     # English: the first lines, the exception first
         "rank 1: raised KeyError: 'w'", "rank 0: finished (exit code 3) while ranks [1] still ran"]
+    (tmp_path / "rank1.exit").write_text("200 signal 9\n")
     with i18n.speaking("ko"):
+        assert reaper.blame(job, 2, i18n.text)[0].startswith("랭크 1: 정상 종료나 Python 예외 "
+                                                              "없이 끝났습니다 (SIGKILL(으)로 끝남: ")
         assert job_files.failures(job, i18n.text_or_english) == [
             "rank 1: KeyError 예외 발생: 'w'", "rank 0: rank [1]이(가) 아직 도는 동안 끝났습니다 "
             "(종료 코드 3)"]

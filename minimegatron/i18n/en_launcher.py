@@ -46,6 +46,10 @@ MESSAGES = {
                            "-n {expected} ...`, which finds the matching mpiexec.",
     "faults.bad_grace": "minimegatron: {env}={text!r} is not a number of seconds >= 0; using "
                         "{default:g}",
+    # how a rank ended, told by its waiter (reaper.py)
+    "reaper.exit_code": "exit code {code}",
+    "reaper.killed_by": "killed by {name}",
+    "reaper.killed_by_signal": "killed by signal {number}",
     # which mpiexec (mpiexec.py)
     "mpiexec.other": "no mpiexec of mpi4py's MPI ({library}) found; {found} belong to another "
                      "MPI. pip install mpich, or put the matching mpiexec first on PATH",

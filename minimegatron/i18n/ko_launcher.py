@@ -45,6 +45,10 @@ MESSAGES = {
                            "`python -m minimegatron run -n {expected} ...`로 실행하세요.",
     "faults.bad_grace": "minimegatron: {env}={text!r}은(는) 0 이상의 초 수가 아닙니다; "
                         "{default:g}을(를) 씁니다",
+    # how a rank ended, told by its waiter (reaper.py)
+    "reaper.exit_code": "종료 코드 {code}",
+    "reaper.killed_by": "{name}(으)로 끝남",
+    "reaper.killed_by_signal": "시그널 {number}(으)로 끝남",
     # which mpiexec (mpiexec.py)
     "mpiexec.other": "mpi4py의 MPI ({library})의 mpiexec가 없습니다; {found}은(는) 다른 MPI의 "
                      "것입니다. pip install mpich를 하거나, 맞는 mpiexec를 PATH의 맨 앞에 "
