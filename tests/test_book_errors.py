@@ -37,8 +37,10 @@ from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
 from minimegatron.parallel.grid import check_grid
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.recompute import recompute
-from minimegatron.parallel.pipeline_parallel.schedules import (Action, check_interleaved,
-                                                               get_schedule, gpipe, simulate)
+from minimegatron.parallel.pipeline_parallel.actions import Action
+from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved, get_schedule,
+                                                               gpipe)
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel.stage import stage_layers
 from minimegatron.parallel.split import check_divisible
 from minimegatron.parallel.tensor_parallel.gpt import VocabParallelEmbedding, check_tp_config
@@ -47,7 +49,7 @@ from minimegatron.parallel.tensor_parallel.mappings import scatter_to_tp
 from minimegatron.parallel.tensor_parallel.sequence import check_sequence_length
 from minimegatron.parallel.tensor_parallel.shards import shard_of
 from minimegatron.parallel.threed import Trainer3D, check_3d_config
-from mpi_harness import REPO_ROOT
+from mpi_harness import REPO_ROOT, run_mpi
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 TP4 = SimpleNamespace(name="tp", size=4, rank=0, ranks=[0, 1, 2, 3])     # a group's sizes
@@ -218,6 +220,29 @@ def nn_watch_activation():
     name_non_finite([], [], watch=watch)
 
 
+# The CollectiveMismatch patterns need real ranks: ONE launch of 2 ranks raises every case
+# (workers/mismatch_messages.py); pattern -> the case whose message goes through it.
+RANK_CASES = {
+    "mismatch.collective": "shape", "mismatch.rank_line": "shape", "mismatch.differs": "shape",
+    "mismatch.the_collective": "collective", "mismatch.root": "root", "mismatch.rows": "rows",
+    "mismatch.sizes_length": "sizes_length", "mismatch.sizes_rows": "sizes_rows",
+    "mismatch.counts": "counts", "mismatch.pair": "counts", "mismatch.fields": "fields",
+    "mismatch.why_agreed": "fields", "mismatch.fields_all": "fields_all",
+    "mismatch.why_step": "step", "mismatch.p2p": "p2p", "mismatch.sent": "p2p",
+    "mismatch.receives": "p2p",
+}
+RANK_MESSAGES = []
+
+
+def rank_messages():
+    """{case: message} raised on 2 real ranks (a send/recv mismatch: the receiver's), once."""
+    if not RANK_MESSAGES:
+        results = run_mpi(2, "workers/mismatch_messages.py:messages", timeout=120)
+        RANK_MESSAGES.append({"results": results, "said": {
+            case: said for result in results for case, said in result.items()}})
+    return RANK_MESSAGES[0]
+
+
 def raised(key):
     """The message the book raises for CALLS[key]."""
     with pytest.raises((ValueError, TypeError, NonFiniteError)) as error:
@@ -230,7 +255,8 @@ MESSAGES = {}
 
 def message(key):
     if key not in MESSAGES:
-        MESSAGES[key] = raised(key)
+        MESSAGES[key] = (rank_messages()["said"][RANK_CASES[key]] if key in RANK_CASES
+                         else raised(key))
     return MESSAGES[key]
 
 
@@ -245,7 +271,7 @@ def test_both_catalogs_have_the_same_keys_and_fields():
         assert HANGUL.search(ko_errors.MESSAGES[key]) or key.startswith(
             ("where.", "comm.out", "at.")), key
     assert len(en_errors.PATTERNS) >= 80
-    assert sorted(CALLS) == sorted(en_errors.PATTERNS)
+    assert sorted({**CALLS, **RANK_CASES}) == sorted(en_errors.PATTERNS)
 
 
 @pytest.mark.parametrize("key", sorted(en_errors.PATTERNS))
@@ -335,5 +361,27 @@ def test_an_uncaught_book_error_is_said_in_korean_after_its_traceback(lang, monk
         code, out, err, _ = minimegatron_run(
             "-n", "2", "--timeout", "60", os.path.join(TESTS_DIR, "workers", "non_finite.py"))
         assert code not in (0, 124), (code, out, err)
-        assert "uncaught exception" in err and "non-finite loss at step 3" in err, err
+        assert "[rank 0] 처리되지 않은 예외" in err, err                  # the abort hook's line
+        assert "non-finite loss at step 3" in err, err                    # Python's traceback
         assert "loss이(가) 유한하지 않습니다 (NaN/inf)" in err, err
+
+
+def test_a_collective_mismatch_keeps_each_ranks_call_and_translates_the_framing():
+    """Every rank raised the same message; in Korean its rank lines keep describe()'s text
+    and the call site, only the framing words change."""
+    results = rank_messages()["results"]
+    assert results[0]["shape"] == results[1]["shape"] and "p2p" not in results[0]
+    english = message("mismatch.collective")
+    site = english.splitlines()[1].rpartition(" at ")[2]
+    assert site.startswith("tests/workers/mismatch_messages.py:"), english
+    assert book_errors.translate(english, "ko") == (
+        "group 'world'에서 collective 불일치 (shape이(가) 다릅니다); 데이터는 옮기지 "
+        "않았습니다:\n"
+        f"  rank 0 (world 0): {site}에서 all_reduce(shape=(4,), dtype=float64, op='sum')\n"
+        f"  rank 1 (world 1): {site}에서 all_reduce(shape=(8,), dtype=float64, op='sum')")
+    assert book_errors.translate(message("mismatch.pair"), "ko").startswith(
+        "group 'world'에서 collective 불일치 (all_to_allv의 개수가 맞지 않습니다: rank 0은(는) "
+        "rank 1에게 row 1개를 보내는데, rank 1은(는) rank 0에게서 2개를 기다립니다); ")
+    p2p = book_errors.translate(message("mismatch.p2p"), "ko").splitlines()
+    assert p2p[1].endswith("에서 send(shape=(4,), dtype=float32)을(를) 보냈습니다"), p2p
+    assert p2p[2].endswith("에서 recv(shape=(4,), dtype=float64)(으)로 받습니다"), p2p

@@ -8,8 +8,9 @@ language (``en.py``, ``ko.py``; tutorials 03-11 in ``en_tutorials.py``,
 ``ko_lessons.py``; the tutorials' table headers in ``en_tables.py``, ``ko_tables.py``;
 the command line, argparse's own words included, in ``en_cli.py``, ``ko_cli.py``; a
 checkpoint's errors in ``en_checkpoint_errors.py``; the memory and timeline commands'
-tables in ``en_reports.py``; the book's errors, read back from its English, in
-``book_errors.py`` with ``en_errors.py``, ``ko_errors.py``), with
+tables in ``en_reports.py``; ``minimegatron run``'s own lines and each rank's reports
+(the job's summary, HANG, where each rank waits) in ``en_launcher.py``; the book's errors,
+read back from its English, in ``book_errors.py`` with ``en_errors.py``, ``ko_errors.py``), with
 the same keys and the same {fields} (tests/test_i18n.py checks both). Numbers, code
 names and commands are fields or stay in the template as they are; the Korean uses the terms of
 docs/glossary.md. The exercises' titles, hints and source notes are English
@@ -24,19 +25,21 @@ import os
 from minimegatron.i18n import (en, en_agree, en_checkpoint, en_cli, en_lessons, en_sandbox,
                                en_static, en_tables, en_tutorials, ko, ko_agree, ko_checkpoint,
                                ko_cli, ko_lessons, ko_sandbox, ko_static, ko_tables, ko_tutorials)
-from minimegatron.i18n import (en_checkpoint_errors, en_reports, ko_checkpoint_errors,
-                               ko_reports)
+from minimegatron.i18n import (en_checkpoint_errors, en_launcher, en_reports,
+                               ko_checkpoint_errors, ko_launcher, ko_reports)
 
 ENV = "MINIMEGATRON_LANG"
 # one catalog per language: the base texts, then each topic's own module (same keys and fields)
 CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES,
                    **en_tables.MESSAGES, **en_cli.MESSAGES, **en_static.MESSAGES,
                    **en_checkpoint.MESSAGES, **en_sandbox.MESSAGES, **en_agree.MESSAGES,
-                   **en_checkpoint_errors.MESSAGES, **en_reports.MESSAGES},
+                   **en_checkpoint_errors.MESSAGES, **en_reports.MESSAGES,
+                   **en_launcher.MESSAGES},
             "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
                    **ko_tables.MESSAGES, **ko_cli.MESSAGES, **ko_static.MESSAGES,
                    **ko_checkpoint.MESSAGES, **ko_sandbox.MESSAGES, **ko_agree.MESSAGES,
-                   **ko_checkpoint_errors.MESSAGES, **ko_reports.MESSAGES}}
+                   **ko_checkpoint_errors.MESSAGES, **ko_reports.MESSAGES,
+                   **ko_launcher.MESSAGES}}
 
 
 def language():
@@ -52,6 +55,15 @@ def text(key, /, **fields):
     """The message ``key`` in the current language, its {fields} filled in (a field may
     itself be called ``key``: the first argument is positional only)."""
     return CATALOGS[language()][key].format(**fields)
+
+
+def text_or_english(key, /, **fields):
+    """``text``, but English when MINIMEGATRON_LANG is unknown: what must be said anyway (a
+    rank's abort, the launcher's report), where a ValueError would hide it."""
+    try:
+        return text(key, **fields)
+    except ValueError:
+        return CATALOGS["en"][key].format(**fields)
 
 
 def exercise_text(exercise, field):

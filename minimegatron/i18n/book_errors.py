@@ -8,8 +8,9 @@ The book raises in English and never imports the lab (tests/test_layers.py), so
 ``translate`` reads the message back: each pattern of ``en_errors.py`` is the English text
 with {fields}; the first that matches the whole message (or what follows a prefix such as
 "minimegatron timeline: ") gives the Korean sentence of ``ko_errors.py``, its fields filled
-with the English text they matched, each itself translated when a pattern matches it. A
-message no pattern matches stays as it is, in English.
+with the English text they matched, each itself translated when a pattern matches it (a
+field of several lines, line by line: a CollectiveMismatch's line per rank). A message no
+pattern matches stays as it is, in English.
 """
 import re
 import string
@@ -44,10 +45,19 @@ def match(message, lang, used, depth=2):
         found = pattern.fullmatch(message)
         if found:
             used.append(key)
-            fields = {name: (match(value, lang, used, depth - 1) or value) if depth else value
+            fields = {name: _field(value, lang, used, depth - 1) if depth else value
                       for name, value in found.groupdict().items()}
             return TRANSLATIONS[lang][key].format(**fields)
     return None
+
+
+def _field(value, lang, used, depth):
+    """A field's text translated when a pattern matches it; a field of several lines that
+    none matches whole (a CollectiveMismatch's line per rank), line by line."""
+    found = match(value, lang, used, depth)
+    if found is None and "\n" in value:
+        return "\n".join(match(line, lang, used, depth) or line for line in value.split("\n"))
+    return value if found is None else found
 
 
 def translate(message, lang, used=None):

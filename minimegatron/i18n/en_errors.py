@@ -18,6 +18,11 @@ FIELDS = {
     "at_step": r"(?: at step \d+)?",
     "note": r"(?: \(.*\))?",
     "hint": r"(?: \(.*\))?",
+    "site": r"[^\n]+:\d+(?: \(from [^\n]+:\d+\))?|\?",       # mismatch.call_site()
+    "names": r"[^;]*",
+    "who": r"ranks? (?:\d+|\[[\d, ]*\])",
+    "world_ranks": r"\d+|\[[\d, ]*\]",
+    "call": r"[^\n]*?",                                     # one line: one rank's call
 }
 
 PATTERNS = {
@@ -143,6 +148,30 @@ PATTERNS = {
                  "(world ranks {ranks}): a peer is a rank of the group it is given",
     "comm.all_to_all": "all_to_all: axis {axis} of length {length} does not split into {size} "
                        "equal chunks (one per rank of {group})",
+    # a CollectiveMismatch (comm/mismatch.py, comm_check.py, agreement.py): the framing words;
+    # each rank's line keeps its call (describe(): identifiers) and its call site
+    "mismatch.collective": "collective mismatch in group {quoted} ({reason}); no data was "
+                           "moved:\n{lines}",
+    "mismatch.rank_line": "  {who} (world {world_ranks}): {call} at {site}",
+    "mismatch.the_collective": "the collective differs",
+    "mismatch.differs": "{what} differs",
+    "mismatch.root": "root {root} is not a rank of this {size}-rank group",
+    "mismatch.rows": "row counts differ and no sizes were given",
+    "mismatch.sizes_length": "sizes has {entries} entries for {size} ranks",
+    "mismatch.sizes_rows": "sizes {sizes} does not match the rows each rank holds {rows}",
+    "mismatch.counts": "all_to_allv counts differ: {pairs}",
+    "mismatch.pair": "rank {sender} sends {sent} rows to rank {receiver}, rank {receiver} "
+                     "expects {expected} from rank {sender}",
+    "mismatch.fields": "{what} differs in: {names}; {why}",
+    "mismatch.fields_all": "{what} differs in its fields; {why}",
+    "mismatch.why_agreed": "agreed before the first step, since messages of the same size "
+                           "cannot show it",
+    "mismatch.why_step": "agreed once per step and group; the step's collectives follow from "
+                         "it and are not checked one by one",
+    "mismatch.p2p": "send/recv mismatch in group {quoted}, tag {tag} (dtype or element count "
+                    "differs; raised by the receiver only):\n  {sent_line}\n  {received_line}",
+    "mismatch.sent": "rank {rank} sent {call} at {site}",
+    "mismatch.receives": "rank {rank} receives into {call} at {site}",
     # NaN and inf (NonFiniteError)
     "finite.step": "non-finite {what} at step {step} {where} (pass check_finite=False to "
                    "train on)",

@@ -134,6 +134,28 @@ MESSAGES = {
                  "(world rank {ranks}): peer는 주어진 group의 rank여야 합니다",
     "comm.all_to_all": "all_to_all: 길이 {length}인 축 {axis}이(가) 같은 크기의 chunk "
                        "{size}개로 나뉘지 않습니다 ({group}의 rank마다 하나)",
+    # a CollectiveMismatch: rank마다의 줄은 호출(식별자)과 호출한 곳을 그대로 둡니다
+    "mismatch.collective": "group {quoted}에서 collective 불일치 ({reason}); 데이터는 옮기지 "
+                           "않았습니다:\n{lines}",
+    "mismatch.rank_line": "  {who} (world {world_ranks}): {site}에서 {call}",
+    "mismatch.the_collective": "호출한 collective가 다릅니다",
+    "mismatch.differs": "{what}이(가) 다릅니다",
+    "mismatch.root": "root {root}은(는) 이 group (rank {size}개)의 rank가 아닙니다",
+    "mismatch.rows": "row 수가 다른데 sizes가 주어지지 않았습니다",
+    "mismatch.sizes_length": "sizes의 항목은 {entries}개인데 rank는 {size}개입니다",
+    "mismatch.sizes_rows": "sizes {sizes}이(가) 각 rank가 가진 row 수 {rows}와 맞지 않습니다",
+    "mismatch.counts": "all_to_allv의 개수가 맞지 않습니다: {pairs}",
+    "mismatch.pair": "rank {sender}은(는) rank {receiver}에게 row {sent}개를 보내는데, rank "
+                     "{receiver}은(는) rank {sender}에게서 {expected}개를 기다립니다",
+    "mismatch.fields": "{what}이(가) 다음 항목에서 다릅니다: {names}; {why}",
+    "mismatch.fields_all": "{what}의 항목 자체가 다릅니다; {why}",
+    "mismatch.why_agreed": "같은 크기의 메시지로는 드러나지 않으므로 첫 step 전에 맞춰 봅니다",
+    "mismatch.why_step": "step과 group마다 한 번 맞춰 봅니다; step의 collective는 여기서 따라 "
+                         "나오므로 하나씩 검사하지 않습니다",
+    "mismatch.p2p": "group {quoted}, tag {tag}에서 send/recv 불일치 (dtype이나 원소 수가 "
+                    "다릅니다; 받는 rank에서만 발생):\n  {sent_line}\n  {received_line}",
+    "mismatch.sent": "rank {rank}: {site}에서 {call}을(를) 보냈습니다",
+    "mismatch.receives": "rank {rank}: {site}에서 {call}(으)로 받습니다",
     # NaN and inf (NonFiniteError)
     "finite.step": "step {step}, {where}: {what}이(가) 유한하지 않습니다 (NaN/inf) "
                    "(계속 학습하려면 check_finite=False를 주세요)",

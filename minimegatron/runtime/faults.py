@@ -40,6 +40,7 @@ from array import array
 
 from minimegatron import i18n
 from minimegatron.i18n import book_errors
+from minimegatron.i18n import text_or_english as say
 from minimegatron.runtime.hang_report import (answer_dump_request, describe, in_wait,
                                               where_waits)
 from minimegatron.runtime.job_files import JOB_DIR_ENV, write
@@ -95,10 +96,7 @@ def _check_world_size(MPI):
     if expected > 1 and MPI.COMM_WORLD.Get_size() == 1:
         if rank_from_env() == 0:
             library = MPI.Get_library_version().splitlines()[0]
-            print(f"minimegatron: error: started as one of {expected} ranks, but MPI sees a "
-                  f"world of 1: the mpiexec belongs to another MPI than the one mpi4py "
-                  f"loaded ({library}). Launch with `python -m minimegatron run -n "
-                  f"{expected} ...`, which finds the matching mpiexec.",
+            print(say("faults.world_of_one", expected=expected, library=library),
                   file=sys.stderr, flush=True)
         os._exit(2)
 
@@ -120,8 +118,8 @@ def _exit_grace(rank):
         value = -1.0
     if not value >= 0:
         if rank == 0:
-            print(f"minimegatron: {EXIT_GRACE_ENV}={text!r} is not a number of seconds >= 0; "
-                  f"using {EXIT_GRACE_S:g}", file=sys.stderr, flush=True)
+            print(say("faults.bad_grace", env=EXIT_GRACE_ENV, text=text, default=EXIT_GRACE_S),
+                  file=sys.stderr, flush=True)
         value = EXIT_GRACE_S
     return value
 
@@ -142,8 +140,14 @@ def exit_code(stop):
 def _on_exception(kind, value, tb):
     rank = _state.get("rank", "?")
     text = "".join(traceback.format_exception(kind, value, tb)) + in_language(value)
-    _record(f"fail: raised {kind.__name__}: {value}".splitlines()[0])
-    abort_job(f"[rank {rank}] uncaught exception, aborting all ranks:\n{text}", 1)
+    message = str(value)
+    try:
+        shown = book_errors.translate(message, i18n.language())
+    except Exception:  # noqa: BLE001 - an unknown MINIMEGATRON_LANG: English
+        shown = message
+    _record(f"fail: raised {kind.__name__}: {message}".splitlines()[0],
+            say("faults.raised", kind=kind.__name__, message=shown).splitlines()[0])
+    abort_job(say("faults.uncaught", rank=rank) + "\n" + text, 1)
 
 
 def in_language(error):
@@ -173,7 +177,11 @@ def abort_job(message, code):
     os._exit(code)                   # never run atexit (the exit barrier) after it
 
 
-def _record(text):
+def _record(text, said=None):
+    """How this rank ended, in English (``text``: the launcher orders the causes by it), then
+    ``said``, the same in the reader's language, when it differs (job_files.failures)."""
+    if said is not None and said != text[text.find(": ") + 2:]:
+        text += f"\nsaid: {said}"
     if _state.get("rank") is not None:
         write(_state["job_dir"], f"rank{_state['rank']}.end", text)
 
@@ -207,10 +215,11 @@ def _at_exit():
         os.sched_yield() if polls < YIELD_POLLS else time.sleep(0.001)
     _receive_notices()
     running = [r for r in range(s["size"]) if r != s["rank"] and r not in s["finished"]]
-    _record(f"fail: {ended(code)} while ranks {running} still ran")
-    why = "" if code else f" ({EXIT_GRACE_ENV})"
-    abort_job(f"[rank {s['rank']}] {ended(code)} while ranks {running} still run after "
-           f"{grace:g} s{why}; aborting all ranks", code or 1)
+    _record(f"fail: {ended(code)} while ranks {running} still ran",
+            say("faults.still_ran", ended=ended_said(code), running=running))
+    why = "" if code else say("faults.grace_env", env=EXIT_GRACE_ENV)
+    abort_job(say("faults.still_run", rank=s["rank"], ended=ended_said(code), running=running,
+                  grace=grace, why=why), code or 1)
 
 
 def said(text):
@@ -222,6 +231,13 @@ def said(text):
 def ended(code):
     """"finished (exit code 3)", or "finished" when the code is unknown (None or -1)."""
     return "finished" if code is None or code < 0 else f"finished (exit code {code})"
+
+
+def ended_said(code):
+    """``ended(code)`` in the reader's language."""
+    if code is None or code < 0:
+        return say("faults.finished")
+    return say("faults.finished_code", code=code)
 
 
 def _before_finalize(*_):
@@ -265,8 +281,9 @@ def _abort_if_stuck(wait):
         involved = (wait["peer"] == rank if wait["op"] in ("send", "recv")
                     else rank in wait["ranks"])
         if involved and now - max(since, _state["wait_since"]) > STUCK_S:
-            text = (f"waits in {describe(wait)} but rank {rank} {ended(code)} "
-                    f"{now - since:.1f} s ago")
-            _record(f"fail: {text}")
-            abort_job(f"[rank {_state['rank']}] {text}; aborting all ranks",
+            text = say("faults.stuck", what=describe(wait), rank=rank, ended=ended_said(code),
+                       seconds=now - since)
+            _record(f"fail: waits in {describe(wait)} but rank {rank} {ended(code)} "
+                    f"{now - since:.1f} s ago", text)
+            abort_job(say("faults.aborting", rank=_state["rank"], text=text),
                       code if code > 0 else 1)

@@ -20,6 +20,7 @@ import sys
 import time
 import traceback
 
+from minimegatron.i18n import text_or_english as say
 from minimegatron.runtime.job_files import read, rank_pids, write
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,10 +90,12 @@ def where_waits(frame):
 
 
 def describe(wait):
-    """"all_reduce on group 'dp' (ranks [0, 2])", "recv from rank 1 on group ..."."""
-    peer = "" if wait["peer"] is None else (
-        f" {'to' if wait['op'] == 'send' else 'from'} rank {wait['peer']}")
-    return f"{wait['op']}{peer} on group {wait['group']!r} (ranks {wait['ranks']})"
+    """"all_reduce on group 'dp' (ranks [0, 2])", "recv from rank 1 on group ..." (in the
+    reader's language)."""
+    peer = "" if wait["peer"] is None else say(
+        "hang.to" if wait["op"] == "send" else "hang.from", peer=wait["peer"])
+    return say("hang.describe", op=wait["op"], peer=peer, group=repr(wait["group"]),
+               ranks=wait["ranks"])
 
 
 def frames(frame):
@@ -121,21 +124,23 @@ def rank_report(rank, frame, wait=None, wait_since=None):
     ``wait_since``: the monotonic time the wait began (None: the time is not told)."""
     prefix = f"[rank {rank}]"
     if wait and wait["op"]:
-        waited = "" if wait_since is None else f" for {time.monotonic() - wait_since:.1f} s"
-        head = f"{prefix} waits in {describe(wait)}{waited}"
+        waited = "" if wait_since is None else say("hang.waited",
+                                                   seconds=time.monotonic() - wait_since)
+        head = say("hang.waits", prefix=prefix, what=describe(wait), waited=waited)
     else:
-        head = f"{prefix} is not waiting in a minimegatron collective"
+        head = say("hang.not_waiting", prefix=prefix)
     lines = [head]
     user = (wait or {}).get("user") or (where_waits(frame)["user"] if frame else None)
     if user is not None:
         code = traceback.extract_stack(user, limit=1)[-1]
-        lines.append(f"{prefix}   called at {code.filename}:{code.lineno}: {code.line}")
+        lines.append(say("hang.called_at", prefix=prefix, file=code.filename,
+                         line=code.lineno, code=code.line))
     stack = [e for e in (traceback.extract_stack(frame) if frame is not None else [])
              if e.filename != LAUNCHER_FILE and "runpy" not in e.filename]
     stack = stack[-STACK_FRAMES:]
-    lines.append(f"{prefix}   main thread stack (innermost last):")
-    lines += [f"{prefix}     {os.path.basename(e.filename)}:{e.lineno} in {e.name}: {e.line}"
-              for e in stack]
+    lines.append(say("hang.stack", prefix=prefix))
+    lines += [say("hang.frame", prefix=prefix, file=os.path.basename(e.filename),
+                  line=e.lineno, name=e.name, code=e.line) for e in stack]
     return "\n".join(lines)
 
 
@@ -156,12 +161,11 @@ def dump_request(job_dir, wait_s=2.0):
             if head == ident:
                 answers[rank] = text.rstrip("\n")
     for rank in ranks:
-        answers.setdefault(rank, f"[rank {rank}] gave no answer in {wait_s:g} s (busy in "
-                                 f"C code holding the GIL, or already gone)")
+        answers.setdefault(rank, say("hang.no_answer", rank=rank, seconds=wait_s))
     return answers
 
 
 def format_dumps(dumps):
     if not dumps:
-        return "(no rank answered: none had started minimegatron yet)"
+        return say("hang.none")
     return "\n".join(dumps[rank] for rank in sorted(dumps))

@@ -5,7 +5,8 @@ per job. Each rank writes (faults.py, hang_report.py; each file at once, so a re
 sees all of it or nothing):
 
     rank<r>.pid    its pid, at install
-    rank<r>.end    how it ended: "fail: ...", "exit: ..." at the exit barrier, "done: ..."
+    rank<r>.end    how it ended: "fail: ...", "exit: ..." at the exit barrier, "done: ...";
+                   then, in a language other than English, "said: ..." (the same in it)
     rank<r>.said   it printed why the job ends (a usage error): the launcher adds nothing
     rank<r>.dump   where it waits, when asked (hang_report.py)
 
@@ -58,15 +59,29 @@ def all_done(job_dir, nprocs):
     return all(read(job_dir, f"rank{rank}.end").startswith("done:") for rank in range(nprocs))
 
 
-def failures(job_dir):
+def failures(job_dir, text=None):
     """Lines naming the failing ranks from their own records (causes first, then who noticed);
-    a rank that died without a word is the waiters' to name (reaper.blame)."""
-    ends = {rank: read(job_dir, f"rank{rank}.end").strip() for rank in rank_pids(job_dir)}
-    said = [(text[len("fail: "):], rank) for rank, text in ends.items()
-            if text.startswith("fail: ")]
+    a rank that died without a word is the waiters' to name (reaper.blame).
+
+    A record is English ("fail: raised KeyError: 'w'"), the order read from it; a rank
+    that speaks another language adds the line it said (``said: ...``, faults.py), which
+    ``text(key, **fields)`` (i18n.text) frames; without ``text``, the English lines."""
+    ends = {rank: read(job_dir, f"rank{rank}.end").strip().split("\n") for rank in
+            rank_pids(job_dir)}
+    said = [(lines[0][len("fail: "):], rank, _said(lines)) for rank, lines in ends.items()
+            if lines[0].startswith("fail: ")]
     said.sort(key=lambda item: (not item[0].startswith("raised"), "waits in" in item[0],
                                 _consequence(item[0]), item[1]))                 # the cause
-    return [f"rank {rank}: {text}" for text, rank in said]
+    if text is None:
+        return [f"rank {rank}: {english}" for english, rank, _ in said]
+    return [text("launcher.cause", rank=rank, text=shown or english)
+            for english, rank, shown in said]
+
+
+def _said(lines):
+    """The ``said: ...`` line of a record (the rank's words in its language), or None."""
+    return next((line[len("said: "):] for line in lines[1:] if line.startswith("said: ")),
+                None)
 
 
 def _consequence(text):

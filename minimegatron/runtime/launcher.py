@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 
-from minimegatron import i18n
+from minimegatron.i18n import text_or_english as say
 from minimegatron.runtime import faults, reaper
 from minimegatron.runtime.hang_report import dump_request, format_dumps
 from minimegatron.runtime.job_files import JOB_DIR_ENV, all_done, failures, rank_pids, said_why
@@ -190,7 +190,7 @@ def supervise(cmd, nprocs, timeout=None, env=None):
         name = signal.Signals(stop.args[0]).name
         if proc is not None:
             kill_group(proc, rank_pids(job_dir).values())
-        _say(f"got {name}: stopped the job (mpiexec and all {nprocs} ranks)")
+        _print(say("launcher.signal", name=name, nprocs=nprocs))
         return 128 + stop.args[0]
     finally:
         watch.kill_left()
@@ -202,24 +202,24 @@ def supervise(cmd, nprocs, timeout=None, env=None):
 def _report(job_dir, nprocs, code):
     """Why the job failed: the ranks' own records (an exception, an exit code at the exit
     barrier), else the first rank to end (its waiter's record) and the ranks ended after."""
-    causes = failures(job_dir)
+    causes = failures(job_dir, say)
     if not causes and (said_why(job_dir) or all_done(job_dir, nprocs)):
         return             # a usage error was printed, or every rank chose to exit with code
-    more = f" (and {len(causes) - 2} more)" if len(causes) > 2 else ""
-    causes = causes[:2] or reaper.blame(job_dir, nprocs, i18n.text) or ["no rank said why"]
-    _say(f"the job failed (exit code {code}): " + "; ".join(causes) + more)
+    more = say("launcher.more", count=len(causes) - 2) if len(causes) > 2 else ""
+    causes = causes[:2] or reaper.blame(job_dir, nprocs, say) or [say("launcher.no_cause")]
+    _print(say("launcher.failed", code=code, causes="; ".join(causes), more=more))
 
 
 def _hang(proc, job_dir, nprocs, timeout):
-    _say(f"HANG: timed out after {timeout:g} s; where each rank waits:")
+    _print(say("launcher.hang", timeout=timeout))
     print(format_dumps(dump_request(job_dir, DUMP_WAIT_S)), file=sys.stderr, flush=True)
     kill_group(proc, rank_pids(job_dir).values())
-    _say(f"killed all {nprocs} ranks (a deadlock? a rank waiting for a message nobody sends?)")
+    _print(say("launcher.killed", nprocs=nprocs))
     return 124
 
 
-def _say(text):
-    print(f"minimegatron run: {text}", file=sys.stderr, flush=True)
+def _print(line):
+    print(f"minimegatron run: {line}", file=sys.stderr, flush=True)
 
 
 def child_main(argv):
@@ -246,6 +246,5 @@ def child_main(argv):
 
 if __name__ == "__main__":      # each rank: python -m minimegatron.runtime.launcher --child ...
     if sys.argv[1:2] != ["--child"]:
-        sys.exit("usage: python -m minimegatron.runtime.launcher --child TARGET [ARGS] "
-                 "(what `minimegatron run` starts on each rank)")
+        sys.exit(say("launcher.child_usage"))
     sys.exit(child_main(sys.argv[2:]))

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 
+from minimegatron.i18n import text_or_english as say
 from minimegatron.runtime.threads import cores
 
 
@@ -43,11 +44,8 @@ def find_mpiexec():
         if library is None or mpi_family(mpiexec_version(path)) in (library, None):
             return path
     if found:
-        raise FileNotFoundError(f"no mpiexec of mpi4py's MPI ({library}) found; "
-                                f"{', '.join(found)} belong to another MPI. pip install "
-                                "mpich, or put the matching mpiexec first on PATH")
-    raise FileNotFoundError("no mpiexec found: pip install mpich (or install any MPI "
-                            "that mpi4py supports and put its mpiexec on PATH)")
+        raise FileNotFoundError(say("mpiexec.other", library=library, found=", ".join(found)))
+    raise FileNotFoundError(say("mpiexec.none"))
 
 
 def mpi_family(version_text):

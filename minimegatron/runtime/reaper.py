@@ -132,8 +132,15 @@ def early_end(job_dir):
     return early[0][0] / 1e9 if early else None
 
 
-def how(kind, number):
-    """"exit code 1" or "killed by SIGKILL"."""
+def how(kind, number, text=None):
+    """"exit code 1" or "killed by SIGKILL" (``text``: i18n.text, the reader's language)."""
+    if text is not None:
+        if kind == "code":
+            return text("reaper.exit_code", code=number)
+        try:
+            return text("reaper.killed_by", name=signal.Signals(number).name)
+        except ValueError:
+            return text("reaper.killed_by_signal", number=number)
     if kind == "code":
         return f"exit code {number}"
     try:
@@ -159,7 +166,7 @@ def blame(job_dir, nprocs, text):
     if not early:
         return []
     _, first, kind, number = early[0]
-    lines = [text("run.first_end", rank=first, how=how(kind, number))]
+    lines = [text("run.first_end", rank=first, how=how(kind, number, text))]
     after = [r for r in range(nprocs) if r != first and not _clean(job_dir, r)]
     if after:
         lines.append(text("run.ended_after", ranks=after, rank=first))
