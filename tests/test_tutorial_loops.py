@@ -4,8 +4,8 @@ compares with one process itself.
 Read from each tutorial's source (ast), not from its output:
 - it CALLS its scheme's own function or class (the table below: ring attention in 12,
   the dropless dispatch in 14, the pipeline engine in 13...), in the tutorial file;
-- it imports from ``minimegatron.checks`` only the byte formulas it prints BESIDE its
-  loop (the allow-list below), never the check that would run the scheme for it;
+- it imports nothing from ``minimegatron.checks`` (a check would run the scheme for it;
+  the byte formulas it prints beside its loop come from tools/memory.py);
 - the tutorials that train (every one from 02 on, but the collectives of 01) build a
   one-process model or reference themselves and step an optimizer.
 The rule is proven to fail on synthetic sources: a tutorial that reaches its scheme
@@ -37,8 +37,7 @@ SCHEME = {
     "13": {"PipelineEngine"},
     "14": {"dispatch_dropless", "MoETrainer"},
 }
-# what a tutorial may print beside its loop from checks/: byte formulas, never a check
-FROM_CHECKS = {"layer_activation_bytes", "forward_bytes"}
+FROM_CHECKS = set()           # what a tutorial may import from checks/: nothing
 # a one-process reference the tutorial builds itself (a serial model) and an optimizer step
 SERIAL = {"GPT", "MoEGPT", "Linear", "MLP", "causal_attention"}
 OPTIMIZER_STEP = {"step", "train_step"}

@@ -15,7 +15,7 @@ things, each from the real code:
    way, and every rank sends the same bytes. On top: the re-gathers of the stored
    input (backward) and the small all-reduces of the LayerNorm / bias gradients.
 2. The activation bytes one block keeps for backward on a rank, measured from
-   the autograd graph (checks/sequence.py's ``layer_activation_bytes``), next to
+   the autograd graph (``layer_activation_bytes``, tools/activation_memory.py), next to
    tools/memory.py's formula: tensor parallelism leaves a replicated part,
    sequence parallelism divides everything by t.
 3. ``train``: AdamW steps of the sequence-parallel GPT and, in the same loop,
@@ -39,14 +39,15 @@ import json
 import numpy as np
 
 from minimegatron import comm, nn
-from minimegatron.backend import to_numpy
-from minimegatron.checks.sequence import layer_activation_bytes   # a byte count, printed beside
+from minimegatron.autodiff.tensor import Tensor
+from minimegatron.backend import asarray, to_numpy
 from minimegatron.comm import trace
 from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.data.demo import batch, make_optimizer
 from minimegatron.i18n import language, text
 from minimegatron.parallel.tensor_parallel import ParallelGPT, shard_of
 from minimegatron.tools import memory
+from minimegatron.tools.activation_memory import activation_bytes
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
 
@@ -62,6 +63,19 @@ def traced_step(model, group, config, batch_size):
     return [("forward" if i < forward else "backward", s["op"], s["label"], s["nbytes"],
              s["bytes_sent"]) for i, s in enumerate(trace.spans())
             if s["kind"] == "comm" and s["group"] == group.name]
+
+
+def layer_activation_bytes(group, config, sequence_parallel, batch_size):
+    """Part 2: bytes block 0 keeps for backward on this rank (group None: one process's
+    nn.GPT block): every array its autograd graph saved plus its output, not the
+    parameters nor its input."""
+    model = nn.GPT(config) if group is None else ParallelGPT(
+        config, group, sequence_parallel=sequence_parallel)
+    parts = group.size if sequence_parallel and group is not None else 1
+    shape = (batch_size, config.seq_len // parts, config.d_model)     # (B, T or T/tp, D)
+    x = Tensor(asarray(np.random.default_rng(0).standard_normal(shape)), requires_grad=True)
+    out = model.blocks[0](x)
+    return activation_bytes([out], exclude=model.parameters() + [x])
 
 
 def max_diff(a, b):

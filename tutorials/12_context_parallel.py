@@ -42,7 +42,6 @@ import numpy as np
 from minimegatron import comm
 from minimegatron.autodiff.tensor import Tensor
 from minimegatron.backend import asarray, to_numpy, xp
-from minimegatron.checks.context import forward_bytes
 from minimegatron.comm import trace
 from minimegatron.commands.entry import run
 from minimegatron.data.demo import CONTEXT_CONFIG as CONFIG, batch, make_optimizer
@@ -60,6 +59,9 @@ from minimegatron.tools.activation_memory import activation_bytes
 from minimegatron.tools.cp_picture import draw_context_parallel
 
 STEPS, HEADS, HD, BATCH = 16, 8, 4, 2          # part 2: S tokens, H heads of hd, b rows
+# part 2's attention as the calculator's shape: S tokens, width h = H * hd (K and V)
+ATTENTION_SHAPE = memory.GPTShape(vocab=1, seq_len=STEPS, n_layer=1, d_model=HEADS * HD,
+                                  n_head=HEADS)
 GPT_BATCH = 4                                  # parts 3 and 4: rows of the GPT's batch
 VARIANTS = ("allgather", "ring", "ulysses")
 
@@ -210,7 +212,8 @@ def main():
             continue
         diffs, sent = attention_next_to_one_process(group, name)
         diffs = [worst(group, d) for d in diffs]
-        want = forward_bytes(name, cp, STEPS, HEADS * HD, 8, BATCH)
+        want = round(memory.cp_attention_bytes(ATTENTION_SHAPE, BATCH, cp=cp, attention=name,
+                                               precision="float64")["forward"])
         comm.print0(f"{name:<11}" + "".join(f"{d:>9.1e}" for d in diffs)
                     + f"{sent:>15,d}{want:>10,d}")
 

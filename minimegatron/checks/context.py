@@ -8,9 +8,6 @@ compares with ``serial_reference`` (the whole batch, one process): the loss
 (mean over dp x cp of the ranks' losses), every gradient, every weight.
 Returned for this rank: ``{"loss", "grad", "weight"}`` max abs differences and
 ``attention_sent``: bytes this rank sent inside attention per step (trace).
-``forward_bytes`` is the formula of each attention variant's docstring (tutorial 12 checks
-each variant alone against one process and prints its bytes beside this formula).
-
 ``layer_activation_bytes(cp_group, config, attention)`` measures what one block keeps for
 backward on this rank (tools/activation_memory.py), next to tools/memory.py's formula.
 
@@ -65,17 +62,6 @@ def check_context_parallel(grid, attention="ring", config=CP_CONFIG, steps=STEPS
     out["attention_sent"] = sum(s["bytes_sent"] for s in trace.spans()
                                 if (s["label"] or "").startswith("attention")) / steps
     return out
-
-
-def forward_bytes(name, cp, steps, width, itemsize, batch=1):
-    """The formula: bytes one rank sends in one layer's forward (S tokens, h = K width)."""
-    if cp == 1:
-        return 0
-    if name == "allgather":
-        return 2 * (cp - 1) * steps * width * itemsize * batch // cp      # 2(cp-1)/cp S h b
-    if name == "ring":
-        return (cp - 1) * 2 * (steps // cp) * width * itemsize * batch    # (cp-1) 2(S/cp) h b
-    return 4 * (cp - 1) * (steps // cp) * width * itemsize * batch // cp  # 4 (cp-1)/cp (S/cp) h b
 
 
 def layer_activation_bytes(cp_group, config, attention, batch_size=2, tp_group=None,
