@@ -15,7 +15,8 @@ BY STEP, so a load that comes and goes on a shared machine slows all three alike
 
 Printed: the median step time of each (the slowest rank's), the cost of each mode over
 ``off`` in percent, and the 48-byte checks each mode made per step on rank 0 (counted
-by wrapping ``comm_check.fast_signature`` and ``comm_check.post_step_check``). Figures: docs/performance.md, "What checking mode costs".
+by wrapping ``comm_check.fast_signature`` and ``agreed_steps.post_step_check``).
+Figures: docs/performance.md, "What checking mode costs".
 """
 import argparse
 import statistics
@@ -25,7 +26,7 @@ from dataclasses import replace
 from mpi4py import MPI
 
 from minimegatron import comm
-from minimegatron.comm import comm_check
+from minimegatron.comm import agreed_steps, comm_check
 from minimegatron.data.datasets import CharTokenizer, text_batches, tiny_corpus
 from minimegatron.data.demo import DEMO_CONFIG
 from minimegatron.optim import AdamW
@@ -39,7 +40,7 @@ MODES = {"off": dict(on=False), "agreed": dict(on=True, steps=True),
 def counting(calls):
     """Wrap comm_check.fast_signature (one per 48-byte check) and post_step_check (one per
     group and agreed step) to count both into ``calls``."""
-    fast, post = comm_check.fast_signature, comm_check.post_step_check
+    fast, post = comm_check.fast_signature, agreed_steps.post_step_check
 
     def fast_counted(*args):
         calls["checks"] += 1
@@ -48,7 +49,7 @@ def counting(calls):
     def post_counted(*args):
         calls["checks"] += 1
         return post(*args)
-    comm_check.fast_signature, comm_check.post_step_check = fast_counted, post_counted
+    comm_check.fast_signature, agreed_steps.post_step_check = fast_counted, post_counted
 
 
 def main(argv=None):

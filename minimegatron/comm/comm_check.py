@@ -37,11 +37,8 @@ receiving rank raises (a reply would make every send wait for its receiver);
 the abort hook then ends the job. Wildcard sources and tags >= TAG_SHIFT are
 not checked.
 
-Agreed steps (``agreed_step``). A library trainer's step makes many collectives whose
-arguments all follow from the plan agreed at construction and the step's fields (step
-number, batch shapes); so each group compares the fields once a step instead of every
-call: an ``Iallreduce`` of [key, -key] posted at the step's start, waited for at the
-group's first collective, send or receive, before its data moves (docs/notes_comm.md).
+Agreed steps (``agreed_step``, agreed_steps.py): a library trainer's step compares its
+fields (step number, batch shapes) once per group instead of checking every call.
 ``MINIMEGATRON_CHECK=all`` checks every call again, also inside a step.
 
 The switch: on by default; ``MINIMEGATRON_CHECK=0`` in the environment turns
@@ -57,7 +54,7 @@ from array import array
 import numpy as np
 from mpi4py import MPI
 
-from minimegatron.comm.agreement import agree_fields, field_text
+from minimegatron.comm import agreed_steps
 from minimegatron.comm.mismatch import (GATHERS, MAGIC, OPS, REDUCE_OPS, ROOTED,
                                         CollectiveMismatch, call_site, code, describe,
                                         diagnose, raise_on_every_rank)
@@ -75,7 +72,7 @@ def _mode_from_env():
 
 
 _on, _steps = _mode_from_env()
-_state = {"on": _on, "steps": _steps, "step": None}    # step: the agreed step running
+_state = {"on": _on, "steps": _steps}
 
 
 def enable():
@@ -104,53 +101,13 @@ def checking(on=True, steps=None):
         _state["on"], _state["steps"] = before["on"], before["steps"]
 
 
-@contextlib.contextmanager
 def agreed_step(what, fields, groups=()):
-    """Run the block as one agreed step (module docstring, "Agreed steps"): ``fields``
-    ({name: value}, the same on every rank) are compared once per group, posted now for
-    each of ``groups`` and waited for at the group's first collective; the group's later
-    collectives are not checked."""
-    if not (_state["on"] and _state["steps"]) or _state["step"] is not None:
-        yield                                   # off, every call checked, or nested
-        return
-    key = zlib.crc32(field_text(fields).encode())
-    posted = {}
-    for group in groups:
-        if group.size > 1 and id(group) not in posted:
-            posted[id(group)] = (group, *post_step_check(group, key))
-    step = _state["step"] = {"what": what, "fields": fields, "key": key, "checked": set(),
-                             "posted": posted, "groups": set(posted)}
-    try:
-        yield
-        for group, request, sig in list(posted.values()):   # groups that made no collective
-            finish_step_check(step, group)
-    finally:
-        _state["step"] = None
-        _left_behind.extend(posted.values())   # after an error: MPI may still write them
-        _left_behind[:] = [(g, r, b) for g, r, b in _left_behind if not r.Test()]
-
-
-_left_behind = []          # posted comparisons a step left on an error, with their buffers
-
-
-def post_step_check(group, key):
-    """Start this group's comparison of the step's key: (request, its buffer)."""
-    sig = np.array([key, -key], np.int64)
-    return group.comm.Iallreduce(MPI.IN_PLACE, sig, op=MPI.MAX), sig
-
-
-@waits("step agreement")
-def finish_step_check(step, group):
-    """Wait for the group's posted comparison; on a mismatch every rank of the group raises
-    the same CollectiveMismatch naming the fields that differ (agreement.agree_fields)."""
-    _, request, sig = step["posted"].pop(id(group))
-    wait_all([request])
-    if sig[0] != -sig[1]:
-        agree_fields(group, step["what"], step["fields"], why=STEP_WHY)
-
-
-STEP_WHY = ("agreed once per step and group; the step's collectives follow from it and are "
-            "not checked one by one")
+    """``with agreed_step(what, fields, groups):`` runs the block as one agreed step
+    (agreed_steps.py: ``fields`` compared once per group, the group's later calls not
+    checked) while checking mode checks steps; otherwise every call is checked as usual."""
+    if not (_state["on"] and _state["steps"]):
+        return contextlib.nullcontext()
+    return agreed_steps.step(what, fields, groups)
 
 
 # --- the check before each collective -------------------------------------------------------
@@ -225,18 +182,15 @@ def check(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
     """
     if not _state["on"] or group.size == 1:
         return
-    step = _state["step"]
+    step = agreed_steps.STATE["step"]
     if step is not None:                         # an agreed step: the group's first call only
-        if id(group) in step["checked"]:
-            return
-        step["checked"].add(id(group))
-        if id(group) in step["posted"]:          # the step's fields, posted at its start
-            finish_step_check(step, group)
+        fold = agreed_steps.first_call(step, group)
+        if fold is None:
             return
     key, positive, negative, problem = fast_signature(op, x, root, reduce_op, axis, sizes,
                                                       group)
     if step is not None:
-        key = hash((key, step["key"])) & KEY_MASK
+        key = hash((key, fold)) & KEY_MASK
     sig = _fast
     sig[0], sig[1], sig[2] = key, positive, negative
     sig[3] = -key
@@ -247,7 +201,7 @@ def check(group, op, x=None, root=-1, reduce_op=None, axis=0, sizes=None):
             sig[2] in (-sig[5], DONT_CARE):
         return
     if step is not None:                         # the step's fields first, then the call
-        agree_fields(group, step["what"], step["fields"], why=STEP_WHY)
+        agreed_steps.compare_fields(step, group)
     diagnose(group, op, x, root, reduce_op, axis, sizes)
 
 
@@ -295,19 +249,6 @@ SIG_BYTES, TEXT_AT = 320, 32
 _tag_shift = []
 
 
-def signed(group):
-    """True when a send or receive on ``group`` carries a signature now: False inside an
-    agreed step that posted the group's fields (the group's first send or receive waits
-    for them instead, before its data moves; both sides are in the same step)."""
-    step = _state["step"]
-    if step is None or id(group) not in step["groups"]:
-        return True
-    if id(group) in step["posted"]:
-        step["checked"].add(id(group))
-        finish_step_check(step, group)
-    return False
-
-
 def _check_tag(source, tag):
     """tag + TAG_SHIFT (half of MPI's TAG_UB) for a checked pair, None when not checked."""
     if not _state["on"]:
@@ -330,14 +271,14 @@ def _signature(x, group):
 @waits("send")
 def send_signature(x, dest, group, tag):
     """Checking mode: send x's signature to ``dest`` before the data (blocking ``send``)."""
-    check_tag = _check_tag(dest, tag) if signed(group) else None
+    check_tag = _check_tag(dest, tag) if agreed_steps.signed(group) else None
     if check_tag is not None:
         group.mpi.Send(_signature(x, group), dest=dest, tag=check_tag)
 
 
 def isend_signature(x, dest, group, tag):
     """Start sending x's signature to ``dest``: [(request, buffer)] for the send's Handle."""
-    check_tag = _check_tag(dest, tag) if signed(group) else None
+    check_tag = _check_tag(dest, tag) if agreed_steps.signed(group) else None
     if check_tag is None:
         return []
     sig = _signature(x, group)
@@ -359,7 +300,7 @@ def _mismatch(sig, buf, group, tag, receiver):
 def recv_signature(buf, host, source, group, tag):
     """Checking mode, before a blocking ``recv``: receive the sender's signature and raise
     CollectiveMismatch (after draining the data into ``host``) when it does not fit buf."""
-    check_tag = _check_tag(source, tag) if signed(group) else None
+    check_tag = _check_tag(source, tag) if agreed_steps.signed(group) else None
     if check_tag is None:
         return
     sig = np.empty(SIG_BYTES, np.uint8)

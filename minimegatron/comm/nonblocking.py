@@ -16,7 +16,7 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
-from minimegatron.comm import comm_check, staging, trace
+from minimegatron.comm import agreed_steps, comm_check, staging, trace
 from minimegatron.comm.collectives import (check_all_to_all, check_all_to_allv, check_peer,
                                            chunk_sizes, counts, mpi_op)
 from minimegatron.comm.comm_check import check, check_counts
@@ -177,7 +177,7 @@ def irecv(buf, source, group, tag=0):
     """Start receiving into ``buf`` from group rank ``source``: ``Irecv``; ``wait()``
     returns buf. Checking mode: ``wait()`` first compares the sender's signature."""
     source = check_peer("recv", source, group, wildcard=True)
-    signed = comm_check.signed(group)            # False in an agreed step: checked there
+    signed = agreed_steps.signed(group)            # False in an agreed step: checked there
     host, copied = staging.host(buf)
     request = group.comm.Irecv(host, source=source, tag=tag)
     handle = Handle("recv", group, [request],

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 
 from minimegatron import comm
-from minimegatron.comm import comm_check
+from minimegatron.comm import agreed_steps, comm_check
 from minimegatron.data.datasets import CharTokenizer, text_batches, tiny_corpus
 from minimegatron.data.demo import DEMO_CONFIG
 from minimegatron.optim import AdamW
@@ -36,10 +36,10 @@ def trainer(config, grid):
 
 
 def counting(seen):
-    """Wrap comm_check's checks: append "call <group>" for every 48-byte per-call check
+    """Wrap the checks (comm_check, agreed_steps): append "call <group>" for every 48-byte per-call check
     (fast_signature), "step <group>" for every step comparison posted on a group and
     "sign <group>" for every send's signature."""
-    fast, post, sign = comm_check.fast_signature, comm_check.post_step_check, \
+    fast, post, sign = comm_check.fast_signature, agreed_steps.post_step_check, \
         comm_check._signature
 
     def signature(x, group):
@@ -53,13 +53,13 @@ def counting(seen):
     def posted(group, key):
         seen.append(f"step {group.name}")
         return post(group, key)
-    comm_check.fast_signature, comm_check.post_step_check = counted, posted
+    comm_check.fast_signature, agreed_steps.post_step_check = counted, posted
     comm_check._signature = signature
     return fast, post, sign
 
 
 def restore(saved):
-    comm_check.fast_signature, comm_check.post_step_check, comm_check._signature = saved
+    comm_check.fast_signature, agreed_steps.post_step_check, comm_check._signature = saved
 
 
 def check_all():
