@@ -249,5 +249,13 @@ def test_14_mixture_of_experts_equals_one_process_and_bytes_and_memory_match(tmp
                      re.M), out
     assert re.search(r"^dispatch buffer \(bytes\) +2,048 +2,048$", out, re.M), out   # E b C h 8
     assert "every rank of dp=8, ep=4: max |measured - calculator| 0" in out
+    check = re.search(r"^the bias on the grid against one process, 3 steps: max \|loss or bias "
+                      r"diff\| (\S+)$", out, re.M)
+    assert check and float(check.group(1)) < 1e-12, out          # aux-loss-free on 8 ranks
+    spread = re.search(r"^mean spread over the last 20 steps: no balancing (\S+), aux loss "
+                       r"(\S+), expert bias (\S+) ", out, re.M)
+    none, aux, bias = map(float, spread.groups())
+    assert bias < aux < none and 1.0 <= bias, out               # the bias balances best here
+    assert len(re.findall(r"^ +(?:4|9|14|19|24|29|34|39)(?: +\d+\.\d\d){3}   ", out, re.M)) == 8
     picture = tmp_path / "14_mixture_of_experts.png"
     assert picture.exists() or "drawing needs matplotlib" in out

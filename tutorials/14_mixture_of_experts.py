@@ -26,7 +26,12 @@ from the real code (minimegatron/nn/moe/, minimegatron/parallel/expert_parallel/
    trace.comm_by_dimension) beside theirs;
 5. the expert and dense parameters of every rank and its dispatch buffer (the payload
    of the last step's dispatch, from the trace), measured in this run, beside the memory
-   calculator (tools/memory_moe.py).
+   calculator (tools/memory_moe.py);
+6. aux-loss-free balancing (DeepSeek-V3, nn/moe/balancing.py): the expert bias
+   (gamma, no aux loss) trained on the grid next to one process, losses and biases
+   compared; then three dropless one-process runs on the same 40 batches (one on each of
+   ranks 0, 1 and 2): no balancing, the aux loss, the expert bias, and the spread of the load of each (the
+   busiest expert over the mean, per block; 1.00 is even).
 
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
@@ -48,7 +53,8 @@ from minimegatron.backend import asarray, to_numpy
 from minimegatron.comm import trace
 from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.i18n import language, text
-from minimegatron.nn.moe import MoEConfig, MoEGPT, gather_rows, moe_layers, route
+from minimegatron.nn.moe import (MoEConfig, MoEGPT, balance_experts, gather_rows, moe_layers,
+                                 route)
 from minimegatron.parallel.expert_parallel import (MoETrainer, combine_dropless,
                                                    dispatch_dropless, dropless_bytes, is_expert,
                                                    padded_bytes)
@@ -62,6 +68,8 @@ MOE_CONFIG = SMALL_CONFIG                   # the 2-layer GPT: S = 8 tokens, h =
 MOE = MoEConfig(num_experts=8, top_k=2, capacity_factor=1.0)    # C = ceil(2 x 8 x 1.0 / 8) = 2
 EP, BATCH, SHOWN = 4, 8, 6
 FACTORS = (0.5, 1.0, 1.25, 2.0, None)
+GAMMA, GRID_STEPS = 0.005, 3               # part 6: the bias's step; steps on the grid
+BALANCE_STEPS, BALANCE_BATCH = 40, 32      # and of the three one-process runs
 LABELS = ("ep.dispatch", "ep.combine", "ep.dispatch.backward", "ep.combine.backward")
 
 
@@ -277,6 +285,66 @@ def memory_table(grid, trainer, spans):
                      ep=grid.ep_size))
 
 
+def spread(model):
+    """Each MoE block's load this step, busiest expert / mean, averaged over the blocks."""
+    return float(np.mean([(lambda load: load.max() / load.mean())(to_numpy(
+        layer.last_plan.load(MOE.num_experts))) for layer in moe_layers(model)]))
+
+
+def balancing(grid):
+    """Part 6: the expert bias trained on the grid beside one process (losses and biases),
+    then one process three ways (ranks 0, 1, 2, one way each; rank 0 prints): no balancing,
+    the aux loss, the expert bias."""
+    dropless = dataclasses.replace(MOE, capacity_factor=None)
+    runs = {"none": dataclasses.replace(dropless, aux_loss_coeff=0.0), "aux": dropless,
+            "bias": dataclasses.replace(dropless, aux_loss_coeff=0.0, bias_update_rate=GAMMA)}
+    trainer = MoETrainer(MOE_CONFIG, runs["bias"], grid, optimizer_fn=make_optimizer)
+    serial = MoEGPT(MOE_CONFIG, runs["bias"])
+    opt, off = make_optimizer(serial.parameters()), 0.0
+    for step in range(GRID_STEPS):
+        x, y = batch(MOE_CONFIG, BALANCE_BATCH, step)
+        loss = trainer.train_step(x, y)        # loads summed over dp x cp, biases nudged
+        opt.zero_grad()
+        serial_loss = serial.loss(x, y)
+        serial_loss.backward()
+        balance_experts(serial)                # one process's bias update
+        opt.step()
+        off = max([off, abs(loss - serial_loss.item())] + [
+            max_diff(mine.expert_bias, theirs.expert_bias)
+            for mine, theirs in zip(moe_layers(trainer.stage), moe_layers(serial))])
+    comm.print0(text("t14.balance_check", steps=GRID_STEPS, off=worst(grid.world, off)))
+    names = list(runs)                              # one process three ways: ranks 0, 1, 2
+    mine = names[grid.world.rank] if grid.world.rank < len(names) else None
+    spreads = comm.gather_object(three_ways(runs[mine]) if mine else None, grid.world)
+    if grid.world.rank == 0:
+        print(text("t14.head_balance"))
+        for step in range(4, BALANCE_STEPS, 5):
+            print(f"{step:>4}" + "".join(f"{spreads[i][0][step]:>12.2f}"
+                                         for i in range(len(names))) + "   "
+                  + " ".join(f"{b:+.3f}" for b in spreads[2][1][step]))
+        late = [float(np.mean(spreads[i][0][BALANCE_STEPS // 2:])) for i in range(len(names))]
+        print(text("t14.balance", steps=BALANCE_STEPS - BALANCE_STEPS // 2, gamma=GAMMA,
+                   none=late[0], aux=late[1], bias=late[2]))
+
+
+def three_ways(moe):
+    """One process, one way of balancing, the part's batches: (spread per step, block 0's
+    biases per step)."""
+    model = MoEGPT(MOE_CONFIG, moe)
+    opt = make_optimizer(model.parameters())
+    spreads, biases = [], []
+    for step in range(BALANCE_STEPS):
+        x, y = batch(MOE_CONFIG, BALANCE_BATCH, step)
+        opt.zero_grad()
+        model.loss(x, y).backward()
+        balance_experts(model)                 # only the bias run has a bias to move
+        opt.step()
+        spreads.append(spread(model))
+        bias = moe_layers(model)[0].expert_bias
+        biases.append([0.0] * MOE.num_experts if bias is None else to_numpy(bias).tolist())
+    return spreads, biases
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=4)
@@ -310,6 +378,8 @@ def main():
     dimension_table(grid, trainer, spans)
     comm.print0(text("t14.part5"))
     memory_table(grid, trainer, spans)
+    comm.print0(text("t14.part6", gamma=GAMMA))
+    balancing(grid)
 
 
 if __name__ == "__main__":

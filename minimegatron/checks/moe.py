@@ -9,7 +9,9 @@ dp x cp and an MoETrainer on the same global batches; returns this rank's max
 |difference| of the loss, of every gradient it holds (a tp shard of a dense
 weight, ``shard_of``; rows e*E/ep.. of an expert weight) and of every weight
 after each step, and of the gradient norm when clipping. ``expert_group="dp_cp"``
-reduces expert gradients over the wrong group (the tests expect a FAIL).
+reduces expert gradients over the wrong group (the tests expect a FAIL), as
+``load_group="dp"`` sums the loads of aux-loss-free balancing over too few ranks
+when cp > 1; "bias" is the max |difference| of the routers' expert biases.
 
 ``check_dispatch_bytes(group, moe, ...)``: one ExpertParallelMoE layer on random
 tokens, forward and backward; the bytes of each all-to-all from the trace next
@@ -21,6 +23,8 @@ tolerance of the MoE rows, whose float16 gradients are larger than the dense GPT
 
 MOE_CONFIG: the 2-layer SMALL_CONFIG GPT; MOE: E = 8 experts, top-2, capacity
 factor 1.0 (C = ceil(2*8/8) = 2 per sequence of 8 tokens: tokens are dropped).
+BALANCED: dropless, aux-loss-free balancing (gamma 0.05, large enough to change the
+choices within two steps) in place of the aux loss.
 float64 agrees to ~1e-15; verify's tolerance applies.
 """
 import dataclasses
@@ -35,7 +39,7 @@ from minimegatron.backend import asarray, xp
 from minimegatron.checks.common import drift_between, max_abs_diff
 from minimegatron.checks.precision import backward, check_optimizer, loss_scale, unscaled
 from minimegatron.data.demo import SMALL_CONFIG, batch
-from minimegatron.nn.moe import MoE, MoEConfig, MoEGPT, init_by_name, moe_layers
+from minimegatron.nn.moe import MoE, MoEConfig, MoEGPT, balance_experts, init_by_name, moe_layers
 from minimegatron.parallel.expert_parallel.dispatch import dropless_bytes, padded_bytes
 from minimegatron.parallel.expert_parallel.gpt import is_expert
 from minimegatron.parallel.expert_parallel.grads import clip_grad_norm
@@ -49,6 +53,7 @@ from minimegatron.autodiff.tensor import Tensor
 MOE_CONFIG = SMALL_CONFIG
 MOE = MoEConfig(num_experts=8, top_k=2, capacity_factor=1.0)
 DROPLESS = dataclasses.replace(MOE, capacity_factor=None)
+BALANCED = dataclasses.replace(DROPLESS, bias_update_rate=0.05, aux_loss_coeff=0.0)
 
 
 class _SerialGrid:
@@ -66,7 +71,7 @@ def moe_reference(config, moe, steps=2, batch_size=8, clip=None, nudge=False):
         for p in model.parameters():
             p.data[...] = xp.nextafter(p.data, xp.inf)
     opt = check_optimizer(model.parameters(), config, None)
-    record = {"loss": [], "grads": [], "weights": [], "norm": [], "dropped": 0}
+    record = {"loss": [], "grads": [], "weights": [], "norm": [], "dropped": 0, "bias": []}
     for step in range(steps):
         x, y = batch(config, batch_size, step)
         opt.zero_grad()
@@ -75,6 +80,8 @@ def moe_reference(config, moe, steps=2, batch_size=8, clip=None, nudge=False):
         loss = model.loss(x, y)
         backward(loss, opt)                           # from S x loss (S = 1 unless float16)
         record["dropped"] += sum(layer.last_plan.dropped for layer in moe_layers(model))
+        balance_experts(model)                        # aux-loss-free: the bias for the next
+        record["bias"].append(_biases(model))
         record["loss"].append(loss.item())
         record["grads"].append({n: unscaled(p.grad, opt).copy()
                                 for n, p in model.named_parameters()})
@@ -83,6 +90,14 @@ def moe_reference(config, moe, steps=2, batch_size=8, clip=None, nudge=False):
         opt.step()
         record["weights"].append(model.state_dict())
     return record
+
+
+def _biases(model):
+    """{its router weight's full-model name: the layer's expert bias (copy)} of every MoE
+    layer with a bias (a pipeline stage names its weights as the whole model does)."""
+    names = {id(p): name for name, p in model.named_parameters()}
+    return {names[id(m.router.weight)]: m.expert_bias.copy() for m in moe_layers(model)
+            if m.expert_bias is not None}
 
 
 def moe_sensitivity(config, moe, steps=2, batch_size=8):
@@ -101,7 +116,8 @@ def expected(name, full, grid):
 
 def check_moe(dims, moe=MOE, steps=2, micro_batches=1, batch_size=8, config=MOE_CONFIG,
               mpi_comm=None, expert_group="edp", clip=None, schedule="1f1b", zero_stage=0,
-              checkpoint_activations=False, chunks=1, sequence_parallel=False):
+              checkpoint_activations=False, chunks=1, sequence_parallel=False,
+              load_group="dp_cp"):
     """{"loss", "grad", "weight", "norm", "dropped"}: max |this rank - one process|.
 
     ZeRO-2 keeps only slices of the two flat gradients (dense, experts): each is
@@ -114,9 +130,11 @@ def check_moe(dims, moe=MOE, steps=2, micro_batches=1, batch_size=8, config=MOE_
                          optimizer_fn=lambda ps: check_optimizer(ps, config, grid.world),
                          clip_grad=clip, expert_group=getattr(grid, expert_group),
                          zero_stage=zero_stage, checkpoint_activations=checkpoint_activations,
-                         chunks=chunks, sequence_parallel=sequence_parallel)
+                         chunks=chunks, sequence_parallel=sequence_parallel,
+                         load_group=getattr(grid, load_group))
     ref = moe_reference(config, moe, steps, batch_size, clip)
-    out = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "norm": 0.0, "dropped": ref["dropped"]}
+    out = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "norm": 0.0, "dropped": ref["dropped"],
+           "bias": 0.0}
     names = {id(p): name for name, p in trainer.named_parameters()}
     for step in range(steps):
         loss = trainer.forward_backward(*batch(config, batch_size, step))
@@ -137,6 +155,8 @@ def check_moe(dims, moe=MOE, steps=2, micro_batches=1, batch_size=8, config=MOE_
             out["grad"] = max(out["grad"], max_abs_diff(unscaled(p.grad, trainer.rule), want))
         if clip is not None:
             out["norm"] = max(out["norm"], abs(trainer.grad_norm - ref["norm"][step]))
+        for name, bias in _biases(trainer.stage).items():       # this stage's routers
+            out["bias"] = max(out["bias"], max_abs_diff(bias, ref["bias"][step][name]))
         trainer.step()
         for name, p in trainer.named_parameters():
             want = expected(name, ref["weights"][step][name], grid)

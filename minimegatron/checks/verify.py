@@ -36,6 +36,9 @@ for every scheme and grid and prints one table on rank 0:
                 experts over edp (expert_parallel/zero.py)
     moe-sp      moe.check_moe(sequence_parallel)           dp = N/2, tp = 2, ep = N/2
     moe-recompute / moe-interleaved (v=2) / moe-zb (zb-h1)  dp = N/2, pp = 2, M = 2, ep = N/2
+    moe-balanced  aux-loss-free balancing (the expert bias,  dp = N/2, cp = 2, ep = N/2,
+                gamma 0.05, no aux loss; dropless), the      dropless; the biases count as
+                loads summed over dp x cp                    weights ("weight" column)
     4d-sp       threed.check_3d (ring, sequence parallel)  the 4d-ring grids with tp > 1
     (the MoE feature rows train checks/composition.COMPOSE_CONFIG: 4 layers, 16 tokens;
     an odd world is a SKIP for SP and the pipeline features. ``verify --matrix`` prints which
@@ -178,6 +181,7 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "moe-recompute": Scheme("MoE recomp.", "moex", 2),
            "moe-interleaved": Scheme("MoE interl.", "moex", 2),
            "moe-zb": Scheme("MoE ZB-H1", "moex", 2),
+           "moe-balanced": Scheme("MoE bias bal.", "moex"),
            "4d-sp": Scheme("4D ring+SP", "4d", 2)}
 CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
           "cp": "context", "4d": "threed", "zb": "pipeline", "moe": "moe",
@@ -258,6 +262,8 @@ def moe_feature_grid(scheme, n):
         return (n, 1, 1, 1, 1, n // 2 if n >= 4 else n)
     if feature == "sp":
         return (n // 2, 1, 2, 1, 1, n // 2)
+    if feature == "balanced":                 # the loads sum over dp x cp, cp = 2
+        return (n // 2, 1, 1, 1, 2, n // 2)
     return (n // 2, 2, 1, m, 1, n // 2)
 
 
@@ -337,8 +343,11 @@ def _unpack(dims):
 
 
 def moe_config(scheme, cp=1):
-    """The MoEConfig of an MoE row: capacity 1.0 (drops), dropless for moe-dropless and cp."""
+    """The MoEConfig of an MoE row: capacity 1.0 (drops), dropless for moe-dropless and cp;
+    moe-balanced: the expert bias in place of the aux loss (checks/moe.BALANCED)."""
     moe = _checks("moe")
+    if scheme == "moe-balanced":
+        return moe.BALANCED
     return moe.DROPLESS if scheme == "moe-dropless" or cp > 1 else moe.MOE
 
 
@@ -376,9 +385,11 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
                                           sequence_parallel=scheme == "4d-sp")
     if kind in ("moe", "moe3d", "moex"):
         options = moe_feature_options(scheme) if kind == "moex" else {}
-        return _checks("moe").check_moe((dp, pp, tp, cp, dims[5]), moe_config(scheme, cp),
-                                        steps=steps, micro_batches=m, batch_size=batch_size,
-                                        config=config, mpi_comm=group.comm, **options)
+        out = _checks("moe").check_moe((dp, pp, tp, cp, dims[5]), moe_config(scheme, cp),
+                                       steps=steps, micro_batches=m, batch_size=batch_size,
+                                       config=config, mpi_comm=group.comm, **options)
+        out["weight"] = max(out["weight"], out["bias"])      # the expert biases: state too
+        return out
     if kind == "zb" and dp > 1:               # DDP over dp pipelines (Trainer3D)
         return _checks("threed").check_3d((dp, pp, tp), steps=steps, schedule=scheme[3:],
                                           micro_batches=m, batch_size=batch_size,

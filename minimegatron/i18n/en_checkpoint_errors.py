@@ -53,6 +53,7 @@ MESSAGES = {
     "ckpt.why.meta_lists": "meta lists {key!r} as {info!r}",
     "ckpt.why.state_dtypes": "optimizer state dtypes {dtypes!r}",
     "ckpt.why.mixed": "mixed-precision record {record!r}",
+    "ckpt.why.expert_bias": "bad expert bias record (aux-loss-free balancing)",
     "ckpt.why.moe": "its MoE config is {saved!r}",
     "ckpt.why.no_config": "no config in meta",
     "ckpt.why.records": "bad optimizer or rng record",

@@ -200,6 +200,17 @@ MESSAGES = {
     "t14.check": "every rank against one process, {steps} steps: max |loss diff| {loss:.1e}, "
                  "|grad diff| {grad:.1e}, |weight diff| {weight:.1e} (an expert weight: the "
                  "rows of the experts the rank holds)",
+    "t14.part6": "\n6. aux-loss-free balancing (DeepSeek-V3): the router chooses from probs + "
+                 "bias, the gates stay the probs; after each step every bias moves by "
+                 "gamma={gamma:g} against the sign of its expert's load deviation (loads "
+                 "summed over dp x cp). Dropless, the batch of 32: the grid's run with the bias "
+                 "beside one process's, then one process three ways on the same batches",
+    "t14.head_balance": "step        none    aux loss        bias   (busiest expert / mean "
+                        "load, 1.00 is even)   biases of block 0",
+    "t14.balance": "mean spread over the last {steps} steps: no balancing {none:.2f}, aux loss "
+                   "{aux:.2f}, expert bias {bias:.2f} (gamma={gamma:g}, no aux loss)",
+    "t14.balance_check": "the bias on the grid against one process, {steps} steps: max |loss or "
+                         "bias diff| {off:.1e}",
     "t14.by_hand": "dropless dispatch by hand (block 0's trained router, {tokens} random tokens "
                    "a rank, no capacity): dispatch_dropless sends each row to its expert's rank "
                    "(all_to_allv), the E/ep experts there compute, combine_dropless brings the "

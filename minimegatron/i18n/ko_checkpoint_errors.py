@@ -56,6 +56,7 @@ MESSAGES = {
     "ckpt.why.meta_lists": "meta가 {key!r}을(를) {info!r}(으)로 적습니다",
     "ckpt.why.state_dtypes": "optimizer state의 dtype 기록이 잘못되었습니다: {dtypes!r}",
     "ckpt.why.mixed": "mixed-precision 기록이 잘못되었습니다: {record!r}",
+    "ckpt.why.expert_bias": "expert bias 기록이 잘못되었습니다 (aux loss 없는 균형)",
     "ckpt.why.moe": "MoE config가 {saved!r}입니다",
     "ckpt.why.no_config": "meta에 config가 없습니다",
     "ckpt.why.records": "optimizer나 rng 기록이 잘못되었습니다",

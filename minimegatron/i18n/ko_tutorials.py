@@ -204,6 +204,17 @@ MESSAGES = {
     "t14.check": "모든 랭크와 한 프로세스 비교, {steps} 스텝: 최대 |loss 차이| {loss:.1e}, "
                  "|grad 차이| {grad:.1e}, |weight 차이| {weight:.1e} (전문가 가중치: 그 랭크가 "
                  "가진 전문가들의 행)",
+    "t14.part6": "\n6. aux loss 없는 균형 (DeepSeek-V3): 라우터는 probs + bias로 전문가를 고르고, "
+                 "gate는 probs 그대로입니다. 스텝이 끝날 때마다 각 bias는 그 전문가의 load가 "
+                 "평균보다 많으면 gamma={gamma:g}만큼 내려가고 적으면 올라갑니다 (load는 "
+                 "dp x cp에서 합산). 드롭리스, 배치 32: bias를 쓰는 그리드 실행을 한 프로세스와 "
+                 "비교한 뒤, 한 프로세스로 세 가지 방식을 같은 배치에서 나란히 돌립니다",
+    "t14.head_balance": "step        none    aux loss        bias   (가장 바쁜 전문가 / 평균 "
+                        "load, 1.00이면 고름)   블록 0의 bias",
+    "t14.balance": "마지막 {steps} 스텝의 평균 쏠림: 균형 없음 {none:.2f}, aux loss {aux:.2f}, "
+                   "expert bias {bias:.2f} (gamma={gamma:g}, aux loss 없음)",
+    "t14.balance_check": "그리드의 bias 실행과 한 프로세스 비교, {steps} 스텝: 최대 |loss 또는 "
+                         "bias 차이| {off:.1e}",
     "t14.by_hand": "손으로 하는 드롭리스 디스패치 (블록 0의 학습된 라우터, 랭크마다 무작위 토큰 "
                    "{tokens}개, 용량 없음): dispatch_dropless가 각 행을 그 전문가의 랭크로 보내고 "
                    "(all_to_allv), 그곳의 E/ep 전문가가 계산하고, combine_dropless가 출력을 "

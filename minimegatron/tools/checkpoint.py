@@ -16,7 +16,7 @@ Every decision is taken on ONE rank (world rank 0) and broadcast, so every
 rank raises the same CheckpointError together, never one rank alone:
 
     0. every rank reports what it holds (names, piece shapes and placements,
-       optimizer, dropout streams) or why it cannot take part: gather_object -> rank 0
+       optimizer, dropout streams, expert biases) or why it cannot take part: gather_object -> rank 0
 
 Saving, on a tp x cp x ep x dp x pp grid (every rank of ``grid.world`` calls it)::
 
@@ -123,6 +123,14 @@ def _dropouts(model):
             if hasattr(m, "rng") and not getattr(m, "sharded", False)]
 
 
+def _biased(model):
+    """[(MoE layer name, layer)] of every router with an expert bias (aux-loss-free
+    balancing: state that no optimizer holds), named by its router weight's full name."""
+    names = {id(p): name for name, p in model.named_parameters()}
+    return [(names[id(m.router.weight)][:-len(".router.weight")], m)
+            for _, m in _modules(model) if isinstance(m, MoE) and m.expert_bias is not None]
+
+
 def _grid_record(grid, optimizer):
     return {"dp": grid.dp_size, "pp": grid.pp_size, "tp": grid.tp_size,
             "cp": getattr(grid, "cp_size", 1), "ep": getattr(grid, "ep_size", 1),
@@ -147,6 +155,8 @@ def _report(model, optimizer, path, grid, config):
             "names": [(name, list(p.shape), placement(name, grid)) for name, p in named],
             "streams": {name: type(m.rng.bit_generator).__name__ for name, m in streams},
             "states": {name: m.rng.bit_generator.state for name, m in streams} if owner else {},
+            "biases": {name: [float(b) for b in to_numpy(m.expert_bias)]
+                       for name, m in _biased(model)} if owner else {},
             }, (config, named)
 
 
@@ -226,6 +236,7 @@ def _open(path, reports, step, rng_state):
                               "mixed": first["mixed"]},
                 "rng": {"user": rng_state,
                         "dropout": {k: v for r in reports for k, v in r["states"].items()}},
+                "expert_bias": {k: v for r in reports for k, v in r["biases"].items()},
                 "grid": first["grid"]}
         try:
             json.dumps(meta)                                  # JSON-able, before any byte
@@ -335,4 +346,6 @@ def load_checkpoint(model, optimizer, path, grid, config=None):
     for name, m in _dropouts(model):
         if name in streams:
             m.rng.bit_generator.state = streams[name]
+    for name, m in _biased(model):                    # checked against the file on rank 0
+        m.expert_bias = asarray(np.array(meta["expert_bias"][name], dtype=np.float64))
     return meta

@@ -324,6 +324,19 @@ def _check_state_record(opt, path):
         raise _corrupt(path, "mixed", record=mixed)
 
 
+def _check_biases(saved, reports, path):
+    """The routers' expert biases (aux-loss-free balancing): one list of E finite numbers
+    for each MoE layer the model balances with a bias (its MoE config says so)."""
+    moe = reports[0]["moe"] or {}
+    wanted = moe.get("bias_update_rate", 0) and [
+        i for i in range(reports[0]["config"]["n_layer"]) if i % moe["every"] == 0]
+    ok = isinstance(saved, dict) and all(
+        isinstance(v, list) and len(v) == moe.get("num_experts") and all(
+            type(b) in (int, float) and math.isfinite(b) for b in v) for v in saved.values())
+    if not ok or sorted(saved) != sorted(f"blocks.{i}.mlp" for i in wanted or []):
+        raise _corrupt(path, "expert_bias")
+
+
 def _check_moe(saved, ours, path):
     """The MoE config of the file (None: a dense GPT) must be the model's, field by field."""
     if saved is not None and not isinstance(saved, dict):
@@ -368,6 +381,7 @@ def expected_arrays(meta, reports, config, path):
         for name, kind in r["streams"].items():
             if name in rng["dropout"]:
                 _check_stream(name, kind, rng["dropout"][name], path)
+    _check_biases(meta.get("expert_bias", {}), reports, path)
     full, listed = full_shapes(reports, config), listed_arrays(meta, path)
     in_file = {k[len("param/"):] for k in listed if k.startswith("param/")}
     if in_file != set(full):

@@ -7,6 +7,9 @@
                      dropped and pass through the residual. None: dropless (no C)
     aux_loss_coeff   alpha of the load-balancing loss  alpha * E * sum_i f_i * P_i
     z_loss_coeff     beta of the router z-loss        beta * mean_t logsumexp(logits_t)^2
+    bias_update_rate gamma of aux-loss-free balancing (DeepSeek-V3, balancing.py): a
+                     per-expert bias on the router's choice, nudged by +-gamma after each
+                     step by the sign of the load's deviation; 0 = off
     every            MoE in place of the MLP in blocks i with i % every == 0:
                      1 = every block, 2 = every other block (0, 2, ...), Megatron's
                      ``moe_layer_freq`` pattern ``[1 if i % k == 0 else 0 for i in range(L)]``
@@ -26,6 +29,7 @@ class MoEConfig:
     aux_loss_coeff: float = 1e-2
     z_loss_coeff: float = 1e-3
     every: int = 1
+    bias_update_rate: float = 0.0
 
     def __post_init__(self):
         check_moe_config(self)
@@ -62,7 +66,7 @@ def check_moe_config(moe):
             factor, numbers.Real) or not 0 < factor < math.inf):
         raise ValueError(f"MoE: capacity_factor must be a finite number > 0 (or None for "
                          f"dropless), got {factor!r}")
-    for name in ("aux_loss_coeff", "z_loss_coeff"):
+    for name in ("aux_loss_coeff", "z_loss_coeff", "bias_update_rate"):
         value = getattr(moe, name)
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
                 0 <= value < math.inf):

@@ -8,10 +8,13 @@ The loss the model returns is cross entropy plus every MoE layer's aux loss
 (load balancing + z-loss) of this forward; the aux losses' gradient joins
 backward inside each layer (losses.attach_aux_loss), so ``loss.backward()`` is
 all it takes. ``moe_layers(model)`` lists a model's MoE layers and
-``take_aux_loss(model)`` sums (and clears) their logged aux values.
+``take_aux_loss(model)`` sums (and clears) their logged aux values;
+``balance_experts(model)`` is one process's aux-loss-free bias update, after a step's
+forwards (balancing.py).
 """
 from minimegatron.nn.gpt import GPT
 from minimegatron.nn.init import gpt_init
+from minimegatron.nn.moe.balancing import take_load, update_expert_bias
 from minimegatron.nn.moe.layer import MoE
 
 
@@ -27,6 +30,13 @@ def take_aux_loss(model):
         total += sum(layer.aux_log)
         layer.aux_log.clear()
     return total
+
+
+def balance_experts(model):
+    """One process's bias update: b <- b + gamma sign(mean - load), the load of every
+    forward since the last call (balancing.py); nothing when the bias is off."""
+    layers = [m for m in moe_layers(model) if m.expert_bias is not None]
+    update_expert_bias(layers, take_load(layers))
 
 
 def init_by_name(module, prefix, config):

@@ -1,7 +1,7 @@
 """The mixture-of-experts layer, in place of a GPT block's MLP.
 
     probs  = softmax(x W_r)                       (b, T, E)   router, W_r (D, E)
-    choice = top_k(probs, k)                      (b, T, k)   ties: lower expert id
+    choice = top_k(probs + bias, k)               (b, T, k)   ties: lower expert id
     rows   = x[plan.token]                        (n, D)      dispatch (routing.py)
     out    = expert_{plan.expert}(rows)           (n, D)
     y[t]   = sum over t's kept choices e of probs[t, e] * out[row of (t, e)]
@@ -19,6 +19,12 @@ Losses: load balancing and z-loss (losses.py) are joined to backward through
 y (attach_aux_loss, gradient ``aux_grad_scale``); their value is appended to
 ``aux_log`` (one float per forward) for the model to report. ``last_plan`` keeps
 the last RoutePlan (the router's choices, the load, the drops) for tutorials.
+
+Aux-loss-free balancing (``moe.bias_update_rate`` > 0, balancing.py): ``expert_bias``
+(E,) is added to the probs for the choice only (the gates stay probs), and each
+forward appends its load (E,) to ``load_log``; the trainer updates the bias once
+per step from the loads. Without it ``expert_bias`` is None and the choice is
+made from the probs themselves.
 """
 from minimegatron.autodiff import functional as F
 from minimegatron.backend import xp
@@ -39,6 +45,9 @@ class MoE(Module):
         self.router = Linear(d_model, moe.num_experts, bias=False, dtype=dtype)
         self.experts = ExpertMLPs(self.local_experts(), d_model, dtype)
         self.aux_grad_scale, self.aux_log, self.last_plan = 1.0, [], None
+        self.load_log = []
+        self.expert_bias = (xp.zeros(moe.num_experts, dtype=xp.float64)
+                            if moe.bias_update_rate else None)
 
     def local_experts(self):
         return self.moe.num_experts
@@ -56,7 +65,10 @@ class MoE(Module):
         E, k = self.moe.num_experts, self.moe.top_k
         logits = self.router(x)                                  # (b, T, E)
         probs = F.softmax(logits, axis=-1)                       # (b, T, E)
-        plan = route(probs.data, k, self.moe.capacity(steps))
+        scores = probs.data if self.expert_bias is None else probs.data + self.expert_bias
+        plan = route(scores, k, self.moe.capacity(steps))                   # the choice
+        if self.expert_bias is not None:
+            self.load_log.append(plan.load(E).astype(xp.float64))           # (E,)
         rows = gather_rows(x.reshape(b * steps, width), plan.token)        # (n, D)
         out = self.exchange(rows, plan)                                     # (n, D)
         where = xp.where(plan.token < 0, -1, plan.token * E + plan.expert)  # probs[t, e]

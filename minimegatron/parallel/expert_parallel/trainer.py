@@ -11,6 +11,10 @@ Trainer3D's plan (parallel/threed.py) with three changes:
   over its micro-batches), summed over pp, averaged over dp x cp. Each MoE layer
   hands its aux loss the gradient S/M (losses.attach_aux_loss): the pipeline
   starts every micro-batch's backward from S x loss_m / M.
+- aux-loss-free balancing (``moe.bias_update_rate`` > 0, nn/moe/balancing.py):
+  each stage's loads (layers, E) of the step's micro-batches summed over dp x cp
+  (``load_group``), one all-reduce of 8 L E bytes, then every rank nudges its
+  routers' biases alike: the choices stay one process's.
 
 Composed with every feature Trainer3D has: ZeRO-1/2 (``zero_stage``: dense
 weights sharded over dp x cp, experts over edp, zero.py), sequence parallelism
@@ -34,6 +38,7 @@ from minimegatron.backend import xp
 from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import all_finite, check_finite, check_ids, check_targets
 from minimegatron.nn.watch import ActivationWatch, name_non_finite
+from minimegatron.nn.moe.balancing import take_load, update_expert_bias
 from minimegatron.nn.moe.gpt import moe_layers, take_aux_loss
 from minimegatron.parallel.context_parallel import check_split
 from minimegatron.parallel.tensor_parallel.sequence import check_sequence_length
@@ -50,13 +55,15 @@ class MoETrainer(Trainer3D):
     """One rank of an MoE GPT: ``loss = trainer.train_step(inputs, targets)`` (global batch).
 
     ``expert_group``: the group expert gradients reduce over (default ``grid.edp``; a
-    test passes ``grid.dp_cp`` to see the wrong group fail).
+    test passes ``grid.dp_cp`` to see the wrong group fail). ``load_group``: the group
+    the expert loads of aux-loss-free balancing sum over (default ``grid.dp_cp``).
     """
 
     def __init__(self, config, moe, grid, schedule="1f1b", micro_batches=1,
                  optimizer_fn=make_optimizer, attention="ring", clip_grad=None,
                  check_finite=True, expert_group=None, zero_stage=0,
-                 checkpoint_activations=False, chunks=1, sequence_parallel=False):
+                 checkpoint_activations=False, chunks=1, sequence_parallel=False,
+                 load_group=None):
         check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
         check_moe_grid(config, moe, grid, sequence_parallel)
         check_expert_parallel(grid.ep_size, grid.dp_size, grid.cp_size, moe.num_experts)
@@ -72,6 +79,7 @@ class MoETrainer(Trainer3D):
         self.sequence_parallel = sequence_parallel and grid.tp_size > 1
         self.split = cp_split(attention)
         self.clip_grad, self.expert_group, self.grad_norm = clip_grad, expert_group, None
+        self.load_group = load_group or grid.dp_cp
         model = expert_parallel_gpt(config, moe, grid, attention, self.sequence_parallel)
         self.stage = build_stage(model, grid, schedule, chunks)
         self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches,
@@ -107,6 +115,18 @@ class MoETrainer(Trainer3D):
                             overflow_ok=hasattr(self.rule, "loss_scale"))
         self.watch.clear()
 
+    def balance_experts(self):
+        """Aux-loss-free balancing: this stage's loads of the step (layers, E) summed over
+        the router's replicas (dp x cp; tp ranks route the same tokens, pp stages hold
+        other layers), then every rank nudges its biases by the same signs."""
+        layers = moe_layers(self.stage)
+        if not layers:
+            return
+        load = take_load(layers)                                  # (L, E) this rank's tokens
+        with trace.label("dp.load"):
+            load = comm.all_reduce(load, self.load_group)         # every replica's tokens
+        update_expert_bias(layers, load)
+
     def forward_backward(self, inputs, targets):
         """Pipeline forward/backward on this rank's rows (and tokens), then the two gradient
         reductions; returns the global mean loss, cross entropy + aux (every rank)."""
@@ -131,6 +151,8 @@ class MoETrainer(Trainer3D):
             self.optimizer.reduce_gradients()         # ZeRO: dense over dp x cp, experts edp
         else:
             reduce_gradients(self.named_parameters(), self.grid, self.expert_group)
+        if self.moe.bias_update_rate:
+            self.balance_experts()
         with trace.label("dp.loss"):
             aux = comm.all_reduce(xp.asarray([aux]), self.grid.pp)          # every stage's
             mean = comm.all_reduce(xp.asarray([loss + aux[0]]), self.grid.dp_cp, op="mean")

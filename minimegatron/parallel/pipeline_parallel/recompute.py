@@ -23,8 +23,8 @@ before the forward, rewinds to it for the recompute, then puts the stream
 back where it was, so training continues as if nothing was recomputed.
 (A tensor-parallel RNG tracker must do the same for its streams.)
 Logs: a module that logs a value per forward (an MoE layer's ``aux_log``, its
-aux loss) would log it twice; the recompute cuts each log back to its length
-before, so the step's aux loss is counted once.
+aux loss, and ``load_log``, its load for the expert bias) would log it twice; the
+recompute cuts each log back to its length before, so each is counted once.
 
 No communication of its own (collectives inside ``fn``, e.g. tensor parallel
 all-reduces, simply run again during the recompute). Used by the pipeline:
@@ -46,12 +46,13 @@ def _dropout_rngs(fn):
 
 
 def _logs(fn):
-    """The per-forward logs (lists named ``aux_log``) of every module inside ``fn``."""
+    """The per-forward logs (lists named ``aux_log`` or ``load_log``) of every module
+    inside ``fn``."""
     owner = fn if isinstance(fn, Module) else getattr(fn, "__self__", None)
     if not isinstance(owner, Module):
         return []
-    return [m.aux_log for _, m in owner.named_modules()
-            if isinstance(getattr(m, "aux_log", None), list)]
+    return [getattr(m, name) for _, m in owner.named_modules()
+            for name in ("aux_log", "load_log") if isinstance(getattr(m, name, None), list)]
 
 
 def _wrap(raw_inputs, was_tensor, needs_grad):
