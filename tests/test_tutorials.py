@@ -59,12 +59,16 @@ def test_06_zero_stages_equal_and_memory_matches_the_formulas():
     assert rc == 0, err
     for row in _loss_rows(out, "step"):                # ZeRO-0 .. ZeRO-3
         assert max(row) - min(row) < 1e-9
-    table = out.split("measured from the arrays")[1]
+    table = out.split("measured from the arrays")[1].split("\nFSDP2,")[0]
     pairs = [(int(m.replace(",", "")), int(f.replace(",", "")))
              for m, f in re.findall(r"([\d,]+) / +([\d,]+)", table)]
     assert len(pairs) == 16                            # 4 stages x weights, grads, optim, total
     for measured, formula in pairs:
         assert abs(measured - formula) <= 256
+    fsdp = re.search(r"^FSDP2, .* max \|loss - stage 3's\| (\S+);", out, re.M)
+    assert fsdp and float(fsdp.group(1)) < 1e-12, out
+    row = re.findall(r"([\d,]+) / +([\d,]+)", out.split("gathered peak")[-1])
+    assert len(row) == 5 and all(a == b for a, b in row), out        # = memory_fsdp, to the byte
 
 
 def test_07_pipeline_prints_emulated_and_plain_bubbles(tmp_path):

@@ -9,8 +9,12 @@ just before its forward and again before its backward). Every stage trains
 tutorial 0's GPT on the same batches and prints the same losses. The table
 compares each rank's bytes, measured from the real arrays
 (tools/memory_measure.py), with model_state_bytes (tools/memory.py), and the
-bytes each rank sent per step (trace) with the ring model.
-Code: minimegatron/parallel/data_parallel/zero.py.
+bytes each rank sent per step (trace) with the ring model. Last, FSDP2: every
+weight sharded on its own rows (dim 0) instead of a flat buffer, so the model's
+parameters are the shards and a plain AdamW steps them; its losses beside stage
+3's, its bytes beside tools/memory_fsdp.py (the gathered peak: two units at a
+time, the one running and the next, prefetched).
+Code: minimegatron/parallel/data_parallel/zero.py, zero3.py, fsdp2.py.
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
@@ -27,7 +31,9 @@ from minimegatron.data.datasets import repeat_task
 from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.data_parallel import DistributedDataParallel, zero_optimizer
+from minimegatron.parallel.data_parallel.fsdp2 import fully_shard
 from minimegatron.parallel.split import shard_batch
+from minimegatron.tools.memory_fsdp import fsdp2_bytes
 from minimegatron.tools.memory_measure import formula, measure, padding_margin
 
 CONFIG = nn.GPTConfig(vocab_size=10, seq_len=16, n_layer=2, n_head=2, d_model=32, seed=0)
@@ -69,6 +75,35 @@ def train(stage, group, steps):
     return losses, held, sent, 1 if stage == 0 else len(zero.local_shards())
 
 
+def train_fsdp2(group, steps):
+    """(losses, {measured bytes}, {the calculator's}) of FSDP2: the same loop as stage 3."""
+    model = nn.GPT(CONFIG)
+    units = [[(p.shape, str(p.dtype), False) for p in m._parameters.values()]
+             for _, m in model.named_modules() if m._parameters]
+    state = fully_shard(model, group)                  # every weight: its rows r*c.. only
+    adamw = optim.AdamW(model.parameters(), lr=LR, weight_decay=0.0)   # on the shards
+    comm.barrier(group)
+    trace.reset()
+    losses = []
+    for step in range(steps):
+        x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=step)
+        x, y = shard_batch(x, group), shard_batch(y, group)         # (B/N, T)
+        adamw.zero_grad()
+        loss = model.loss(x, y)                                     # all-gather per unit
+        loss.backward()                                             # again + reduce-scatter
+        adamw.step()                                                # no communication
+        with trace.label("print"):
+            losses.append(float(comm.all_reduce(xp.asarray([loss.item()]), group,
+                                                op="mean")[0]))
+    sent = sum(s["bytes_sent"] for s in trace.spans()
+               if s["kind"] == "comm" and s["label"] != "print") / steps
+    held = {"weights": sum(p.data.nbytes for p in model.parameters()),
+            "grads": sum(p.grad.nbytes for p in model.parameters()),
+            "optimizer": sum(a.nbytes for st in adamw.state for a in st.values()),
+            "gathered_peak": state.gathered.peak, "sent": int(sent)}
+    return losses, held, fsdp2_bytes(units, group.size)
+
+
 def main(steps):
     language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
@@ -93,6 +128,11 @@ def main(steps):
         if stage and abs(held["total"] - want["total"]) > padding_margin(N, groups):
             comm.print0(text("t06.outside"))
     comm.print0(text("t06.margin", margin=padding_margin(N, 1), g=G))
+    losses, held, want = train_fsdp2(group, steps)
+    off = max(abs(a - b) for a, b in zip(losses, runs[3][0]))
+    comm.print0(text("t06.fsdp2", off=off))
+    comm.print0(text("t06.fsdp2_head"))
+    comm.print0(" ".join(f"{held[k]:>9,d} /{int(want[k]):>9,d}" for k in held))
 
 
 def eval_model(stage, N, G):

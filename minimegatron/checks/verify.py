@@ -10,6 +10,8 @@ for every scheme and grid and prints one table on rank 0:
     dp          data.check_data_parallel (master)      dp = every divisor d > 1 of N
     ddp         data.check_ddp                         dp = d
     zero1/2/3   data.check_zero(stage)                 dp = d
+    fsdp2       fsdp.check_fsdp2 (each weight on dim 0) dp = d
+    hsdp        fsdp.check_fsdp2(replicate 2 x shard)  dp = d even (replicate 2, shard d/2)
     tp          tensor.check_gpt                       tp = d
     tp-sp       tensor.check_gpt(sequence_parallel)    tp = d (d divides seq_len)
     pp-naive    pipeline.check_pipeline("naive", M=1)  pp = d
@@ -156,6 +158,8 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "zero1": Scheme("ZeRO-1", "data"),
            "zero2": Scheme("ZeRO-2", "data"),
            "zero3": Scheme("ZeRO-3", "data"),
+           "fsdp2": Scheme("FSDP2", "data"),
+           "hsdp": Scheme("HSDP", "data"),
            "tp": Scheme("tensor", "tp"),
            "pp-naive": Scheme("pipe naive", "pipe", 1),
            "pp-gpipe": Scheme("pipe GPipe", "pipe", 4),
@@ -288,6 +292,8 @@ def fit(scheme, dims):
     config = common_config(scheme)
     chunks = {"pp-interleaved": INTERLEAVED_CHUNKS, "pp-zbv": 2}.get(scheme, 1)
     try:
+        if scheme == "hsdp" and dp % 2:
+            raise ValueError(f"HSDP replicates over 2: dp = {dp} is odd")
         if SCHEMES[scheme].kind in ("moe", "moe3d", "moex"):
             _checks("moe").check_moe_fits(config, moe_config(scheme, cp), dims)
         if SCHEMES[scheme].kind == "moex":
@@ -360,6 +366,9 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
     dp, pp, tp, m, cp = _unpack(dims)
     config = _with_dtype(common_config(scheme), dtype)
     kind = SCHEMES[scheme].kind
+    if scheme in ("fsdp2", "hsdp"):
+        return _checks("fsdp").check_fsdp2(group, 2 if scheme == "hsdp" else 1, config=config,
+                                           steps=steps, batch_size=batch_size)
     if kind == "data":
         data = _checks("data")
         if scheme == "dp":

@@ -88,6 +88,11 @@ MESSAGES = {
     "t06.heading": "{n} ranks, P = {params:,} parameters, float64 (b = 8), AdamW\n",
     "t06.bytes": "\nper rank, bytes (measured from the arrays / model_state_bytes formula):",
     "t06.outside": "  ^ outside the padding margin!",
+    "t06.fsdp2": "\nFSDP2, every weight sharded on its own rows (dim 0), AdamW on the shards: "
+                 "max |loss - stage 3's| {off:.1e}; per rank, bytes (measured / "
+                 "tools/memory_fsdp.fsdp2_bytes), the gathered peak is two units (prefetch):",
+    "t06.fsdp2_head": "            weights               grads           optimizer       "
+                      "gathered peak       sent per step",
     "t06.margin": "margin: padding to a multiple of N, at most 4 * 8 * N * groups bytes "
                   "({margin} B for one flat group); G = 8P = {g:,d} B; a sent/step above the "
                   "model is padding (stage 3 pads every layer).",

@@ -92,6 +92,11 @@ MESSAGES = {
                    "AdamW\n",
     "t06.bytes": "\n랭크당 바이트 (실제 배열에서 측정한 값 / model_state_bytes 공식(formula)):",
     "t06.outside": "  ^ 패딩 여유(padding margin)를 벗어났습니다!",
+    "t06.fsdp2": "\nFSDP2: 모든 weight를 자기 행(dim 0)으로 나누고, AdamW가 shard를 그대로 "
+                 "갱신합니다. 최대 |loss - stage 3의 loss| {off:.1e}. 랭크당 바이트 (측정값 / "
+                 "tools/memory_fsdp.fsdp2_bytes), gathered peak는 unit 두 개입니다 (prefetch):",
+    "t06.fsdp2_head": "             weight            gradient      optimizer 상태       "
+                      "gathered peak     스텝당 보낸 양",
     "t06.margin": "여유(margin): N의 배수로 패딩(padding), 최대 4 * 8 * N * groups 바이트 (평탄한 "
                   "그룹(flat group) 하나면 {margin} B); G = 8P = {g:,d} B; sent/step이 model보다 "
                   "크면 그 차이는 패딩입니다 (ZeRO 스테이지(stage) 3은 층마다 패딩합니다).",

@@ -56,7 +56,7 @@ class GatheredForward(Function):
         ctx.unit, ctx.args, ctx.kwargs = unit, args, kwargs
         unit.gather("forward")
         with no_grad():
-            out = unit.run(*[_as_input(a, False) for a in args], **kwargs)
+            out = unit.run(*[as_input(a, False) for a in args], **kwargs)
         unit.free()
         ctx.multi = isinstance(out, tuple)
         return tuple(unwrap(o) for o in out) if ctx.multi else unwrap(out)
@@ -66,7 +66,7 @@ class GatheredForward(Function):
         unit = ctx.unit
         unit.gather("backward")
         needs = ctx.needs_input_grad[1:]
-        inputs = [_as_input(a, need) for a, need in zip(ctx.args, needs)]
+        inputs = [as_input(a, need) for a, need in zip(ctx.args, needs)]
         for p in unit.flat.params:
             p.grad = None
         with enable_grad():
@@ -89,7 +89,7 @@ class GatheredForward(Function):
         return (grad_shard,) + input_grads
 
 
-def _as_input(a, needs_grad):
+def as_input(a, needs_grad):
     """A module input rebuilt from a raw array: a Tensor for float arrays, else unchanged."""
     if needs_grad:
         return Tensor(a, requires_grad=True)
@@ -142,7 +142,7 @@ class ShardedUnit(Module):
             p.data = xp.empty((0,), self.flat.dtype)
 
 
-def _replace(model, name, unit):
+def replace_module(model, name, unit):
     """Put ``unit`` where the module called ``name`` (dotted) sits in ``model``."""
     *path, last = name.split(".")
     parent = model
@@ -173,7 +173,7 @@ class Zero3(Module):
         self.gathered = GatheredBytes()
         self.units = [ShardedUnit(name, m, group, self.gathered) for name, m in owners]
         for (name, _), unit in zip(owners, self.units):
-            _replace(model, name, unit)
+            replace_module(model, name, unit)
         self.model = model                                       # its parameters: the shards
         self.watch = ActivationWatch(model)                      # names a NaN's origin
         for unit in self.units:
