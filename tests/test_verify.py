@@ -1,6 +1,6 @@
 """``minimegatron verify``: the whole matrix passes on 8 ranks, a broken scheme FAILS by name.
 
-- The full matrix (every scheme, every grid of 8 ranks, 114 rows) runs ONCE
+- The full matrix (every scheme, every grid of 8 ranks, 115 rows) runs ONCE
   here, through the real command line (``python -m minimegatron run -n 8
   verify``): exit status 0, every row PASS, ~45 s on 2 cores.
 - A 2-rank worker (tests/workers/verify_checks.py) breaks DDP's gradient
@@ -46,11 +46,12 @@ def expected_rows(world_size):
 
 def test_grids_of_eight_ranks():
     rows = expected_rows(8)
-    assert len(rows) == 114
+    assert len(rows) == 115
     assert [g for s, g in rows if s in ("fsdp2", "hsdp")] == [
         f"{d}x1x1, M=1" for d in (2, 4, 8)] * 2
     assert [g for s, g in rows if s.startswith("moe-") and verify.SCHEMES[s].kind == "moex"] \
-        == ["8x1x1, M=1, ep=4"] * 2 + ["4x1x2, M=1, ep=4"] + ["4x2x1, M=2, ep=4"] * 3
+        == ["8x1x1, M=1, ep=4"] * 2 + ["4x1x2, M=1, ep=4"] + ["4x2x1, M=2, ep=4"] * 3 + [
+            "4x1x1, M=1, cp=2, ep=4"]
     assert sorted(g for s, g in rows if s == "4d-sp") == sorted(
         ["1x1x4, M=2, cp=2", "1x2x2, M=2, cp=2", "2x1x2, M=2, cp=2", "1x1x2, M=2, cp=4"])
     assert [g for s, g in rows if s == "pp-zbv"] == ["1x2x1, M=8", "1x4x1, M=8", "1x8x1, M=8",
@@ -88,7 +89,7 @@ def test_grids_of_eight_ranks():
     # each zero-bubble scheme: 1x2x1, 1x4x1 and 2x2x1 (two data-parallel pipelines);
     # moe-ep and moe-dropless: ep = 2, 4; moe-3d: 2x1x2 and 2x2x1 with ep = 2
     assert len(expected_rows(4)) == (5 * 2 + 2 + 3 * 2 + 3 + 2 + 2 + 3 * 2 + 3 * 2 + 3 * 3
-                                     + 2 * 2 + 2 + 6 + 1 + 2 * 2)   # fsdp2, hsdp: dp 2, 4
+                                     + 2 * 2 + 2 + 6 + 1 + 2 * 2 + 1)   # fsdp2, hsdp: dp 2, 4; moe-balanced
     assert len([1 for s, _ in expected_rows(4) if s == "3d"]) == 3
 
 
@@ -127,9 +128,9 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "104 of 114 rows pass, 10 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "105 of 115 rows pass, 10 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
-    assert len(re.findall(r"^\[\s*\d+/114\] ", out, re.M)) == 114   # one progress line a row
+    assert len(re.findall(r"^\[\s*\d+/115\] ", out, re.M)) == 115   # one progress line a row
 
 
 @pytest.fixture(scope="module")
