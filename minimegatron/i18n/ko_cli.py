@@ -95,7 +95,7 @@ MESSAGES = {
     "cli.verify.summary": "행 {count}개 중 {passed}개 통과, {skipped}개 건너뜀 ({dtype}; 허용 "
                           "오차 = max({floor}, {safety} x 가중치를 한 ulp 움직였을 때 프로세스 "
                           "하나가 자기 자신에서 벗어나는 정도{vs64}); {failed}",
-    "cli.verify.vs64": "; vs f64 = (차이 + 프로세스 하나의 float16 오차) / ({scale} x float64 "
+    "cli.verify.vs64": "; vs {ref} = (차이 + 프로세스 하나의 {half} 오차) / ({scale} x {reference} "
                        "실행의 최대 |값|), 1 이하면 통과",
     "cli.verify.failed": "실패(FAILED): {rows}",
     "cli.verify.none_failed": "실패 없음",
