@@ -272,3 +272,45 @@ def test_cli_precision_mixed_runs_every_kind_of_scheme_on_two_ranks():
     assert code == 0, out + err
     assert "float16, 2 mixed-precision SGD steps" in out and "vs f64" in out
     assert "2 of 2 rows pass" in out and "4 x one process's drift" in out
+
+
+@pytest.fixture(scope="module", params=["bfloat16", "fp8"])
+def broken_low(request):
+    return request.param, run_mpi(2, "workers/verify_checks.py:check_broken",
+                                  args=(["ddp", "tp"], request.param), timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("case, bad", [("ddp_no_grad_all_reduce", "ddp"), ("tp_no_g", "tp")])
+def test_bf16_and_fp8_rows_fail_a_broken_scheme_and_pass_the_other(broken_low, case, bad):
+    """bf16 differences are ~4e-3, fp8's ~1e-2 (flipped e4m3 roundings), a bug's ~0.2."""
+    dtype, results = broken_low
+    for res in results:
+        for r in res[case]:
+            if r["scheme"] == bad:
+                assert r["status"] == "FAIL" and r["grad"] > 0.1 and r["vs64"] > 1, r
+            else:
+                assert r["status"] == "PASS" and r["vs64"] < 0.5, r
+                assert r["grad"] < (5e-3 if dtype == "bfloat16" else 2e-2), r
+                assert r["weight"] <= 2.0 ** -8 and r["loss"] < 1e-3, r
+
+
+def test_tolerances_of_bf16_and_fp8_rows():
+    config = verify._with_dtype(verify.VERIFY_CONFIG, "bfloat16")
+    assert config.dtype == "bfloat16" and not config.fp8
+    bf16 = verify.tolerance(config, 2, 4)
+    assert bf16 == {"loss": 2.0 ** -7, "grad": 2.0 ** -7, "weight": 2.0 ** -7}   # the floor
+    fp8 = verify.tolerance(verify._with_dtype(verify.VERIFY_CONFIG, "fp8"), 2, 4)
+    assert fp8["weight"] == bf16["weight"] and 2.0 ** -7 < fp8["grad"] < 0.1
+
+
+def test_cli_bf16_and_fp8_run_on_two_ranks_and_fp8_skips_what_stays_bf16():
+    code, out, err = run_cli(2, "--dtype", "bfloat16", "--schemes", "zero2,tp-sp,pp-1f1b",
+                             "--steps", "2")
+    assert code == 0, out + err
+    assert "bfloat16, 2 mixed-precision SGD steps" in out and "vs f32" in out
+    assert "3 of 3 rows pass" in out and "float32 run's max |value|" in out
+    code, out, err = run_cli(2, "--dtype", "fp8", "--schemes", "tp,tp-sp,moe-ep",
+                             "--steps", "2")
+    assert code == 0, out + err
+    assert "1 of 3 rows pass, 2 skipped (fp8" in out and "SKIP (fp8: its matmuls" in out
+    assert "one flipped e4m3 rounding" in out

@@ -29,7 +29,7 @@ def test_every_collective_carries_bf16_and_fp8_exactly(results):
     for rank, res in enumerate(results):
         for group in ("world", "half"):
             checks = res[group]
-            assert len(checks) == 9 + 3 * 11, sorted(checks)      # every check ran
+            assert len(checks) == 9 + 3 * 13, sorted(checks)      # every check ran
             bad = [k for k, ok in checks.items() if not ok]
             assert not bad, f"rank {rank}, group {group}: {bad}"
 

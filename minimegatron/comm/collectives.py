@@ -291,20 +291,21 @@ def scatter(x, group, root=0, axis=0, out=None):
     start = trace.now()
     group.mpi.Bcast(header, root=root)
     trace.record("scatter_header", group.name, header.nbytes, 0, 0, start, trace.now())
-    dtype, shape = np.dtype(chr(header[0])), tuple(int(s) for s in header[2:2 + header[1]])
+    dtype, shape = wire.dtype_of(chr(header[0])), tuple(int(s) for s in header[2:2 + header[1]])
     axis = axis % len(shape)
     moved = (shape[axis],) + shape[:axis] + shape[axis + 1:]
     rows = chunk_sizes(moved[0], N)
     like = x if x is not None else get_backend().empty(0, dtype)
     result, finish = staging.output(out, (rows[group.rank],) + moved[1:], dtype, like, axis,
                                     "scatter")
-    host = staging.front(x, axis) if is_root else None
+    host = wire.plain(staging.front(x, axis)) if is_root else None       # bf16: as uint16
     start = trace.now()
     if len(set(rows)) == 1:
-        group.mpi.Scatter(host, result, root=root)
+        group.mpi.Scatter(host, wire.plain(result), root=root)
     else:
-        spec = [host, *counts(rows, int(np.prod(moved[1:]))), from_numpy_dtype(dtype)]
-        group.mpi.Scatterv(spec if is_root else None, result, root=root)
+        spec = [host, *counts(rows, int(np.prod(moved[1:]))),
+                from_numpy_dtype(wire.plain(result).dtype)]
+        group.mpi.Scatterv(spec if is_root else None, wire.plain(result), root=root)
     full = int(np.prod(shape)) * dtype.itemsize
     trace.record_comm("scatter", group.name, full if is_root else result.nbytes, start,
                       trace.now(), N, n=full, own=result.nbytes, is_root=is_root)

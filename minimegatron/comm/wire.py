@@ -31,7 +31,8 @@ one-process run that adds the same float32 terms in the same order, and within a
 bound of the float32 run otherwise (checks/verify.py states the contract per row).
 
 scatter is not marked: its other ranks learn the dtype from a header that carries a
-NumPy type character, which bf16 ('E') shares with no integer; scatter a uint16 view.
+NumPy type character ('E' for bf16, which np.dtype does not read: ``dtype_of`` does), so
+it calls ``dtype_of`` and hands MPI ``plain`` buffers itself.
 """
 import functools
 import inspect
@@ -44,6 +45,19 @@ CARRIER = {np.dtype(ml_dtypes.bfloat16): np.dtype(np.uint16),
            np.dtype(ml_dtypes.float8_e4m3fn): np.dtype(np.uint8),
            np.dtype(ml_dtypes.float8_e5m2): np.dtype(np.uint8)}
 REDUCE_DTYPE = np.dtype(np.float32)      # every low-precision reduction runs in this
+
+
+BY_CHAR = {dtype.char: dtype for dtype in CARRIER}         # scatter's header: 'E', '4', '5'
+
+
+def dtype_of(char):
+    """The dtype of a NumPy type character, ml_dtypes' included (np.dtype('E') fails)."""
+    return BY_CHAR.get(char) or np.dtype(char)
+
+
+def plain(x):
+    """x as MPI can take it: its carrier view if low precision, else x itself (or None)."""
+    return carried(x) if is_low(x) else x
 
 
 def is_low(x):

@@ -96,6 +96,8 @@ MESSAGES = {
                           "nudge{vs64}); {failed}",
     "cli.verify.vs64": "; vs {ref} = (diff + one process's {half} error) / ({scale} x the "
                        "{reference} run's max |value|), <= 1 passes",
+    "cli.verify.flips": "fp8: the gradient tolerance is at least {flips} x the float32 run's "
+                        "max |gradient| (one flipped e4m3 rounding of the largest)",
     "cli.verify.failed": "FAILED: {rows}",
     "cli.verify.none_failed": "none failed",
     "cli.verify.weak": "warning: {count} row(s) needed a tolerance above {limit}: after this "

@@ -119,6 +119,7 @@ def moves(g, dtype):
     ib = xs[r].copy() if r == last else np.zeros_like(xs[r])
     square = np.stack([values(q, dtype, 4 * N) for q in range(N)])      # (N, 4N)
     swapped = [square[q].reshape(N, 4)[r] for q in range(N)]
+    uneven = values(0, dtype, 3 * (N + 1)).reshape(N + 1, 3)          # (N+1, 3): Scatterv
     got = comm.all_gather(xs[r], g, out=np.empty(N * xs[r].size, dtype))
     checks = {
         "all_gather": same_bits(comm.all_gather(xs[r], g), np.concatenate(xs)),
@@ -134,6 +135,10 @@ def moves(g, dtype):
                                  np.concatenate(swapped)),
         "all_to_allv": same_bits(comm.all_to_allv(square[r], g, [4] * N, [4] * N),
                                  np.concatenate(swapped)),
+        "scatter": same_bits(comm.scatter(square if r == last else None, g, root=last),
+                             square[r:r + 1]),
+        "scatterv": same_bits(comm.scatter(uneven if r == last else None, g, root=last),
+                              np.array_split(uneven, N)[r]),
     }
     peer = r ^ 1                                          # 0 <-> 1, 2 <-> 3 in each group
     if peer < N:
