@@ -148,3 +148,30 @@ def test_bf16_training_stays_within_its_stated_bound_of_float32():
         gap = max(np.abs(a - b).max() for a, b in zip(got, want))
         scale = max(np.abs(b).max() for b in want)
         assert 0 < gap <= bound * scale, (gap, bound * scale)
+
+
+def test_the_memory_calculator_equals_measured_bytes_for_bf16_and_fp8():
+    from minimegatron.checks.mixed import measured_precisions
+    from minimegatron.tools.memory_mixed import BF16_FORMULA, precision_text
+    rows = {name: (per, saved) for name, per, saved in measured_precisions()}
+    assert list(rows) == ["float16", "bf16", "fp8"]
+    for name, (per, (measured, formula)) in rows.items():
+        assert per == BF16_FORMULA, (name, per)           # 2 + 2 + 12 + 4, measured
+        assert measured == formula > 0, name             # what backward keeps of the matmuls
+    d, layers = SMALL_CONFIG.d_model, SMALL_CONFIG.n_layer
+    weight_copies = layers * 12 * d * d                   # fp8's e4m3 copy of each W
+    assert rows["fp8"][1][0] - weight_copies == rows["bf16"][1][0] // 2   # X: 1 byte, not 2
+    text = precision_text(measured_precisions())
+    assert "20.0 | 20" in text and f"{rows['fp8'][1][0]} | {rows['fp8'][1][1]}" in text
+
+
+def test_memory_mixed_prints_the_bf16_and_fp8_rows():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "minimegatron", "memory", "mixed"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("float16, bf16 and fp8"))
+    assert lines[head + 1].split() == ["float16", "bf16", "fp8"]
+    assert lines[head + 6].split()[-9:] == ["20.0", "|", "20"] * 3
