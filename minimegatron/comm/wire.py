@@ -106,15 +106,17 @@ def _moved(fn, x, bound):
     """Send the bits as unsigned integers; view what arrives as x's dtype again."""
     args = bound.arguments
     first = next(iter(args))
-    args[first] = carried(x)
-    if args.get("out") is not None:
-        args["out"] = carried(args["out"])
+    args[first], out = carried(x), args.get("out")
+    if out is not None:
+        args["out"] = carried(out)
 
     def back(result):
         if result is None:                       # send, a gather's non-root
             return None
         if result is args[first]:                # filled in place: broadcast, recv
             return x
+        if out is not None and result is args["out"]:
+            return out                           # written into out= itself
         return result.view(x.dtype)
     return _finish(fn(*bound.args, **bound.kwargs), back)
 
