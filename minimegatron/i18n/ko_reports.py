@@ -98,8 +98,8 @@ MESSAGES = {
     "report.precision.title": "float16, bf16, fp8의 파라미터마다 byte: 측정 | 공식 (AdamW, DDP는 "
                               "float32로 reduce), 그리고 block의 matmul에서 backward가 남겨 두는 "
                               "byte (batch 하나)",
-    "report.precision.weights": "weight (half precision)",
-    "report.precision.grads": "gradient (half precision)",
+    "report.precision.weights": "weight (반정밀도)",
+    "report.precision.grads": "gradient (반정밀도)",
     "report.precision.optimizer": "float32 master + Adam m, v",
     "report.precision.buffers": "DDP의 float32 버퍼",
     "report.precision.total": "합계 (state + 버퍼)",
