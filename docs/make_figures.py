@@ -225,9 +225,54 @@ def moe_load_picture(out):
     return [os.path.join(out, "moe_load.png")]
 
 
+def precision_ranges(out):
+    """precision_ranges.png: the normal and subnormal ranges of float16, bf16, e4m3, e5m2
+    (ml_dtypes.finfo), and the |gradients| of a real bf16 GPT step: what underflows where
+    (docs/mixed_precision.md, "bf16 and fp8")."""
+    import dataclasses
+    import ml_dtypes
+    import numpy as np
+    from matplotlib.figure import Figure
+    from minimegatron.data.demo import SMALL_CONFIG, batch
+    from minimegatron.nn import GPT
+    config = dataclasses.replace(SMALL_CONFIG, dtype="bfloat16")
+    model = GPT(config)
+    model.loss(*batch(config, 8, 0)).backward()
+    grads = np.concatenate([np.abs(p.grad.astype(np.float32)).ravel()
+                            for p in model.parameters()])
+    grads = np.log2(grads[grads > 0])
+    formats = [("e5m2 (fp8 grads)", ml_dtypes.float8_e5m2), ("e4m3 (fp8 fwd)",
+               ml_dtypes.float8_e4m3fn), ("bf16", ml_dtypes.bfloat16), ("float16", np.float16)]
+    fig = Figure(figsize=(7, 3.0), dpi=100)
+    ax = fig.add_axes((0.2, 0.17, 0.76, 0.68))
+    for i, (name, dtype) in enumerate(formats):
+        info = ml_dtypes.finfo(dtype)
+        tiny, top = np.log2(float(info.smallest_normal)), np.log2(float(info.max))
+        low = np.log2(float(info.smallest_subnormal))
+        ax.barh(i, top - tiny, left=tiny, color=COLORS["gpipe"], height=0.5,
+                label="normal" if i == 0 else None)
+        ax.barh(i, tiny - low, left=low, color=COLORS["gpipe"], alpha=0.35, height=0.5,
+                label="subnormal (fewer bits)" if i == 0 else None)
+        lost = float(np.mean(grads < low))
+        ax.text(max(low, -140) - 1, i, f"{lost:.0%} of grads underflow" if lost else "",
+                ha="right", va="center", fontsize=7)
+    ax.hist(grads, bins=60, bottom=-0.9, weights=np.full(grads.size, 3.0 / grads.size),
+            color=COLORS["1f1b"], label="|gradient|, one bf16 GPT step (unscaled)")
+    ax.set_yticks(range(len(formats)), [n for n, _ in formats], fontsize=8)
+    ax.set_xlim(-145, 130)
+    ax.set_ylim(-1, len(formats) + 0.4)
+    ax.set_xlabel("log2 |value|")
+    ax.legend(fontsize=7, frameon=False, loc="upper center", ncol=3)
+    ax.set_title("what each format holds: bf16 has float32's range, fp8 needs a scale",
+                 fontsize=10)
+    path = os.path.join(out, "precision_ranges.png")
+    fig.savefig(path, metadata=PNG_META)
+    return [path]
+
+
 FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,
            interleaved_timeline, zero_bubble_timelines, context_parallel_picture,
-           sequence_parallel_trace, loss_scale_over_steps, moe_load_picture)
+           sequence_parallel_trace, loss_scale_over_steps, moe_load_picture, precision_ranges)
 
 
 def main(argv=None):

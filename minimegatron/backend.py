@@ -23,6 +23,7 @@ finished data; on NumPy it does nothing.
 import os
 import zlib
 
+import ml_dtypes  # noqa: F401 - registers bfloat16, float8_e4m3fn, float8_e5m2 with NumPy
 import numpy
 
 BACKENDS = ("numpy", "cupy")

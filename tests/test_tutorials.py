@@ -202,6 +202,16 @@ def test_11_mixed_precision_skips_the_overflow_on_every_rank():
                       r"([^:]+):", out)
     assert diffs, out                       # float16: rounding; AdamW's sign flips, ~2 lr
     assert float(diffs[1]) < 1e-3 and float(diffs[2]) < 1e-3 and float(diffs[3]) < 0.02, out
+    # part two: the formats, an unscaled e4m3 cast, bf16 and fp8 with no loss scale
+    assert "e4m3 of 500 unscaled: nan" in out and "then / s: 512, 3" in out
+    formats = {r[0]: r[1:] for r in (line.split() for line in out.splitlines())
+               if r and r[0] in ("float16", "bf16", "e4m3", "e5m2") and len(r) == 6}
+    assert formats["float16"][4] == "0.00e+00" and formats["bf16"][4] == "1.00e-08", formats
+    for name in ("bf16", "fp8"):
+        low = re.search(rf"{name} ZeRO-2, no loss scale, 8 steps: max \|loss diff\| (\S+), "
+                        rf"\|weight diff\| (\S+) against one {name} process; (\S+) against", out)
+        assert low and float(low[1]) < 1e-3 and float(low[2]) < 0.05, out  # AdamW: ~2 lr
+        assert 0 < float(low[3]) < 0.1, out
     assert "weights 2, grads 2, optimizer 12 = 16" in out
     assert "ZeRO-0 120.0, ZeRO-1 31.4, ZeRO-2 16.6, ZeRO-3 1.9" in out
 

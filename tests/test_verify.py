@@ -156,7 +156,7 @@ def test_a_check_that_raises_everywhere_is_an_error_row_not_a_hang(broken):
     for res in broken:
         assert [r["status"] for r in res["raises"]] == ["ERROR"]
         assert res["raises"][0]["note"] == "ValueError: deliberate failure in ddp"
-        assert "bfloat16" in res["bad_dtype"] and "nope" in res["bad_scheme"]
+        assert "int8" in res["bad_dtype"] and "nope" in res["bad_scheme"]
         nan_row = res["nan_on_rank_1"][0]
         assert nan_row["status"] == "FAIL" and nan_row["grad"] != nan_row["grad"], nan_row
 
@@ -251,22 +251,31 @@ def test_tolerance_grows_with_the_steps_and_stays_tight_for_few():
     assert long["weight"] < 1e-2                                         # still tells bugs
 
 
-@pytest.fixture(scope="module")
-def broken_mixed():
-    return run_mpi(2, "workers/verify_checks.py:check_broken", args=(["ddp", "tp"], "float16"),
-                   timeout=TIMEOUT)
+# per dtype, a correct row's bounds (grad, weight, loss) and a broken row's least grad diff:
+# float16 ~5e-4, bf16 ~4e-3, fp8 ~1e-2 (flipped e4m3 roundings); a missing all-reduce ~1e-1
+LOW_BOUNDS = {"float16": (2e-3, 2.0 ** -10, 1e-4, 1e-2),
+              "bfloat16": (5e-3, 2.0 ** -8, 1e-3, 0.1), "fp8": (2e-2, 2.0 ** -8, 1e-3, 0.1)}
+
+
+@pytest.fixture(scope="module", params=list(LOW_BOUNDS))
+def broken_low(request):
+    return request.param, run_mpi(2, "workers/verify_checks.py:check_broken",
+                                  args=(["ddp", "tp"], request.param), timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize("case, bad", [("ddp_no_grad_all_reduce", "ddp"), ("tp_no_g", "tp")])
-def test_mixed_precision_rows_fail_a_broken_scheme_and_pass_the_other(broken_mixed, case, bad):
-    """--precision mixed: float16 differences are ~5e-4, a missing all-reduce ~1e-1."""
-    for res in broken_mixed:
+def test_low_precision_rows_fail_a_broken_scheme_and_pass_the_other(broken_low, case, bad):
+    """--precision mixed (float16), --dtype bfloat16, --dtype fp8: each against one process
+    and against the wider float run (vs64: <= 1 passes)."""
+    dtype, results = broken_low
+    grad, weight, loss, broken = LOW_BOUNDS[dtype]
+    for res in results:
         for r in res[case]:
             if r["scheme"] == bad:
-                assert r["status"] == "FAIL" and r["grad"] > 1e-2 and r["vs64"] > 1, r
+                assert r["status"] == "FAIL" and r["grad"] > broken and r["vs64"] > 1, r
             else:
-                assert r["status"] == "PASS" and r["grad"] < 2e-3 and r["vs64"] < 0.5, r
-                assert r["weight"] <= 2.0 ** -10 and r["loss"] < 1e-4, r
+                assert r["status"] == "PASS" and r["grad"] < grad and r["vs64"] < 0.5, r
+                assert r["weight"] <= weight and r["loss"] < loss, r
 
 
 def test_cli_precision_mixed_runs_every_kind_of_scheme_on_two_ranks():
@@ -275,3 +284,25 @@ def test_cli_precision_mixed_runs_every_kind_of_scheme_on_two_ranks():
     assert code == 0, out + err
     assert "float16, 2 mixed-precision SGD steps" in out and "vs f64" in out
     assert "2 of 2 rows pass" in out and "4 x one process's drift" in out
+
+
+def test_tolerances_of_bf16_and_fp8_rows():
+    config = verify._with_dtype(verify.VERIFY_CONFIG, "bfloat16")
+    assert config.dtype == "bfloat16" and not config.fp8
+    bf16 = verify.tolerance(config, 2, 4)
+    assert bf16 == {"loss": 2.0 ** -7, "grad": 2.0 ** -7, "weight": 2.0 ** -7}   # the floor
+    fp8 = verify.tolerance(verify._with_dtype(verify.VERIFY_CONFIG, "fp8"), 2, 4)
+    assert fp8["weight"] == bf16["weight"] and 2.0 ** -7 < fp8["grad"] < 0.1
+
+
+def test_cli_bf16_and_fp8_run_on_two_ranks_and_fp8_skips_what_stays_bf16():
+    code, out, err = run_cli(2, "--dtype", "bfloat16", "--schemes", "zero2,tp-sp,pp-1f1b",
+                             "--steps", "2")
+    assert code == 0, out + err
+    assert "bfloat16, 2 mixed-precision SGD steps" in out and "vs f32" in out
+    assert "3 of 3 rows pass" in out and "float32 run's max |value|" in out
+    code, out, err = run_cli(2, "--dtype", "fp8", "--schemes", "tp,tp-sp,moe-ep",
+                             "--steps", "2")
+    assert code == 0, out + err
+    assert "1 of 3 rows pass, 2 skipped (fp8" in out and "SKIP (fp8: its matmuls" in out
+    assert "one flipped e4m3 rounding" in out

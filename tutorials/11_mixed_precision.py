@@ -13,7 +13,12 @@ its gradients (unscaled, g / S) and its weights after every step are compared
 with the ZeRO-2 run's. Then the bytes per parameter each kind takes, measured
 from the real arrays of that one process, and the same function turning them
 into the ZeRO paper's 7.5B-parameter example (N = 64).
-Code: minimegatron/mixed_precision/.
+
+Then bf16 and fp8 (``main`` part two): the range and precision of each half format
+(ml_dtypes.finfo) and what a 1e-8 gradient becomes in each; an unscaled e4m3 cast of
+500 (NaN) and a scaled one; and the same ZeRO-2 loop in bf16 (no loss scale at all) and
+in fp8 (the blocks' matmuls), each next to one process and to one float32 process.
+Code: minimegatron/mixed_precision/, autodiff/fp8.py, comm/wire.py.
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
 import os
@@ -38,6 +43,8 @@ from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
 from minimegatron.parallel.split import shard_batch
 from minimegatron.tools.memory import sharded_state_bytes
 from minimegatron.tools.memory_measure import measure, per_param_bytes
+from minimegatron.autodiff import fp8
+import ml_dtypes
 
 CONFIG = dataclasses.replace(SMALL_CONFIG, dtype="float16")    # 2 layers, d_model 16
 OVERFLOW_STEP, GROWTH_INTERVAL, BATCH = 2, 3, 8
@@ -85,6 +92,55 @@ def train(group, steps):
     return records, model, opt, mixed
 
 
+def train_low(group, steps, config):
+    """The same ZeRO-2 AdamW loop in bf16 (or fp8: ``config.fp8``), with NO loss scale
+    (MixedPrecisionOptimizer picks NoLossScale for bf16). Returns (losses, weights (P,))."""
+    model = GPT(config)                                # bf16 weights, float32 masters
+    mixed = MixedPrecisionOptimizer(make_optimizer(model.parameters()), group)
+    opt = mixed if group is None else zero_optimizer(model, group, 2, mixed)
+    losses = []
+    for step in range(steps):
+        x, y = batch(config, BATCH, step)                          # (B, T)
+        if group is not None:
+            x, y = shard_batch(x, group), shard_batch(y, group)    # (B/N, T)
+        opt.zero_grad()
+        loss = model.loss(x, y)
+        loss.backward()                                            # from the loss itself
+        opt.step()
+        losses.append(loss.item())
+    return losses, flat([p.data for p in model.parameters()])
+
+
+def formats():
+    """The half formats: range, precision, and what a gradient of 1e-8 becomes."""
+    comm.print0(text("t11.formats"))
+    for name, dtype in (("float16", np.float16), ("bf16", ml_dtypes.bfloat16),
+                        ("e4m3", ml_dtypes.float8_e4m3fn), ("e5m2", ml_dtypes.float8_e5m2)):
+        info = ml_dtypes.finfo(dtype)
+        tiny = float(np.float32(np.array(1e-8, np.float32).astype(dtype)))
+        comm.print0(f"{name:8} {float(info.max):10.4g} {float(info.smallest_normal):10.2e} "
+                    f"{float(info.smallest_subnormal):10.2e} {float(info.eps):9.2e} {tiny:9.2e}")
+    x = np.array([500.0, 3.0], np.float32)
+    q, s = fp8.quantize(x, fp8.E4M3)                                # s = 2^floor(log2(448/500))
+    comm.print0(text("t11.e4m3", unscaled=float(np.float32(ml_dtypes.float8_e4m3fn(500.0))),
+                     scale=float(s), back=", ".join(f"{v:g}" for v in fp8.dequantize(q, s))))
+
+
+def low_precision(world, steps):
+    """bf16 and fp8 ZeRO-2 runs against one process and one float32 process."""
+    _, ref32 = train_low(None, steps, dataclasses.replace(CONFIG, dtype="float32"))
+    for name, config in (("bf16", dataclasses.replace(CONFIG, dtype="bfloat16")),
+                         ("fp8", dataclasses.replace(CONFIG, dtype="bfloat16", fp8=True))):
+        losses, weights = train_low(world, steps, config)
+        serial_losses, serial = train_low(None, steps, config)     # one process, every rank
+        mean = comm.all_reduce(np.array(losses), world, op="mean")
+        diffs = [float(np.abs(mean - serial_losses).max()), float(np.abs(weights - serial).max()),
+                 float(np.abs(weights - ref32).max())]
+        loss, weight, vs32 = comm.all_reduce(np.array(diffs), world, op="max")
+        comm.print0(text("t11.low", name=name, steps=steps, loss=loss, weight=weight,
+                         vs32=vs32, ulp=2.0 ** -7))
+
+
 def max_diff(records, serial, key):
     """max |ZeRO-2 - one process| of ``key`` over the steps (an overflow step's grad: no)."""
     return max(float(np.abs(r[key] - s[key]).max()) for r, s in zip(records, serial)
@@ -126,6 +182,8 @@ def main(steps):
     totals = [sharded_state_bytes(per_param, 7.5e9, 64, z)["total"] / 1e9 for z in range(4)]
     comm.print0(text("t11.zero", totals=", ".join(f"ZeRO-{z} {t:.1f}"
                                                   for z, t in enumerate(totals))))
+    formats()                                     # part two: bf16 and fp8
+    low_precision(world, steps)
 
 
 if __name__ == "__main__":

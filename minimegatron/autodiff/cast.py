@@ -10,13 +10,27 @@ into half precision, where a too-large scale first overflows to inf.
     UpcastHalf   forward: x.astype(float32) | backward: g.astype(x's dtype)
 
 A float32 or float64 model passes through unchanged (no node is recorded).
+
+bf16 (bfloat16: float32's 8 exponent bits, 7 mantissa bits; ml_dtypes' dtype) is the
+other half precision: the same range as float32, so no gradient underflows and no loss
+scale is needed, but only 2-3 significant digits. A bf16 matmul, as a tensor core does
+it, multiplies bf16 inputs and accumulates in float32, rounding the product once:
+
+    matmul(a, b) = bf16(float32(a) @ float32(b))    (float16, float32, float64: a @ b)
+
+(ml_dtypes' own ``a @ b`` of two bf16 arrays returns float32 and loops in C without
+BLAS: ~10x slower here; the upcast makes the float32 accumulation explicit.)
 """
 from minimegatron.autodiff.function import Function
+import ml_dtypes
 import numpy
+
+BF16 = numpy.dtype(ml_dtypes.bfloat16)
 
 
 class UpcastHalf(Function):
     """z = float32(x)    dL/dx = half(dL/dz)  (rounds; overflows to inf past 65504)"""
+    upcasts = True
     @staticmethod
     def forward(ctx, x):
         ctx.dtype = x.dtype
@@ -28,8 +42,21 @@ class UpcastHalf(Function):
 
 
 def is_half(dtype):
-    """True for float16 (the half precision this package trains in)."""
-    return numpy.dtype(dtype) == numpy.float16
+    """True for float16 and bfloat16 (the half precisions this package trains in)."""
+    return numpy.dtype(dtype) in (numpy.float16, BF16)
+
+
+def is_bf16(dtype):
+    """True for bfloat16 (no loss scale needed: float32's exponent range)."""
+    return numpy.dtype(dtype) == BF16
+
+
+def matmul(a, b, dtype=None):
+    """a @ b; for bf16 (or fp8) inputs accumulated in float32 and rounded once to ``dtype``
+    (default a's dtype; fp8 products ask for float32, autodiff/fp8.py)."""
+    if a.dtype.kind != "V":                    # float16/32/64: NumPy's own (BLAS) product
+        return a @ b
+    return (a.astype(numpy.float32) @ b.astype(numpy.float32)).astype(dtype or a.dtype)
 
 
 def float32_if_half(x):

@@ -22,6 +22,16 @@ the outputs to the inputs. ``Tensor.backward`` (tensor.py) walks those nodes.
 A returned gradient must be an array the Function will not write to again (a
 fresh result, or a view of ``grad_out``; never a buffer reused by the next
 call): the engine may keep it as a leaf's ``.grad`` without a copy.
+
+bf16 in, bf16 out. NumPy promotes a bf16 array with a Python float to float32
+(``bf16_array * 0.5`` is float32), so ``apply`` rounds a float output back to bf16
+when an input is bf16, and Tensor.backward rounds each gradient to its input's dtype:
+a bf16 model keeps bf16 activations and gradients (what travels between stages, what
+backward saves). A Function that upcasts on purpose says ``upcasts = True`` (cast.py).
+A reduction says ``float32_inside = True`` (Sum, Mean, LayerNorm, Softmax, CrossEntropy):
+its bf16 inputs are upcast before ``forward``, so its sums accumulate in float32 (a bf16
+sum of 1 and seven 2^-9 is 1) and only its outputs and gradients round to bf16, as a
+fused bf16 kernel does.
 """
 import contextlib
 
@@ -78,8 +88,31 @@ class Node:
         return f"<Node {self.fn.__name__}>"
 
 
+_FLOAT32 = "float32"
+
+
+def low_dtype(arrays):
+    """The bf16 (or fp8) dtype of the first such array among ``arrays``, else None."""
+    for a in arrays:
+        dtype = getattr(a, "dtype", None)
+        if dtype is not None and dtype.kind == "V":          # ml_dtypes' types
+            return dtype
+    return None
+
+
+def keep_low(out, dtype):
+    """``out`` (an array or a tuple) with its float arrays (bf16 too) cast to ``dtype``."""
+    if isinstance(out, tuple):
+        return tuple(keep_low(o, dtype) for o in out)
+    kind = getattr(getattr(out, "dtype", None), "kind", None)
+    return out.astype(dtype) if kind in ("f", "V") and out.dtype != dtype else out
+
+
 class Function:
     """Base class of every differentiable operation (see the module docstring)."""
+
+    upcasts = False           # True: a bf16 input may give a float32 output (cast.py)
+    float32_inside = False    # True: bf16 inputs are upcast first (a reduction)
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -96,8 +129,13 @@ class Function:
         ctx = Context()
         ctx.needs_input_grad = needs = tuple(
             isinstance(a, Tensor) and a.requires_grad for a in args)
-        out = cls.forward(ctx, *[a.data if isinstance(a, Tensor) else a for a in args],
-                          **kwargs)
+        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+        low = None if cls.upcasts else low_dtype(arrays)
+        if low is not None and cls.float32_inside:        # a reduction: sums in float32
+            arrays = [keep_low(a, _FLOAT32) if low_dtype([a]) else a for a in arrays]
+        out = cls.forward(ctx, *arrays, **kwargs)
+        if low is not None:                               # bf16 in, bf16 out
+            out = keep_low(out, low)
         multi = isinstance(out, tuple)
         outs = tuple(Tensor(o) for o in (out if multi else (out,)))
         if _grad_enabled[-1] and True in needs:

@@ -114,6 +114,7 @@ class GeLU(Function):
 
 class LayerNorm(Function):
     """Normalise over the last axis, then scale and shift (module docstring)."""
+    float32_inside = True     # bf16: statistics in float32 (function.py)
     COST = {"forward": {"passes": 15, "reduced": 2},
             "backward": {"passes": 21, "reduced": 4}}
 
@@ -183,6 +184,7 @@ def _layer_norm_backward_cupy(ctx, grad_out):
 class Softmax(Function):
     """p = softmax(scale x) over ``axis``; ``causal``: the last two axes are (query, key)
     and a query sees no later key (its score becomes -inf before the softmax)."""
+    float32_inside = True     # bf16: statistics in float32 (function.py)
     COST = {"forward": {"passes": 11, "reduced": 2, "exp": 1},    # scale != 1, causal
             "backward": {"passes": 11, "reduced": 1}}
 
@@ -211,6 +213,7 @@ class Softmax(Function):
 
 class CrossEntropy(Function):
     """mean over the N rows of -log softmax(logits)[target]; logits (..., V), targets (...)"""
+    float32_inside = True     # bf16: statistics in float32 (function.py)
     COST = {"forward": {"passes": 6, "reduced": 2, "exp": 1}, "backward": {"passes": 2}}
 
     @staticmethod

@@ -8,6 +8,7 @@ dL/dx always has x's shape.
 from minimegatron.backend import xp, scatter_add
 from minimegatron.autodiff.function import Function
 from minimegatron.autodiff.tensor import unwrap
+from minimegatron.autodiff.cast import matmul
 
 
 def unbroadcast(grad, shape):
@@ -15,9 +16,9 @@ def unbroadcast(grad, shape):
     shape = tuple(shape)
     if grad.shape == shape:                    # nothing was stretched: no work at all
         return grad
-    half = grad.dtype == xp.float16            # float16: sum in float32 and round once at the
-    if half:                                   # end, as mixed precision keeps reductions wide
-        grad = grad.astype(xp.float32)
+    half = grad.dtype if grad.dtype == xp.float16 or grad.dtype.kind == "V" else None
+    if half is not None:                       # float16, bf16: sum in float32 and round once at
+        grad = grad.astype(xp.float32)         # the end, as mixed precision keeps sums wide
     # EXERCISE 1.5 begin
     lead = grad.ndim - len(shape)              # axes broadcasting put in front
     stretched = tuple(lead + i for i, size in enumerate(shape)
@@ -25,7 +26,7 @@ def unbroadcast(grad, shape):
     grad = grad.sum(axis=tuple(range(lead)) + stretched, keepdims=True)
     grad = grad.reshape(shape)                 # (1, .., 1, *shape) -> shape
     # EXERCISE 1.5 end
-    return grad.astype(xp.float16) if half else grad
+    return grad.astype(half) if half is not None else grad
 
 
 def _shape(a):
@@ -200,8 +201,8 @@ class MatMul(Function):
                 "(the last axis of the first must equal the second-to-last of the second)")
         ctx.save_for_backward(x, a)
         if a.ndim == 2 and x.ndim > 2:      # a weight: one GEMM over every row of x
-            return (x.reshape(-1, x.shape[-1]) @ a).reshape(x.shape[:-1] + a.shape[-1:])
-        return x @ a
+            return matmul(x.reshape(-1, x.shape[-1]), a).reshape(x.shape[:-1] + a.shape[-1:])
+        return matmul(x, a)
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -218,15 +219,15 @@ class MatMul(Function):
         if a2.ndim == 2:       # A is a weight: every row of X, in every batch, meets the same A
             g2 = g.reshape(-1, g.shape[-1])                    # (..., n, m) -> (N, m)
             if ctx.needs_input_grad[0]:
-                gx = (g2 @ a2.T).reshape(x.shape)              # (N, m)(m, k) -> (N, k)
+                gx = matmul(g2, a2.T).reshape(x.shape)         # (N, m)(m, k) -> (N, k)
             if ctx.needs_input_grad[1]:
                 rows = x2.reshape(-1, x2.shape[-1])            # (..., n, k) -> (N, k)
-                ga = (rows.T @ g2).reshape(a.shape)            # one GEMM (k, N)(N, m)
+                ga = matmul(rows.T, g2).reshape(a.shape)       # one GEMM (k, N)(N, m)
         else:                  # batched A: swap the last two axes, sum broadcast batches away
             if ctx.needs_input_grad[0]:
-                gx = unbroadcast(g @ xp.swapaxes(a2, -1, -2), x2.shape).reshape(x.shape)
+                gx = unbroadcast(matmul(g, xp.swapaxes(a2, -1, -2)), x2.shape).reshape(x.shape)
             if ctx.needs_input_grad[1]:
-                ga = unbroadcast(xp.swapaxes(x2, -1, -2) @ g, a2.shape).reshape(a.shape)
+                ga = unbroadcast(matmul(xp.swapaxes(x2, -1, -2), g), a2.shape).reshape(a.shape)
         # EXERCISE 1.1 end
         return gx, ga
 
@@ -234,6 +235,7 @@ class MatMul(Function):
 # ---- reductions -------------------------------------------------------------------
 class Sum(Function):
     """z = sum_i x_i    dz/dx_i = 1"""
+    float32_inside = True     # bf16: accumulate in float32 (function.py)
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
         ctx.args = (x.shape, axis, keepdims)
@@ -248,6 +250,7 @@ class Sum(Function):
 
 class Mean(Function):
     """z = (1/n) sum_i x_i    dz/dx_i = 1/n"""
+    float32_inside = True     # bf16: accumulate in float32 (function.py)
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
         out = xp.mean(x, axis=axis, keepdims=keepdims)

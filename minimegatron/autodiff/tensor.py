@@ -90,7 +90,11 @@ class Tensor:
     def __rtruediv__(self, other): return ops.Div.apply(other, self)
     def __neg__(self): return ops.Neg.apply(self)
     def __pow__(self, exponent): return ops.Pow.apply(self, exponent)
-    def __matmul__(self, other): return ops.MatMul.apply(self, other)
+    def __matmul__(self, other):
+        if getattr(other, "fp8", False):          # a weight marked by fp8.mark: scaled fp8
+            return fp8.fp8_matmul(self, other, other.fp8_agree)
+        return ops.MatMul.apply(self, other)
+
     def __rmatmul__(self, other): return ops.MatMul.apply(other, self)
     def __getitem__(self, index): return ops.GetItem.apply(self, index=index)
 
@@ -158,6 +162,8 @@ class Tensor:
                 for t, g in zip(node.inputs, grad_ins):
                     if t is None or g is None:
                         continue
+                    if g.dtype != t.data.dtype and t.data.dtype.kind == "V":
+                        g = g.astype(t.data.dtype)            # bf16 in, bf16 gradient
                     if t._node is not None:
                         slots = grads.setdefault(t._node, [None] * len(t._node.out_meta))
                         slots[t._index] = g if slots[t._index] is None else slots[t._index] + g
@@ -242,4 +248,5 @@ def _accumulate_leaf(leaf, grad, given):
 
 
 from minimegatron.autodiff import ops  # noqa: E402  (ops imports Tensor; bound here at the end)
+from minimegatron.autodiff import fp8  # noqa: E402
 from minimegatron.autodiff.split_backward import WeightGradients  # noqa: E402

@@ -75,16 +75,17 @@ def max_abs_diff(a, b):
 
 
 
-def float64_gap(config, steps=3, batch_size=8):
-    """One process in float16 (mixed precision, SGD) against float64 with the same SGD.
+def float64_gap(config, steps=3, batch_size=8, reference="float64"):
+    """One process in float16 / bf16 / fp8 (mixed precision, SGD) against ``reference``
+    (float64; float32 for bf16 and fp8) with the same SGD.
 
-    Returns {"gap": {key: max |mixed - float64|}, "scale": {key: max |float64 value|}}
+    Returns {"gap": {key: max |mixed - reference|}, "scale": {key: max |reference value|}}
     over every step, key in loss / grad / weight. verify bounds a parallel mixed run's
-    distance from float64 by |parallel - mixed serial| + gap (triangle inequality).
+    distance from the reference by |parallel - mixed serial| + gap (triangle inequality).
     """
     mixed = serial_reference(config, steps, batch_size)
-    full = serial_reference(dataclasses.replace(config, dtype="float64"), steps, batch_size,
-                            rule="sgd")
+    full = serial_reference(dataclasses.replace(config, dtype=reference, fp8=False), steps,
+                            batch_size, rule="sgd")
     gap = {"loss": max(abs(x - y) for x, y in zip(mixed["loss"], full["loss"]))}
     scale = {"loss": max(abs(y) for y in full["loss"])}
     for key, name in (("grads", "grad"), ("weights", "weight")):

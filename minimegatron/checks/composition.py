@@ -2,7 +2,8 @@
 
 Elements: the five axes {tp, cp, ep, dp, pp} and the features {ZeRO-1, ZeRO-2,
 SP (sequence parallelism), interleaved 1F1B, ZB (zero-bubble ZB-H1), float16
-(mixed precision), recompute (activation recomputation)}. ``plan(elements)``
+(mixed precision), bf16 (float32 masters, no loss scale), fp8 (bf16 with scaled fp8
+matmuls), recompute (activation recomputation)}. ``plan(elements)``
 turns a set of them into one run: every named axis of size 2, and what a
 feature needs (SP: tp = 2; interleaved / ZB: pp = 2, M = 2; ZeRO: dp x cp >= 2;
 ep: MoE with ep = 2 folded over dp x cp, with ZeRO dp x cp = 4 so that the
@@ -13,9 +14,11 @@ gradient and every weight after each step.
 
 What cannot compose is refused by ``plan`` (or by the trainers' own checks,
 called here without a message: ``refusal``) with the reason, the same on every
-rank before any collective. Two pairs are refused by construction: one ZeRO
-stage per run, and one pipeline schedule per run (interleaved 1F1B or
-zero-bubble: zbv is zero-bubble's own two-chunk V).
+rank before any collective. Refused by construction: one ZeRO stage per run, one
+pipeline schedule per run (interleaved 1F1B or zero-bubble: zbv is zero-bubble's own
+two-chunk V), one precision per run (float16, bf16 or fp8), and fp8 with SP or ep
+(their matmuls stay bf16). A bf16 or fp8 row holds checks/verify.py's contract with
+one process (its tolerance), not float64's 1e-10.
 
 ``matrix()``: the axes x features table (PASS: runs and is trained against one
 process by tests/test_composition.py; refused: the reason), the text that
@@ -37,10 +40,12 @@ from minimegatron.data.demo import GPTConfig
 from minimegatron.parallel.split import padded
 
 AXES = ("tp", "cp", "ep", "dp", "pp")
-FEATURES = ("zero1", "zero2", "sp", "interleaved", "zb", "float16", "recompute")
+FEATURES = ("zero1", "zero2", "sp", "interleaved", "zb", "float16", "bf16", "fp8", "recompute")
 ELEMENTS = AXES + FEATURES
 LABELS = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "sp": "SP", "interleaved": "interleaved",
-          "zb": "ZB", "float16": "float16", "recompute": "recompute"}
+          "zb": "ZB", "float16": "float16", "bf16": "bf16", "fp8": "fp8",
+          "recompute": "recompute"}
+PRECISIONS = {"float16": "float16", "bf16": "bfloat16", "fp8": "fp8"}   # element -> dtype
 # CONTEXT_CONFIG with 4 layers: 16 tokens (zigzag over cp = 2, then over tp = 2 with SP),
 # 2 stages x 2 chunks of the interleaved schedule.
 COMPOSE_CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=16, seed=0)
@@ -48,7 +53,7 @@ COMPOSE_CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_mod
 WIDEST = (("tp", "cp", "pp", "ep", "zero2", "sp", "interleaved", "recompute"),
           ("tp", "cp", "pp", "ep", "zero1", "sp", "zb", "float16", "recompute"))
 STEPS, BATCH = 2, 4
-ABS_TOL = {"float64": 1e-10}          # float16: verify.tolerance (the drift of a 1-ulp nudge)
+ABS_TOL = {"float64": 1e-10}   # float16, bf16, fp8: verify.tolerance (its stated contract)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +95,12 @@ def plan(elements):
     if {"interleaved", "zb"} <= s:
         raise ValueError("interleaved 1F1B and zero-bubble are two pipeline schedules: a run "
                          "has one (zbv is zero-bubble's own two-chunk V)")
+    if len(s & set(PRECISIONS)) > 1:
+        raise ValueError("float16, bf16 and fp8 are three precisions: a run has one dtype")
+    if "fp8" in s and s & {"sp", "ep"}:
+        raise ValueError("fp8 runs the blocks' x @ W matmuls; SP fuses its all-gather into its "
+                         "own matmul and MoE's experts and router are batched or routing: "
+                         "they stay bf16, so fp8 does not compose with SP or ep here")
     size = {a: 2 if a in s else 1 for a in AXES}
     if "sp" in s:
         size["tp"] = 2
@@ -106,12 +117,15 @@ def plan(elements):
     return Plan(dp=size["dp"], pp=size["pp"], tp=size["tp"], cp=size["cp"], ep=size["ep"],
                 zero_stage=zero, sequence_parallel="sp" in s, schedule=schedule,
                 chunks=2 if schedule == "interleaved" else 1, micro_batches=m,
-                dtype="float16" if "float16" in s else "float64", recompute="recompute" in s,
+                dtype=next((PRECISIONS[e] for e in PRECISIONS if e in s), "float64"),
+                recompute="recompute" in s,
                 batch_size=padded(BATCH, size["dp"] * m))
 
 
 def config_of(p):
-    return dataclasses.replace(COMPOSE_CONFIG, dtype=p.dtype)
+    """COMPOSE_CONFIG in the plan's dtype ("fp8": bf16 with fp8 matmuls)."""
+    fp8 = p.dtype == "fp8"
+    return dataclasses.replace(COMPOSE_CONFIG, dtype="bfloat16" if fp8 else p.dtype, fp8=fp8)
 
 
 def moe_of(p):
@@ -172,7 +186,8 @@ def run_one(elements, mpi_comm):
 
 
 def tolerance(elements):
-    """The absolute tolerance of a row: 1e-10 in float64; float16: verify's (the drift)."""
+    """The absolute tolerance of a row: 1e-10 in float64; float16, bf16, fp8: verify's (the
+    drift, bf16's floor, fp8's flipped roundings: checks/verify.py's contract)."""
     p = plan(elements)
     if p.dtype in ABS_TOL:
         return ABS_TOL[p.dtype]

@@ -43,6 +43,8 @@ from minimegatron.tools.memory_measure import measure
 
 HALF_CONFIG = dataclasses.replace(SMALL_CONFIG, dtype="float16")
 HALF_DEMO = dataclasses.replace(DEMO_CONFIG, dtype="float16")    # 4 layers, 4 heads
+BF16_CONFIG = dataclasses.replace(SMALL_CONFIG, dtype="bfloat16")
+FP8_CONFIG = dataclasses.replace(BF16_CONFIG, fp8=True)
 
 
 def _held(model, opt):
@@ -67,8 +69,9 @@ def run_mixed(group, scheme="serial", steps=4, overflow=None, growth_interval=10
     """Train; returns {"model", "zero", "mixed", "names", "records"} (see the docstring)."""
     model = GPT(config)
     names = {id(p): n for n, p in model.named_parameters()}   # before ZeRO-3 rewires it
-    mixed = MixedPrecisionOptimizer(make_optimizer(model.parameters()), group,
-                                    DynamicLossScaler(init_scale, growth_interval))
+    scaler = (DynamicLossScaler(init_scale, growth_interval) if config.dtype == "float16"
+              else None)                                           # bf16: NoLossScale
+    mixed = MixedPrecisionOptimizer(make_optimizer(model.parameters()), group, scaler)
     ddp = DistributedDataParallel(model, group) if scheme == "ddp" else None
     zero = (zero_optimizer(model, group, int(scheme[-1]), mixed)
             if scheme.startswith("zero") else None)
@@ -99,14 +102,31 @@ def run_mixed(group, scheme="serial", steps=4, overflow=None, growth_interval=10
             "memory": memory}
 
 
-def measured_per_param():
-    """(bytes per parameter by kind, parameter count) of a real float16 run: this process
-    alone, DDP over a group of one (its float32 reduce buffer exists), two AdamW steps."""
+def measured_per_param(config=HALF_CONFIG):
+    """(bytes per parameter by kind, parameter count) of a real float16 (or bf16, fp8:
+    ``config``) run: this process alone, DDP over a group of one (its float32 reduce buffer
+    exists), two AdamW steps."""
     from minimegatron import comm
     from minimegatron.tools.memory_measure import per_param_bytes
-    run = run_mixed(comm.world().split(comm.world().rank, name="self"), "ddp", steps=2)
+    run = run_mixed(comm.world().split(comm.world().rank, name="self"), "ddp", steps=2,
+                    config=config)
     params = run["model"].num_parameters()
     return per_param_bytes(run["memory"], params), params
+
+
+def measured_precisions(batch_size=4):
+    """[(name, bytes per parameter, (matmul bytes measured, formula))] for float16, bf16
+    and fp8 (``minimegatron memory mixed``; tools/memory_mixed.precision_text)."""
+    from minimegatron.tools.memory_mixed import matmul_saved_bytes, matmul_saved_formula
+    rows = []
+    for name, config in (("float16", HALF_CONFIG), ("bf16", BF16_CONFIG),
+                         ("fp8", FP8_CONFIG)):
+        per_param, _ = measured_per_param(config)
+        model = GPT(config)
+        x, y = batch(config, batch_size, 0)
+        saved = matmul_saved_bytes(model, model.loss(x, y))
+        rows.append((name, per_param, (saved, matmul_saved_formula(config, x.size))))
+    return rows
 
 
 def check_mixed(group, scheme, steps=4, overflow=None, growth_interval=1000):

@@ -1,4 +1,4 @@
-"""How a check trains when its config is float16: master weights, a loss scale, SGD.
+"""How a check trains when its config is float16 or bf16: master weights, a loss scale, SGD.
 
 Every check (data.py, tensor.py, pipeline.py, threed.py) builds its optimizer
 with ``check_optimizer(params, config, group)`` and starts backward with
@@ -26,8 +26,8 @@ float64 run of that SGD (``float64_twin``; looser, verify.py says how much).
 import numpy
 
 from minimegatron.data.demo import LR, make_optimizer
-from minimegatron.autodiff.cast import is_half
-from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
+from minimegatron.autodiff.cast import is_bf16, is_half
+from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler, NoLossScale
 from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
 from minimegatron.optim import SGD
 
@@ -39,7 +39,8 @@ def check_optimizer(params, config, group, rule=None):
     """make_optimizer (AdamW), or in float16 MixedPrecisionOptimizer(SGD) over ``group``."""
     if not is_half(config.dtype):
         return SGD(params, lr=LR) if rule == SGD_MIXED else make_optimizer(params)
-    return MixedPrecisionOptimizer(SGD(params, lr=LR), group, DynamicLossScaler(INIT_SCALE))
+    scaler = NoLossScale() if is_bf16(config.dtype) else DynamicLossScaler(INIT_SCALE)
+    return MixedPrecisionOptimizer(SGD(params, lr=LR), group, scaler)
 
 
 def loss_scale(opt):

@@ -105,12 +105,33 @@ flips a tiny gradient's sign moves it by 2 lr, as much as a bug). Two tests:
       |gradient| and |weight|: a few float16 roundings per layer.
       The table's "vs f64" is the worst bound / that tolerance (<= 1 passes).
 
+bf16 and fp8 (``--dtype bfloat16``, ``--dtype fp8``): a bf16 model (ml_dtypes), float32
+master weights, no loss scale (bf16 has float32's range), the same SGD; fp8 adds scaled
+e4m3 / e5m2 matmuls in every block (autodiff/fp8.py). "Equal to one process", restated
+honestly for these: bit for bit equal to ONE process that uses the same reduction order
+(tests/test_bf16_parallel.py: DDP against one process summing the same half-batches in
+float32 in rank order), and, against the usual one-process run, within a stated bound:
+
+  (a) against one process in bf16 (fp8): max(EPS_BF16 = 2^-7, 4 x the drift of a one-ulp
+      bf16 nudge); for fp8 gradients at least FLIPS = 2^-4 x the float32 run's largest
+      |gradient| (a bf16-ulp change upstream flips an e4m3 rounding, 2^-3 relative).
+      Observed at 2 steps: bf16 <= 4e-3, fp8 <= 1.2e-2 on gradients; a missing
+      all-reduce ~0.2 (tests/test_verify.py plants it).
+  (b) against float32 with the same SGD: (a) + one process's own bf16 (fp8) gap, at most
+      8 (fp8: 16) x EPS_BF16 of the float32 run's largest |value|: "vs f32" <= 1.
+      Observed 0.1-0.4.
+
+Reductions of bf16 run in float32 on the wire (comm/wire.py) and inside every op
+(autodiff/function.py); the fp8 rows cover the schemes whose matmuls go through
+``x @ W`` (FP8_SCHEMES), the others are a SKIP that says why.
+
 The command (argparse, printing) is ``minimegatron/commands/verify.py``; this module
 is the plain functions it calls (``run_rows``, ``table``).
 
     minimegatron run -n 8 verify       (one rank, plain minimegatron verify: nothing parallel)
     minimegatron run -n 4 verify --schemes ddp,tp --dtype float32 --steps 2
     minimegatron run -n 8 verify --precision mixed --steps 2
+    minimegatron run -n 8 verify --dtype bfloat16        (and --dtype fp8)
 """
 import dataclasses
 import importlib
@@ -140,6 +161,25 @@ EPS16 = 2.0 ** -10                          # float16's machine epsilon
 FLOOR["float16"], WEAK["float16"] = EPS16, 1e-2
 MIXED_SAFETY = 4.0        # x the float16 drift (see "Mixed precision" in the docstring)
 VS_FLOAT64 = 8 * EPS16    # x the float64 run's largest |value| of each kind
+# bf16 and fp8 (see "bf16 and fp8" in the docstring): no loss scale, the same SGD.
+EPS_BF16 = 2.0 ** -7                        # bf16's machine epsilon (8 significant bits)
+FLOOR["bfloat16"], WEAK["bfloat16"] = EPS_BF16, 2e-2
+FLOOR["fp8"], WEAK["fp8"] = EPS_BF16, 5e-2
+# (b) of each low precision: the run it is bounded against, and the bound's factor.
+TWIN = {"float16": ("float64", VS_FLOAT64), "bfloat16": ("float32", 8 * EPS_BF16),
+        "fp8": ("float32", 16 * EPS_BF16)}
+# fp8: an element near a rounding boundary of e4m3 (3 mantissa bits) flips by an fp8 ulp when
+# anything upstream moves by one bf16 ulp, so a reordered sum can move a gradient by up to
+# half of e4m3's relative ulp 2^-3 of the largest one: the grad tolerance is at least FLIPS x
+# the float32 run's max |gradient| (~0.03 here; a missing all-reduce moves one by ~0.2). The
+# weights, bf16 roundings of float32 masters, keep the bf16 tolerance.
+FLIPS = {"fp8": 2.0 ** -4}
+# fp8 rows: the schemes whose Linear matmuls go through ``x @ W`` (autodiff/fp8.py). Not
+# tp-sp / 4d-sp (sequence parallelism fuses its all-gather into its own matmul) nor MoE
+# (the experts' batched 3-D weights stay bf16).
+FP8_SCHEMES = ("dp", "ddp", "zero1", "zero2", "zero3", "tp", "pp-naive", "pp-gpipe",
+               "pp-1f1b", "3d", "pp-interleaved", "cp-ring", "cp-allgather", "cp-ulysses",
+               "4d-ring", "4d-allgather", "4d-ulysses", "pp-zb-h1", "pp-zb-h2", "pp-zbv")
 KEYS = ("loss", "grad", "weight")
 ABORT_AFTER_S = 60.0      # a rank that raised waits this long for the others to report
 
@@ -358,7 +398,15 @@ def moe_config(scheme, cp=1):
 
 
 def _with_dtype(config, dtype):
+    """config in ``dtype``; "fp8" is a bf16 model whose blocks' matmuls run in fp8."""
+    if dtype == "fp8":
+        return dataclasses.replace(config, dtype="bfloat16", fp8=True)
     return dataclasses.replace(config, dtype=dtype)
+
+
+def precision_of(config):
+    """The FLOOR / WEAK / TWIN key of a config: its dtype, or "fp8"."""
+    return "fp8" if getattr(config, "fp8", False) else config.dtype
 
 
 def run_check(scheme, group, dims, dtype, steps, batch_size):
@@ -437,6 +485,8 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
     if scheme != "3d" and size not in split_cache:
         split_cache[size] = world.split(color=world.rank // size, name=f"verify{size}")
     diffs, (batch_size, reason) = {}, fit(scheme, dims)
+    if dtype == "fp8" and scheme not in FP8_SCHEMES:
+        reason = "fp8: its matmuls stay bf16 (sequence parallelism's fused gather, MoE experts)"
     if reason:                                  # decided alike on every rank, no message
         return _row(scheme, dims, None, "SKIP", 0.0, note=reason)
     try:
@@ -463,9 +513,11 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
              for i in range(3)]
     ok = all(v is not None and v <= tol[k] for k, v in zip(KEYS, worst))   # NaN fails
     vs64 = None
-    if dtype == "float16":                      # (b): the bound against float64, / tolerance
-        twin = float64_gap(_with_dtype(common_config(scheme), dtype), steps, batch_size)
-        vs64 = max((v + twin["gap"][k]) / (VS_FLOAT64 * twin["scale"][k])
+    if dtype in TWIN:                 # (b): the bound against float64 (float32), / tolerance
+        reference, factor = TWIN[dtype]
+        twin = float64_gap(_with_dtype(common_config(scheme), dtype), steps, batch_size,
+                           reference)
+        vs64 = max((v + twin["gap"][k]) / (factor * twin["scale"][k])
                    for k, v in zip(KEYS, worst) if v is not None)
         ok = ok and vs64 <= 1.0
     return _row(scheme, dims, worst, "PASS" if ok else "FAIL", time.time() - start,
@@ -481,8 +533,13 @@ def tolerance(config, steps, batch_size, moe=None):
     """
     drift = (serial_sensitivity(config, steps, batch_size) if moe is None else
              _checks("moe").moe_sensitivity(config, moe, steps, batch_size))
-    safety = MIXED_SAFETY if config.dtype == "float16" else SAFETY
-    return {k: max(FLOOR[config.dtype], safety * drift[k]) for k in KEYS}
+    precision = precision_of(config)
+    safety = MIXED_SAFETY if precision in TWIN else SAFETY
+    tol = {k: max(FLOOR[precision], safety * drift[k]) for k in KEYS}
+    if precision in FLIPS:            # fp8: one flipped rounding of the largest |value|
+        scale = float64_gap(config, steps, batch_size, TWIN[precision][0])["scale"]
+        tol["grad"] = max(tol["grad"], FLIPS[precision] * scale["grad"])
+    return tol
 
 
 def _row(scheme, dims, worst, status, seconds, note="", traceback=None, tol=None, vs64=None):
@@ -513,8 +570,9 @@ def progress_line(i, total, row):
 
 
 def table(rows, dtype):
-    mixed = dtype == "float16"
-    head = i18n.text("cli.verify.head", vs64=f"{'vs f64':>8}" if mixed else "")
+    mixed = dtype in TWIN
+    ref = TWIN[dtype][0].replace("float", "f") if mixed else ""
+    head = i18n.text("cli.verify.head", vs64=f"{'vs ' + ref:>8}" if mixed else "")
     lines = [head, "-" * len(head)]
     for r in rows:
         status = r["status"] + (f" ({r['note']})" if r["status"] == "SKIP" else "")
@@ -530,7 +588,10 @@ def table(rows, dtype):
         "cli.verify.summary", passed=len(rows) - len(bad) - skipped, count=len(rows),
         skipped=skipped, dtype=dtype, floor=f"{FLOOR[dtype]:g}",
         safety=f"{MIXED_SAFETY if mixed else SAFETY:g}", failed=failed,
-        vs64=i18n.text("cli.verify.vs64", scale=f"{VS_FLOAT64:g}") if mixed else ""))
+        vs64=i18n.text("cli.verify.vs64", scale=f"{TWIN[dtype][1]:g}", ref=ref,
+                       reference=TWIN[dtype][0], half=dtype) if mixed else ""))
+    if dtype in FLIPS:
+        lines.append(i18n.text("cli.verify.flips", flips=f"{FLIPS[dtype]:g}"))
     weak = [r for r in rows if r["tol"] is not None and r["tol"] > WEAK[dtype]]
     if weak:
         lines.append(i18n.text("cli.verify.weak", count=len(weak), limit=f"{WEAK[dtype]:g}")

@@ -10,6 +10,7 @@ nonblocking.py  the i* forms: start now, Handle.wait() later
 comm_check.py   ranks agree on a call (op, dtype, shape, root) before any data moves
 agreement.py    ranks agree on what sizes cannot show (cp split, schedule, ...) at construction
 staging.py      host staging and preallocated outputs (C-contiguous host buffers for MPI)
+wire.py         bf16 / fp8 on the wire: moved as uint16 / uint8 views, reduced in float32
 polling.py      how a rank waits (spin when it has a core, yield when ranks share one)
 bound.py        persistent (bound) all-reduce: DDP's fast path
 trace.py        one span per collective and compute step: the timeline and byte counters

@@ -51,7 +51,7 @@ from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
 from minimegatron.backend import get_backend
-from minimegatron.comm import staging, trace
+from minimegatron.comm import staging, trace, wire
 from minimegatron.comm.comm_check import (check, check_counts, recv_signature,
                                           send_signature)
 from minimegatron.comm.group import world
@@ -101,6 +101,7 @@ def check_peer(op, peer, group, wildcard=False):
 
 # --- the collectives ---------------------------------------------------------------------------
 
+@wire.carries("reduce")
 @waits("all_reduce")
 def all_reduce(x, group, op="sum", inplace=False, out=None):
     """x_0 + ... + x_{N-1} (or mean, max, min) on every rank: ``Allreduce``.
@@ -129,6 +130,7 @@ def all_reduce(x, group, op="sum", inplace=False, out=None):
     return result
 
 
+@wire.carries("move")
 @waits("all_gather")
 def all_gather(x, group, axis=0, sizes=None, out=None):
     """cat(x_0, ..., x_{N-1}) along ``axis`` on every rank: ``Allgather`` (``Allgatherv``
@@ -150,6 +152,7 @@ def all_gather(x, group, axis=0, sizes=None, out=None):
     return finish(result)
 
 
+@wire.carries("reduce")
 @waits("reduce_scatter")
 def reduce_scatter(x, group, axis=0, op="sum", out=None):
     """Chunk r (along ``axis``) of x_0 + ... + x_{N-1} on rank r: ``Reduce_scatter_block``
@@ -180,6 +183,7 @@ def check_all_to_all(x, group, axis):
                          f"{group.size} equal chunks (one per rank of {group.name!r})")
 
 
+@wire.carries("move")
 @waits("all_to_all")
 def all_to_all(x, group, axis=0, out=None):
     """Chunk j (along ``axis``) of x goes to rank j; chunk r of the result is what rank r
@@ -211,6 +215,7 @@ def check_all_to_allv(x, group, send_sizes, recv_sizes, axis):
     return send_sizes, recv_sizes
 
 
+@wire.carries("move")
 @waits("all_to_allv")
 def all_to_allv(x, group, send_sizes, recv_sizes, axis=0):
     """Rows ``send_sizes[j]`` of x (along ``axis``, in rank order) go to rank j;
@@ -235,6 +240,7 @@ def all_to_allv(x, group, send_sizes, recv_sizes, axis=0):
     return staging.back(result, axis, x)
 
 
+@wire.carries("move")
 @waits("broadcast")
 def broadcast(x, group, root=0):
     """The root's x copied into x on every rank: ``Bcast`` (x is filled in place)."""
@@ -249,6 +255,7 @@ def broadcast(x, group, root=0):
     return x
 
 
+@wire.carries("reduce")
 @waits("reduce")
 def reduce(x, group, root=0, op="sum", out=None):
     """x_0 + ... + x_{N-1} on the root, None elsewhere: ``Reduce`` (``out``: the root's)."""
@@ -284,26 +291,28 @@ def scatter(x, group, root=0, axis=0, out=None):
     start = trace.now()
     group.mpi.Bcast(header, root=root)
     trace.record("scatter_header", group.name, header.nbytes, 0, 0, start, trace.now())
-    dtype, shape = np.dtype(chr(header[0])), tuple(int(s) for s in header[2:2 + header[1]])
+    dtype, shape = wire.dtype_of(chr(header[0])), tuple(int(s) for s in header[2:2 + header[1]])
     axis = axis % len(shape)
     moved = (shape[axis],) + shape[:axis] + shape[axis + 1:]
     rows = chunk_sizes(moved[0], N)
     like = x if x is not None else get_backend().empty(0, dtype)
     result, finish = staging.output(out, (rows[group.rank],) + moved[1:], dtype, like, axis,
                                     "scatter")
-    host = staging.front(x, axis) if is_root else None
+    host = wire.plain(staging.front(x, axis)) if is_root else None       # bf16: as uint16
     start = trace.now()
     if len(set(rows)) == 1:
-        group.mpi.Scatter(host, result, root=root)
+        group.mpi.Scatter(host, wire.plain(result), root=root)
     else:
-        spec = [host, *counts(rows, int(np.prod(moved[1:]))), from_numpy_dtype(dtype)]
-        group.mpi.Scatterv(spec if is_root else None, result, root=root)
+        spec = [host, *counts(rows, int(np.prod(moved[1:]))),
+                from_numpy_dtype(wire.plain(result).dtype)]
+        group.mpi.Scatterv(spec if is_root else None, wire.plain(result), root=root)
     full = int(np.prod(shape)) * dtype.itemsize
     trace.record_comm("scatter", group.name, full if is_root else result.nbytes, start,
                       trace.now(), N, n=full, own=result.nbytes, is_root=is_root)
     return finish(result)
 
 
+@wire.carries("move")
 @waits("gather")
 def gather(x, group, root=0, axis=0, sizes=None, out=None):
     """cat(x_0, ..., x_{N-1}) along ``axis`` on the root, None elsewhere: ``Gather``
@@ -335,6 +344,7 @@ def barrier(group):
     trace.record("barrier", group.name, 0, 0, 0, start, trace.now())
 
 
+@wire.carries("move")
 @waits("send")
 def send(x, dest, group, tag=0):
     """Send x to group rank ``dest``: ``Send`` (checking mode sends x's signature first)."""
@@ -346,6 +356,7 @@ def send(x, dest, group, tag=0):
     trace.record("send", group.name, x.nbytes, x.nbytes, 0, start, trace.now())
 
 
+@wire.carries("move")
 @waits("recv")
 def recv(buf, source, group, tag=0):
     """Receive into ``buf`` from group rank ``source``: ``Recv``; returns buf.

@@ -16,7 +16,7 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
-from minimegatron.comm import agreed_steps, comm_check, staging, trace
+from minimegatron.comm import agreed_steps, comm_check, staging, trace, wire
 from minimegatron.comm.collectives import (check_all_to_all, check_all_to_allv, check_peer,
                                            chunk_sizes, counts, mpi_op)
 from minimegatron.comm.comm_check import check, check_counts
@@ -56,6 +56,7 @@ class Handle:
         return self.result
 
 
+@wire.carries("reduce")
 def iall_reduce(x, group, op="sum", inplace=False, out=None):
     """Start x_0 + ... + x_{N-1} on every rank: ``Iallreduce`` (``inplace``: into x)."""
     if inplace and out is not None:
@@ -80,6 +81,7 @@ def iall_reduce(x, group, op="sum", inplace=False, out=None):
     return Handle("all_reduce", group, [request], done, x.nbytes, *moved, keep=(host, result))
 
 
+@wire.carries("move")
 def iall_gather(x, group, axis=0, sizes=None, out=None):
     """Start cat(x_0, ..., x_{N-1}) along ``axis`` on every rank: ``Iallgather(v)``."""
     rows = [x.shape[axis]] * group.size if sizes is None else [int(s) for s in sizes]
@@ -97,6 +99,7 @@ def iall_gather(x, group, axis=0, sizes=None, out=None):
                   keep=(host, result))
 
 
+@wire.carries("reduce")
 def ireduce_scatter(x, group, axis=0, op="sum", out=None):
     """Start chunk r (along ``axis``) of x_0 + ... + x_{N-1} on rank r:
     ``Ireduce_scatter_block`` (``Ireduce_scatter`` for uneven chunks)."""
@@ -120,6 +123,7 @@ def ireduce_scatter(x, group, axis=0, op="sum", out=None):
                   keep=(host, result))
 
 
+@wire.carries("move")
 def iall_to_all(x, group, axis=0, out=None):
     """Start the exchange of chunks (see ``collectives.all_to_all``): ``Ialltoall``."""
     check_all_to_all(x, group, axis)
@@ -133,6 +137,7 @@ def iall_to_all(x, group, axis=0, out=None):
                   keep=(host, result))
 
 
+@wire.carries("move")
 def iall_to_allv(x, group, send_sizes, recv_sizes, axis=0):
     """Start the uneven exchange (see ``collectives.all_to_allv``): ``Ialltoallv``."""
     send_sizes, recv_sizes = check_all_to_allv(x, group, send_sizes, recv_sizes, axis)
@@ -148,6 +153,7 @@ def iall_to_allv(x, group, send_sizes, recv_sizes, axis=0):
                   x.nbytes, x.nbytes - own, result.nbytes - own, keep=(host, result))
 
 
+@wire.carries("move")
 def ibroadcast(x, group, root=0):
     """Start copying the root's x into x on every rank: ``Ibcast``."""
     check(group, "broadcast", x, root=root)
@@ -159,6 +165,7 @@ def ibroadcast(x, group, root=0):
                   keep=(host,))
 
 
+@wire.carries("move")
 def isend(x, dest, group, tag=0):
     """Start sending x to group rank ``dest``: ``Isend``; ``wait()`` returns None.
 
@@ -173,6 +180,7 @@ def isend(x, dest, group, tag=0):
                   peer=dest)
 
 
+@wire.carries("move")
 def irecv(buf, source, group, tag=0):
     """Start receiving into ``buf`` from group rank ``source``: ``Irecv``; ``wait()``
     returns buf. Checking mode: ``wait()`` first compares the sender's signature."""

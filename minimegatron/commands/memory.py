@@ -100,8 +100,9 @@ def main(argv=None):
                                top_k=a.top_k))
         print(moe_text(a))
     elif a.view == "mixed":
-        from minimegatron.checks.mixed import measured_per_param
-        from minimegatron.tools.memory_mixed import mixed_text
+        from minimegatron.checks.mixed import measured_per_param, measured_precisions
+        from minimegatron.tools.memory_mixed import mixed_text, precision_text
+        print(precision_text(measured_precisions()) + "\n")       # bf16 and fp8 beside float16
         print(mixed_text(*measured_per_param()))
     else:
         print(scaling.report(hw) if a.view == "scaling"

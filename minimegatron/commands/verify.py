@@ -53,7 +53,7 @@ def main(argv=None):
     if opts.backend:
         use_backend(opts.backend)
     world = comm.world()
-    rule = "mixed-precision SGD" if opts.dtype == "float16" else "AdamW"
+    rule = "mixed-precision SGD" if opts.dtype in verify.TWIN else "AdamW"
     comm.print0(say("cli.verify.header", n=world.size, dtype=opts.dtype, steps=opts.steps,
                           rule=rule, schemes=",".join(schemes)))
     start = time.time()

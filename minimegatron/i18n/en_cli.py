@@ -94,8 +94,10 @@ MESSAGES = {
     "cli.verify.summary": "{passed} of {count} rows pass, {skipped} skipped ({dtype}; tolerance "
                           "= max({floor}, {safety} x one process's drift from a one-ulp "
                           "nudge{vs64}); {failed}",
-    "cli.verify.vs64": "; vs f64 = (diff + one process's float16 error) / ({scale} x the "
-                       "float64 run's max |value|), <= 1 passes",
+    "cli.verify.vs64": "; vs {ref} = (diff + one process's {half} error) / ({scale} x the "
+                       "{reference} run's max |value|), <= 1 passes",
+    "cli.verify.flips": "fp8: the gradient tolerance is at least {flips} x the float32 run's "
+                        "max |gradient| (one flipped e4m3 rounding of the largest)",
     "cli.verify.failed": "FAILED: {rows}",
     "cli.verify.none_failed": "none failed",
     "cli.verify.weak": "warning: {count} row(s) needed a tolerance above {limit}: after this "

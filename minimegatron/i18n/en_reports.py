@@ -96,6 +96,15 @@ MESSAGES = {
                          "and receive); all-to-all sends (ep-1)/ep of each",
     "report.moe.dropless": "dropless: buffers follow the router, k b s h values on average",
     # mixed precision (tools/memory_mixed.py)
+    "report.precision.title": "float16, bf16 and fp8, bytes per parameter: measured | formula "
+                              "(AdamW, DDP reducing in float32), then what backward keeps of "
+                              "the blocks' matmuls (bytes, one batch)",
+    "report.precision.weights": "weights (half precision)",
+    "report.precision.grads": "gradients (half precision)",
+    "report.precision.optimizer": "float32 master + Adam m, v",
+    "report.precision.buffers": "DDP's float32 buffer",
+    "report.precision.total": "total (state + buffer)",
+    "report.precision.saved": "saved by the matmuls",
     "report.mixed.title": "Mixed precision, bytes per parameter: measured on a float16 GPT of "
                           "{count} parameters (AdamW, DDP reducing in float32) | formula",
     "report.mixed.state": "   (model state {state:g} + buffer {buffer:g})",

@@ -42,6 +42,13 @@ MESSAGES = {
                    "{weight:.1e}: float16 rounding can flip the sign of a tiny gradient, and "
                    "AdamW's\n  step, about +-lr whatever |g|, then differs by about 2 lr = "
                    "{two_lr:g} (checks/precision.py)",
+    "t11.formats": "\nthe half formats (ml_dtypes.finfo): bf16 has float32's range, fp8 needs "
+                   "a scale\nformat          max     normal  subnormal   epsilon   1e-8 ->",
+    "t11.e4m3": "e4m3 of 500 unscaled: {unscaled} (no inf in e4m3fn); scaled by s = {scale:g} "
+                "then / s: {back}",
+    "t11.low": "{name} ZeRO-2, no loss scale, {steps} steps: max |loss diff| {loss:.1e}, |weight "
+               "diff| {weight:.1e} against one {name} process; {vs32:.1e} against one float32 "
+               "process (bf16's epsilon {ulp:g}; AdamW's sign flips: ~2 lr, as above)",
     "t11.yes": "yes",
     "t11.no": "NO",
     "t11.bytes": "\nbytes per parameter, measured on one process ({params:,} parameters): "

@@ -95,6 +95,15 @@ MESSAGES = {
                          "받기); all-to-all은 각각의 (ep-1)/ep를 보냅니다",
     "report.moe.dropless": "dropless: 버퍼 크기는 router를 따르고, 평균 k b s h 값",
     # mixed precision (tools/memory_mixed.py)
+    "report.precision.title": "float16, bf16, fp8의 파라미터마다 byte: 측정 | 공식 (AdamW, DDP는 "
+                              "float32로 reduce), 그리고 block의 matmul에서 backward가 남겨 두는 "
+                              "byte (batch 하나)",
+    "report.precision.weights": "weight (반정밀도)",
+    "report.precision.grads": "gradient (반정밀도)",
+    "report.precision.optimizer": "float32 master + Adam m, v",
+    "report.precision.buffers": "DDP의 float32 버퍼",
+    "report.precision.total": "합계 (state + 버퍼)",
+    "report.precision.saved": "matmul이 저장한 것",
     "report.mixed.title": "Mixed precision, 파라미터마다 byte: 파라미터 {count}개인 float16 "
                           "GPT에서 측정 (AdamW, DDP는 float32로 reduce) | 공식",
     "report.mixed.state": "   (model state {state:g} + 버퍼 {buffer:g})",

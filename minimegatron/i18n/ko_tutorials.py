@@ -43,6 +43,13 @@ MESSAGES = {
                    "|grad diff| {grad:.1e} (g / S)\n  max |weight diff| {weight:.1e}: float16 "
                    "반올림이 아주 작은 기울기의 부호를 바꾸면, |g|와 상관없이\n  약 +-lr인 "
                    "AdamW의 한 걸음이 약 2 lr = {two_lr:g} 만큼 달라집니다 (checks/precision.py)",
+    "t11.formats": "\nhalf 형식들 (ml_dtypes.finfo): bf16은 float32의 범위, fp8은 scale이 "
+                   "필요합니다\n형식          최댓값    normal  subnormal   epsilon   1e-8 ->",
+    "t11.e4m3": "scale 없는 e4m3의 500: {unscaled} (e4m3fn에는 inf가 없음); s = {scale:g}로 "
+                "scale한 뒤 / s: {back}",
+    "t11.low": "{name} ZeRO-2, loss scale 없음, {steps}단계: {name} 프로세스 하나와 최대 |loss 차| "
+               "{loss:.1e}, |weight 차| {weight:.1e}; float32 프로세스 하나와 {vs32:.1e} "
+               "(bf16의 epsilon {ulp:g}; AdamW의 부호 뒤집힘: 위처럼 ~2 lr)",
     "t11.yes": "예",
     "t11.no": "아니요(NO)",
     "t11.bytes": "\n파라미터당 바이트, 프로세스 하나에서 측정 (파라미터 {params:,}개): "

@@ -28,6 +28,11 @@ on would print a NaN loss step after step and exit 0, so that skip raises
 guards.NonFiniteError on every rank alike (found_inf is the same everywhere);
 ``at_min_scale="warn"`` asks for a warning each time instead. ``skipped_steps``
 counts the steps skipped so far (the training output shows it).
+
+bf16 needs no scale (``NoLossScale``): its exponent has float32's 8 bits, so a gradient
+underflows only below 2^-133 (float16: 2^-24), and none overflows before float32 would.
+S stays 1, nothing is all-reduced, nothing is skipped; a non-finite gradient is then not
+an overflow to back off from but a broken run, and raises NonFiniteError.
 """
 import collections
 import warnings
@@ -115,3 +120,27 @@ class DynamicLossScaler:
     def load_state_dict(self, saved):
         self.scale, self.clean_steps = float(saved["scale"]), int(saved["clean_steps"])
         self.skipped_steps = int(saved.get("skipped_steps", 0))
+
+
+class NoLossScale:
+    """bf16's scaler: S = 1 always; a non-finite gradient raises (no overflow to skip)."""
+
+    scale, skipped_steps, min_scale = 1.0, 0, 1.0
+
+    def __init__(self):
+        self.history = collections.deque(maxlen=DynamicLossScaler.HISTORY_LEN)
+
+    def update(self, grads, group):
+        """False (never skip), with no collective; NonFiniteError on an inf/NaN gradient."""
+        if not all_finite(grads):
+            raise NonFiniteError(f"a non-finite bf16 gradient {where()}: bf16 has float32's "
+                                 "range, so this is a broken run (a NaN/inf weight or input, "
+                                 "a diverged model), not an overflow a loss scale would cure")
+        self.history.append((1.0, False))
+        return False
+
+    def state_dict(self):
+        return {"scale": 1.0, "clean_steps": 0, "skipped_steps": 0}
+
+    def load_state_dict(self, saved):
+        pass

@@ -11,7 +11,10 @@ state in float32, and per step:
     w16 = half(w32)               the model's copy, rounded
 
 Bytes per parameter (ZeRO paper, K = 12): w16 2 + g16 2 + (w32 4 + m 4 + v 4)
-= 16. ``tools/memory_measure.measure`` counts them from these arrays.
+= 16, in float16 and in bf16 alike. A bf16 model needs no loss scale
+(loss_scaler.NoLossScale: S = 1, no found-inf all-reduce); everything else here is
+the same, the masters and m, v float32. ``tools/memory_measure.measure`` counts
+them from these arrays.
 
 ``MixedPrecisionOptimizer(AdamW(params, ...), group)`` is an Optimizer
 (optim/optimizers.py): ``step()`` runs ``check`` (the found-inf all-reduce) then
@@ -32,7 +35,8 @@ import numpy
 
 from minimegatron.autodiff.function import no_grad
 from minimegatron.autodiff.guards import all_finite, check_named
-from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
+from minimegatron.autodiff.cast import is_bf16
+from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler, NoLossScale
 from minimegatron.optim import Optimizer
 
 
@@ -40,7 +44,8 @@ class MixedPrecisionOptimizer(Optimizer):
     """Wraps ``optimizer`` (SGD / AdamW over half Parameters): float32 masters, loss scale.
 
     ``group``: every rank holding a gradient of this model (the found-inf MAX
-    all-reduce runs over it; None: one process). ``scaler``: a DynamicLossScaler.
+    all-reduce runs over it; None: one process). ``scaler``: a DynamicLossScaler
+    (the default for float16) or NoLossScale (the default for bf16).
     """
 
     def __init__(self, optimizer, group=None, scaler=None, names=None):
@@ -48,7 +53,10 @@ class MixedPrecisionOptimizer(Optimizer):
             raise ValueError("MixedPrecisionOptimizer wraps an Optimizer (SGD, AdamW)")
         self.inner = optimizer
         super().__init__(optimizer.params, optimizer.lr, check_finite=False)
-        self.group, self.scaler = group, scaler or DynamicLossScaler()
+        if scaler is None:                  # bf16: float32's range, nothing to scale
+            half = [p.data.dtype for p in optimizer.params][:1]
+            scaler = NoLossScale() if half and is_bf16(half[0]) else DynamicLossScaler()
+        self.group, self.scaler = group, scaler
         self.steps_taken, self.skipped, self._unscale = 0, False, 1.0
         names = list(names) if names is not None else [
             f"parameter {i} {tuple(p.shape)}" for i, p in enumerate(self.params)]

@@ -16,7 +16,7 @@ Every parameter starts from ``gpt_init(name, shape, config)`` (nn/init.py).
 import math
 from dataclasses import dataclass
 
-from minimegatron.autodiff import functional as F
+from minimegatron.autodiff import fp8, functional as F
 from minimegatron.backend import xp
 from minimegatron.autodiff.cast import float32_if_half
 from minimegatron.nn.generate import generate
@@ -37,6 +37,7 @@ class GPTConfig:
     dropout: float = 0.0
     seed: int = 0
     dtype: str = "float64"
+    fp8: bool = False         # the blocks' Linear matmuls in scaled fp8 (autodiff/fp8.py)
 
     def __post_init__(self):
         for field in ("vocab_size", "seq_len", "n_layer", "n_head", "d_model"):
@@ -130,6 +131,8 @@ class GPT(Module):
         self.head = Linear(d, config.vocab_size, bias=False, dtype=dt)
         for name, p in self.named_parameters():
             p.data = gpt_init(name, p.shape, config)
+        if config.fp8:
+            fp8.mark(self.blocks)           # qkv, proj, fc1, fc2: scaled fp8 matmuls
 
     def embed(self, idx):
         """Token plus position embedding: (B, T) ints -> (B, T, D)."""

@@ -94,7 +94,7 @@ def _more_cases(out):
         out["nan_on_rank_1"] = _rows(["ddp"])
     finally:
         verify.run_check = real_check
-    out["bad_dtype"] = _raises(lambda: verify.run_rows(["ddp"], dtype="bfloat16"))
+    out["bad_dtype"] = _raises(lambda: verify.run_rows(["ddp"], dtype="int8"))
     out["bad_scheme"] = _raises(lambda: verify.run_rows(["nope"]))
     return out
 

@@ -29,6 +29,7 @@ of a piece (callers skip pieces with none). No communication here.
 import math
 
 from minimegatron.backend import xp
+from minimegatron.autodiff.cast import matmul
 from minimegatron.autodiff.function import Function
 
 
@@ -47,7 +48,7 @@ def from_heads(x):
 
 def _scores(q, k, mask):
     scale = 1.0 / math.sqrt(q.shape[-1])
-    scores = (q @ k.transpose(0, 1, 3, 2)) * scale                     # (B, H, Tq, Tk)
+    scores = matmul(q, k.transpose(0, 1, 3, 2)) * scale                # (B, H, Tq, Tk)
     return xp.where(mask, scores, -xp.inf), scale
 
 
@@ -58,7 +59,7 @@ def block_forward(q, k, v, mask):
     weights = xp.exp(scores - top)
     total = weights.sum(axis=-1, keepdims=True)
     lse = (top + xp.log(total))[..., 0]                                # (B, H, Tq)
-    return (weights / total) @ v, lse                                  # (B, H, Tq, hd)
+    return matmul(weights / total, v), lse                             # (B, H, Tq, hd)
 
 
 def merge(out, lse, block_out, block_lse):
@@ -77,12 +78,12 @@ def block_backward(q, k, v, mask, out, lse, grad_out):
     """(dQ, dK, dV) of one piece, from the final O and lse (see the module docstring)."""
     scores, scale = _scores(q, k, mask)
     probs = xp.exp(scores - lse[..., None])                            # (B, H, Tq, Tk)
-    grad_v = probs.transpose(0, 1, 3, 2) @ grad_out                    # (B, H, Tk, hd)
-    grad_probs = grad_out @ v.transpose(0, 1, 3, 2)                    # (B, H, Tq, Tk)
+    grad_v = matmul(probs.transpose(0, 1, 3, 2), grad_out)             # (B, H, Tk, hd)
+    grad_probs = matmul(grad_out, v.transpose(0, 1, 3, 2))             # (B, H, Tq, Tk)
     row = (grad_out * out).sum(axis=-1, keepdims=True)                 # D: (B, H, Tq, 1)
     grad_scores = probs * (grad_probs - row)
-    grad_q = (grad_scores @ k) * scale                                 # (B, H, Tq, hd)
-    grad_k = (grad_scores.transpose(0, 1, 3, 2) @ q) * scale           # (B, H, Tk, hd)
+    grad_q = matmul(grad_scores, k) * scale                            # (B, H, Tq, hd)
+    grad_k = matmul(grad_scores.transpose(0, 1, 3, 2), q) * scale      # (B, H, Tk, hd)
     return grad_q, grad_k, grad_v
 
 

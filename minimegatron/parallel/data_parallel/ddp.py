@@ -47,8 +47,10 @@ N scaled gradients can overflow (65504) or lose the small terms even where the
 mean is fine. The float32 buffer is kept (``buffers()``): 4 bytes per parameter on top
 of the 16 of mixed-precision model state, 20 in all (docs/mixed_precision.md),
 and the all-reduce moves 4 bytes per parameter, not 2. ``reduce_dtype="float16"``
-reduces in half (half the traffic, no buffer; the sums round in float16). Other
-models reduce in their own dtype (``reduce_dtype=None``).
+reduces in half (half the traffic, no buffer; the sums round in float16). A bf16
+model does the same in float32 (bf16 cannot overflow, but a bf16 sum keeps only 8
+bits: Megatron's ``grad_reduce_in_fp32``); MPI has no bf16 to reduce in anyway
+(comm/wire.py). Other models reduce in their own dtype (``reduce_dtype=None``).
 
 Non-finite numbers (``check_finite=True``, the default). Each bucket's local
 gradients are tested before its all-reduce, as Megatron's DDP does: after it,
@@ -74,6 +76,7 @@ from minimegatron.comm import comm_check, trace
 from minimegatron.backend import to_numpy, xp
 from minimegatron.comm.bound import bind_all_reduce
 from minimegatron.optim.flat import FlatBuffer
+from minimegatron.autodiff.cast import is_half
 from minimegatron.autodiff.guards import all_finite
 from minimegatron.nn.watch import ActivationWatch, name_non_finite
 from minimegatron.parallel.split import flatten, unflatten
@@ -139,7 +142,7 @@ def _reduce_dtype(name, own):
     if name not in (None, "float16", "float32"):
         raise ValueError(f"reduce_dtype must be None, 'float16' or 'float32', got {name!r}")
     if name is None:
-        return xp.dtype("float32") if xp.dtype(own) == xp.float16 else xp.dtype(own)
+        return xp.dtype("float32") if is_half(own) else xp.dtype(own)      # float16, bf16
     return xp.dtype(name)
 
 

@@ -27,12 +27,14 @@ block's name ("blocks.3", backward "blocks.3.backward") for counting.
 residuals work on (B, T/tp, D), this rank's tokens. The embedding ends in a
 reduce-scatter (g-bar) instead of g, every block's f/g pair becomes g/g-bar
 (all-gather / reduce-scatter), and ln_f's output is all-gathered into the head.
+``config.fp8``: the blocks' matmuls in scaled fp8 (autodiff/fp8.py), each scale agreed by
+a MAX all-reduce of one float32 over tp (2 per matmul forward, 1 backward).
 Tutorial: ``minimegatron run -n 8 tutorials/04_megatron_gpt.py``.
 """
-from minimegatron.autodiff import functional as F
+from minimegatron.autodiff import fp8, functional as F
 from minimegatron.comm import trace
 from minimegatron.backend import xp
-from minimegatron.comm import all_gather
+from minimegatron.comm import all_gather, all_reduce
 from minimegatron.autodiff.cast import float32_if_half
 from minimegatron.nn import Embedding, LayerNorm, Module, ModuleList, causal_attention, gpt_init
 from minimegatron.nn.generate import generate
@@ -178,6 +180,8 @@ class ParallelGPT(Module):
         self.head = ColumnParallelLinear(d, self.vocab_padded, tp_group, bias=False, dtype=dt,
                                          master_weight=head, sequence_parallel=sp)
         self.last_logits_shape = None
+        if config.fp8:                     # the blocks' matmuls in fp8, scales agreed over tp
+            fp8.mark(self.blocks, agree=lambda amax: all_reduce(amax, tp_group, op="max"))
 
     def embed(self, idx):
         """Token (vocab-parallel, one all-reduce) plus position embedding: (B, T) -> (B, T, D)."""

@@ -44,6 +44,7 @@ from minimegatron.autodiff import functional as F
 from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.comm import all_gather, reduce_scatter
+from minimegatron.autodiff.cast import matmul
 from minimegatron.autodiff.function import Function
 from minimegatron.nn import LayerNorm
 from minimegatron.parallel.split import rows_of
@@ -143,7 +144,7 @@ class GatherMatmul(Function):
         ctx.group, ctx.label = group, trace.current_label()
         ctx.save_for_backward(x, weight)                                   # X_r (B, T/t, in)
         full = x if group.size == 1 else all_gather(x, group, axis=SEQ)   # (B, T, in)
-        return full @ weight                                               # (B, T, out/t)
+        return matmul(full, weight)                                        # (B, T, out/t)
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -151,8 +152,9 @@ class GatherMatmul(Function):
         if ctx.group.size > 1:
             with _labelled(ctx, ".backward.regather"):
                 x = all_gather(x, ctx.group, axis=SEQ)                     # (B, T, in)
-        grad_w = x.reshape(-1, x.shape[-1]).T @ grad_out.reshape(-1, grad_out.shape[-1])
-        grad_x = grad_out @ weight.T                                        # (B, T, in)
+        rows, grad_rows = x.reshape(-1, x.shape[-1]), grad_out.reshape(-1, grad_out.shape[-1])
+        grad_w = matmul(rows.T, grad_rows)                        # (in, B*T)(B*T, out/t)
+        grad_x = matmul(grad_out, weight.T)                                 # (B, T, in)
         if ctx.group.size > 1:
             with _labelled(ctx):
                 grad_x = reduce_scatter(grad_x, ctx.group, axis=SEQ)       # (B, T/t, in)
