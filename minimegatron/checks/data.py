@@ -44,7 +44,7 @@ def _diff_named(model, arrays, expected):
     return max(max_abs_diff(arrays(p), expected[n]) for n, p in model.named_parameters())
 
 
-def _global_loss(local, group):
+def global_loss(local, group):
     with trace.label("check"):
         return float(comm.all_reduce(xp.asarray([local]), group, op="mean")[0])
 
@@ -126,7 +126,7 @@ def check_ddp(group, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH,
         backward_end = [s["end"] for s in spans if s["op"] == "backward"][-1]
         starts = [s["start"] for s in spans if (s["label"] or "").startswith("ddp.bucket")]
         leads.append(backward_end - min(starts))
-        out["loss"] = max(out["loss"], abs(_global_loss(local, group) - ref["loss"][step]))
+        out["loss"] = max(out["loss"], abs(global_loss(local, group) - ref["loss"][step]))
         out["grad"] = max(out["grad"], _diff_named(model, lambda p: unscaled(p.grad, opt),
                                                    ref["grads"][step]))
         if step == 1:
@@ -166,7 +166,7 @@ def check_zero(group, stage, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH)
         with trace.span("backward"):
             backward(loss, rule)
         zero.reduce_gradients()
-        out["loss"] = max(out["loss"], abs(_global_loss(loss.item(), group)
+        out["loss"] = max(out["loss"], abs(global_loss(loss.item(), group)
                                            - ref["loss"][step]))
         for flat, _, grad in zero.local_shards():
             want = _reference_slice(flat, ref["grads"][step], names)

@@ -8,7 +8,7 @@ loss. float16: mixed precision with SGD on the shards (checks/precision.py). Als
 returns the bytes each rank sent per step and the calculator's (tools/memory_fsdp.py).
 """
 from minimegatron.checks.common import max_abs_diff, serial_reference
-from minimegatron.checks.data import STEPS, BATCH, _global_loss, traffic
+from minimegatron.checks.data import STEPS, BATCH, global_loss, traffic
 from minimegatron.checks.precision import backward, check_optimizer, unscaled
 from minimegatron.comm import trace
 from minimegatron.data.demo import SMALL_CONFIG, batch
@@ -35,7 +35,7 @@ def check_fsdp2(group, replicate=1, config=SMALL_CONFIG, steps=STEPS, batch_size
         opt.zero_grad()
         loss = model.loss(x, y)
         backward(loss, opt)                       # all-gathers, recomputes, reduce-scatters
-        out["loss"] = max(out["loss"], abs(_global_loss(loss.item(), group)
+        out["loss"] = max(out["loss"], abs(global_loss(loss.item(), group)
                                            - ref["loss"][step]))
         for name, p in model.named_parameters():
             want = shard_rows(ref["grads"][step][name], shard.rank, shard.size)
