@@ -8,7 +8,8 @@ all-reduce of the rank's whole gradient (its two stages, 8 bytes a value) over t
 pair {k, K-1-k}, besides the 8-byte loss. The model state held after an AdamW step equals
 tools/memory.py's (DualPipe: twice a stage's parameters), the activations held the
 calculator's peak, and mirrored ranks hold the same weights, byte for byte. Without the
-mirror sum, or with a mean in its place, the gradients are wrong.
+mirror sum, or with a mean in its place, the gradients are wrong. Too few or an odd number
+of micro-batches fail on every rank with the schedule's own ValueError, before any message.
 """
 import pytest
 
@@ -87,3 +88,15 @@ def test_without_the_mirror_sum_the_gradients_are_wrong(results):
         for mutant in ("no_mirror_sum", "mirror_mean"):
             diffs = res["mutants"][mutant]
             assert "error" not in diffs and diffs["grad"] > 1e-3, (mutant, diffs)
+
+
+def test_bad_micro_batch_counts_fail_on_every_rank_before_a_message(results):
+    for res in results:
+        errors = res["errors"]
+        assert errors["dualpipe/M=6"]["error"] == errors["dualpipe/M=9"]["error"].replace(
+            "9 micro", "6 micro")
+        assert "ValueError: schedule 'dualpipe' needs an even number of stages" in \
+            errors["dualpipe/M=9"]["error"]
+        assert errors["dualpipev/M=7"]["error"] == (
+            "ValueError: schedule 'dualpipev' needs at least 8 micro-batches for 4 stages "
+            "(twice the stages: the V's 2P chunks); got 7")

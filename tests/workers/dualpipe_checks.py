@@ -94,6 +94,11 @@ def run():
                     diffs["tolerance"] = tolerance(config, steps, m)
                 out["equivalence"][f"{name}/M={m}/{dtype}/ckpt={int(ckpt)}"] = diffs
         out["steps"][name] = traced_step(group, name, 2 * K)
+    out["errors"] = {f"{name}/M={m}": _attempt(lambda: build(group, VERIFY_CONFIG, name, m,
+                                                             False))
+                     for name, m in (("dualpipe", 2 * K - 2), ("dualpipe", 2 * K + 1),
+                                     ("dualpipev", 2 * K - 1))}
+    comm.barrier(group)                      # every rank got here: nobody waits in a collective
     out["mutants"]["no_mirror_sum"] = _mutant(group, 2 * K, _none)
     out["mutants"]["mirror_mean"] = _mutant(group, 2 * K, _mean)
     comm.barrier(group)
