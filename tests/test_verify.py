@@ -46,7 +46,7 @@ def expected_rows(world_size):
 
 def test_grids_of_eight_ranks():
     rows = expected_rows(8)
-    assert len(rows) == 108
+    assert len(rows) == 118
     assert [g for s, g in rows if s.startswith("moe-") and verify.SCHEMES[s].kind == "moex"] \
         == ["8x1x1, M=1, ep=4"] * 2 + ["4x1x2, M=1, ep=4"] + ["4x2x1, M=2, ep=4"] * 3
     assert sorted(g for s, g in rows if s == "4d-sp") == sorted(
@@ -55,6 +55,12 @@ def test_grids_of_eight_ranks():
                                                      "2x2x1, M=8", "2x4x1, M=8"]
     assert "'zb-h2' needs at least 15 micro-batches" in verify.fit("pp-zb-h2", (1, 8, 1, 8))[1]
     assert "pipeline of 16 stages" in verify.fit("pp-zbv", (1, 8, 1, 8))[1]
+    for name in ("pp-dualpipe", "pp-dualpipev"):                       # M = 2 pp
+        assert [g for s, g in rows if s == name] == ["1x2x1, M=4", "1x4x1, M=8", "1x8x1, M=16",
+                                                     "2x2x1, M=4", "2x4x1, M=8"]
+    assert "pipeline of 16 stages" in verify.fit("pp-dualpipev", (1, 8, 1, 16))[1]
+    assert verify.fit("pp-dualpipe", (1, 8, 1, 16)) == (16, None)     # 8 layers, one a stage
+    assert "an even number of stages" in verify.fit("pp-dualpipe", (1, 3, 1, 6))[1]
     assert verify.fit("pp-zb-h1", (2, 4, 1, 8)) == (16, None)
     assert [g for s, g in rows if s == "moe-ep"] == [f"8x1x1, M=1, ep={ep}" for ep in (2, 4, 8)]
     assert sorted(g for s, g in rows if s == "moe-3d") == sorted(
@@ -83,10 +89,10 @@ def test_grids_of_eight_ranks():
         "4d-ulysses", (1, 1, 4, 2, 2))[1]
     # 3d: 2x2x1, 2x1x2, 1x2x2; each cp scheme: 2x1x1 with cp=2, 1x1x1 with cp=4;
     # each 4d scheme: 1x2x1 and 1x1x2 with cp=2
-    # each zero-bubble scheme: 1x2x1, 1x4x1 and 2x2x1 (two data-parallel pipelines);
+    # each zero-bubble and DualPipe scheme: 1x2x1, 1x4x1 and 2x2x1 (two dp pipelines);
     # moe-ep and moe-dropless: ep = 2, 4; moe-3d: 2x1x2 and 2x2x1 with ep = 2
     assert len(expected_rows(4)) == (5 * 2 + 2 + 3 * 2 + 3 + 2 + 2 + 3 * 2 + 3 * 2 + 3 * 3
-                                     + 2 * 2 + 2 + 6 + 1)
+                                     + 2 * 2 + 2 + 6 + 1 + 2 * 3)
     assert len([1 for s, _ in expected_rows(4) if s == "3d"]) == 3
 
 
@@ -105,7 +111,8 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         if (scheme, grid) == ("pp-interleaved", "1x8x1, M=4"):     # 16 layer groups > 8
             assert line and "SKIP (2 chunks x 8 stages" in line.group(0), line
             continue
-        if (scheme, grid) == ("pp-zbv", "1x8x1, M=8"):              # 16 layer groups > 8
+        if (scheme, grid) in (("pp-zbv", "1x8x1, M=8"),             # 16 layer groups > 8
+                              ("pp-dualpipev", "1x8x1, M=16")):
             assert line and "SKIP (2 chunks x 8 stages" in line.group(0), line
             continue
         if (scheme, grid) == ("pp-zb-h2", "1x8x1, M=8"):            # M = 8 < 2K-1 = 15
@@ -125,9 +132,9 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "98 of 108 rows pass, 10 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "107 of 118 rows pass, 11 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
-    assert len(re.findall(r"^\[\s*\d+/108\] ", out, re.M)) == 108   # one progress line a row
+    assert len(re.findall(r"^\[\s*\d+/118\] ", out, re.M)) == 118   # one progress line a row
 
 
 @pytest.fixture(scope="module")
