@@ -8,6 +8,7 @@ directions); the simulator finds DeepSeek's table (8 stages, F = 1, B = 1 + W = 
 is two DualPipeVs back to back; DualPipeV's order is PyTorch's ScheduleDualPipeV's; the
 activations held are PP + 1 stages; one swap in DualPipe's order fails the checks.
 """
+import json
 from fractions import Fraction
 
 import pytest
@@ -269,3 +270,32 @@ def test_constraints_are_refused():
     with pytest.raises(ValueError, match="need t_weight > 0"):
         simulate("dualpipe", 2, 4)
     assert get_schedule("dualpipev", 2) is dualpipev
+
+
+def test_the_timeline_command_prints_the_table_and_writes_a_chrome_trace(
+        capsys, tmp_path, monkeypatch):
+    from minimegatron.commands import timeline
+    path = tmp_path / "dualpipe.json"
+    timeline.main(["--schedule", "dualpipe", "--stages", "8", "--micro-batches", "20",
+                   "--out", "", "--chrome-trace", str(path)])
+    out = capsys.readouterr().out
+    assert "bubble dualpipe 6 (table (PP/2-1)(F&B+B-3W) = 6) vs 1f1b 21" in out
+    assert "per rank: [9, 9, 9, 9, 9, 9, 9, 9]" in out and "(DeepSeek's table: PP + 1)" in out
+    events = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert len(events) == 8 * 3 * 20                     # F, B, W of M/2 per chunk, 8 ranks
+    assert {e["name"] for e in events if e["tid"] == 7} >= {"F10c1", "F0c0", "W19c1"}
+    timeline.main(["--schedule", "dualpipev", "--stages", "4", "--micro-batches", "20",
+                   "--t-forward", "2", "--t-backward", "2", "--t-weight", "2", "--out", ""])
+    assert "bubble dualpipev 6 (table (PP/2-1)(F&B+B-3W) = 6)" in capsys.readouterr().out
+    timeline.main(["--schedule", "dualpipe", "--stages", "4", "--micro-batches", "8",
+                   "--t-forward", "2", "--out", ""])     # F > B: the table assumes less
+    assert "dualpipe 4 (table (PP/2-1)(F&B+B-3W) = 3, which assumes T_F <= T_B and T_W <= " \
+        "T_B) vs 1f1b 12" in capsys.readouterr().out
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    timeline.main(["--schedule", "dualpipe", "--stages", "4", "--micro-batches", "8",
+                   "--out", ""])
+    assert "(DeepSeek의 표: PP + 1)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        timeline.main(["--schedule", "dualpipe", "--stages", "4", "--micro-batches", "6",
+                       "--out", ""])
+    assert "micro-batch가 필요합니다" in capsys.readouterr().err

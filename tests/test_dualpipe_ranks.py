@@ -8,7 +8,8 @@ all-reduce of the rank's whole gradient (its two stages, 8 bytes a value) over t
 pair {k, K-1-k}, besides the 8-byte loss. The model state held after an AdamW step equals
 tools/memory.py's (DualPipe: twice a stage's parameters), the activations held the
 calculator's peak, and mirrored ranks hold the same weights, byte for byte. Without the
-mirror sum, or with a mean in its place, the gradients are wrong. Too few or an odd number
+mirror sum, or with a mean in its place, the gradients are wrong. The traced step draws
+(tools/timeline.py rows, tools/chrome_trace.py events, the mirror all-reduce among them). Too few or an odd number
 of micro-batches fail on every rank with the schedule's own ValueError, before any message.
 """
 import pytest
@@ -17,7 +18,8 @@ from mpi_harness import run_mpi
 
 from minimegatron.checks.pipeline import TOLERANCE
 from minimegatron.data.demo import VERIFY_CONFIG
-from minimegatron.tools import memory
+from minimegatron.tools import chrome_trace, memory
+from minimegatron.tools.timeline import COMPUTE, rows_from_trace
 
 K = 4
 
@@ -100,3 +102,22 @@ def test_bad_micro_batch_counts_fail_on_every_rank_before_a_message(results):
         assert errors["dualpipev/M=7"]["error"] == (
             "ValueError: schedule 'dualpipev' needs at least 8 micro-batches for 4 stages "
             "(twice the stages: the V's 2P chunks); got 7")
+
+
+def test_the_traced_step_draws_as_a_timeline_and_a_chrome_trace(results):
+    """Rank 0's gathered spans: one row per rank, F/B/W boxes per chunk, the mirror sum."""
+    M = 2 * K
+    for name, per_rank in (("dualpipe", 3 * M), ("dualpipev", 6 * M)):
+        spans = results[0]["steps"][name]["spans"]
+        assert all(r["steps"][name]["spans"] is None for r in results[1:])
+        rows = rows_from_trace(spans)
+        assert len(rows) == K
+        for row in rows:
+            assert sum(1 for box in row if box[2] in COMPUTE) == per_rank
+        events = chrome_trace.from_trace(spans, name)["traceEvents"]
+        names = {e["name"] for e in events if e["ph"] == "X"}
+        assert {"F0c0", f"F{M - 1}c1", f"W{M - 1}c1"} <= names
+        if name == "dualpipe":                    # chunk 1 runs the micro-batches going up
+            assert f"F{M - 1}c0" not in names and "F0c1" not in names
+        reduces = sum(e["name"] == "all_reduce" for e in events)   # the mirror sum, the loss
+        assert reduces == (2 * K if name == "dualpipe" else 0)

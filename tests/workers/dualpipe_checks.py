@@ -17,6 +17,7 @@ from minimegatron.data.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.parallel.pipeline_parallel import engine as engine_module
 from minimegatron.tools import memory
 from minimegatron.tools.memory_measure import formula, measure
+from minimegatron.tools.trace_gather import gather_timeline
 
 SCHEDULES = ("dualpipe", "dualpipev")
 
@@ -41,6 +42,8 @@ def traced_step(group, name, m):
             counts[span["op"]] = counts.get(span["op"], 0) + 1
         elif span["op"] == "all_reduce":
             reduces.append([span["group"], span["nbytes"], span["bytes_sent"]])
+    spans = gather_timeline(group, ops=("forward", "backward", "weight", "recv",
+                                        "all_reduce"))          # rank 0: every rank's
     opt.step()
     digest = hashlib.sha256()
     for _, p in sorted(stage.named_parameters()):
@@ -55,7 +58,7 @@ def traced_step(group, name, m):
             "state": measure(stage.parameters(), opt),
             "state_formula": formula(memory.pipeline_param_count(
                 VERIFY_CONFIG, group.size, 1, rank, name), 1, 0, "float64"),
-            "digest": digest.hexdigest()}
+            "digest": digest.hexdigest(), "spans": spans}
 
 
 def _mutant(group, m, change):

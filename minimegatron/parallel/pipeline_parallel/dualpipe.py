@@ -58,6 +58,8 @@ stage. With F = 1, B = 2 (B = 1 + W = 1), F&B = F + B and PP = 8: 21, 7, 6 and
     minimegatron timeline --schedule dualpipe --stages 4 --micro-batches 8
     minimegatron run -n 4 verify --schemes pp-dualpipe,pp-dualpipev
 """
+from fractions import Fraction
+
 from minimegatron import comm
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.actions import (Action, backward_actions,
@@ -196,6 +198,22 @@ def bubble_table(schedule, num_stages, t_forward, t_backward, t_weight, t_overla
             "dualpipe": ((pp // 2 - 1) * (fb + b - 3 * w), "(PP/2-1)(F&B+B-3W)"),
             "dualpipev": ((pp // 2 - 1) * (fb + b - 3 * w), "(PP/2-1)(F&B+B-3W)")}
     return rows[schedule]
+
+
+def table_row(schedule, num_stages, t_forward, t_backward, t_weight):
+    """(bubble, formula, holds, assumption) in the simulator's terms, as zero_bubble's.
+
+    The simulator's times are per rank's stage (t_backward: B's input part); DeepSeek's
+    F, B, W are per stage-sized chunk, B whole: DualPipe's PP = K; DualPipeV's PP = 2K
+    and its chunk runs half of each time. ``holds``: T_F <= T_B and T_W <= T_B (B's
+    input part), where ``simulate(...).bubble`` equals the table exactly
+    (tests/test_dualpipe.py); beyond it the simulated bubble is larger.
+    """
+    pp, share = (num_stages, 1) if schedule == "dualpipe" else (2 * num_stages, Fraction(1, 2))
+    f, b, w = (t * share for t in (t_forward, t_backward, t_weight))
+    bubble, formula = bubble_table(schedule, pp, f, b + w, w)
+    holds = t_forward <= t_backward and t_weight <= t_backward
+    return bubble, formula, holds, "T_F <= T_B and T_W <= T_B"
 
 
 def sum_mirrored_grads(parameters, mirror, before=None):
