@@ -255,21 +255,19 @@ def test_mirrored_stages_hold_the_same_layers_twice():
 
 
 def test_constraints_are_refused():
-    with pytest.raises(ValueError, match="'dualpipe' needs an even number of stages"):
-        dualpipe(3, 12, 0)
-    with pytest.raises(ValueError, match="got 4 stages, 7 micro-batches"):
-        dualpipe(4, 7, 0)
-    with pytest.raises(ValueError, match="got 4 stages, 6 micro-batches"):
-        dualpipe(4, 6, 0)
-    with pytest.raises(ValueError, match="'dualpipev' needs at least 8 micro-batches for 4"):
-        dualpipev(4, 7, 0)
-    with pytest.raises(ValueError, match="'dualpipev' needs at least 8"):
-        simulate("dualpipev", 4, 7, t_weight=1.0)
-    with pytest.raises(ValueError, match="runs 2 model chunk"):
-        get_schedule("dualpipe", 3)
-    with pytest.raises(ValueError, match="need t_weight > 0"):
-        simulate("dualpipe", 2, 4)
+    """The reference's rules: DualPipe P even, M even and >= 2P; DualPipeV M >= 2P."""
+    refused = [(lambda: dualpipe(3, 12, 0), "'dualpipe' needs an even number of stages"),
+               (lambda: dualpipe(4, 7, 0), "got 4 stages, 7 micro-batches"),
+               (lambda: dualpipe(4, 6, 0), "got 4 stages, 6 micro-batches"),
+               (lambda: dualpipev(4, 7, 0), "'dualpipev' needs at least 8 micro-batches for 4"),
+               (lambda: simulate("dualpipev", 4, 7, t_weight=1.0), "'dualpipev' needs at least"),
+               (lambda: get_schedule("dualpipe", 3), "runs 2 model chunk"),
+               (lambda: simulate("dualpipe", 2, 4), "need t_weight > 0")]
+    for call, message in refused:
+        with pytest.raises(ValueError, match=message):
+            call()
     assert get_schedule("dualpipev", 2) is dualpipev
+    assert len(dualpipe(2, 4, 0)) and len(dualpipev(4, 8, 3))      # the least that fit
 
 
 def test_the_timeline_command_prints_the_table_and_writes_a_chrome_trace(
