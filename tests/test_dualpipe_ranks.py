@@ -9,8 +9,9 @@ pair {k, K-1-k}, besides the 8-byte loss. The model state held after an AdamW st
 tools/memory.py's (DualPipe: twice a stage's parameters), the activations held the
 calculator's peak, and mirrored ranks hold the same weights, byte for byte. Without the
 mirror sum, or with a mean in its place, the gradients are wrong. The traced step draws
-(tools/timeline.py rows, tools/chrome_trace.py events, the mirror all-reduce among them). Too few or an odd number
-of micro-batches fail on every rank with the schedule's own ValueError, before any message.
+(tools/timeline.py rows, tools/chrome_trace.py events, the mirror all-reduce among them).
+Too few or an odd number of micro-batches fail on every rank with the schedule's own
+ValueError, before any message.
 """
 import pytest
 

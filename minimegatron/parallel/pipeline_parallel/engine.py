@@ -20,6 +20,11 @@ overlap (the bubble) and how many micro-batches each holds (the memory):
                  model down the ranks and back up; on the last rank chunk 0 hands
                  chunk 1 its activation (and chunk 1 hands back the gradient) in
                  memory, with no message.
+    dualpipe, dualpipev  (dualpipe.py) the same B and W; dualpipev in zbv's V;
+                 dualpipe: ChunkedStage(..., 2, placement="mirror"), stages k and K-1-k,
+                 micro-batches 0..M/2-1 down and M/2..M-1 up, then ONE all-reduce of
+                 every gradient over the mirror pair {k, K-1-k} (the two copies summed),
+                 and the loss all-reduced (both ends hold losses) in place of the broadcast.
 
 The math. The last stage computes loss_i, the mean cross entropy of
 micro-batch i, and backpropagates loss_i / M; so the step's loss is
@@ -88,7 +93,8 @@ class PipelineEngine:
     0; ``num_micro_batches`` is then ignored), "gpipe", "1f1b",
     "interleaved" (M a multiple of K, else ValueError here) (schedules.py),
     "zb-h1" (M >= K), "zb-h2" (M >= 2K-1) or "zbv" (M >= 2K-1; a ChunkedStage
-    with placement="v") (zero_bubble.py).
+    with placement="v") (zero_bubble.py), "dualpipe" (K even, M even, M >= 2K;
+    placement="mirror") or "dualpipev" (M >= 2K; placement="v") (dualpipe.py).
     ``checkpoint_activations`` recomputes each block in
     backward (recompute.py). ``memory_meter``: None or an object whose
     ``forward_done(i, tensors, in_flight, exclude)`` runs after each forward,
