@@ -11,7 +11,8 @@ calculator's peak, and mirrored ranks hold the same weights, byte for byte. With
 mirror sum, or with a mean in its place, the gradients are wrong. The traced step draws
 (tools/timeline.py rows, tools/chrome_trace.py events, the mirror all-reduce among them).
 Too few or an odd number of micro-batches fail on every rank with the schedule's own
-ValueError, before any message.
+ValueError, before any message. Trainer3D composes both with dp (DDP over two pipelines)
+and tp (with sequence parallelism), each equal to one process.
 """
 import pytest
 
@@ -122,3 +123,14 @@ def test_the_traced_step_draws_as_a_timeline_and_a_chrome_trace(results):
             assert f"F{M - 1}c0" not in names and "F0c1" not in names
         reduces = sum(e["name"] == "all_reduce" for e in events)   # the mirror sum, the loss
         assert reduces == (2 * K if name == "dualpipe" else 0)
+
+
+def test_composes_with_data_and_tensor_parallelism(results):
+    """Trainer3D: DDP averages over dp after the engine summed the mirrors; tp shards mirror
+    their own tp rank's (every group a strict subset of the 4 ranks)."""
+    for rank, res in enumerate(results):
+        assert len(res["grids"]) == 4
+        for case, diffs in res["grids"].items():
+            for key in ("loss", "grad", "weight"):
+                assert diffs[key] < TOLERANCE, (rank, case, key, diffs[key])
+            assert diffs["compared"] > 0

@@ -4,13 +4,15 @@
 recomputation, float32), one traced step (F, B, W spans per chunk, the sends, every
 all-reduce with its group and bytes), the model state a rank holds after an AdamW step
 next to tools/memory.py, each rank's weights' digest (DualPipe's mirrors hold the same
-bytes), and two mutants of DualPipe's mirror reduction (none at all; a mean, not a sum).
+bytes), two mutants of DualPipe's mirror reduction (none at all; a mean, not a sum), and
+Trainer3D with each: DDP over two pipelines of 2, pipelines of 2 tp ranks (with SP).
 """
 import hashlib
 from dataclasses import replace
 
 from minimegatron import comm
 from minimegatron.checks.pipeline import build, check_pipeline
+from minimegatron.checks.threed import check_3d
 from minimegatron.checks.verify import tolerance
 from minimegatron.comm import trace
 from minimegatron.data.demo import VERIFY_CONFIG, batch, make_optimizer
@@ -102,6 +104,10 @@ def run():
                      for name, m in (("dualpipe", 2 * K - 2), ("dualpipe", 2 * K + 1),
                                      ("dualpipev", 2 * K - 1))}
     comm.barrier(group)                      # every rank got here: nobody waits in a collective
+    if K == 4:                   # DDP over 2 pipelines of 2; pipelines of 2 tp ranks per stage
+        out["grids"] = {f"{name} {dims} sp={int(sp)}": check_3d(
+            dims, steps=2, schedule=name, micro_batches=4, batch_size=8, sequence_parallel=sp)
+            for name in SCHEDULES for dims, sp in [((2, 2, 1), False), ((1, 2, 2), True)]}
     out["mutants"]["no_mirror_sum"] = _mutant(group, 2 * K, _none)
     out["mutants"]["mirror_mean"] = _mutant(group, 2 * K, _mean)
     comm.barrier(group)
