@@ -297,3 +297,25 @@ def test_the_timeline_command_prints_the_table_and_writes_a_chrome_trace(
         timeline.main(["--schedule", "dualpipe", "--stages", "4", "--micro-batches", "6",
                        "--out", ""])
     assert "micro-batch가 필요합니다" in capsys.readouterr().err
+
+
+def test_the_memory_calculators_rows():
+    """tools/memory.py: DualPipe's rank holds stages k and K-1-k (2x), its activations PP + 1
+    stages; DualPipeV's rank virtual stages k and 2K-1-k (1x), K + 1/2 stages of K."""
+    from minimegatron.tools import memory
+    cfg, K = VERIFY_CONFIG, 4
+    stage = [memory.rank_param_count(cfg, K, 1, k) for k in range(K)]
+    half = [memory.rank_param_count(cfg, 2 * K, 1, v) for v in range(2 * K)]
+    for k in range(K):
+        dual = memory.rank_report(cfg, 2, 8, pp=K, stage=k, schedule="dualpipe")
+        assert dual["params"] == stage[k] + stage[K - 1 - k]
+        assert dual["weights"] == 2 * dual["params"]                      # mixed: 2 B each
+        v = memory.rank_report(cfg, 2, 8, pp=K, stage=k, schedule="dualpipev")
+        assert v["params"] == half[k] + half[2 * K - 1 - k]
+        assert memory.in_flight(K, 8, k, "dualpipe") == K + 1
+        assert memory.in_flight(K, 8, k, "dualpipev") == K + 0.5
+        assert dual["activations"] == (K + 1) / (K + 0.5) * v["activations"]
+    assert sum(memory.pipeline_param_count(cfg, K, 1, k, "dualpipe") for k in range(K)) == \
+        2 * memory.param_count(cfg)
+    with pytest.raises(ValueError, match="'dualpipe' needs an even number of stages"):
+        memory.in_flight(3, 6, 0, "dualpipe")

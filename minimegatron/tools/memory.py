@@ -436,7 +436,7 @@ def rank_report(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, ze
     model_state_bytes, activation_bytes and comm_bytes (checkpointing = recomputation).
     With cp > 1 ZeRO shards over dp x cp, and "ring_in_flight" is the ring's transient
     K/V buffers of one layer (backward, the larger), added to the total."""
-    params = rank_param_count(cfg, pp, tp, stage)
+    params = pipeline_param_count(cfg, pp, tp, stage, schedule)     # dualpipe: two stages
     report = dict(model_state_bytes(params, dp * cp, zero, precision), params=params)
     report["activations"] = activation_bytes(cfg, micro_batch, micro_batches, pp, tp, stage,
                                              schedule, checkpoint, precision,
