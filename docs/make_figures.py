@@ -136,6 +136,21 @@ def zero_bubble_timelines(out):
     return paths
 
 
+def dualpipe_timelines(out):
+    """timeline_dualpipe.png (K=8 ranks, M=20: DeepSeek's picture) and timeline_dualpipev.png
+    (the V on 4 ranks, the same 8 stages), F = B = W per stage (docs/zero_bubble.md)."""
+    runs = {"dualpipe": ["--stages", "8"],
+            "dualpipev": ["--stages", "4", "--t-forward", "2", "--t-backward", "2",
+                          "--t-weight", "2"]}
+    paths = []
+    for name, sizes in runs.items():
+        paths.append(os.path.join(out, f"timeline_{name}.png"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            timeline.main(["--schedule", name, "--micro-batches", "20", *sizes,
+                           "--out", paths[-1]])
+    return paths
+
+
 def sequence_parallel_trace(out):
     """sequence_parallel_trace.png: one block's tp collectives, traced on 4 real ranks
     (tutorials/10_sequence_parallel.py --out), in order, each box as wide as its bytes."""
@@ -271,8 +286,9 @@ def precision_ranges(out):
 
 
 FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,
-           interleaved_timeline, zero_bubble_timelines, context_parallel_picture,
-           sequence_parallel_trace, loss_scale_over_steps, moe_load_picture, precision_ranges)
+           interleaved_timeline, zero_bubble_timelines, dualpipe_timelines,
+           context_parallel_picture, sequence_parallel_trace, loss_scale_over_steps,
+           moe_load_picture, precision_ranges)
 
 
 def main(argv=None):

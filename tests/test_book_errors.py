@@ -146,6 +146,8 @@ CALLS = {   # the pattern each call's message matches: a call for every pattern
     "schedule.chunks": lambda: get_schedule("1f1b", 2),
     "schedule.num_chunks": lambda: check_interleaved(4, 8, 0),
     "schedule.warm_up": lambda: get_schedule("zb-h2")(4, 2, 0),
+    "schedule.dualpipe": lambda: get_schedule("dualpipe")(4, 6, 0),
+    "schedule.dualpipev": lambda: get_schedule("dualpipev")(4, 7, 0),
     "schedule.times": lambda: simulate("1f1b", 4, 8, 0.0),
     "schedule.t_weight": lambda: simulate("zb-h1", 4, 8, t_weight=0.0),
     "schedule.op": lambda: Action("jump", 0),

@@ -149,6 +149,16 @@ def test_13_zero_bubble_measures_the_bubbles_and_equals_one_process(tmp_path):
                         r" max\|weight diff\| (\S+) +PASS \(< 1e-10\)$", out, re.M)
     assert [c[0] for c in checks] == ["1f1b", "zb-h1", "zbv"], out
     assert all(float(d) < 1e-10 for c in checks for d in c[1:])
+    assert "stage 0 |F0c0 F1c0 F2c0 F4c1 B4c1 W4c1 F5c1 F3c0 B5c1 W5c1 ...." in out, out
+    dual = re.findall(r"^  (dualpipev?) +max\|loss diff\| (\S+), max\|grad diff\| (\S+),"
+                      r" max\|weight diff\| (\S+) +PASS \(< 1e-10\)$", out, re.M)
+    assert [c[0] for c in dual] == ["dualpipe", "dualpipev"], out
+    assert all(float(d) < 1e-10 for c in dual for d in c[1:])
+    held = [int(n.replace(",", "")) for n in re.findall(
+        r"^  dualpipe  rank \d: ([\d,]+) parameters; all-reduces over the mirror pair "
+        r"\[\d, \d\]: 2 \(([\d,]+) B the last\)$", out, re.M) for n in n]
+    assert len(held) == 8 and all(b == 8 * p for p, b in zip(held[::2], held[1::2])), out
+    assert held[0] == held[6] and held[2] == held[4]           # the mirrors hold the same
     steps = {"1f1b": ("forward", "backward"), "zb-h1": ("forward", "backward", "weight"),
              "zbv": ("forward", "backward", "weight")}
     for name, ops in steps.items():

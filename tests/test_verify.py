@@ -1,6 +1,6 @@
 """``minimegatron verify``: the whole matrix passes on 8 ranks, a broken scheme FAILS by name.
 
-- The full matrix (every scheme, every grid of 8 ranks, 115 rows) runs ONCE
+- The full matrix (every scheme, every grid of 8 ranks, 125 rows) runs ONCE
   here, through the real command line (``python -m minimegatron run -n 8
   verify``): exit status 0, every row PASS, ~45 s on 2 cores.
 - A 2-rank worker (tests/workers/verify_checks.py) breaks DDP's gradient
@@ -46,7 +46,7 @@ def expected_rows(world_size):
 
 def test_grids_of_eight_ranks():
     rows = expected_rows(8)
-    assert len(rows) == 115
+    assert len(rows) == 125
     assert [g for s, g in rows if s in ("fsdp2", "hsdp")] == [
         f"{d}x1x1, M=1" for d in (2, 4, 8)] * 2
     assert [g for s, g in rows if s.startswith("moe-") and verify.SCHEMES[s].kind == "moex"] \
@@ -58,6 +58,12 @@ def test_grids_of_eight_ranks():
                                                      "2x2x1, M=8", "2x4x1, M=8"]
     assert "'zb-h2' needs at least 15 micro-batches" in verify.fit("pp-zb-h2", (1, 8, 1, 8))[1]
     assert "pipeline of 16 stages" in verify.fit("pp-zbv", (1, 8, 1, 8))[1]
+    for name in ("pp-dualpipe", "pp-dualpipev"):                       # M = 2 pp
+        assert [g for s, g in rows if s == name] == ["1x2x1, M=4", "1x4x1, M=8", "1x8x1, M=16",
+                                                     "2x2x1, M=4", "2x4x1, M=8"]
+    assert "pipeline of 16 stages" in verify.fit("pp-dualpipev", (1, 8, 1, 16))[1]
+    assert verify.fit("pp-dualpipe", (1, 8, 1, 16)) == (16, None)     # 8 layers, one a stage
+    assert "an even number of stages" in verify.fit("pp-dualpipe", (1, 3, 1, 6))[1]
     assert verify.fit("pp-zb-h1", (2, 4, 1, 8)) == (16, None)
     assert [g for s, g in rows if s == "moe-ep"] == [f"8x1x1, M=1, ep={ep}" for ep in (2, 4, 8)]
     assert sorted(g for s, g in rows if s == "moe-3d") == sorted(
@@ -86,10 +92,11 @@ def test_grids_of_eight_ranks():
         "4d-ulysses", (1, 1, 4, 2, 2))[1]
     # 3d: 2x2x1, 2x1x2, 1x2x2; each cp scheme: 2x1x1 with cp=2, 1x1x1 with cp=4;
     # each 4d scheme: 1x2x1 and 1x1x2 with cp=2
-    # each zero-bubble scheme: 1x2x1, 1x4x1 and 2x2x1 (two data-parallel pipelines);
+    # each zero-bubble and DualPipe scheme: 1x2x1, 1x4x1 and 2x2x1 (two dp pipelines);
     # moe-ep and moe-dropless: ep = 2, 4; moe-3d: 2x1x2 and 2x2x1 with ep = 2
     assert len(expected_rows(4)) == (5 * 2 + 2 + 3 * 2 + 3 + 2 + 2 + 3 * 2 + 3 * 2 + 3 * 3
-                                     + 2 * 2 + 2 + 6 + 1 + 2 * 2 + 1)   # fsdp2, hsdp: dp 2, 4; moe-balanced
+                                     + 2 * 2 + 2 + 6 + 1 + 2 * 2 + 1    # fsdp2, hsdp: dp 2, 4;
+                                     + 2 * 3)                            # moe-balanced; dualpipe
     assert len([1 for s, _ in expected_rows(4) if s == "3d"]) == 3
 
 
@@ -108,7 +115,8 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         if (scheme, grid) == ("pp-interleaved", "1x8x1, M=4"):     # 16 layer groups > 8
             assert line and "SKIP (2 chunks x 8 stages" in line.group(0), line
             continue
-        if (scheme, grid) == ("pp-zbv", "1x8x1, M=8"):              # 16 layer groups > 8
+        if (scheme, grid) in (("pp-zbv", "1x8x1, M=8"),             # 16 layer groups > 8
+                              ("pp-dualpipev", "1x8x1, M=16")):
             assert line and "SKIP (2 chunks x 8 stages" in line.group(0), line
             continue
         if (scheme, grid) == ("pp-zb-h2", "1x8x1, M=8"):            # M = 8 < 2K-1 = 15
@@ -128,9 +136,9 @@ def test_full_verify_on_eight_ranks_passes(full_matrix):
         assert line and line.group(0).endswith("PASS"), (scheme, grid, line)
         numbers = [float(x) for x in re.findall(r"\d\.\de[+-]\d\d", line.group(0))]
         assert len(numbers) == 4 and numbers[3] == 1e-9 and max(numbers[:3]) <= 1e-9
-    assert "105 of 115 rows pass, 10 skipped (float64; tolerance = max(1e-09, 100 x" in out
+    assert "114 of 125 rows pass, 11 skipped (float64; tolerance = max(1e-09, 100 x" in out
     assert "none failed" in out and "warning" not in out
-    assert len(re.findall(r"^\[\s*\d+/115\] ", out, re.M)) == 115   # one progress line a row
+    assert len(re.findall(r"^\[\s*\d+/125\] ", out, re.M)) == 125   # one progress line a row
 
 
 @pytest.fixture(scope="module")

@@ -146,7 +146,7 @@ def test_a_v_placed_stage_owns_layers_k_and_2k_minus_1_minus_k():
     check_chunks("zbv", stages[0])
     with pytest.raises(ValueError, match="placement='v'"):
         check_chunks("zbv", PipelineStage(model, 0, 4))
-    with pytest.raises(ValueError, match="runs the schedule 'zbv', not '1f1b'"):
+    with pytest.raises(ValueError, match="runs the schedule 'zbv' or 'dualpipev', not '1f1b'"):
         check_chunks("1f1b", stages[0])
     with pytest.raises(ValueError, match="'v' \\(2 chunks\\)"):
         ChunkedStage(model, 0, 2, 3, placement="v")

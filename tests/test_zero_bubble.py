@@ -244,7 +244,7 @@ def test_the_engine_names_bad_input_before_any_message():
             (stage, "zb-h2", 6, "'zb-h2' needs at least 7 micro-batches"),
             (v_stage, "zbv", 6, "'zbv' needs at least 7 micro-batches"),
             (stage, "zbv", 8, "placement='v'"),
-            (v_stage, "zb-h1", 8, "runs the schedule 'zbv', not 'zb-h1'")]:
+            (v_stage, "zb-h1", 8, "runs the schedule 'zbv' or 'dualpipev', not 'zb-h1'")]:
         with pytest.raises(ValueError, match=error):
             PipelineEngine(module, NoMessages(), schedule=schedule, num_micro_batches=m)
     for times in [(-1, 1), (1, 1, -0.5), (1, float("inf"), 1)]:

@@ -10,8 +10,8 @@ gradient dL/dW = X^T dL/dY that only the optimizer step needs
 B and runs W later, in a gap it would otherwise idle in
 (minimegatron/parallel/pipeline_parallel/zero_bubble.py). This script
 
-1. prints ZB-H1's and ZBV's schedules as text grids (K stages, M micro-batches,
-   T_F = T_B = T_W), simulated from the action lists the executor runs;
+1. prints ZB-H1's, ZBV's and DualPipe's schedules as text grids (K stages, M
+   micro-batches, T_F = T_B = T_W), simulated from the action lists the executor runs;
 2. builds each rank's stage (ZBV: two chunks in a V, ChunkedStage) and a
    PipelineEngine with the schedule "1f1b", "zb-h1" or "zbv", and runs one step
    with emulated device time (every F, B and W lasts --t-step seconds: the real
@@ -25,7 +25,11 @@ B and runs W later, in a gap it would otherwise idle in
 3. the training loop: the 8-layer GPT of ``minimegatron verify``, each
    schedule's stages and one process side by side for 2 AdamW steps on the same
    batches; after every step the loss, every gradient and every weight this
-   stage holds are compared with one process's, name by name.
+   stage holds are compared with one process's, name by name;
+4. the same loop for DualPipe and DualPipeV (DeepSeek-V3; dualpipe.py, M = 2K or
+   more, even): micro-batches from both ends, each rank holding stages k and K-1-k,
+   so DualPipe's rank holds twice a 1F1B stage's parameters and its gradients are
+   summed over the mirror pair {k, K-1-k} by one all-reduce, read here from the trace.
 
 MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
 """
@@ -58,8 +62,8 @@ TOLERANCE, TRAIN_STEPS = 1e-10, 2          # part 3: float64 agrees to ~1e-15
 
 
 def grids(K, M):
-    """ZB-H1's and ZBV's simulated action lists as text, at T_F = T_B = T_W."""
-    for name in ("zb-h1", "zbv"):
+    """ZB-H1's, ZBV's (and DualPipe's: M even, >= 2K) action lists as text, T_F = T_B = T_W."""
+    for name in ("zb-h1", "zbv") + (("dualpipe",) if M % 2 == 0 and M >= 2 * K else ()):
         sim = simulate(name, K, M, Fraction(1), Fraction(1), t_weight=Fraction(1))
         print(text("t13.grid", name=name, K=K, M=M))
         print(text_grid(sim))
@@ -67,8 +71,10 @@ def grids(K, M):
 
 def build(group, config, schedule, M):
     """This rank's stage of GPT(config) (built whole, then cut) and the engine that runs it."""
-    if schedule == "zbv":        # two chunks: stage k holds chunk k and chunk 2K-1-k (a V)
+    if schedule in ("zbv", "dualpipev"):   # two chunks: virtual stages k and 2K-1-k (a V)
         stage = ChunkedStage(GPT(config), group.rank, group.size, 2, placement="v")
+    elif schedule == "dualpipe":           # two whole stages, k and K-1-k: held twice
+        stage = ChunkedStage(GPT(config), group.rank, group.size, 2, placement="mirror")
     else:                        # the layers n_layer/K of this stage
         stage = PipelineStage(GPT(config), group.rank, group.size)
     return stage, PipelineEngine(stage, group, schedule=schedule, num_micro_batches=M)
@@ -205,6 +211,28 @@ def main():
                        verdict=text("t13.pass" if ok else "t13.fail"),
                        diffs=", ".join(f"max|{key} diff| {value:.1e}"
                                        for key, value in worst.items())))
+    dual_pipes(group, K, M + M % 2 if M >= 2 * K else 2 * K)
+
+
+def dual_pipes(group, K, M):
+    """Part 4: DualPipe and DualPipeV against one process; DualPipe's mirror all-reduce."""
+    comm.print0(text("t13.dual_heading", M=M))
+    for name in ("dualpipe", "dualpipev"):
+        trace.reset()
+        diffs = train_next_to_one_process(group, name, M)
+        mirror = [s for s in trace.spans() if str(s.get("group")).endswith(".mirror")]
+        held = sum(p.data.size for p in build(group, VERIFY_CONFIG, name, M)[0].parameters())
+        worst = comm.gather_object((diffs, held, [s["nbytes"] for s in mirror]), group)
+        if group.rank == 0:
+            ok = all(max(d[key] for d, _, _ in worst) < TOLERANCE for key in diffs)
+            print(text("t13.check", name=name, tol=TOLERANCE,
+                       verdict=text("t13.pass" if ok else "t13.fail"),
+                       diffs=", ".join(f"max|{key} diff| {max(d[key] for d, _, _ in worst):.1e}"
+                                       for key in diffs)))
+            for rank, (_, params, sums) in enumerate(worst):
+                print(text("t13.dual_rank", name=name, rank=rank, params=params,
+                           pair=sorted({rank, K - 1 - rank}), sums=len(sums),
+                           nbytes=sums[-1] if sums else 0))
 
 
 if __name__ == "__main__":

@@ -33,8 +33,10 @@ def build(group, config, schedule, num_micro_batches, checkpoint, memory_meter=N
     """
     if schedule == "interleaved":
         stage = ChunkedStage(GPT(config), group.rank, group.size, chunks)
-    elif schedule == "zbv":                           # two chunks, down the ranks and back up
+    elif schedule in ("zbv", "dualpipev"):            # two chunks, down the ranks and back up
         stage = ChunkedStage(GPT(config), group.rank, group.size, 2, placement="v")
+    elif schedule == "dualpipe":                      # stages k and K-1-k: each held twice
+        stage = ChunkedStage(GPT(config), group.rank, group.size, 2, placement="mirror")
     else:
         stage = PipelineStage(GPT(config), group.rank, group.size)
     engine = PipelineEngine(stage, group, schedule=schedule,

@@ -22,6 +22,9 @@ for every scheme and grid and prints one table on rank 0:
     pp-zb-h1    pipeline.check_pipeline("zb-h1", M=8)  pp = d; and dp = 2 x pp = N/2
     pp-zb-h2    the same, "zb-h2"                      (threed.check_3d: DDP over 2
     pp-zbv      the same, "zbv" (2 chunks in a V)       pipelines, pp a strict subgroup)
+    pp-dualpipe     the same, "dualpipe", M = 2pp       pp = d (even; each stage held twice,
+    pp-dualpipev    the same, "dualpipev", M = 2pp       grads summed over the mirror pair);
+                                                        and dp = 2 x pp = N/2
     cp-ring     context.check_context_parallel("ring")       every dp x cp = N with cp > 1
     cp-allgather  context.check_context_parallel("allgather")  the same grids
     cp-ulysses  context.check_context_parallel("ulysses")    the same (heads divide by cp)
@@ -63,7 +66,8 @@ scheme with no grid at all on N ranks (3d, 4d-*, moe-3d on a prime N) is one SKI
 row that says what it needs: verify never drops a requested scheme. The
 interleaved row needs K*v = 2K layer groups (K = 8: SKIP) and M = 4 a
 multiple of K (K = 3: SKIP, the schedule's own rule); the zero-bubble rows need
-M = 8 >= K (zb-h1) or >= 2K-1 (zb-h2, zbv: K = 8 is a SKIP) and zbv 2K layer groups.
+M = 8 >= K (zb-h1) or >= 2K-1 (zb-h2, zbv: K = 8 is a SKIP) and zbv 2K layer groups;
+the DualPipe rows run M = 2K, dualpipe an even K (odd: SKIP), dualpipev 2K layer groups.
 
 A grid of d < N ranks runs on sub-communicators (``world.split(rank // d)``):
 N/d copies of it run at once, so every rank takes part. Each row's diffs are
@@ -216,6 +220,8 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "pp-zb-h1": Scheme("pipe ZB-H1", "zb", 8),
            "pp-zb-h2": Scheme("pipe ZB-H2", "zb", 8),
            "pp-zbv": Scheme("pipe ZBV", "zb", 8),
+           "pp-dualpipe": Scheme("pp DualPipe", "dual", 2),
+           "pp-dualpipev": Scheme("pp DualPipeV", "dual", 2),
            "moe-ep": Scheme("MoE ep", "moe"),
            "moe-dropless": Scheme("MoE dropless", "moe"),
            "moe-3d": Scheme("MoE ep+3D", "moe3d", 2),
@@ -228,10 +234,10 @@ SCHEMES = {"dp": Scheme("DataParallel", "data"),
            "moe-balanced": Scheme("MoE bias bal.", "moex"),
            "4d-sp": Scheme("4D ring+SP", "4d", 2)}
 CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
-          "cp": "context", "4d": "threed", "zb": "pipeline", "moe": "moe",
+          "cp": "context", "4d": "threed", "zb": "pipeline", "dual": "pipeline", "moe": "moe",
           "moe3d": "moe", "moex": "moe"}                                  # checks/<name>
 BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4,   # rounded up to a multiple of dp x M
-         "4d": 4, "zb": 8, "moe": 8, "moe3d": 8, "moex": 8}
+         "4d": 4, "zb": 8, "dual": 8, "moe": 8, "moe3d": 8, "moex": 8}
 INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
 NO_GRID = {"3d": "dp x pp x tp with two axes > 1",           # why a kind has no grid on N
            "4d": "dp x pp x tp x cp with cp > 1 and tp or pp > 1",
@@ -288,6 +294,10 @@ def grids(scheme, world_size):
         return [(1, 1, d, m) for d in group_sizes(world_size)]
     if kind == "pipe":
         return [(1, d, 1, m) for d in group_sizes(world_size)]
+    if kind == "dual":                        # M = 2 pp (the least both take); and dp = 2
+        twice = group_sizes(world_size // 2) if world_size % 2 == 0 and world_size > 2 else []
+        return ([(1, d, 1, m * d) for d in group_sizes(world_size)]
+                + [(2, d, 1, m * d) for d in twice if d > 1])
     if kind == "zb":                          # also 2 data-parallel pipelines of N/2 stages
         twice = group_sizes(world_size // 2) if world_size % 2 == 0 and world_size > 2 else []
         return ([(1, d, 1, m) for d in group_sizes(world_size)]
@@ -330,7 +340,8 @@ def fit(scheme, dims):
     """
     dp, pp, tp, m, cp = _unpack(dims)
     config = common_config(scheme)
-    chunks = {"pp-interleaved": INTERLEAVED_CHUNKS, "pp-zbv": 2}.get(scheme, 1)
+    chunks = {"pp-interleaved": INTERLEAVED_CHUNKS, "pp-zbv": 2, "pp-dualpipev": 2}.get(
+        scheme, 1)                            # dualpipe: two whole stages, pp layer groups
     try:
         if scheme == "hsdp" and dp % 2:
             raise ValueError(f"HSDP replicates over 2: dp = {dp} is odd")
@@ -346,8 +357,8 @@ def fit(scheme, dims):
         stage_layers(config.n_layer, pp * chunks, 0)          # K*v layer groups
         if scheme == "pp-interleaved":
             check_interleaved(pp, m, chunks)                  # M a multiple of K
-        if SCHEMES[scheme].kind == "zb":
-            get_schedule(scheme[3:])(pp, m, 0)                # M >= K or 2K-1
+        if SCHEMES[scheme].kind in ("zb", "dual"):
+            get_schedule(scheme[3:])(pp, m, 0)                # M >= K, 2K-1 or 2K; K even
         if scheme in ("tp-sp", "4d-sp"):
             check_sequence_length(config.seq_len // cp, tp)
     except ValueError as err:
@@ -447,11 +458,11 @@ def run_check(scheme, group, dims, dtype, steps, batch_size):
                                        config=config, mpi_comm=group.comm, **options)
         out["weight"] = max(out["weight"], out["bias"])      # the expert biases: state too
         return out
-    if kind == "zb" and dp > 1:               # DDP over dp pipelines (Trainer3D)
+    if kind in ("zb", "dual") and dp > 1:     # DDP over dp pipelines (Trainer3D)
         return _checks("threed").check_3d((dp, pp, tp), steps=steps, schedule=scheme[3:],
                                           micro_batches=m, batch_size=batch_size,
                                           config=config, mpi_comm=group.comm)
-    if kind in ("pipe", "zb"):
+    if kind in ("pipe", "zb", "dual"):
         return _checks("pipeline").check_pipeline(group, scheme[3:], m, config=config,
                                                   steps=steps, batch_size=batch_size,
                                                   chunks=INTERLEAVED_CHUNKS)

@@ -8,6 +8,7 @@ prints (makespan, bubble next to its formula, activations held at peak).
     minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8 --t-backward 2
     minimegatron timeline --schedule interleaved --stages 4 --chunks 2 --micro-batches 8
     minimegatron timeline --schedule zb-h1 --stages 4 --micro-batches 8 --t-weight 1
+    minimegatron timeline --schedule dualpipe --stages 8 --micro-batches 20
     minimegatron timeline --trace trace.json --out run.png
 """
 import json
@@ -17,11 +18,12 @@ from minimegatron.commands.argtypes import (existing_file, finite_nonnegative_fl
                                             finite_positive_float, output_path, positive_int)
 from minimegatron.commands.entry import banner
 from minimegatron.commands.parser import ArgumentParser, say
-from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
-                                                               chunks_per_stage, get_schedule,
-                                                               peak_in_flight)
+from minimegatron.parallel.pipeline_parallel import dualpipe
+from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, SPLIT, bubble_formula,
+                                                               chunk_share, chunks_per_stage,
+                                                               get_schedule, peak_in_flight)
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
-from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE, bubble_table
+from minimegatron.parallel.pipeline_parallel.zero_bubble import bubble_table
 from minimegatron.tools import chrome_trace
 from minimegatron.tools.timeline import (bubble_from_rows, draw_timeline, rows_from_simulation,
                                          rows_from_trace, text_grid)
@@ -29,7 +31,7 @@ from minimegatron.tools.timeline import (bubble_from_rows, draw_timeline, rows_f
 
 def _simulated(args):
     chunks = args.chunks or (2 if args.schedule == "interleaved" else 1)
-    split = args.schedule in ZERO_BUBBLE
+    split = args.schedule in SPLIT
     t_weight = args.t_weight if args.t_weight is not None else float(split)  # zb: T_W = 1
     times = (args.t_forward, args.t_backward)
     sim = simulate(args.schedule, args.stages, args.micro_batches, *times, chunks, t_weight)
@@ -65,7 +67,8 @@ def _zero_bubble_lines(args, sim, t_weight, peaks):
     plain = simulate("1f1b", K, args.micro_batches, *times[:2], t_weight=t_weight)
     plain_peaks = [peak_in_flight(get_schedule("1f1b")(K, args.micro_batches, stage))
                    for stage in range(K)]
-    table, expression, holds, assumption = bubble_table(args.schedule, K, *times)
+    table_of = dualpipe.table_row if args.schedule in dualpipe.DUALPIPE else bubble_table
+    table, expression, holds, assumption = table_of(args.schedule, K, *times)
     plain_table, plain_expression, _, _ = bubble_table("1f1b", K, *times)
     print(say("report.timeline.zb_times", forward=times[0], backward=times[1],
               weight=times[2]))
@@ -76,8 +79,13 @@ def _zero_bubble_lines(args, sim, t_weight, peaks):
     print(say("report.timeline.zb_makespan", makespan=sim.makespan, plain=plain.makespan,
               fraction=sim.bubble_fraction, plain_fraction=plain.bubble_fraction))
     chunks = chunks_per_stage(args.schedule)                  # zbv: 2, each half the layers
-    print(say("report.timeline.zb_chunk_held" if chunks > 1 else "report.timeline.zb_held",
-              peaks=peaks, plain_peaks=plain_peaks, chunks=chunks))
+    if args.schedule in dualpipe.DUALPIPE:                    # DeepSeek's PP + 1 stages
+        share = chunk_share(args.schedule, chunks)
+        print(say("report.timeline.dual_held", peaks=peaks, plain_peaks=plain_peaks,
+                  stages=", ".join(f"{float(p * share):g}" for p in peaks)))
+    else:
+        print(say("report.timeline.zb_chunk_held" if chunks > 1 else "report.timeline.zb_held",
+                  peaks=peaks, plain_peaks=plain_peaks, chunks=chunks))
     return f"T_W {t_weight:g}, bubble {sim.bubble:g} vs 1f1b {plain.bubble:g}, table {expression}"
 
 

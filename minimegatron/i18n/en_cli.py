@@ -168,7 +168,8 @@ MESSAGES = {
     "cli.timeline.chunks": "model chunks per stage, v (interleaved only; default 2)",
     "cli.timeline.t_forward": "time of one forward of one stage (default 1)",
     "cli.timeline.t_backward": "time of one backward of one stage (default 1)",
-    "cli.timeline.t_weight": "weight-gradient time T_W (default 1 for zb-h1/zb-h2/zbv, else "
+    "cli.timeline.t_weight": "weight-gradient time T_W (default 1 for zb-h1/zb-h2/zbv and "
+                             "dualpipe/dualpipev, else "
                              "0; a whole backward takes t-backward + t-weight)",
     "cli.timeline.out": "PNG path; '' for text only",
     "cli.timeline.trace": "JSON list of spans from a real run, drawn instead",

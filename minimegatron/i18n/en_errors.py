@@ -116,6 +116,11 @@ PATTERNS = {
     "schedule.num_chunks": "num_chunks must be an int >= 1, got {value}",
     "schedule.warm_up": "schedule {name} needs at least {least} micro-batches for {stages} "
                         "stages (the first stage's warm-up); got {micro}",
+    "schedule.dualpipe": "schedule {name} needs an even number of stages and an even number "
+                         "of micro-batches at least twice the stages (half go down, half go "
+                         "up): got {stages} stages, {micro} micro-batches",
+    "schedule.dualpipev": "schedule {name} needs at least {least} micro-batches for {stages} "
+                          "stages (twice the stages: the V's 2P chunks); got {micro}",
     "schedule.times": "need positive step times; got t_forward={forward}, "
                       "t_backward={backward}, t_weight={weight}",
     "schedule.t_weight": "schedule {name} runs W on its own: need t_weight > 0, got "

@@ -135,6 +135,9 @@ MESSAGES = {
     "report.timeline.zb_chunk_held": "chunk activations held at peak (F done, W not), per "
                                      "stage: {peaks} (1f1b: {plain_peaks}); a chunk holds "
                                      "1/{chunks} of a stage's layers",
+    "report.timeline.dual_held": "chunk activations held at peak (F done, W not), per rank: "
+                                 "{peaks} (1f1b: {plain_peaks}); in stages: {stages} "
+                                 "(DeepSeek's table: PP + 1)",
     "report.timeline.rank": "rank {rank}: compute {compute:.4f} s, communication/wait "
                             "{comm:.4f} s",
     "report.timeline.measured": "measured bubble (time not computing) {bubble:.4f}",

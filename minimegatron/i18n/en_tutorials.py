@@ -178,6 +178,10 @@ MESSAGES = {
                    "of emulated device time)",
     "t13.check_heading": "\nagainst one process (8-layer GPT, 2 AdamW steps, every rank):",
     "t13.check": "  {name:<6} {diffs}   {verdict} (< {tol:g})",
+    "t13.dual_heading": "\n4. DualPipe and DualPipeV (M={M}), each against one process; "
+                        "DualPipe's ranks k and K-1-k hold the same two stages:",
+    "t13.dual_rank": "  {name:<9} rank {rank}: {params:,d} parameters; all-reduces over the "
+                     "mirror pair {pair}: {sums} ({nbytes:,d} B the last)",
     "t13.pass": "PASS",
     "t13.fail": "FAIL",
     # tutorials/14_mixture_of_experts.py

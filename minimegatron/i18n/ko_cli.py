@@ -169,7 +169,8 @@ MESSAGES = {
     "cli.timeline.chunks": "stage마다 모델 chunk 수 v (interleaved 전용; 기본값 2)",
     "cli.timeline.t_forward": "stage 하나의 forward 한 번에 걸리는 시간 (기본값 1)",
     "cli.timeline.t_backward": "stage 하나의 backward 한 번에 걸리는 시간 (기본값 1)",
-    "cli.timeline.t_weight": "가중치 gradient 시간 T_W (zb-h1/zb-h2/zbv는 기본값 1, 나머지는 0; "
+    "cli.timeline.t_weight": "가중치 gradient 시간 T_W (zb-h1/zb-h2/zbv와 dualpipe/dualpipev는 "
+                             "기본값 1, 나머지는 0; "
                              "backward 전체는 t-backward + t-weight)",
     "cli.timeline.out": "PNG 경로; ''이면 텍스트만",
     "cli.timeline.trace": "실제 실행에서 나온 span 목록 JSON, 시뮬레이션 대신 그림",

@@ -102,6 +102,12 @@ MESSAGES = {
     "schedule.num_chunks": "num_chunks는 1 이상의 int여야 합니다, 받은 값 {value}",
     "schedule.warm_up": "schedule {name}에는 stage {stages}개에 micro-batch가 적어도 "
                         "{least}개 필요합니다 (첫 stage의 warm-up); 받은 값 {micro}",
+    "schedule.dualpipe": "schedule {name}에는 짝수 개의 stage와, stage 수의 두 배 이상인 "
+                         "짝수 개의 micro-batch가 필요합니다 (절반은 아래로, 절반은 위로 "
+                         "갑니다): 받은 값 stage {stages}개, micro-batch {micro}개",
+    "schedule.dualpipev": "schedule {name}에는 stage {stages}개에 micro-batch가 적어도 "
+                          "{least}개 필요합니다 (stage 수의 두 배: V의 chunk 2P개); 받은 값 "
+                          "{micro}",
     "schedule.times": "step 시간은 양수여야 합니다; 받은 값 t_forward={forward}, "
                       "t_backward={backward}, t_weight={weight}",
     "schedule.t_weight": "schedule {name}은(는) W를 따로 돌립니다: t_weight > 0이어야 합니다, "

@@ -134,6 +134,9 @@ MESSAGES = {
     "report.timeline.zb_chunk_held": "최대로 가진 chunk activation (F는 끝, W는 아직), stage"
                                      "마다: {peaks} (1f1b: {plain_peaks}); chunk 하나는 "
                                      "stage layer의 1/{chunks}",
+    "report.timeline.dual_held": "최대로 가진 chunk activation (F는 끝, W는 아직), rank마다: "
+                                 "{peaks} (1f1b: {plain_peaks}); stage 단위로: {stages} "
+                                 "(DeepSeek의 표: PP + 1)",
     "report.timeline.rank": "rank {rank}: 계산 {compute:.4f} s, 통신/대기 {comm:.4f} s",
     "report.timeline.measured": "측정한 bubble (계산하지 않은 시간) {bubble:.4f}",
 }

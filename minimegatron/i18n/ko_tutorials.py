@@ -183,6 +183,10 @@ MESSAGES = {
                    "{budget:g} ms 동안)",
     "t13.check_heading": "\n한 프로세스와 비교 (8층 GPT, AdamW 2 스텝, 모든 랭크):",
     "t13.check": "  {name:<6} {diffs}   {verdict} (기준 < {tol:g})",
+    "t13.dual_heading": "\n4. DualPipe와 DualPipeV (M={M}), 각각 한 프로세스와 비교; "
+                        "DualPipe의 랭크 k와 K-1-k는 같은 스테이지 두 개를 가집니다:",
+    "t13.dual_rank": "  {name:<9} 랭크 {rank}: 매개변수 {params:,d}개; 거울 쌍 {pair} 위의 "
+                     "all-reduce: {sums}번 (마지막 {nbytes:,d} B)",
     "t13.pass": "통과(PASS)",
     "t13.fail": "실패(FAIL)",
     # tutorials/14_mixture_of_experts.py

@@ -76,9 +76,9 @@ from minimegatron.parallel.context_parallel.zigzag import check_split, split_seq
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.generate import pipeline_generate
-from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved,
-                                                               chunks_per_stage, get_schedule)
-from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE
+from minimegatron.parallel.pipeline_parallel.schedules import (SPLIT, check_interleaved,
+                                                               chunk_share, chunks_per_stage,
+                                                               get_schedule)
 from minimegatron.parallel.pipeline_parallel.stage import (ChunkedStage, PipelineStage,
                                                            stage_layers)
 from minimegatron.parallel.split import rows_of
@@ -99,10 +99,11 @@ def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
         check_cp_config(config, grid.cp_size, attention, cp_split(attention), grid.tp_size)
     get_schedule(schedule, chunks)                            # chunks only for interleaved
     chunks = chunks_per_stage(schedule, chunks)               # zbv: always 2
-    stage_layers(config.n_layer, grid.pp_size * chunks, 0)    # pp * v <= n_layer
+    groups = grid.pp_size / chunk_share(schedule, chunks)     # dualpipe: pp (held twice)
+    stage_layers(config.n_layer, int(groups), 0)              # pp * v <= n_layer
     if not isinstance(micro_batches, int) or micro_batches < 1:
         raise ValueError(f"micro_batches must be an int >= 1, got {micro_batches!r}")
-    if schedule in ZERO_BUBBLE:                               # M >= K (zb-h1), 2K-1
+    if schedule in SPLIT:                         # M >= K (zb-h1), 2K-1, 2K (dualpipe)
         get_schedule(schedule)(grid.pp_size, micro_batches, 0)
     if schedule == "interleaved":
         check_interleaved(grid.pp_size, micro_batches, chunks)  # M a multiple of pp
@@ -115,8 +116,10 @@ def build_stage(model, grid, schedule, chunks=1):
     """This rank's part of ``model``: its pipeline stage (or v chunks for the schedule)."""
     if schedule == "interleaved":                     # v chunks: layer groups k, k+pp, ...
         return ChunkedStage(model, grid.pp_rank, grid.pp_size, chunks)
-    if schedule == "zbv":                             # two chunks in a V: blocks k, 2pp-1-k
+    if schedule in ("zbv", "dualpipev"):              # two chunks in a V: blocks k, 2pp-1-k
         return ChunkedStage(model, grid.pp_rank, grid.pp_size, 2, placement="v")
+    if schedule == "dualpipe":                        # stages k and pp-1-k, each held twice
+        return ChunkedStage(model, grid.pp_rank, grid.pp_size, 2, placement="mirror")
     return PipelineStage(model, grid.pp_rank, grid.pp_size)       # drops other layers
 
 

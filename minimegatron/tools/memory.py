@@ -17,8 +17,9 @@ GB = 1e9 bytes everywhere. The page ``docs/memory.md`` walks through every formu
 import math
 from dataclasses import dataclass
 
-from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, chunks_per_stage,
-                                                               get_schedule, peak_in_flight)
+from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, chunk_share,
+                                                               chunks_per_stage, get_schedule,
+                                                               peak_in_flight)
 from minimegatron.parallel.split import padded
 from minimegatron.i18n import text as say
 from minimegatron.i18n.columns import fit
@@ -88,6 +89,20 @@ def rank_param_count(cfg, pp=1, tp=1, stage=0):
     if stage == pp - 1:
         count += 2 * h + vocab_shard
     return count
+
+
+def pipeline_param_count(cfg, pp=1, tp=1, stage=0, schedule="1f1b"):
+    """Parameters one rank holds under ``schedule``: its stage's (``rank_param_count``), or
+
+    zbv, dualpipev  virtual stages k and 2K-1-k of 2K (a V: L/K layers, rank 0 both ends)
+    dualpipe        stages k and K-1-k of K: 2L/K layers, every stage held twice
+                    (DeepSeek's "2x parameters"; ranks k and K-1-k hold the same).
+    """
+    if schedule in ("zbv", "dualpipev"):
+        return sum(rank_param_count(cfg, 2 * pp, tp, v) for v in (stage, 2 * pp - 1 - stage))
+    if schedule == "dualpipe":
+        return sum(rank_param_count(cfg, pp, tp, k) for k in {stage, pp - 1 - stage})
+    return rank_param_count(cfg, pp, tp, stage)
 
 
 # ---------------------------------------------------------------- model state
@@ -228,7 +243,9 @@ def in_flight(pp, micro_batches, stage, schedule="1f1b"):
     off its own action list (``peak_in_flight``: forward done, backward (or W) not).
     With v chunks per stage a chunk holds 1/v of the stage's layers, so interleaved
     (v = 2) holds K(1 + (K-1)/(Kv)) on stage 0 (Megatron-LM 2021), zbv (two chunks in
-    a V) K, as 1F1B does. ValueError (the schedule's own rule) when M or K do not fit.
+    a V) K, as 1F1B does. DualPipe's chunks are whole stages (``chunk_share``): it holds
+    K + 1 (DeepSeek's PP + 1), dualpipev K + 1/2 (2K + 1 chunks of half a stage).
+    ValueError (the schedule's own rule) when M or K do not fit.
     """
     if schedule == "gpipe":
         return micro_batches
@@ -238,8 +255,8 @@ def in_flight(pp, micro_batches, stage, schedule="1f1b"):
         raise ValueError(f"unknown schedule {schedule!r}; valid: {', '.join(SCHEDULES)}")
     chunks = chunks_per_stage(schedule, 2 if schedule == "interleaved" else 1)
     actions = get_schedule(schedule, chunks)(pp, micro_batches, stage)
-    peak = peak_in_flight(actions)
-    return peak // chunks if peak % chunks == 0 else peak / chunks
+    held = peak_in_flight(actions) * chunk_share(schedule, chunks)
+    return int(held) if held.denominator == 1 else float(held)
 
 
 def activation_bytes(cfg, micro_batch, micro_batches=1, pp=1, tp=1, stage=0,
@@ -419,7 +436,7 @@ def rank_report(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, ze
     model_state_bytes, activation_bytes and comm_bytes (checkpointing = recomputation).
     With cp > 1 ZeRO shards over dp x cp, and "ring_in_flight" is the ring's transient
     K/V buffers of one layer (backward, the larger), added to the total."""
-    params = rank_param_count(cfg, pp, tp, stage)
+    params = pipeline_param_count(cfg, pp, tp, stage, schedule)     # dualpipe: two stages
     report = dict(model_state_bytes(params, dp * cp, zero, precision), params=params)
     report["activations"] = activation_bytes(cfg, micro_batch, micro_batches, pp, tp, stage,
                                              schedule, checkpoint, precision,

@@ -3,6 +3,8 @@
 actions.py      Action, and the forward and backward steps with their sends and receives
 schedules.py    schedules as data: naive, GPipe, 1F1B, interleaved 1F1B; their registry
 zero_bubble.py  ZB-H1, ZB-H2, ZBV: the backward split into B and W, W fills the bubble
+dualpipe.py     DualPipe (both ends, every stage held twice) and DualPipeV (its V half);
+                not re-exported here: the name ``dualpipe`` stays the module
 simulator.py    simulate: a schedule timed against a clock without MPI, the bubble
 stage.py        which layers a stage holds (PipelineStage, ChunkedStage: interleaving, the V)
 engine.py       PipelineEngine: runs a schedule's actions (send/recv, forward, backward, weight)

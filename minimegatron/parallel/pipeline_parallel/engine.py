@@ -20,6 +20,11 @@ overlap (the bubble) and how many micro-batches each holds (the memory):
                  model down the ranks and back up; on the last rank chunk 0 hands
                  chunk 1 its activation (and chunk 1 hands back the gradient) in
                  memory, with no message.
+    dualpipe, dualpipev  (dualpipe.py) the same B and W; dualpipev in zbv's V;
+                 dualpipe: ChunkedStage(..., 2, placement="mirror"), stages k and K-1-k,
+                 micro-batches 0..M/2-1 down and M/2..M-1 up, then ONE all-reduce of
+                 every gradient over the mirror pair {k, K-1-k} (the two copies summed),
+                 and the loss all-reduced (both ends hold losses) in place of the broadcast.
 
 The math. The last stage computes loss_i, the mean cross entropy of
 micro-batch i, and backpropagates loss_i / M; so the step's loss is
@@ -67,9 +72,11 @@ from minimegatron import comm
 from minimegatron.comm import comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
-from minimegatron.parallel.pipeline_parallel.schedules import (check_interleaved, get_schedule,
+from minimegatron.parallel.pipeline_parallel.dualpipe import sum_mirrored_grads
+from minimegatron.parallel.pipeline_parallel.schedules import (SPLIT, check_interleaved,
+                                                               chunk_share, get_schedule,
                                                                placement)
-from minimegatron.parallel.pipeline_parallel.zero_bubble import ZERO_BUBBLE, check_chunks
+from minimegatron.parallel.pipeline_parallel.zero_bubble import check_chunks
 from minimegatron.parallel.split import rows_of
 from minimegatron.autodiff.tensor import Tensor
 
@@ -86,7 +93,8 @@ class PipelineEngine:
     0; ``num_micro_batches`` is then ignored), "gpipe", "1f1b",
     "interleaved" (M a multiple of K, else ValueError here) (schedules.py),
     "zb-h1" (M >= K), "zb-h2" (M >= 2K-1) or "zbv" (M >= 2K-1; a ChunkedStage
-    with placement="v") (zero_bubble.py).
+    with placement="v") (zero_bubble.py), "dualpipe" (K even, M even, M >= 2K;
+    placement="mirror") or "dualpipev" (M >= 2K; placement="v") (dualpipe.py).
     ``checkpoint_activations`` recomputes each block in
     backward (recompute.py). ``memory_meter``: None or an object whose
     ``forward_done(i, tensors, in_flight, exclude)`` runs after each forward,
@@ -102,7 +110,7 @@ class PipelineEngine:
         self.schedule_fn = get_schedule(schedule, len(self.chunks))   # ValueError: bad name
         if not isinstance(num_micro_batches, int) or num_micro_batches < 1:
             raise ValueError(f"num_micro_batches must be an int >= 1, got {num_micro_batches!r}")
-        self.split = schedule in ZERO_BUBBLE                # B and W apart: zero_bubble.py
+        self.split = schedule in SPLIT                      # B and W apart: zero_bubble.py
         if self.split:                                      # ValueError if M is too few
             self.schedule_fn(pp_group.size, num_micro_batches, 0)
         comm_check.agree(pp_group, "PipelineEngine configuration",     # before any message
@@ -122,6 +130,10 @@ class PipelineEngine:
         self.memory_meter, self.stats = memory_meter, {}
         self.device_time = as_device_time(device_time)      # ValueError on a bad value
         self.loss_scale = 1.0        # mixed precision: the last stage seeds backward with S
+        self.mirror = None           # dualpipe: ranks k and K-1-k hold the same two stages
+        if schedule == "dualpipe":
+            self.mirror = pp_group.split(min(stage_module.stage, K - 1 - stage_module.stage),
+                                         name=f"{pp_group.name}.mirror")
 
     def tag(self, micro_batch, to_chunk, is_grad):
         """The message tag: unique per (receiving chunk, activation or gradient, micro-batch).
@@ -175,9 +187,11 @@ class PipelineEngine:
                        else (size, steps, module.config.d_model)),  # (B/M, T, D); T/tp: sp
             dtype=xp.dtype(module.config.dtype),
             device=as_device_time(self.device_time),       # sleeps inside the spans
-            share=1.0 / len(self.chunks),    # device time: one chunk runs 1/v of the layers
+            share=float(chunk_share(self.schedule, len(self.chunks))),  # 1/v of the layers
             not_activations=module.parameters() + [a for a in (inputs, targets)
-                                                   if a is not None])
+                                                   if a is not None],
+            grads_before=None if self.mirror is None else
+            [None if p.grad is None else p.grad.copy() for p in module.parameters()])
         for action in self.schedule_fn(num_stages, M, stage):
             self.EXECUTE[action.op](self, step, action)   # one small method per action
         for handle in step.sends:
@@ -187,6 +201,9 @@ class PipelineEngine:
                                f"W of {sorted(step.weights)}, hand-overs {sorted(step.local)}")
         self.stats = {"peak_in_flight": step.peak_in_flight, "micro_batch_size": size}
         loss = xp.asarray([step.loss_sum], dtype="float64")
+        if self.mirror is not None:           # dualpipe: the two copies' grads summed
+            sum_mirrored_grads(module.parameters(), self.mirror, step.grads_before)
+            return float(comm.all_reduce(loss, group)[0])   # both ends hold losses
         root = self.where[len(self.where) - 1][0]           # holds the last virtual stage
         return float(comm.broadcast(loss, group, root=root)[0])
 
@@ -304,6 +321,7 @@ class Step:
     device: object                # emulated device time (device_time.py)
     share: float
     not_activations: list         # what the memory meter does not count
+    grads_before: list = None     # dualpipe: .grad at the step's start (only its part sums)
     held: dict = field(default_factory=dict)      # received activations (need .grad)
     outputs: dict = field(default_factory=dict)   # forward outputs, until their B
     weights: dict = field(default_factory=dict)   # W halves waiting (split schedules)

@@ -32,7 +32,7 @@ block: with blocking sends 1F1B deadlocks (two neighbours both sending).
 from fractions import Fraction
 from functools import partial
 
-from minimegatron.parallel.pipeline_parallel import zero_bubble
+from minimegatron.parallel.pipeline_parallel import dualpipe, zero_bubble
 from minimegatron.parallel.pipeline_parallel.actions import (backward_actions, check_stage,
                                                              forward_actions)
 
@@ -120,11 +120,13 @@ def loop_placement(num_stages, stage, chunk):
     return chunk * num_stages + stage
 
 
-# ZB-H1, ZB-H2 and ZBV (zero_bubble.py) split the backward into B and W.
+# ZB-H1, ZB-H2 and ZBV (zero_bubble.py), DualPipe and DualPipeV (dualpipe.py) split the
+# backward into B and W.
 SCHEDULES = {"naive": naive, "gpipe": gpipe, "1f1b": one_f_one_b, "interleaved": interleaved,
-             **zero_bubble.ZERO_BUBBLE}
-FIXED_CHUNKS = dict(zero_bubble.FIXED_CHUNKS)   # schedules that always run this many chunks
-PLACEMENTS = dict(zero_bubble.PLACEMENTS)       # schedules whose chunks are not in a loop (V)
+             **zero_bubble.ZERO_BUBBLE, **dualpipe.DUALPIPE}
+SPLIT = {*zero_bubble.ZERO_BUBBLE, *dualpipe.DUALPIPE}        # schedules with W actions
+FIXED_CHUNKS = {**zero_bubble.FIXED_CHUNKS, **dualpipe.FIXED_CHUNKS}   # always this many
+PLACEMENTS = {**zero_bubble.PLACEMENTS, **dualpipe.PLACEMENTS}   # chunks not in a loop (V)
 
 
 def get_schedule(name, num_chunks=1):
@@ -146,6 +148,11 @@ def get_schedule(name, num_chunks=1):
 def chunks_per_stage(name, num_chunks=1):
     """How many model chunks a stage holds under schedule ``name``."""
     return FIXED_CHUNKS.get(name, num_chunks)
+
+
+def chunk_share(name, num_chunks=1):
+    """The part of a stage's layers one chunk holds: 1/v, or 1 for dualpipe (two copies)."""
+    return Fraction(dualpipe.COPIES.get(name, 1), chunks_per_stage(name, num_chunks))
 
 
 def placement(name):

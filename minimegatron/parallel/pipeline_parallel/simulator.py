@@ -22,7 +22,7 @@ from functools import partial
 
 from minimegatron.parallel.pipeline_parallel.actions import OPS, chunk_suffix
 from minimegatron.parallel.pipeline_parallel.schedules import (FIXED_CHUNKS, SCHEDULES,
-                                                               chunks_per_stage, get_schedule,
+                                                               chunk_share, get_schedule,
                                                                placement)
 
 
@@ -111,6 +111,8 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
     another (K, stage, chunk) -> virtual stage, for a schedule function), and one
     chunk's step takes t_forward / v
     (or t_backward / v): a stage's work per micro-batch stays t_forward + t_backward.
+    DualPipe's chunks are whole stages held twice (dualpipe.py): each step takes
+    t_forward (or t_backward), and each chunk runs half the micro-batches.
 
     ``t_weight``: the weight gradient's time T_W. A schedule with W actions
     (zero_bubble.py) runs B in t_backward and W in t_weight (> 0); in one without,
@@ -121,14 +123,14 @@ def simulate(schedule, num_stages, num_micro_batches, t_forward=1.0, t_backward=
         raise ValueError(f"need positive step times; got t_forward={t_forward}, "
                          f"t_backward={t_backward}, t_weight={t_weight}")
     fn, name = _resolve(schedule, num_chunks)
-    num_chunks, virtual = chunks_per_stage(name, num_chunks), virtual or placement(name)
+    share, virtual = chunk_share(name, num_chunks), virtual or placement(name)
     programs = [fn(num_stages, num_micro_batches, s) for s in range(num_stages)]
     split = any(action.op == "weight" for program in programs for action in program)
     if split and not t_weight > 0:
         raise ValueError(f"schedule {name!r} runs W on its own: need t_weight > 0, "
                          f"got t_weight={t_weight}")
-    duration = {"forward": t_forward / num_chunks, "weight": t_weight / num_chunks,
-                "backward": (t_backward + (0 if split else t_weight)) / num_chunks}
+    duration = {"forward": t_forward * share, "weight": t_weight * share,
+                "backward": (t_backward + (0 if split else t_weight)) * share}
     clock, pc = [duration["forward"] * 0] * num_stages, [0] * num_stages
     posted = {}  # (from_stage, to_stage, micro_batch) -> time the send was posted
     slots = [[] for _ in range(num_stages)]

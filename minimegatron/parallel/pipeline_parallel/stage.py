@@ -29,9 +29,11 @@ from minimegatron.comm import chunk_sizes
 from minimegatron.nn.module import Module
 from minimegatron.parallel.pipeline_parallel.recompute import recompute
 from minimegatron.parallel.pipeline_parallel.schedules import loop_placement
+from minimegatron.parallel.pipeline_parallel.dualpipe import mirror_placement
 from minimegatron.parallel.pipeline_parallel.zero_bubble import v_placement
 
-PLACEMENTS = {"loop": loop_placement, "v": v_placement}     # chunk -> virtual stage
+# chunk -> which stage's layers it holds, and of how many stages (K stages, v chunks)
+PLACEMENTS = {"loop": loop_placement, "v": v_placement, "mirror": mirror_placement}
 
 
 def stage_layers(num_layers, num_stages, stage):
@@ -150,17 +152,26 @@ class ChunkedStage(Module):
     ``placement="v"`` (zbv, two chunks): chunk 0 is virtual stage k, chunk 1 is
     2K-1-k, so the model goes down the ranks and back up (K = 2, 4 layers: rank 0
     holds blocks 0 and 3, rank 1 blocks 1 and 2; rank 0 has the embedding and the head).
+
+    ``placement="mirror"`` (dualpipe, two chunks): chunk 0 is stage k of K, chunk 1
+    stage K-1-k, each a whole stage, so ranks k and K-1-k hold the same layers (K = 4,
+    8 layers: ranks 0 and 3 hold blocks 0-1 and 6-7, ranks 1 and 2 blocks 2-3 and 4-5).
     """
 
     def __init__(self, model, stage, num_stages, num_chunks, placement="loop"):
         super().__init__()
-        if placement not in PLACEMENTS or placement == "v" and num_chunks != 2:
-            raise ValueError(f"placement must be 'loop' (any chunks) or 'v' (2 chunks); "
-                             f"got placement={placement!r}, num_chunks={num_chunks}")
+        if placement not in PLACEMENTS or placement != "loop" and num_chunks != 2:
+            raise ValueError(f"placement must be 'loop' (any chunks), 'v' (2 chunks) or "
+                             f"'mirror' (2 chunks); got placement={placement!r}, "
+                             f"num_chunks={num_chunks}")
         virtual, place = num_stages * num_chunks, PLACEMENTS[placement]
+        if placement == "mirror":                  # whole stages of K, each held twice
+            virtual = num_stages
         chunks = [PipelineStage(model, place(num_stages, stage, c), virtual)
                   for c in range(num_chunks)]
         layers = [i for chunk in chunks for i in chunk.layers]
+        if placement == "mirror":                  # ranks k and K-1-k: the same module
+            layers = sorted(layers)
         owned = {name: module for chunk in chunks for name, module in chunk._modules.items()}
         owned["blocks"] = StageBlocks(model.blocks, layers)
         for name in model._modules:                # the full model's order: embed, blocks, head
