@@ -79,5 +79,5 @@ def test_a_rank_with_another_batch_ends_the_job_naming_the_fields(odd_rank, grou
     text = str(info.value)
     assert "timed out" not in text
     assert f"collective mismatch in group '{group}' (the step's inputs differs in: inputs, " \
-           "targets, rows;" in text
+           "targets, rows_crc32;" in text
     assert "inputs=((8, 8), 'int64')" in text and "inputs=((8, 16), 'int64')" in text

@@ -269,7 +269,7 @@ class Trainer3D:
         schedule) are compared once in each of the grid's groups (posted at the start,
         waited for at the group's first collective); tp, pp and cp, whose ranks must
         hold the same rows, also compare a crc32 of this dp rank's rows of the inputs and
-        targets (``rows``). The step's collectives follow from them and the plan, and are
+        targets (``rows_crc32``). The step's collectives follow from them and the plan, and are
         not checked one by one."""
         grid = self.grid
         self.check_batch(inputs.shape[0])                         # before any message
@@ -281,7 +281,7 @@ class Trainer3D:
             "targets": (tuple(targets.shape), str(targets.dtype)),
             **optimizer_fields(self.rule)},
             groups=(grid.dp_cp, grid.ep, grid.edp),
-            shared=({"rows": rows}, (grid.tp, grid.pp, grid.cp)))
+            shared=({"rows_crc32": rows}, (grid.tp, grid.pp, grid.cp)))
 
     def train_step(self, inputs, targets):
         """forward_backward, then step, as one agreed step; returns the global mean loss."""
