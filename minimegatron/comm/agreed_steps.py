@@ -5,8 +5,9 @@ all-reduce, and every send with a signature. A training step of the library's
 trainers (``Trainer3D.train_step``, ``PipelineEngine.train_step``, a ``verify``
 row) makes many collectives on a few groups, and every argument of every one
 follows from the plan the ranks agreed at construction (agreement.py) and the
-step's FIELDS: the step number, the batch's shapes and dtypes. The same code
-runs on every rank. So inside ``comm_check.agreed_step(what, fields, groups)``:
+step's FIELDS: the step number, the batch's shapes and dtypes, the optimizer's
+settings now. The same code runs on every rank. So inside
+``comm_check.agreed_step(what, fields, groups, shared)``:
 
     at entry     each group of ``groups`` posts ``Iallreduce(MAX)`` of [key, -key]
                  (16 bytes, key = crc32 of the fields), which MPI moves while the
@@ -17,11 +18,21 @@ runs on every rank. So inside ``comm_check.agreed_step(what, fields, groups)``:
                  sends carry no signature (``signed``)
     at exit      the groups that made no call wait and compare theirs
 
+``shared`` = (more fields, groups): fields only some groups' ranks hold alike, folded
+into those groups' keys (a trainer's crc32 of the batch rows, ``rows_digest``, on tp,
+pp and cp: the ranks of one dp slice hold the same rows; dp ranks hold others).
+
 A rank whose fields differ makes the comparison fail on every rank of the group;
 ``compare_fields`` (agreement.agree_fields) then names the fields that differ.
 A group not in ``groups`` gets one check at its first collective: the call's own
 signature with the key folded in (``first_call``), and keeps its sends'
-signatures. A nested step is covered by the outer one. Cost and figures:
+signatures. A nested step is covered by the outer one.
+
+Only the plan's calls go unchecked: a collective whose first frame outside comm/ is
+not in the package (a user's own call inside the step) is checked as outside any
+step (``planned``), so a shorter or longer one on one rank is named, not hung or
+truncated. ``every_call`` (MINIMEGATRON_CHECK=all): the fields are compared as above
+and every call is checked too. Cost and figures: docs/reliability.md and
 docs/performance.md, "What checking mode costs".
 """
 import contextlib
