@@ -195,7 +195,7 @@ class Trainer3D:
                 params, grid.dp_cp, zero_stage, rule, named=self.named_parameters(),
                 watch=ActivationWatch(self.stage) if check_finite else None,
                 check_finite=check_finite)
-        if hasattr(rule, "names") and len(rule.names) == len(params):   # mixed precision
+        if hasattr(rule, "names") and len(rule.names) == len(params):   # an Optimizer
             rule.names = [name for name, _ in self.named_parameters()]      # names its errors
         if not hasattr(rule, "loss_scale"):      # mixed precision skips a non-finite step
             rule.check_finite = check_finite                # the optimizer's own guard
