@@ -222,7 +222,9 @@ def test_a_nan_weight_is_named_with_its_rank_before_ddp_spreads_it(case, nprocs,
 
 
 # (case, what rank 1 names first, what rank 0 names or None: rank 0 waits in the reduce and
-# the abort ends it). Before: "non-finite loss at step 2 on rank 0", nothing named.
+# the abort ends it). Before: "non-finite loss at step 2 on rank 0", nothing named; in
+# float16 (the mixed-precision rule's own check off) ZeRO-1/2 said only "non-finite loss at
+# step 2" and ZeRO-3 "non-finite weight 'flat shard 2'".
 MOE = "before the MoE gradient reductions"
 NAN_MOE_ZERO = [
     ("moe_router", f"non-finite weight 'blocks.0.mlp.router.weight' on rank 1, {MOE}",
@@ -239,6 +241,8 @@ NAN_MOE_ZERO = [
      "gradient reduce over group 'dp0'", None),
     ("zero2_half", "non-finite weight 'blocks.0.ln1.weight' on rank 1, before ZeRO-2's "
      "gradient reduce over group 'dp0'", None),
+    ("zero3_half", "non-finite weight 'blocks.0.ln1.bias' on rank 1 (in its ZeRO-3 shard), "
+     "before ZeRO-3's reduce-scatter over group 'world'", None),
     ("zero2_act", "non-finite activation: input of 'blocks.1.attn.proj' (the first module "
      "input or output that is not finite; every weight finite) on rank 1, before ZeRO-2's "
      "gradient reduce over group 'dp0'", None),

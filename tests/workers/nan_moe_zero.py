@@ -12,6 +12,7 @@ activation, or the aux loss) and the rank, before a reduction spreads it
     zero1_half, zero2_half  the same in float16 (a MixedPrecisionOptimizer over the grid's
                  world, its own finiteness check off): an inf in rank 1's blocks.0.ln1.weight
     zero3        Zero3(GPT): NaN in rank 1's shard of blocks.0.ln1 (its half: the bias)
+    zero3_half   the same in float16 with a MixedPrecisionOptimizer: an inf there
 """
 import sys
 from dataclasses import replace
@@ -62,9 +63,9 @@ def poison(step):
         return infinite_z_loss_in_block_1()
     if case == "zero2_act":
         return overflow_in_block_1()
-    if case == "zero3":
+    if case.startswith("zero3"):
         unit = next(u for u in model.units if u.name == "blocks.0.ln1")
-        unit.shard.data[0] = np.nan                       # rank 1 owns the bias half
+        unit.shard.data[0] = np.inf if HALF else np.nan   # rank 1 owns the bias half
         return
     name = {"moe_router": "blocks.0.mlp.router.weight",
             "moe_expert": "blocks.0.mlp.experts.fc1.weight"}.get(case, "blocks.0.ln1.weight")
@@ -73,6 +74,10 @@ def poison(step):
 
 if case.startswith("moe"):
     trainer = MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(dp=2, ep=2))
+elif case == "zero3_half":
+    serial = GPT(replace(SMALL_CONFIG, dtype="float16"))
+    model = Zero3(serial, world, MixedPrecisionOptimizer(make_optimizer(serial.parameters()),
+                                                         world, DynamicLossScaler(2.0 ** 8)))
 elif case == "zero3":
     serial = GPT(SMALL_CONFIG)
     model = Zero3(serial, world, make_optimizer(serial.parameters()))
@@ -85,7 +90,7 @@ else:
 for step in range(4):
     poison(step)
     x, y = batch(SMALL_CONFIG, 4, step)
-    if case == "zero3":
+    if case.startswith("zero3"):
         model.model.loss(x[2 * world.rank:][:2], y[2 * world.rank:][:2]).backward()
         model.step()
         for p in model.parameters():
