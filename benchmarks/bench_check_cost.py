@@ -8,15 +8,16 @@ BY STEP, so a load that comes and goes on a shared machine slows all three alike
 
     off        MINIMEGATRON_CHECK=0: no check at all
     agreed     the default: the step is an ``agreed_step``: only each group's first
-               collective is checked, with the step number and the batch's shapes
-               folded into its key
-    per call   MINIMEGATRON_CHECK=all: one 48-byte Allreduce before every collective and
-               a 320-byte signature before every send (comm/comm_check.py)
+               collective is checked, with the step number, the batch's shapes, the
+               optimizer's settings and (tp, pp, cp) the rows' crc32 folded into its key
+    per call   MINIMEGATRON_CHECK=all: the same fields compared, then one 48-byte
+               Allreduce before every collective and a 320-byte signature before every
+               send (comm/comm_check.py)
 
 Printed: the median step time of each (the slowest rank's), the cost of each mode over
 ``off`` in percent, and the 48-byte checks each mode made per step on rank 0 (counted
 by wrapping ``comm_check.fast_signature`` and ``agreed_steps.post_step_check``).
-Figures: docs/performance.md, "What checking mode costs".
+Figures: docs/performance.md, "What checking mode costs", and docs/reliability.md.
 """
 import argparse
 import statistics

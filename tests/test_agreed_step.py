@@ -45,6 +45,15 @@ def test_each_groups_first_call_only_and_nested_steps_are_covered(results):
             f"step {tp}", f"step {pp}", f"call {dp}"]          # posted; dp not named: its call
 
 
+def test_a_users_own_calls_inside_a_step_are_each_checked(results):
+    for r in results:
+        tp, dp, pp = (next(n.split()[1] for n in r["user_calls_in_one_step"]
+                           if n.split()[1].startswith(k)) for k in ("tp", "dp", "pp"))
+        assert r["user_calls_in_one_step"] == [
+            f"call {tp}", f"call {tp}", f"call {dp}", f"call {tp}", f"call {pp}", f"call {dp}",
+            f"step {tp}", f"step {pp}", f"call {tp}", f"call {tp}", f"call {dp}"]
+
+
 def test_mismatches_are_still_named_on_every_rank_of_the_group(results):
     for r in results:
         assert "shape differs" in r["first_call_shape"]
@@ -70,5 +79,5 @@ def test_a_rank_with_another_batch_ends_the_job_naming_the_fields(odd_rank, grou
     text = str(info.value)
     assert "timed out" not in text
     assert f"collective mismatch in group '{group}' (the step's inputs differs in: inputs, " \
-           "targets;" in text
+           "targets, rows_crc32;" in text
     assert "inputs=((8, 8), 'int64')" in text and "inputs=((8, 16), 'int64')" in text

@@ -38,8 +38,10 @@ the abort hook then ends the job. Wildcard sources and tags >= TAG_SHIFT are
 not checked.
 
 Agreed steps (``agreed_step``, agreed_steps.py): a library trainer's step compares its
-fields (step number, batch shapes) once per group instead of checking every call.
-``MINIMEGATRON_CHECK=all`` checks every call again, also inside a step.
+fields (step number, batch shapes, the optimizer's settings, a digest of the rows the
+group's ranks share) once per group instead of checking every call; a user's own call
+inside the step is checked as any other. ``MINIMEGATRON_CHECK=all`` compares the fields
+and checks every call, also inside a step.
 
 The switch: on by default; ``MINIMEGATRON_CHECK=0`` in the environment turns
 it off at import, ``enable()`` / ``disable()`` / ``with checking(False):`` at run time.
@@ -101,13 +103,14 @@ def checking(on=True, steps=None):
         _state["on"], _state["steps"] = before["on"], before["steps"]
 
 
-def agreed_step(what, fields, groups=()):
+def agreed_step(what, fields, groups=(), shared=None):
     """``with agreed_step(what, fields, groups):`` runs the block as one agreed step
-    (agreed_steps.py: ``fields`` compared once per group, the group's later calls not
-    checked) while checking mode checks steps; otherwise every call is checked as usual."""
-    if not (_state["on"] and _state["steps"]):
+    (agreed_steps.py: ``fields`` compared once per group, and ``shared`` = (fields, groups)
+    on those groups, the plan's later calls not checked; a user's own call is). Under
+    MINIMEGATRON_CHECK=all the fields are compared and every call is checked too."""
+    if not _state["on"]:
         return contextlib.nullcontext()
-    return agreed_steps.step(what, fields, groups)
+    return agreed_steps.step(what, fields, groups, shared, every_call=not _state["steps"])
 
 
 # --- the check before each collective -------------------------------------------------------

@@ -16,8 +16,10 @@ Guards. Hyper-parameters are checked when set (one-line ValueError): lr finite
 and >= 0 (0 for a warm-up's first step; a scheduler's later ``opt.lr = x`` is
 checked too), momentum and betas in [0, 1), eps finite and > 0, weight_decay
 finite and >= 0. Before each ``step()`` every gradient and weight is checked:
-a NaN or inf raises guards.NonFiniteError naming the step and the rank, before
-any weight changes. ``check_finite=False`` opts out (then NaN trains on).
+a NaN or inf raises guards.NonFiniteError naming the parameter (``names``: a trainer
+sets the model's names, else "parameter i (shape)"; a weight before a gradient, since a
+NaN weight makes NaN gradients), the step and the rank, before any weight changes.
+``check_finite=False`` opts out (then NaN trains on).
 
 Flat mode (``flat=True``; minimegatron/optim/flat.py). At the first ``step()`` the
 parameters of each dtype are laid out in ONE weight buffer (every ``p.data``
@@ -48,7 +50,7 @@ import math
 from minimegatron.backend import backend_name, get_backend, xp
 from minimegatron.optim.flat import FlatGroup
 from minimegatron.autodiff.function import no_grad
-from minimegatron.autodiff.guards import check_finite
+from minimegatron.autodiff.guards import all_finite, check_finite, check_named
 
 
 FLAT = True         # the default of SGD(flat=) and AdamW(flat=): see docs/performance.md
@@ -81,6 +83,7 @@ class Optimizer:
         self.step_count = 0
         self.flat = flat
         self.groups = None                   # flat mode: one FlatGroup per dtype, at step 1
+        self.names = [f"parameter {i} {tuple(p.shape)}" for i, p in enumerate(self.params)]
 
     @property
     def lr(self):
@@ -99,9 +102,13 @@ class Optimizer:
 
     def check(self, params, grads, step):
         """NonFiniteError if a gradient or weight holds NaN/inf (unless check_finite=False)."""
-        if self.check_finite:
-            check_finite("gradient", grads, step)
-            check_finite("weight", params, step)
+        if self.check_finite and not (all_finite(grads) and all_finite(params)):
+            named = list(zip(self.names, self.params))      # this optimizer's own parameters
+            check_named("weight", [(n, p.data) for n, p in named], step)
+            check_named("gradient", [(n, p.grad) for n, p in named if p.grad is not None],
+                        step)
+            check_finite("gradient", grads, step)   # arrays that are not its parameters'
+            check_finite("weight", params, step)    # (a ZeRO shard): unnamed
 
     def step(self):
         self.step_count += 1

@@ -59,16 +59,19 @@ here (its per-unit gather hooks would run inside every micro-batch): ValueError.
 
     minimegatron run -n 8 tutorials/08_3d_parallel.py --dp 2 --pp 2 --tp 2
 """
+import contextlib
 import dataclasses
 
 from minimegatron import comm
 from minimegatron.comm import comm_check, trace
+from minimegatron.comm.agreed_steps import rows_digest
 from minimegatron.comm.agreement import agree_fields
 from minimegatron.backend import xp
 from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
 from minimegatron.nn import GPT
 from minimegatron.nn.watch import ActivationWatch
+from minimegatron.optim.settings import optimizer_fields
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
 from minimegatron.parallel.context_parallel.gpt import context_parallel_model
@@ -133,6 +136,13 @@ def agree_on_plan(grid, config, schedule, micro_batches, attention, **more):
     agree_fields(grid.world, "the training plan", fields)
 
 
+def agree_on_optimizer(grid, rule):
+    """Every rank of the grid holds the same optimizer and loss-scaler settings, or all raise
+    naming the fields that differ and both sides' values (optim/settings.py), before any
+    weight moves: a learning rate or a scaler's growth interval moves no message."""
+    agree_fields(grid.world, "the optimizer", optimizer_fields(rule))
+
+
 class Trainer3D:
     """One rank of a dp x pp x tp GPT: ``loss = trainer.train_step(inputs, targets)``.
 
@@ -177,19 +187,19 @@ class Trainer3D:
                                      checkpoint_activations)
         self.micro_batches = self.engine.num_micro_batches      # naive: always 1
         self.zero_stage, params = zero_stage, self.stage.parameters()
+        self.rule = rule = optimizer_fn(params)
+        agree_on_optimizer(grid, rule)                            # before the weights move
         if zero_stage == 0:
             self.ddp = DistributedDataParallel(self.stage, grid.dp_cp, overlap=False,
                                                check_finite=check_finite)
-            self.optimizer = optimizer_fn(params)
+            self.optimizer = rule
         else:
             self.ddp = None
             self.optimizer = ShardedOptimizer(
-                params, grid.dp_cp, zero_stage, optimizer_fn(params),
-                named=self.named_parameters(),
-                watch=ActivationWatch(self.stage) if check_finite else None)
-        rule = self.optimizer if zero_stage == 0 else self.optimizer.optimizer
-        self.rule = rule
-        if hasattr(rule, "names") and len(rule.names) == len(params):   # mixed precision
+                params, grid.dp_cp, zero_stage, rule, named=self.named_parameters(),
+                watch=ActivationWatch(self.stage) if check_finite else None,
+                check_finite=check_finite)
+        if hasattr(rule, "names") and len(rule.names) == len(params):   # an Optimizer
             rule.names = [name for name, _ in self.named_parameters()]      # names its errors
         if not hasattr(rule, "loss_scale"):      # mixed precision skips a non-finite step
             rule.check_finite = check_finite                # the optimizer's own guard
@@ -258,16 +268,24 @@ class Trainer3D:
         self.optimizer.step()
 
     def agreed_step(self, inputs, targets):
-        """The step as one agreed step (comm_check.agreed_step): the step number and the
-        batch's shapes and dtypes are compared once in each of the grid's groups (posted
-        at the start, waited for at the group's first collective); the step's collectives
-        follow from them and the plan, and are not checked one by one."""
+        """The step as one agreed step (comm_check.agreed_step): the step number, the
+        batch's shapes and dtypes and the optimizer's settings now (a schedule) compared
+        once per group of the grid, at its first collective; tp, pp and cp, whose ranks
+        hold the same rows, also a crc32 of this dp rank's rows (``rows_crc32``). The
+        step's collectives follow from them and the plan: not checked one by one."""
         grid = self.grid
+        if not comm_check.enabled():                              # MINIMEGATRON_CHECK=0
+            return contextlib.nullcontext()
+        self.check_batch(inputs.shape[0])                         # before any message
+        rows = rows_digest(rows_of(inputs, grid.dp_rank, grid.dp_size),    # (B/dp, T)
+                           rows_of(targets, grid.dp_rank, grid.dp_size))
         return comm_check.agreed_step("the step's inputs", {
             "step": self.optimizer.step_count + 1,
             "inputs": (tuple(inputs.shape), str(inputs.dtype)),
-            "targets": (tuple(targets.shape), str(targets.dtype))},
-            groups=(grid.tp, grid.pp, grid.cp, grid.dp_cp, grid.ep, grid.edp))
+            "targets": (tuple(targets.shape), str(targets.dtype)),
+            **optimizer_fields(self.rule)},
+            groups=(grid.dp_cp, grid.ep, grid.edp),
+            shared=({"rows_crc32": rows}, (grid.tp, grid.pp, grid.cp)))
 
     def train_step(self, inputs, targets):
         """forward_backward, then step, as one agreed step; returns the global mean loss."""

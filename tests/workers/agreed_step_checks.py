@@ -5,6 +5,7 @@ agreed step checks each group's FIRST collective only, with the step's fields fo
 in; ``MINIMEGATRON_CHECK=all`` (``checking(True, steps=False)``) checks every call. The
 numbers must not depend on the mode, and every mismatch must still be named.
 """
+import types
 from dataclasses import replace
 
 import numpy as np
@@ -91,17 +92,13 @@ def check_all():
             lambda: comm.all_reduce(np.ones(4), tp)))
         out["fields_value"] = _in_step(
             {"step": 1}, lambda: comm.all_reduce(np.full(2, float(tp.rank)), tp)).tolist()
-        seen = []
-        saved = counting(seen)
-        _in_step({"step": 1}, lambda: [comm.all_reduce(np.ones(3), g)      # nothing posted:
-                                      for g in (tp, tp, grid.dp, tp, grid.pp, grid.dp)])
-        with comm_check.agreed_step("outer", {"step": 1}, groups=(tp, grid.pp)):
-            with comm_check.agreed_step("inner", {"step": 7 if last else 1}):  # covered
-                comm.all_reduce(np.ones(3), tp)
-            comm.all_reduce(np.ones(3), tp)
-            comm.all_reduce(np.ones(3), grid.dp)                  # not posted: first call
-        out["checked_in_one_step"] = list(seen)
-        restore(saved)
+        for where, run in (("checked_in_one_step", as_library(_calls_in_steps)),
+                           ("user_calls_in_one_step", _calls_in_steps)):
+            seen = []
+            saved = counting(seen)
+            run(grid, last)
+            out[where] = list(seen)
+            restore(saved)
         out["posted_fields"] = outcome(lambda: _posted_step(
             {"step": 2 if last else 1}, (grid.pp, tp), lambda: comm.all_reduce(np.ones(4), tp)))
         out["posted_unused"] = outcome(lambda: _posted_step(     # tp makes no collective:
@@ -111,6 +108,28 @@ def check_all():
             comm.all_reduce(np.ones(4), tp), comm.all_reduce(np.ones(8 if last else 4), tp))))
     comm.barrier(world)
     return out
+
+
+def _calls_in_steps(grid, last):
+    """Two steps of collectives: one that posts nothing, one that posts tp and pp around a
+    nested step (covered by the outer) and a call on dp (not posted: its first call)."""
+    tp = grid.tp
+    _in_step({"step": 1}, lambda: [comm.all_reduce(np.ones(3), g)      # nothing posted:
+                                  for g in (tp, tp, grid.dp, tp, grid.pp, grid.dp)])
+    with comm_check.agreed_step("outer", {"step": 1}, groups=(tp, grid.pp)):
+        with comm_check.agreed_step("inner", {"step": 7 if last else 1}):  # covered
+            comm.all_reduce(np.ones(3), tp)
+        comm.all_reduce(np.ones(3), tp)
+        comm.all_reduce(np.ones(3), grid.dp)                  # not posted: first call
+
+
+def as_library(fn):
+    """``fn`` with its globals named as a module of the package, as a trainer's code is:
+    its collectives are the step's plan (agreed_steps.planned), checked at each group's
+    first call only; the same code from a user's module is checked at every call."""
+    names = {**fn.__globals__, "__name__": "minimegatron.stand_in_trainer"}  # its lambdas too
+    return types.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
 
 
 def _in_step(fields, fn):

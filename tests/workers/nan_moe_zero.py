@@ -9,15 +9,21 @@ activation, or the aux loss) and the rank, before a reduction spreads it
     moe_aux      every weight finite, rank 1's z-loss of block 1 is inf
     zero1, zero2 Trainer3D dp=2 with ZeRO-1 / ZeRO-2: NaN in rank 1's blocks.0.ln1.weight
     zero2_act    ZeRO-2, every weight finite: rank 1's attention in block 1 overflows
+    zero1_half, zero2_half  the same in float16 (a MixedPrecisionOptimizer over the grid's
+                 world, its own finiteness check off): an inf in rank 1's blocks.0.ln1.weight
     zero3        Zero3(GPT): NaN in rank 1's shard of blocks.0.ln1 (its half: the bias)
+    zero3_half   the same in float16 with a MixedPrecisionOptimizer: an inf there
 """
 import sys
+from dataclasses import replace
 
 import numpy as np
 
 import minimegatron  # noqa: F401  (under mpirun: installs the fault hooks)
 from minimegatron import comm
 from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
+from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
+from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
 from minimegatron.nn import GPT, gpt
 from minimegatron.nn.moe import MoEConfig, layer as moe_layer
 from minimegatron.parallel.data_parallel import Zero3
@@ -26,7 +32,7 @@ from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 
 case, world = sys.argv[1], comm.world()
-BAD = world.rank == 1
+BAD, HALF = world.rank == 1, case.endswith("_half")
 
 
 def overflow_in_block_1():
@@ -57,26 +63,34 @@ def poison(step):
         return infinite_z_loss_in_block_1()
     if case == "zero2_act":
         return overflow_in_block_1()
-    if case == "zero3":
+    if case.startswith("zero3"):
         unit = next(u for u in model.units if u.name == "blocks.0.ln1")
-        unit.shard.data[0] = np.nan                       # rank 1 owns the bias half
+        unit.shard.data[0] = np.inf if HALF else np.nan   # rank 1 owns the bias half
         return
     name = {"moe_router": "blocks.0.mlp.router.weight",
             "moe_expert": "blocks.0.mlp.experts.fc1.weight"}.get(case, "blocks.0.ln1.weight")
-    dict(trainer.named_parameters())[name].data.flat[0] = np.nan
+    dict(trainer.named_parameters())[name].data.flat[0] = np.inf if HALF else np.nan
 
 
 if case.startswith("moe"):
     trainer = MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(dp=2, ep=2))
+elif case == "zero3_half":
+    serial = GPT(replace(SMALL_CONFIG, dtype="float16"))
+    model = Zero3(serial, world, MixedPrecisionOptimizer(make_optimizer(serial.parameters()),
+                                                         world, DynamicLossScaler(2.0 ** 8)))
 elif case == "zero3":
     serial = GPT(SMALL_CONFIG)
     model = Zero3(serial, world, make_optimizer(serial.parameters()))
+elif HALF:
+    trainer = Trainer3D(replace(SMALL_CONFIG, dtype="float16"), ProcessGrid(dp=2),
+                        zero_stage=int(case[4]), optimizer_fn=lambda ps: MixedPrecisionOptimizer(
+                            make_optimizer(ps), world, DynamicLossScaler(2.0 ** 8)))
 else:
     trainer = Trainer3D(SMALL_CONFIG, ProcessGrid(dp=2), zero_stage=int(case[4]))
 for step in range(4):
     poison(step)
     x, y = batch(SMALL_CONFIG, 4, step)
-    if case == "zero3":
+    if case.startswith("zero3"):
         model.model.loss(x[2 * world.rank:][:2], y[2 * world.rank:][:2]).backward()
         model.step()
         for p in model.parameters():

@@ -23,8 +23,14 @@ appeared, naming a weight it holds, else the first non-finite activation, else t
 gradient (nn/watch.py's name_non_finite, as DDP does); after the reduce every rank
 would hold it. ``named`` / ``watch`` give the names and the ActivationWatch (a
 Module passed as ``params`` brings its own).
+In float16 (a mixed-precision rule, whose own ``check_finite`` is off: its loss scaler
+skips an overflow) a non-finite WEIGHT is still named there; a non-finite gradient with
+finite weights is an overflow, the scaler's to skip (``check_finite``: the caller's
+switch, by default the rule's, on for a mixed-precision rule).
 At construction the dp ranks agree on the stage and the flat layout
-(``comm_check.agree``: one int64 per rank) before the weights' broadcast.
+(``comm_check.agree``: one int64 per rank) and on the rule's settings (learning rate,
+betas, eps, weight decay, momentum, the loss scaler's fields and group:
+optim/settings.py, one more int64 per rank) before the weights' broadcast.
 
 Model state per rank, P parameters (tools/memory.py, mixed precision Adam):
 baseline 16P; stage 1 4P + 12P/N; stage 2 2P + 14P/N; stage 3 16P/N. In one
@@ -37,19 +43,32 @@ import math
 
 from minimegatron import comm
 from minimegatron.comm import comm_check, trace
+from minimegatron.comm.agreement import agree_fields
 from minimegatron.backend import xp
 from minimegatron.autodiff.function import no_grad
 from minimegatron.autodiff.guards import all_finite
 from minimegatron.nn.module import Module
 from minimegatron.nn.watch import ActivationWatch, name_non_finite
+from minimegatron.optim.settings import optimizer_fields
 from minimegatron.parallel.split import flatten, pad, padded, row_slice, unflatten
 
 
-def agree_on_layout(group, stage, groups):
-    """Every dp rank holds the same stage and flat groups [(values, dtype), ...], or all raise."""
+def agree_on_layout(group, stage, groups, optimizer):
+    """Every dp rank holds the same stage and flat groups [(values, dtype), ...] and the same
+    rule settings (optim/settings.py), or all raise naming what differs."""
     sizes = [(sum(p.size for p in g), str(g[0].dtype) if g else None) for g in groups]
     comm_check.agree(group, "ZeRO shard layout",
                      f"stage {stage}, flat groups (values, dtype) {sizes}")
+    agree_fields(group, "the ZeRO optimizer", optimizer_fields(optimizer))
+
+
+def names_non_finite(optimizer, check_finite=None):
+    """Whether ZeRO names a NaN/inf before its gradient collective: ``check_finite`` when
+    given, else the rule's own switch; a mixed-precision rule (its switch off, its scaler
+    skips overflows) names non-finite weights all the same."""
+    if check_finite is not None:
+        return check_finite
+    return getattr(optimizer, "check_finite", True) or hasattr(optimizer, "loss_scale")
 
 
 class FlatShard:
@@ -105,7 +124,8 @@ class ShardedOptimizer:
     ``loss.backward(); zero.step(); zero.zero_grad()``.
     """
 
-    def __init__(self, params, group, stage=1, optimizer=None, named=None, watch=None):
+    def __init__(self, params, group, stage=1, optimizer=None, named=None, watch=None,
+                 check_finite=None):
         if stage not in (1, 2):
             raise ValueError(f"ShardedOptimizer is ZeRO stage 1 or 2, got {stage!r} (stage 3 "
                              "is Zero3, stage 0 plain DistributedDataParallel)")
@@ -118,8 +138,8 @@ class ShardedOptimizer:
             watch = ActivationWatch(params) if watch is None else watch
         names = {id(p): n for n, p in (named or ())}
         self.names = [names.get(id(p), f"parameter {i}") for i, p in enumerate(self.flat.params)]
-        self.watch = watch
-        agree_on_layout(group, stage, [self.flat.params])
+        self.watch, self.check_finite = watch, names_non_finite(optimizer, check_finite)
+        agree_on_layout(group, stage, [self.flat.params], optimizer)
         full = self.flat.flat_weights()
         with trace.label("zero.init"):
             comm.broadcast(full, group, 0)                       # every rank = rank 0's
@@ -132,7 +152,7 @@ class ShardedOptimizer:
         if self.grad_shard is not None:
             return
         flat = self.flat
-        if getattr(self.optimizer, "check_finite", True) and not all_finite(
+        if self.check_finite and not all_finite(
                 [p.grad for p in flat.params if p.grad is not None]):
             self._name_non_finite()                   # before the reduce spreads it
         if self.watch is not None:

@@ -38,7 +38,8 @@ from minimegatron.autodiff.guards import all_finite, check_named
 from minimegatron.nn.module import Module, ModuleList, Parameter
 from minimegatron.nn.watch import ActivationWatch, name_non_finite
 from minimegatron.parallel.data_parallel.zero import (FlatShard, ShardedOptimizer,
-                                                      agree_on_layout, check_rule)
+                                                      agree_on_layout, check_rule,
+                                                      names_non_finite)
 from minimegatron.parallel.split import unflatten
 from minimegatron.autodiff.tensor import Tensor, unwrap
 
@@ -168,7 +169,7 @@ class Zero3(Module):
             raise ValueError("Zero3 shards a model's layers: its root module must own no "
                              "parameters (put them in a submodule)")
         super().__init__()
-        agree_on_layout(group, 3, [list(m._parameters.values()) for _, m in owners])
+        agree_on_layout(group, 3, [list(m._parameters.values()) for _, m in owners], optimizer)
         self.group, self.optimizer, self.step_count = group, optimizer, 0
         self.gathered = GatheredBytes()
         self.units = [ShardedUnit(name, m, group, self.gathered) for name, m in owners]
@@ -183,7 +184,7 @@ class Zero3(Module):
         """A NaN/inf gradient of ``unit`` before its reduce-scatter (the optimizer's
         ``check_finite``): NonFiniteError naming a weight in THIS rank's shards (the rank
         that holds it), else the first non-finite activation, else the gradient."""
-        if not getattr(self.optimizer, "check_finite", True):
+        if not names_non_finite(self.optimizer):
             return
         note = f", before ZeRO-3's reduce-scatter over group {self.group.name!r}"
         for u in self.units:                  # the rank whose shard holds it names the weight

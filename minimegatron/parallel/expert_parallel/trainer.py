@@ -47,8 +47,8 @@ from minimegatron.parallel.expert_parallel.grads import clip_grad_norm, reduce_g
 from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
 from minimegatron.parallel.expert_parallel.zero import ExpertShardedOptimizer
 from minimegatron.parallel.pipeline_parallel import PipelineEngine
-from minimegatron.parallel.threed import (Trainer3D, agree_on_plan, build_stage, check_3d_config,
-                                         cp_split)
+from minimegatron.parallel.threed import (Trainer3D, agree_on_optimizer, agree_on_plan,
+                                         build_stage, check_3d_config, cp_split)
 
 
 class MoETrainer(Trainer3D):
@@ -88,6 +88,7 @@ class MoETrainer(Trainer3D):
         self.zero_stage, self.ddp = zero_stage, None
         rule = optimizer_fn(self.stage.parameters())
         self.rule = rule
+        agree_on_optimizer(grid, rule)                            # before the weights move
         if zero_stage == 0:
             self.optimizer = rule
         else:
