@@ -109,6 +109,14 @@ MUTANTS = {
             "        width = out_features // tp_group.size",
             "        r = world().rank % tp_group.size",
             "        cols = slice(r * width, (r + 1) * width)"], "columns"),
+        "3.3 the full master weight kept on every rank (passed the old grader)": ([
+            "        width = out_features // tp_group.size",
+            "        cols = slice(tp_group.rank * width, (tp_group.rank + 1) * width)",
+            "        self.master_weight = weight"], "memory"),
+        "3.3 a copy of the full weight kept in a global (passed the old grader)": ([
+            "        width = out_features // tp_group.size",
+            "        cols = slice(tp_group.rank * width, (tp_group.rank + 1) * width)",
+            "        globals().setdefault('_MASTERS', []).append(weight.copy())"], "memory"),
     },
     "3.4": {
         "3.4 strided rows": ([

@@ -214,6 +214,10 @@ MESSAGES = {
                         "Y_2 = [98, 346]^T)",
     "point.3.3.output.hint": "the columns of the weight and of the bias must be the same slice, "
                              "in rank order",
+    "point.3.3.memory": "a rank holds its shard only, in*out/tp numbers of the weight and "
+                        "out/tp of the bias: no full master weight is kept on every rank",
+    "point.3.3.memory.hint": "slice the master weight and let it go: keep no reference to weight "
+                             "(or a copy of it) in self or anywhere else",
     "point.3.4.rows": "rank r keeps rows r*h .. (r+1)*h of the master weight and the whole bias, "
                       "h = in_features / tp, for any tp (2, 1 and 4 ranks)",
     "point.3.4.rows.hint": "h = in_features / tp: rank r of the tp group keeps rows r*h .. "
@@ -605,6 +609,11 @@ MESSAGES = {
     "tp.products": "rank {rank} ({dtype}): the forward computed {got} products X @ A; X_i "
                    "A_i is computed ONCE and that same partial goes through g (a second "
                    "product is the work done twice)",
+    "tp.memory_held": "rank {rank} ({dtype}): the layer's attributes hold {got} bytes of arrays; "
+                      "its shard is {want} bytes (the full weight: {full} bytes)",
+    "tp.memory_new": "rank {rank} ({dtype}): building and running the layer left {got} bytes of "
+                     "new arrays alive in the process; it needs {want} bytes (the full weight: "
+                     "{full} bytes)",
     "dp.waited_in_launch": "rank {rank}, run {run}, step {step}: _launch finished {count} "
                            "all-reduce(s) of earlier buckets before it returned (waited for "
                            "them): "

@@ -208,6 +208,10 @@ MESSAGES = {
     "point.3.3.output": "각 랭크는 Y의 자기 열인 Y_i = X A_i + b_i를 계산하고, 모은 Y는 X A + b "
                         "입니다 (예제: Y_1 = [74, 258]^T, Y_2 = [98, 346]^T)",
     "point.3.3.output.hint": "가중치의 열과 편향의 열은 랭크 순서대로 같은 슬라이스여야 합니다",
+    "point.3.3.memory": "랭크는 자기 shard만 가집니다, 가중치의 in*out/tp개와 편향의 out/tp개: "
+                        "모든 랭크에 전체 마스터 가중치를 두지 않습니다",
+    "point.3.3.memory.hint": "마스터 가중치를 자르고 놓아 주세요: weight (또는 그 복사본)의 참조를 "
+                             "self에도 다른 어디에도 두지 마세요",
     "point.3.4.rows": "랭크 r은 마스터 가중치의 행 r*h .. (r+1)*h와 편향 전체를 가집니다, "
                       "h = in_features / tp, 어떤 tp에서든 (랭크 2개, 1개, 4개)",
     "point.3.4.rows.hint": "h = in_features / tp: tp 그룹의 랭크 r은 행 r*h .. (r+1)*h를 가집니다; 상수가 아니라 그룹의 "
@@ -588,6 +592,10 @@ MESSAGES = {
     # where students actually go wrong (exercise_checks: counted calls, dtypes, groups)
     "tp.products": "랭크 {rank} ({dtype}): 순전파가 곱 X @ A를 {got}번 계산했습니다; X_i A_i는 한 번만 계산하고 "
                    "바로 그 부분 곱을 g에 넘깁니다 (두 번째 곱은 같은 일을 두 번 한 것입니다)",
+    "tp.memory_held": "랭크 {rank} ({dtype}): 층의 속성이 배열 {got}바이트를 가지고 있습니다; "
+                      "shard는 {want}바이트입니다 (전체 가중치: {full}바이트)",
+    "tp.memory_new": "랭크 {rank} ({dtype}): 층을 만들고 실행한 뒤 새 배열 {got}바이트가 프로세스에 "
+                     "살아 있습니다; 필요한 것은 {want}바이트입니다 (전체 가중치: {full}바이트)",
     "dp.waited_in_launch": "랭크 {rank}, 실행 {run}, 단계 {step}: _launch가 반환하기 전에 앞선 버킷의 all-reduce "
                            "{count}개를 끝냈습니다 (그것들을 기다렸습니다): 한 번에 버킷 하나만 진행 중이면 겹침이 아닙니다; 이 버킷의 "
                            "all-reduce를 시작하고 반환하세요, 모두를 기다리는 것은 finish()입니다",

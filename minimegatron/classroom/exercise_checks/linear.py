@@ -6,6 +6,9 @@ The problem and the judge's tools are in ``tp_problem.py``.
     3.3       columns          rank r keeps columns r*w .. (r+1)*w of the master weight and bias,
                                w = out/tp, for tp = 2 (the tp group; also [0, 2]), 1 and 4
               output           Y_i = X A_i + b_i, the gathered Y = X A + b, dA_i = X^T dY_i
+              memory           a rank holds its shard only: its attributes hold in*out/tp +
+                               out/tp numbers, and building it leaves no more alive (no full
+                               master weight kept; float64 and float32, 2 x 4 KB shards)
     3.4       rows             rank r keeps rows r*h .. (r+1)*h of the master weight (all of b),
                                h = in/tp, for tp = 2 (also [0, 2]), 1 and 4
               output           X_i A_i summed over the group = X A, + b once; dA_i = X_i^T dY
@@ -21,10 +24,11 @@ import numpy as np
 
 from minimegatron.classroom.exercise_checks.common import CheckFailed
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
+from minimegatron.classroom.exercise_checks.memory_watch import NewArrays, held_bytes, within
 from minimegatron.classroom.exercise_checks.tp_problem import (
-    A, COLUMN_DIMS, COLUMN_Y_I, DTYPES, DX, ROW_DIMS, ROW_Y_I, Y, Products, agree, dtype_of,
-    exact, expect_calls, expect_dtype, layer_groups, layer_problem, run_layer, start_trace,
-    tensor_of, traced_calls, world_rank, worked)
+    A, COLUMN_DIMS, COLUMN_Y_I, DTYPES, DX, MEMORY_DIMS, ROW_DIMS, ROW_Y_I, Y, Products, agree,
+    dtype_of, exact, expect_calls, expect_dtype, ints, layer_groups, layer_problem, run_layer,
+    start_trace, tensor_of, traced_calls, world_rank, worked)
 from minimegatron.i18n import text
 from minimegatron.parallel.split import row_slice
 
@@ -42,11 +46,46 @@ def collect_column(group, seed):
                                          master_bias=asarray(p["bias"]), dtype=dtype)
             shapes = ((p["in"], p["out"] // grp.size), (p["out"] // grp.size,))
             runs[f"{name} {dtype}"] = run_layer(layer, grp, shapes, p["X"], p["G"], dtype)
+    memory = {dtype: built_memory(ColumnParallelLinear, seed, 33, group, dtype)
+              for dtype in DTYPES}
     layer = ColumnParallelLinear(4, 2, group, bias=False, master_weight=asarray(A, "float64"))
     if not agree(tuple(layer.weight.shape) == (4, 1), group):     # a wrong shard: no run
-        return {"runs": runs, "worked": {"A_i": layer.weight.data}}
+        return {"runs": runs, "memory": memory, "worked": {"A_i": layer.weight.data}}
     worked = worked_column(group)
-    return {"runs": runs, "worked": {k: worked[k] for k in ("A_i", "Y_i", "Y", "dA_i")}}
+    return {"runs": runs, "memory": memory,
+            "worked": {k: worked[k] for k in ("A_i", "Y_i", "Y", "dA_i")}}
+
+
+def built_memory(layer_class, seed, tag, group, dtype):
+    """What a layer built from a (MEMORY_DIMS) master weight keeps: the bytes its attributes
+    hold, and the array memory its construction left alive in the whole process."""
+    from minimegatron.backend import asarray
+    n_in, n_out = MEMORY_DIMS
+    master, bias = ints(seed, tag, (n_in, n_out), 5), ints(seed, tag, (n_out,), 6)
+    with NewArrays() as new:
+        layer = layer_class(n_in, n_out, group, master_weight=asarray(master),
+                            master_bias=asarray(bias), dtype=dtype)
+    return {"held": held_bytes(layer), "new": new.settle(0, [])["new"]}
+
+
+def judge_column_memory(ranks, seed):
+    """3.3: a rank holds its shard (in x out/tp numbers, and out/tp of the bias), no more."""
+    n_in, n_out = MEMORY_DIMS
+    for ev in ranks:
+        tp = len(ev["group"])
+        for dtype, memory in ev["memory"].items():
+            size = np.dtype(dtype).itemsize
+            shard_memory(ev, dtype, memory, (n_in * n_out // tp + n_out // tp) * size,
+                         n_in * n_out * size)
+
+
+def shard_memory(ev, dtype, memory, want, full):
+    """CheckFailed when the layer's attributes, or what its construction left alive, hold
+    more than ``want`` bytes, give or take half of the full weight (``full`` bytes)."""
+    for key in ("held", "new"):
+        if not within(memory.get(key), want, full):
+            raise CheckFailed(text(f"tp.memory_{key}", rank=world_rank(ev), dtype=dtype,
+                                   got=memory.get(key), want=want, full=full))
 
 
 def judge_columns(ranks, seed):
@@ -202,7 +241,8 @@ def judge_row_calls(ranks, seed):
 
 LESSONS = {
     "3.3": Lesson(collect_column, (Point("columns", judge_columns),
-                                   Point("output", judge_column_output))),
+                                   Point("output", judge_column_output),
+                                   Point("memory", judge_column_memory))),
     "3.4": Lesson(collect_row_split, (Point("rows", judge_rows),
                                       Point("output", judge_row_output))),
     "3.5": Lesson(collect_row_forward, (Point("partial", judge_partial),

@@ -139,6 +139,7 @@ def worked(ev, split, key, want):
 
 COLUMN_DIMS = ((2, 3), (3, 5), (8, 12))            # X (b, in) . A (in, out), out % 4 == 0
 ROW_DIMS = ((2, 3), (8, 12), (3, 5))               # in % 4 == 0
+MEMORY_DIMS = (32, 32)                             # a master weight of 8 KB in float64
 
 
 def layer_problem(seed, tag, choices):
