@@ -240,6 +240,15 @@ MESSAGES = {
                                 "group in forward and nothing in backward",
     "point.3.5.one_all_reduce.hint": "call reduce_from_tp once on the partial product, over "
                                      "self.tp_group (not the world, not a gather)",
+    "point.3.5.every_forward": "every forward of the same layer computes its own X_i A_i "
+                               "(once, kept in last_partial) and its own Y, not the first "
+                               "forward's",
+    "point.3.5.every_forward.hint": "compute the partial product from this call's x each time: "
+                                    "cache nothing from one forward to the next",
+    "point.3.5.memory": "after many forwards the layer keeps ONE partial product, the latest "
+                        "(last_partial), beside its shard and the bias: not every one",
+    "point.3.5.memory.hint": "replace self.last_partial on each forward; keep no list, global or "
+                             "copy of the earlier partial products",
     "tp.no_collective": "no collective",
     "tp.forward": "forward",
     "tp.backward": "backward",
@@ -310,6 +319,10 @@ MESSAGES = {
                              "weights after each step equal one process's",
     "point.4.1.same_update.hint": "every rank must end backward with the same averaged "
                                   "p.grad, in the model's dtype: see the points above",
+    "point.4.1.freed": "after finish() nothing of the step is kept: every bucket's handle is "
+                       "gone, and a step leaves no new gradient arrays behind",
+    "point.4.1.freed.hint": "keep only bucket.handle (finish() waits for it and drops it): no "
+                            "list of handles, no copy of the gradients kept for later",
     "point.5.1.reduce_scatter": "the gradients travel as ONE reduce-scatter per step, over the "
                                 "dp group, of the padded flat gradients (not an all-reduce: "
                                 "twice the bytes)",
@@ -610,10 +623,15 @@ MESSAGES = {
                    "A_i is computed ONCE and that same partial goes through g (a second "
                    "product is the work done twice)",
     "tp.memory_held": "rank {rank} ({dtype}): the layer's attributes hold {got} bytes of arrays; "
-                      "its shard is {want} bytes (the full weight: {full} bytes)",
+                      "it needs {want} bytes ({what}: {full} bytes)",
     "tp.memory_new": "rank {rank} ({dtype}): building and running the layer left {got} bytes of "
-                     "new arrays alive in the process; it needs {want} bytes (the full weight: "
-                     "{full} bytes)",
+                     "new arrays alive in the process; it needs {want} bytes ({what}: {full} "
+                     "bytes)",
+    "tp.full_weight": "the full weight",
+    "tp.one_partial": "one partial product",
+    "tp.again": "forward {k} of one layer ({dtype}): {what}",
+    "tp.again_raised": "rank {rank} ({dtype}): one layer, forward after forward: your code "
+                       "raised {error}",
     "dp.waited_in_launch": "rank {rank}, run {run}, step {step}: _launch finished {count} "
                            "all-reduce(s) of earlier buckets before it returned (waited for "
                            "them): "
@@ -630,6 +648,11 @@ MESSAGES = {
     "dp.memory_left": "rank {rank}, run {run}, step {step}: this phase left {got} bytes of "
                       "new arrays alive in the process, expected about {want} (a full flat "
                       "buffer is {full} bytes): a full-size copy is kept somewhere",
+    "dp.handles_kept": "rank {rank}, run {run}, step {step}: {count} of the step's {total} "
+                       "all-reduce handles are still alive after finish() (kept somewhere)",
+    "dp.step_memory": "rank {rank}, run {run}, step {step}: forward, backward and finish() left "
+                      "{got} bytes of new arrays alive; a step after the first needs none (the "
+                      "flat gradient buffer: {full} bytes)",
     "ad.reused": "{case}: the gradient your backward returned changed when a second op "
                  "of the same shape ran its backward (two ops of one shape in one "
                  "graph): return a new array each call, not a buffer kept from call to "

@@ -230,6 +230,14 @@ MESSAGES = {
                                 " 한 번이고, 역전파에서는 없습니다",
     "point.3.5.one_all_reduce.hint": "부분 곱에 reduce_from_tp를 self.tp_group 위에서 한 번 "
                                      "부르세요 (월드도, 개더(gather)도 아닙니다)",
+    "point.3.5.every_forward": "같은 층의 forward는 매번 자기 X_i A_i (한 번 계산, last_partial에 "
+                               "보관)와 자기 Y를 계산합니다, 첫 forward의 것이 아니라",
+    "point.3.5.every_forward.hint": "부분 곱은 매번 이번 호출의 x로 계산하세요: forward에서 다음 "
+                                    "forward로 아무것도 캐시하지 마세요",
+    "point.3.5.memory": "forward를 여러 번 한 뒤에도 층은 부분 곱을 하나, 가장 최근 것 "
+                        "(last_partial)만 shard와 편향 곁에 둡니다: 모두가 아니라",
+    "point.3.5.memory.hint": "forward마다 self.last_partial을 바꾸세요; 앞선 부분 곱의 리스트, "
+                             "전역 변수, 복사본을 두지 마세요",
     "tp.no_collective": "집합 통신 없음",
     "tp.forward": "순전파",
     "tp.backward": "역전파",
@@ -301,6 +309,10 @@ MESSAGES = {
                              "손실과 가중치가 한 프로세스의 것과 같습니다",
     "point.4.1.same_update.hint": "모든 랭크는 역전파를 마칠 때 모델의 자료형으로 같은 "
                                   "평균 p.grad를 가져야 합니다: 위의 항목을 보세요",
+    "point.4.1.freed": "finish() 뒤에는 그 step의 것이 아무것도 남지 않습니다: 모든 버킷의 handle이 "
+                       "사라지고, step이 새 gradient 배열을 남기지 않습니다",
+    "point.4.1.freed.hint": "bucket.handle 하나만 두세요 (finish()가 기다리고 버립니다): handle의 "
+                            "리스트도, 나중을 위해 둔 gradient 복사본도 두지 마세요",
     "point.5.1.reduce_scatter": "기울기는 스텝마다 dp 그룹 위에서, 패딩한 평탄한 기울기의 "
                                 "reduce-scatter 한 번으로 오갑니다 (두 배의 "
                                 "바이트를 보내는 all-reduce가 아닙니다)",
@@ -593,9 +605,14 @@ MESSAGES = {
     "tp.products": "랭크 {rank} ({dtype}): 순전파가 곱 X @ A를 {got}번 계산했습니다; X_i A_i는 한 번만 계산하고 "
                    "바로 그 부분 곱을 g에 넘깁니다 (두 번째 곱은 같은 일을 두 번 한 것입니다)",
     "tp.memory_held": "랭크 {rank} ({dtype}): 층의 속성이 배열 {got}바이트를 가지고 있습니다; "
-                      "shard는 {want}바이트입니다 (전체 가중치: {full}바이트)",
+                      "필요한 것은 {want}바이트입니다 ({what}: {full}바이트)",
     "tp.memory_new": "랭크 {rank} ({dtype}): 층을 만들고 실행한 뒤 새 배열 {got}바이트가 프로세스에 "
-                     "살아 있습니다; 필요한 것은 {want}바이트입니다 (전체 가중치: {full}바이트)",
+                     "살아 있습니다; 필요한 것은 {want}바이트입니다 ({what}: {full}바이트)",
+    "tp.full_weight": "전체 가중치",
+    "tp.one_partial": "부분 곱 하나",
+    "tp.again": "한 층의 forward {k} ({dtype}): {what}",
+    "tp.again_raised": "랭크 {rank} ({dtype}): 한 층에 forward를 거듭하자 코드가 {error}를 "
+                       "일으켰습니다",
     "dp.waited_in_launch": "랭크 {rank}, 실행 {run}, 단계 {step}: _launch가 반환하기 전에 앞선 버킷의 all-reduce "
                            "{count}개를 끝냈습니다 (그것들을 기다렸습니다): 한 번에 버킷 하나만 진행 중이면 겹침이 아닙니다; 이 버킷의 "
                            "all-reduce를 시작하고 반환하세요, 모두를 기다리는 것은 finish()입니다",
@@ -606,6 +623,11 @@ MESSAGES = {
                        "({count}개가 어딘가에 보관됨: 옛 조각의 뷰, 전역 변수, 다른 객체): 모든 랭크는 전체 가중치를 한 벌만 가집니다",
     "dp.memory_left": "랭크 {rank}, 실행 {run}, 단계 {step}: 이 단계가 프로세스에 새 배열 {got}바이트를 살려 두었습니다, "
                       "기대값은 약 {want}바이트입니다 (전체 평탄 버퍼는 {full}바이트): 전체 크기의 사본이 어딘가에 보관되어 있습니다",
+    "dp.handles_kept": "랭크 {rank}, 실행 {run}, 단계 {step}: 이 step의 all-reduce handle {total}개 중 "
+                       "{count}개가 finish() 뒤에도 살아 있습니다 (어딘가에 보관됨)",
+    "dp.step_memory": "랭크 {rank}, 실행 {run}, 단계 {step}: forward, backward, finish()가 새 배열 "
+                      "{got}바이트를 살려 두었습니다; 첫 step 뒤의 step에는 필요 없습니다 (평평한 "
+                      "gradient 버퍼: {full}바이트)",
     "ad.reused": "{case}: 같은 모양의 두 번째 연산이 역전파를 실행하자 여러분의 역전파가 돌려준 기울기가 바뀌었습니다 (한 그래프 안에 "
                  "같은 모양의 연산 두 개): 호출마다 새 배열을 돌려주세요, 호출에서 호출로 이어지는 버퍼가 아니라",
     "ad.widened": "{case}: float32 입력이 도중에 float64를 거쳐 (dtype=float64, astype(float64) 또는 "

@@ -144,7 +144,8 @@ MEMORY_DIMS = (32, 32)                             # a master weight of 8 KB in 
 
 def layer_problem(seed, tag, choices):
     b, n_in, n_out = dims(seed, tag, choices)
-    return {"b": b, "in": n_in, "out": n_out, "W": ints(seed, tag, (n_in, n_out), 1),
+    return {"seed": seed, "b": b, "in": n_in, "out": n_out,
+            "W": ints(seed, tag, (n_in, n_out), 1),
             "bias": ints(seed, tag, (n_out,), 2), "X": ints(seed, tag, (b, n_in), 3),
             "G": ints(seed, tag, (b, n_out), 4)}
 
