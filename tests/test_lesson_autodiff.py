@@ -149,6 +149,13 @@ TANH = {
         "        xp.multiply(z, z, out=out)",
         "        out[...] = grad_out * (1 - out)",
         "        return out"], "derivative"),
+    "float32 ones (right for float32, float32 for float16 too; passed the old grader)": ([
+        "        z = ctx.saved[0]",
+        "        return grad_out * (xp.ones(z.shape, dtype=xp.float32) - z * z)"], "float32"),
+    "cast to float32 whenever the input is not float64 (passed the old grader)": ([
+        "        z = ctx.saved[0]",
+        "        g = grad_out * (1 - z * z)",
+        "        return g if g.dtype == xp.float64 else g.astype(xp.float32)"], "float32"),
 }
 
 MAX = {
@@ -244,6 +251,9 @@ SUM = {
         "                                 xp.empty(shape, grad_out.dtype))",
         "        out[...] = _expand_reduced(grad_out, *ctx.args)",
         "        return out"], "spread"),
+    "float32 ones times grad_out (float32 for float16 too; passed the old grader)": ([
+        "        return xp.ones(ctx.args[0], dtype=xp.float32) * "
+        "_expand_reduced(grad_out, *ctx.args)"], "float32"),
 }
 
 MUTANTS = {"1.1": MATMUL, "1.2": EXP, "1.3": TANH, "1.4": MAX, "1.5": UNBROADCAST, "1.6": SUM}

@@ -38,9 +38,10 @@ MESSAGES = {
                             "saved",
     "point.1.3.derivative.hint": "d tanh(x)/dx = 1 - tanh(x)^2, and tanh(x) is the output saved in "
                                  "forward; then the chain rule with grad_out",
-    "point.1.3.float32": "a float32 input gets a float32 gradient with the same values",
-    "point.1.3.float32.hint": "xp.ones(shape) is float64: write 1 - z ** 2, which keeps z's "
-                              "dtype",
+    "point.1.3.float32": "a float32 (or float16) input gets a gradient of its own dtype with "
+                         "the same values",
+    "point.1.3.float32.hint": "xp.ones(shape) is float64, and a cast names one dtype: write "
+                              "1 - z ** 2, which keeps z's dtype",
     "point.1.3.no_overwrite": "backward returns a new array and leaves grad_out and the saved "
                               "output as they were (the saved z IS the forward's result)",
     "point.1.3.no_overwrite.hint": "no *=, += or out= on grad_out or ctx.saved[0]: build "
@@ -77,8 +78,9 @@ MESSAGES = {
                       "x's shape, each entry from its own output entry",
     "point.1.6.axes.hint": "put the removed axes back (all of them, only when keepdims is "
                            "False), then xp.broadcast_to(grad, shape)",
-    "point.1.6.float32": "a float32 input gets a float32 gradient",
-    "point.1.6.float32.hint": "broadcast grad_out itself: xp.ones(shape) * grad is float64",
+    "point.1.6.float32": "a float32 (or float16) input gets a gradient of its own dtype",
+    "point.1.6.float32.hint": "broadcast grad_out itself: xp.ones(shape) * grad is float64, "
+                              "and a cast names one dtype",
     "ad.case_count": "the check recorded {got} case(s), expected {want}",
     "ad.raised": "{case}: your backward raised {error}",
     "ad.count": "{case}: your backward returned {got} gradient(s), expected {want}",

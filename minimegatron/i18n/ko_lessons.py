@@ -36,9 +36,9 @@ MESSAGES = {
                             "출력입니다",
     "point.1.3.derivative.hint": "d tanh(x)/dx = 1 - tanh(x)^2이고 tanh(x)는 순전파에서 저장한 출력입니다; 그다음 "
                                  "grad_out과 연쇄 법칙",
-    "point.1.3.float32": "float32 입력은 같은 값의 float32 기울기를 받습니다",
-    "point.1.3.float32.hint": "xp.ones(shape)는 float64입니다: z의 자료형을 지키는 "
-                              "1 - z ** 2를 쓰세요",
+    "point.1.3.float32": "float32 (또는 float16) 입력은 같은 값의, 자기 자료형의 기울기를 받습니다",
+    "point.1.3.float32.hint": "xp.ones(shape)는 float64이고, 형 변환은 자료형 하나를 정합니다: "
+                              "z의 자료형을 지키는 1 - z ** 2를 쓰세요",
     "point.1.3.no_overwrite": "역전파는 새 배열을 반환하고 grad_out과 저장된 출력을 그대로 "
                               "둡니다 (저장된 z가 곧 순전파의 결과입니다)",
     "point.1.3.no_overwrite.hint": "grad_out이나 ctx.saved[0]에 *=, +=, out=을 쓰지 마세요: "
@@ -76,9 +76,9 @@ MESSAGES = {
                       "주며, 각 원소는 자기 출력 원소에서 옵니다",
     "point.1.6.axes.hint": "없어진 축을 (모두, keepdims가 False일 때만) 되살린 뒤 "
                            "xp.broadcast_to(grad, shape)",
-    "point.1.6.float32": "float32 입력은 float32 기울기를 받습니다",
+    "point.1.6.float32": "float32 (또는 float16) 입력은 자기 자료형의 기울기를 받습니다",
     "point.1.6.float32.hint": "grad_out 자체를 broadcast 하세요: xp.ones(shape) * grad는 "
-                              "float64입니다",
+                              "float64이고, 형 변환은 자료형 하나를 정합니다",
     "ad.case_count": "확인 코드가 경우 {got}개를 기록했습니다, 기댓값 {want}개",
     "ad.raised": "{case}: 여러분의 역전파(backward)에서 {error} 발생",
     "ad.count": "{case}: 여러분의 역전파가 기울기 {got}개를 반환했습니다, 기댓값 {want}개",

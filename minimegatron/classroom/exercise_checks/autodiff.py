@@ -15,18 +15,19 @@ a sum, a broadcast) the gradient of <grad_out, f(x)> at entry j is
 <grad_out, f(e_j)>, one unit array at a time, which needs no formula at all;
 exp, tanh and max by their closed forms (max: 1/k at each of k tied maxima). A
 "float32" point reads the dtype always, and the float32 values only when the float64
-cases are right (else the mistake is another point's, with its own hint).
+cases are right (else the mistake is another point's, with its own hint); in 1.3 and 1.6
+it holds float16 cases too (a gradient cast to float32 is no gradient of float16's dtype).
 
     1.1 MatMul     transpose (2-D, float32 too), batched (swap the last two axes,
                    unbroadcast both gradients), vectors, needed (None where
                    ctx.needs_input_grad is False)
     1.2 Exp        chain (grad_out * z), float32, no_overwrite (grad_out and the
                    saved output, which IS the forward's result, stay as they were)
-    1.3 Tanh       derivative (grad_out * (1 - z^2)), float32, no_overwrite
+    1.3 Tanh       derivative (grad_out * (1 - z^2)), float32 (and float16), no_overwrite
     1.4 Max        route (only the maximum gets grad_out), ties (1/k each), axes
                    (None, int, negative, tuple, keepdims)
     1.5 unbroadcast leading, stretched, mixed (both at once, and in a + b), float32
-    1.6 Sum        spread (grad_out back over x's shape), axes, float32
+    1.6 Sum        spread (grad_out back over x's shape), axes, float32 (and float16)
 """
 import numpy as np
 
@@ -35,8 +36,8 @@ from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
 from minimegatron.classroom.exercise_checks.watched import new_log, watch
 from minimegatron.i18n import text
 
-F64, F32 = "float64", "float32"
-TOL = {F64: 1e-9, F32: 2e-5}        # |got - want| <= TOL * max(1, |want|) entry by entry
+F64, F32, F16 = "float64", "float32", "float16"
+TOL = {F64: 1e-9, F32: 2e-5, F16: 5e-3}    # |got - want| <= TOL * max(1, |want|), entry by entry
 
 
 # ---- the problems, drawn from the seed (both halves call these) ------------------------
@@ -86,7 +87,7 @@ def _elementwise_cases(ex_id):
         op = "exp" if ex_id == "1.2" else "tanh"
         main = "chain" if ex_id == "1.2" else "derivative"
         specs = [(main, (3, 4), F64), (main, (2, 3, 2), F64), ("float32", (3, 4), F32),
-                 ("float32", (5,), F32)]
+                 ("float32", (5,), F32)] + ([("float32", (3, 4), F16)] if ex_id == "1.3" else [])
         return [{"point": point, "inputs": [_normal(rng, shape, dtype, 1.5)],
                  "needs": (True,), "dtype": dtype, "grad_out": _normal(rng, shape, dtype),
                  "label": f"z = {op}(x), x {_shape_text(shape)} {dtype}", "names": ["dL/dx"]}
@@ -132,7 +133,9 @@ def _reduction_cases(ex_id):
                      ("axes", (2, 3, 4), (-1, 0), True, F64, False),
                      ("axes", (3, 4), None, True, F64, False),
                      ("float32", (3, 4), 0, False, F32, False),
-                     ("float32", (2, 3, 4), (1, 2), False, F32, False)]
+                     ("float32", (2, 3, 4), (1, 2), False, F32, False),
+                     ("float32", (3, 4), 1, True, F16, False),
+                     ("float32", (2, 3, 4), (0, 2), False, F16, False)]
         out = []
         for point, shape, axis, keepdims, dtype, ties in specs:
             x = (_with_ties(rng, shape, axis) if ties else _normal(rng, shape, F64)).astype(dtype)
