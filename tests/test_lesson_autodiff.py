@@ -103,6 +103,19 @@ MATMUL = {
         "                buf = buffers.setdefault(key, xp.empty(key[:2], g2.dtype))",
         "                xp.matmul(g2, a2.T, out=buf)",
         "                gx = buf.reshape(x.shape)"] + WEIGHT_GA + BATCHED, "transpose"),
+    "X's rows made by setting x2.shape in place, no copy (passed the old grader)": (WEIGHT
+        + WEIGHT_GX + [
+        "            if ctx.needs_input_grad[1]:",
+        "                rows = x2",
+        "                rows.shape = (-1, x2.shape[-1])",
+        "                ga = (rows.T @ g2).reshape(a.shape)"] + BATCHED, "twice"),
+    "the saved arrays freed once used (passed the old grader)": (WEIGHT + WEIGHT_GX
+        + WEIGHT_GA + BATCHED + ["        ctx.saved = None"], "twice"),
+    "grad_out's rows made by setting g.shape in place (fails on a strided grad_out)": ([
+        "        if a2.ndim == 2:",
+        "            g2 = g",
+        "            g2.shape = (-1, g.shape[-1])"] + WEIGHT_GX + WEIGHT_GA + BATCHED,
+        "batched"),
 }
 
 EXP = {

@@ -23,6 +23,12 @@ MESSAGES = {
                         "whose ctx.needs_input_grad is False",
     "point.1.1.needed.hint": "compute gx only if ctx.needs_input_grad[0] and ga only if "
                              "ctx.needs_input_grad[1]; leave the other None",
+    "point.1.1.twice": "backward can be called again on the same ctx, as the zero-bubble "
+                       "W step does (B asks for dL/dX, W for dL/dA, then both): the right "
+                       "gradients every time",
+    "point.1.1.twice.hint": "read ctx.saved and change nothing in ctx, x or a (no x.shape = "
+                            "..., no freeing ctx.saved): a second call must find them as they "
+                            "were",
     "point.1.2.chain": "dL/dx = dL/dz * z: grad_out times the output the forward saved, for any "
                        "grad_out (not only ones)",
     "point.1.2.chain.hint": "the chain rule: dL/dx = dL/dz * dz/dx, and for z = e^x, dz/dx is the "
@@ -83,6 +89,9 @@ MESSAGES = {
                               "and a cast names one dtype",
     "ad.case_count": "the check recorded {got} case(s), expected {want}",
     "ad.raised": "{case}: your backward raised {error}",
+    "ad.strided": ", X, A and grad_out not C-contiguous",
+    "ad.twice": ", backward again on one ctx",
+    "ad.call": "backward call {n}: ",
     "ad.count": "{case}: your backward returned {got} gradient(s), expected {want}",
     "ad.none": "{case}: {name} is None, but that input needs a gradient",
     "ad.dtype": "{what}: dtype {got}, expected {want} (the input's dtype)",

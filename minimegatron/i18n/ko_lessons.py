@@ -23,6 +23,10 @@ MESSAGES = {
                         "None",
     "point.1.1.needed.hint": "gx는 ctx.needs_input_grad[0]일 때만, ga는 "
                              "ctx.needs_input_grad[1]일 때만 계산하고 나머지는 None으로 두세요",
+    "point.1.1.twice": "같은 ctx로 backward를 다시 부를 수 있습니다, zero-bubble의 W 단계처럼 "
+                       "(B는 dL/dX, W는 dL/dA, 그다음 둘 다): 매번 올바른 기울기",
+    "point.1.1.twice.hint": "ctx.saved를 읽기만 하고 ctx, x, a의 어느 것도 바꾸지 마세요 (x.shape = "
+                            "... 도, ctx.saved 비우기도 없이): 두 번째 호출이 그대로 찾아야 합니다",
     "point.1.2.chain": "dL/dx = dL/dz * z: grad_out에 순전파가 저장한 출력을 곱합니다. 1만이 "
                        "아닌 어떤 grad_out이든",
     "point.1.2.chain.hint": "연쇄 법칙: dL/dx = dL/dz * dz/dx이고, z = e^x이면 dz/dx는 순전파에서 저장해 둔 출력 z입니다",
@@ -81,6 +85,9 @@ MESSAGES = {
                               "float64이고, 형 변환은 자료형 하나를 정합니다",
     "ad.case_count": "확인 코드가 경우 {got}개를 기록했습니다, 기댓값 {want}개",
     "ad.raised": "{case}: 여러분의 역전파(backward)에서 {error} 발생",
+    "ad.strided": ", X, A, grad_out이 C-연속(C-contiguous)이 아님",
+    "ad.twice": ", 같은 ctx로 backward를 다시",
+    "ad.call": "backward 호출 {n}: ",
     "ad.count": "{case}: 여러분의 역전파가 기울기 {got}개를 반환했습니다, 기댓값 {want}개",
     "ad.none": "{case}: {name}이(가) None입니다. 그 입력에는 기울기가 필요합니다",
     "ad.dtype": "{what}: 자료형 {got}, 기댓값 {want} (입력의 자료형)",
