@@ -407,7 +407,8 @@ MESSAGES = {
     "point.7.1.group_flag.hint": "all-reduce `local` with op=\"max\" over `group` (not the "
                                  "world, not a gather), once per update, before you decide",
     "point.7.1.together": "an inf, -inf or NaN in any gradient on ANY rank of the group "
-                          "makes EVERY rank of it skip the step, and only that group",
+                          "makes EVERY rank of it skip the step, and only that group, also when "
+                          "several ranks overflow at once",
     "point.7.1.together.hint": "set local from all_finite(grads) (every array; NaN counts as "
                                "much as inf), then decide found_inf from the reduced flag, not "
                                "from this rank's own gradients",

@@ -393,7 +393,8 @@ MESSAGES = {
                                  "(월드도, 개더(gather)도 아니고), 판단하기 전에 update마다 "
                                  "한 번",
     "point.7.1.together": "그룹의 어느 랭크든 어느 기울기에든 inf, -inf, NaN이 있으면 그 "
-                          "그룹의 모든 랭크가 그 스텝을 건너뛰고, 그 그룹만 건너뜁니다",
+                          "그룹의 모든 랭크가 그 스텝을 건너뛰고, 그 그룹만 건너뜁니다, 여러 랭크가 "
+                          "한꺼번에 오버플로할 때도",
     "point.7.1.together.hint": "local은 all_finite(grads)로 정하고 (모든 배열; NaN도 inf와 "
                                "똑같이 셉니다), found_inf는 이 랭크의 기울기가 아니라 reduce된 "
                                "플래그로 정하세요",
