@@ -511,6 +511,11 @@ MESSAGES = {
     "point.9.1.values.hint": "record the op, its ctx, its inputs and grad_outs for every op "
                              "with a weight, so that W has all it needs after the next "
                              "micro-batch's B",
+    "point.9.1.either_order": "the weight may be either input of a product: for y = W x (the "
+                              "weight FIRST) B gives dL/dx only and W gives dL/dW only, as for "
+                              "y = x W",
+    "point.9.1.either_order.hint": "find the weights with is_weight on every input, in whatever "
+                                   "place: never assume the weight is the second input",
     "point.9.2.once": "every micro-batch's W runs exactly once on every stage, and without the "
                       "W's the list is 1F1B's: the same F, B and messages",
     "point.9.2.once.hint": "count the W's you have placed (weights); the cool-down and the "
@@ -543,6 +548,9 @@ MESSAGES = {
     "zb.steps": "{dtype}: W recorded {got} ops per micro-batch, expected [4, 4] (2 MatMul "
                 "and 2 Add, the ops with a weight)",
     "zb.x_changed": "{dtype}: W changed dL/dx{i} (W computes weight gradients only)",
+    "zb.first": "y = tanh(W x), float64, after {half}: {what}",
+    "zb.first_calls": "y = tanh(W x): in {half}, MatMul's backward was asked for (W, x) = {got}; "
+                      "expected {want}",
     "zb.not_whole": "{what}: not equal, bit for bit, to the whole backward",
     "zb.numeric": "{what} against central differences",
     "zb.w_once": "{where}: W's for micro-batches {got}, expected each of 0..{m}-1 once\n"

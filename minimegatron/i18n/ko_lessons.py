@@ -494,6 +494,10 @@ MESSAGES = {
                         "같습니다, float64와 float32에서, 그리고 중앙 차분(central differences)과도",
     "point.9.1.values.hint": "가중치가 있는 모든 연산의 op, ctx, 입력, grad_outs를 기록하세요. 그래야 "
                              "다음 마이크로배치의 B 뒤에도 W에 필요한 것이 다 있습니다",
+    "point.9.1.either_order": "가중치는 곱의 어느 입력이든 될 수 있습니다: y = W x (가중치가 "
+                              "첫째)에서도 B는 dL/dx만, W는 dL/dW만 줍니다, y = x W에서처럼",
+    "point.9.1.either_order.hint": "모든 입력에 is_weight를 써서 어느 자리에 있든 가중치를 "
+                                   "찾으세요: 가중치가 둘째 입력이라고 가정하지 마세요",
     "point.9.2.once": "모든 스테이지에서 마이크로배치마다 W가 정확히 한 번 실행되고, W를 빼면 "
                       "목록은 1F1B의 것입니다: 같은 F, B, 메시지",
     "point.9.2.once.hint": "배치한 W의 수(weights)를 세세요; 쿨다운과 끝에 남은 W들로 M이 되어야 "
@@ -527,6 +531,9 @@ MESSAGES = {
     "zb.steps": "{dtype}: W가 마이크로배치마다 연산 {got}개를 기록했습니다, 기댓값 [4, 4] "
                 "(가중치가 있는 연산: MatMul 2개와 Add 2개)",
     "zb.x_changed": "{dtype}: W가 dL/dx{i}를 바꿨습니다 (W는 가중치 기울기만 계산합니다)",
+    "zb.first": "y = tanh(W x), float64, {half} 뒤: {what}",
+    "zb.first_calls": "y = tanh(W x): {half}에서 MatMul의 역전파가 (W, x) = {got}로 "
+                      "요청되었습니다; 기댓값 {want}",
     "zb.not_whole": "{what}: 전체 역전파와 비트 단위로 같지 않습니다",
     "zb.numeric": "중앙 차분과 비교한 {what}",
     "zb.w_once": "{where}: 마이크로배치 {got}의 W, 0..{m}-1 각각 한 번이어야 합니다\n"
