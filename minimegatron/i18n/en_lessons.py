@@ -564,14 +564,14 @@ MESSAGES = {
     # exercises 10.1 and 10.2: mixture of experts
     "point.10.1.top_k": "each token's choice is the k experts of largest probability, largest "
                         "first, and equal probabilities go to the LOWER expert id (rows full "
-                        "of ties, E up to 32, float64 and float32)",
+                        "of ties, E up to 32, a single token, float64 and float32)",
     "point.10.1.top_k.hint": "xp.argsort(-probs, axis=-1, kind=\"stable\")[..., :k]: a stable "
                              "sort of -p keeps equal probabilities in expert order; sorting p "
                              "and reversing puts the HIGHER id first",
     "point.10.1.queue": "each sequence's k*T assignments queue slot-major, first come first "
                         "served: every token's first choice in token order, then every second "
                         "choice; slot = how many earlier ones of the same sequence chose the "
-                        "same expert",
+                        "same expert (also for a single token, and for more than 2048 tokens)",
     "point.10.1.queue.hint": "queue = choice.transpose(0, 2, 1).reshape(b, k * T) (not "
                              "choice.reshape(b, T * k), which is token-major); count with a "
                              "cumsum over the queue axis of each sequence, minus 1",

@@ -547,13 +547,14 @@ MESSAGES = {
     # exercises 10.1 and 10.2: mixture of experts
     "point.10.1.top_k": "각 토큰의 선택은 확률이 가장 큰 전문가(expert) k개이고, 큰 것부터이며, "
                         "확률이 같으면 전문가 번호가 더 작은 쪽으로 갑니다 (동점이 가득한 행, E는 "
-                        "32까지, float64와 float32)",
+                        "32까지, 토큰 하나, float64와 float32)",
     "point.10.1.top_k.hint": "xp.argsort(-probs, axis=-1, kind=\"stable\")[..., :k]: -p의 "
                              "안정 정렬은 같은 확률을 전문가 순서대로 둡니다; p를 정렬하고 "
                              "뒤집으면 번호가 더 큰 쪽이 먼저 옵니다",
     "point.10.1.queue": "각 시퀀스의 배정 k*T개는 슬롯 우선(slot-major)으로, 먼저 온 순서대로 "
                         "줄을 섭니다: 모든 토큰의 첫 선택을 토큰 순서로, 그다음 모든 두 번째 "
-                        "선택; slot = 같은 시퀀스에서 앞서 같은 전문가를 고른 배정의 수",
+                        "선택; slot = 같은 시퀀스에서 앞서 같은 전문가를 고른 배정의 수 (토큰 "
+                        "하나일 때도, 토큰이 2048개를 넘을 때도)",
     "point.10.1.queue.hint": "queue = choice.transpose(0, 2, 1).reshape(b, k * T) (토큰 "
                              "우선인 choice.reshape(b, T * k)가 아닙니다); 각 시퀀스의 큐 "
                              "축을 따라 cumsum으로 세고 1을 빼세요",
