@@ -476,6 +476,11 @@ MESSAGES = {
                            "equals one process's causal attention, forward and dQ, dK, dV",
     "point.8.2.attention.hint": "positions must cut every sequence the same way on every rank: "
                                 "a partition of 0..S-1 into S/cp tokens each",
+    "point.8.2.callers": "two callers share nothing: each call returns an array of its own, so "
+                         "a caller that shifts its positions in place, or the next call, "
+                         "changes no one else's",
+    "point.8.2.callers.hint": "build the positions anew on every call: no array kept in a "
+                              "global or a cache and handed out again, no buffer refilled",
     "cp.not_finite": "{what}: not finite (inf or NaN)",
     "cp.two_pieces": "two pieces",
     "cp.far_apart": "lse rows near {lse}, pieces up to 1000 apart",
@@ -486,6 +491,11 @@ MESSAGES = {
     "cp.not_run": "cp = {cp}: not run, the positions do not split the sequence into a "
                   "partition",
     "cp.raised": "positions(S={steps}, rank={rank}, cp={cp}) raised {error}",
+    "cp.callers_held": "positions(S={steps}, rank={rank}, cp={cp}), held while every other "
+                       "rank's was asked for: {got}, expected {want} (a buffer shared by calls)",
+    "cp.callers_again": "positions(S={steps}, rank={rank}, cp={cp}), asked again after the "
+                        "first caller shifted its array in place: {got}, expected {want} (one "
+                        "array handed to two callers)",
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, expected {want}",
     "cp.not_partition": "S={steps}, cp={cp}: the ranks hold {got}, not every token once",
     "cp.unbalanced": "S={steps}, cp={cp}: causal pairs per rank {pairs}, not all equal",

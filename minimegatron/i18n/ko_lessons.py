@@ -460,6 +460,11 @@ MESSAGES = {
                            "프로세스의 인과 어텐션과 같습니다, 순전파와 dQ, dK, dV",
     "point.8.2.attention.hint": "positions는 모든 랭크에서 시퀀스를 같은 방식으로 잘라야 "
                                 "합니다: 0..S-1을 S/cp 토큰씩 나눈 분할",
+    "point.8.2.callers": "두 호출자는 아무것도 공유하지 않습니다: 호출마다 자기 배열을 돌려주므로, "
+                         "제 위치를 제자리에서 옮기는 호출자도, 다음 호출도 남의 것을 바꾸지 "
+                         "않습니다",
+    "point.8.2.callers.hint": "위치를 호출마다 새로 만드세요: 전역 변수나 캐시에 배열을 두고 다시 "
+                              "내주지도, 버퍼를 다시 채우지도 마세요",
     "cp.not_finite": "{what}: 유한하지 않습니다 (inf 또는 NaN)",
     "cp.two_pieces": "조각 두 개",
     "cp.far_apart": "{lse} 근처의 lse 행, 조각끼리 최대 1000 차이",
@@ -470,6 +475,11 @@ MESSAGES = {
     "cp.not_run": "cp = {cp}: 실행하지 않음, positions가 시퀀스를 분할(partition)하지 "
                   "않습니다",
     "cp.raised": "positions(S={steps}, rank={rank}, cp={cp})가 {error}를 냈습니다",
+    "cp.callers_held": "positions(S={steps}, rank={rank}, cp={cp})를 든 채 다른 랭크의 것을 모두 "
+                       "요청한 뒤: {got}, 기댓값 {want} (호출들이 공유한 버퍼)",
+    "cp.callers_again": "첫 호출자가 제 배열을 제자리에서 옮긴 뒤 다시 요청한 positions(S={steps}, "
+                        "rank={rank}, cp={cp}): {got}, 기댓값 {want} (두 호출자에게 건넨 배열 "
+                        "하나)",
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, 기댓값 {want}",
     "cp.not_partition": "S={steps}, cp={cp}: 랭크들이 {got}를 가집니다, 모든 토큰이 한 번씩이 "
                         "아닙니다",
