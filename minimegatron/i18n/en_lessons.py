@@ -492,10 +492,11 @@ MESSAGES = {
                   "partition",
     "cp.raised": "positions(S={steps}, rank={rank}, cp={cp}) raised {error}",
     "cp.callers_held": "positions(S={steps}, rank={rank}, cp={cp}), held while every other "
-                       "rank's was asked for: {got}, expected {want} (a buffer shared by calls)",
+                       "rank's was asked for: {got}; alone it gave {want} (a buffer shared by "
+                       "calls)",
     "cp.callers_again": "positions(S={steps}, rank={rank}, cp={cp}), asked again after the "
-                        "first caller shifted its array in place: {got}, expected {want} (one "
-                        "array handed to two callers)",
+                        "first caller shifted its array in place: {got}; alone it gave {want} "
+                        "(one array handed to two callers)",
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, expected {want}",
     "cp.not_partition": "S={steps}, cp={cp}: the ranks hold {got}, not every token once",
     "cp.unbalanced": "S={steps}, cp={cp}: causal pairs per rank {pairs}, not all equal",

@@ -476,9 +476,9 @@ MESSAGES = {
                   "않습니다",
     "cp.raised": "positions(S={steps}, rank={rank}, cp={cp})가 {error}를 냈습니다",
     "cp.callers_held": "positions(S={steps}, rank={rank}, cp={cp})를 든 채 다른 랭크의 것을 모두 "
-                       "요청한 뒤: {got}, 기댓값 {want} (호출들이 공유한 버퍼)",
+                       "요청한 뒤: {got}; 혼자일 때는 {want} (호출들이 공유한 버퍼)",
     "cp.callers_again": "첫 호출자가 제 배열을 제자리에서 옮긴 뒤 다시 요청한 positions(S={steps}, "
-                        "rank={rank}, cp={cp}): {got}, 기댓값 {want} (두 호출자에게 건넨 배열 "
+                        "rank={rank}, cp={cp}): {got}; 혼자일 때는 {want} (두 호출자에게 건넨 배열 "
                         "하나)",
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, 기댓값 {want}",
     "cp.not_partition": "S={steps}, cp={cp}: 랭크들이 {got}를 가집니다, 모든 토큰이 한 번씩이 "

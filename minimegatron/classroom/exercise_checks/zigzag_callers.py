@@ -10,7 +10,9 @@ an array of its own:
     shifted  each caller then adds S to its array in place (where the array takes it);
              asking again gives the right positions (no cached array handed out twice)
 
-The student side records both as lists; the judge compares them with its own zigzag.
+The student side records both as lists, and each rank's answer read at once, before
+any other call ("alone"); the judge compares held and again with alone (whether alone
+is the right zigzag is the point mirror's).
 """
 from minimegatron.classroom.exercise_checks.common import CheckFailed
 from minimegatron.i18n import text
@@ -19,20 +21,24 @@ STEPS, CP = 24, 3           # 2cp = 6 chunks of 4 tokens
 
 
 def collect_callers():
-    """{"held": [[...] per rank], "again": [[...] per rank]} or {"error": text}."""
+    """{"alone": [[...] per rank, each read before the next call], "held": [...],
+    "again": [...]} or {"error": text}."""
     import numpy as np
     from minimegatron.backend import to_numpy
     from minimegatron.parallel.context_parallel.zigzag import positions
+    def values(a):
+        return [int(p) for p in np.asarray(to_numpy(a)).ravel()]
     try:
+        out = {"alone": [values(positions(STEPS, rank, CP, "zigzag")) for rank in range(CP)]}
         held = [positions(STEPS, rank, CP, "zigzag") for rank in range(CP)]
-        out = {"held": [[int(p) for p in np.asarray(to_numpy(a)).ravel()] for a in held]}
+        out["held"] = [values(a) for a in held]
         for a in held:
             try:
                 a += STEPS                           # a caller shifting its own positions
             except (TypeError, ValueError):
                 pass                                 # a read-only array: nobody can share it
         again = [positions(STEPS, rank, CP, "zigzag") for rank in range(CP)]
-        out["again"] = [[int(p) for p in np.asarray(to_numpy(a)).ravel()] for a in again]
+        out["again"] = [values(a) for a in again]
     except NotImplementedError:
         raise
     except Exception as err:   # noqa: BLE001 -- a wrong answer may raise: that is evidence
@@ -41,7 +47,8 @@ def collect_callers():
 
 
 def judge_callers(ranks, seed):
-    from minimegatron.classroom.exercise_checks.context_parallel import zigzag
+    """Each held or repeated answer equals what the same call gave alone (whether that
+    is the right zigzag is mirror's point, not this one's)."""
     for ev in ranks:
         got = ev["callers"]
         if "error" in got:
@@ -49,7 +56,7 @@ def judge_callers(ranks, seed):
                                    error=got["error"]))
         for key in ("held", "again"):
             for rank, values in enumerate(got[key]):
-                want = zigzag(STEPS, rank, CP)
+                want = got["alone"][rank]
                 if values != want:
                     raise CheckFailed(text(f"cp.callers_{key}", steps=STEPS, cp=CP,
                                            rank=rank, got=values, want=want))
