@@ -103,6 +103,19 @@ MATMUL = {
         "                buf = buffers.setdefault(key, xp.empty(key[:2], g2.dtype))",
         "                xp.matmul(g2, a2.T, out=buf)",
         "                gx = buf.reshape(x.shape)"] + WEIGHT_GA + BATCHED, "transpose"),
+    "X's rows made by setting x2.shape in place, no copy (passed the old grader)": (WEIGHT
+        + WEIGHT_GX + [
+        "            if ctx.needs_input_grad[1]:",
+        "                rows = x2",
+        "                rows.shape = (-1, x2.shape[-1])",
+        "                ga = (rows.T @ g2).reshape(a.shape)"] + BATCHED, "twice"),
+    "the saved arrays freed once used (passed the old grader)": (WEIGHT + WEIGHT_GX
+        + WEIGHT_GA + BATCHED + ["        ctx.saved = None"], "twice"),
+    "grad_out's rows made by setting g.shape in place (fails on a strided grad_out)": ([
+        "        if a2.ndim == 2:",
+        "            g2 = g",
+        "            g2.shape = (-1, g.shape[-1])"] + WEIGHT_GX + WEIGHT_GA + BATCHED,
+        "batched"),
 }
 
 EXP = {
@@ -149,6 +162,13 @@ TANH = {
         "        xp.multiply(z, z, out=out)",
         "        out[...] = grad_out * (1 - out)",
         "        return out"], "derivative"),
+    "float32 ones (right for float32, float32 for float16 too; passed the old grader)": ([
+        "        z = ctx.saved[0]",
+        "        return grad_out * (xp.ones(z.shape, dtype=xp.float32) - z * z)"], "float32"),
+    "cast to float32 whenever the input is not float64 (passed the old grader)": ([
+        "        z = ctx.saved[0]",
+        "        g = grad_out * (1 - z * z)",
+        "        return g if g.dtype == xp.float64 else g.astype(xp.float32)"], "float32"),
 }
 
 MAX = {
@@ -244,6 +264,9 @@ SUM = {
         "                                 xp.empty(shape, grad_out.dtype))",
         "        out[...] = _expand_reduced(grad_out, *ctx.args)",
         "        return out"], "spread"),
+    "float32 ones times grad_out (float32 for float16 too; passed the old grader)": ([
+        "        return xp.ones(ctx.args[0], dtype=xp.float32) * "
+        "_expand_reduced(grad_out, *ctx.args)"], "float32"),
 }
 
 MUTANTS = {"1.1": MATMUL, "1.2": EXP, "1.3": TANH, "1.4": MAX, "1.5": UNBROADCAST, "1.6": SUM}

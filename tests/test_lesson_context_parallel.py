@@ -78,6 +78,23 @@ ZIGZAG_MUTANTS = {
         "    return xp.concatenate([xp.arange(early * size, (early + 1) * size),",
         "                           xp.arange(late * size, (late + 1) * size)]).astype(xp.int8)"],
         "mirror"),
+    "one cached array per (S, rank, cp), handed to every caller (passed the old grader)": ([
+        "    cache = globals().setdefault('_ZIGZAG', {})",
+        "    if (steps, rank, cp) not in cache:",
+        "        size = steps // (2 * cp)",
+        "        early, late = rank, 2 * cp - 1 - rank",
+        "        cache[steps, rank, cp] = xp.concatenate([",
+        "            xp.arange(early * size, (early + 1) * size),",
+        "            xp.arange(late * size, (late + 1) * size)])",
+        "    return cache[steps, rank, cp]"], "callers"),
+    "one buffer per (S, cp), refilled for each rank (passed the old grader)": ([
+        "    size = steps // (2 * cp)",
+        "    early, late = rank, 2 * cp - 1 - rank",
+        "    buf = globals().setdefault('_ZIGZAG', {}).setdefault(",
+        "        (steps, cp), xp.empty(2 * size, dtype=xp.int64))",
+        "    buf[:size] = xp.arange(early * size, (early + 1) * size)",
+        "    buf[size:] = xp.arange(late * size, (late + 1) * size)",
+        "    return buf"], "callers"),
 }
 
 RIGHT = {

@@ -65,6 +65,15 @@ MUTANTS = {
         "an extra blocking allgather_object per bucket (the pickle API, untraced)": ([
             I4 + "comm.allgather_object(bucket.index, self.group)",
             READABLE], "one_per_bucket"),
+        "every handle kept in a list (passed the old grader)": ([
+            READABLE,
+            I4 + "self.handles = getattr(self, 'handles', []) + [bucket.handle]"], "freed"),
+        "every handle kept in a global, by bucket and step (passed the old grader)": ([
+            READABLE,
+            I4 + "globals().setdefault('_HANDLES', []).append(bucket.handle)"], "freed"),
+        "a copy of each bucket's gradients kept for later (passed the old grader)": ([
+            READABLE,
+            I4 + "globals().setdefault('_SENT', []).append(bucket.grads.copy())"], "freed"),
     },
     "5.1": {
         "all-reduce, then this rank's slice (a view: the full buffer stays)": ([

@@ -25,7 +25,19 @@ GROW = ["        else:",
 REDUCE = ["        if group is not None:",
           "            local = comm.all_reduce(local, group, op=\"max\")"]
 
+SUMMED = ["        if group is not None:",
+          "            local = comm.all_reduce(local, group, op=\"sum\")"]
+
 MUTANTS = {
+    "flags summed, an overflow only when exactly one rank has one (passed the old grader)": (
+        FLAG + SUMMED + ["        found_inf = bool(local[0] == 1)"] + BACKOFF + GROW,
+        "together"),
+    "flags summed, one backoff per rank that overflowed (passed the old grader)": (
+        FLAG + SUMMED + DECIDE + [
+            "        if found_inf:",
+            "            self.scale = max(self.scale * self.backoff_factor ** int(local[0]),",
+            "                             self.min_scale)",
+            "            self.clean_steps = 0"] + GROW, "backoff"),
     "flag reduced over the world (wrong group)": (FLAG + [
         "        if group is not None:",
         "            local = comm.all_reduce(local, comm.world(), op=\"max\")"]

@@ -53,6 +53,16 @@ ROUTING_MUTANTS = {
             "    if capacity is not None:",
             "        slot = xp.minimum(slot, capacity - 1)",
             "    return choice, slot, xp.ones(choice.shape, dtype=bool)"], "layer"),
+    "queue counts kept in float16 (exact up to 2048 only; passed the old grader)": (
+        SHAPE + TOP + QUEUE + [
+            COUNT[0], "    before = xp.cumsum(onehot, axis=1, dtype=xp.float16) - 1"]
+        + COUNT[2:] + KEEP, "queue"),
+    "queue counts kept in uint8 (wrap at 256; passed the old grader)": (
+        SHAPE + TOP + QUEUE + [
+            COUNT[0], "    before = xp.cumsum(onehot, axis=1, dtype=xp.uint8).astype(int) - 1"]
+        + COUNT[2:] + KEEP, "queue"),
+    "probs squeezed first (a single token loses its axis; passed the old grader)": ([
+        "    probs = probs.squeeze()"] + SHAPE + TOP + QUEUE + COUNT + KEEP, "top_k"),
 }
 
 ROUTING_RIGHT = {

@@ -109,6 +109,14 @@ MUTANTS = {
             "        width = out_features // tp_group.size",
             "        r = world().rank % tp_group.size",
             "        cols = slice(r * width, (r + 1) * width)"], "columns"),
+        "3.3 the full master weight kept on every rank (passed the old grader)": ([
+            "        width = out_features // tp_group.size",
+            "        cols = slice(tp_group.rank * width, (tp_group.rank + 1) * width)",
+            "        self.master_weight = weight"], "memory"),
+        "3.3 a copy of the full weight kept in a global (passed the old grader)": ([
+            "        width = out_features // tp_group.size",
+            "        cols = slice(tp_group.rank * width, (tp_group.rank + 1) * width)",
+            "        globals().setdefault('_MASTERS', []).append(weight.copy())"], "memory"),
     },
     "3.4": {
         "3.4 strided rows": ([
@@ -182,6 +190,27 @@ MUTANTS = {
             "        self.last_partial = partial.data",
             "        allgather_object(self.last_partial.shape, self.tp_group)",
             "        y = reduce_from_tp(partial, self.tp_group)"], "one_all_reduce"),
+        "3.5 every partial product kept in a list (passed the old grader)": ([
+            "        partial = x @ self.weight",
+            "        self.last_partial = partial.data",
+            "        self.partials = getattr(self, 'partials', []) + [partial.data]",
+            "        y = reduce_from_tp(partial, self.tp_group)"], "memory"),
+        "3.5 a copy of every partial kept in a global (passed the old grader)": ([
+            "        partial = x @ self.weight",
+            "        self.last_partial = partial.data",
+            "        globals().setdefault('_PARTIALS', []).append(partial.data.copy())",
+            "        y = reduce_from_tp(partial, self.tp_group)"], "memory"),
+        "3.5 last_partial set on the first forward only (passed the old grader)": ([
+            "        partial = x @ self.weight",
+            "        if self.last_partial is None:",
+            "            self.last_partial = partial.data",
+            "        y = reduce_from_tp(partial, self.tp_group)"], "every_forward"),
+        "3.5 the summed output cached from the first forward (passed the old grader)": ([
+            "        partial = x @ self.weight",
+            "        self.last_partial = partial.data",
+            "        if getattr(self, '_y', None) is None or self._y.shape != partial.shape:",
+            "            self._y = reduce_from_tp(partial, self.tp_group)",
+            "        y = self._y"], "every_forward"),
     },
     "6.2": {
         "6.2 all-reduce then keep my tokens (twice the bytes)": ([

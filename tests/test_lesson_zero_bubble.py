@@ -54,6 +54,15 @@ SPLIT_MUTANTS = {
         + OTHERS + B_HALF, "values"),
     "dY W^T in B even for an input that needs no gradient": (NO_WEIGHT + RECORD + [
         "        others = tuple(not w for w in weights)"] + B_HALF, "b_no_weight"),
+    "only the second input looked at for a weight (passed the old grader)": ([
+        "        weights = (False,) * (len(node.inputs) - 1) + (is_weight(node.inputs[-1]),)",
+        "        if True not in weights:",
+        "            return node.fn.backward(node.ctx, *grad_outs)"] + RECORD + OTHERS + B_HALF,
+        "either_order"),
+    "the input first, the weight second, hard-coded (passed the old grader)": (NO_WEIGHT
+        + RECORD + [
+        "        others = (node.ctx.needs_input_grad[0],) + (False,) * (len(weights) - 1)"]
+        + B_HALF, "either_order"),
 }
 
 CAP = ["        if held == cap:",

@@ -23,6 +23,12 @@ MESSAGES = {
                         "whose ctx.needs_input_grad is False",
     "point.1.1.needed.hint": "compute gx only if ctx.needs_input_grad[0] and ga only if "
                              "ctx.needs_input_grad[1]; leave the other None",
+    "point.1.1.twice": "backward can be called again on the same ctx, as the zero-bubble "
+                       "W step does (B asks for dL/dX, W for dL/dA, then both): the right "
+                       "gradients every time",
+    "point.1.1.twice.hint": "read ctx.saved and change nothing in ctx, x or a (no x.shape = "
+                            "..., no freeing ctx.saved): a second call must find them as they "
+                            "were",
     "point.1.2.chain": "dL/dx = dL/dz * z: grad_out times the output the forward saved, for any "
                        "grad_out (not only ones)",
     "point.1.2.chain.hint": "the chain rule: dL/dx = dL/dz * dz/dx, and for z = e^x, dz/dx is the "
@@ -38,9 +44,10 @@ MESSAGES = {
                             "saved",
     "point.1.3.derivative.hint": "d tanh(x)/dx = 1 - tanh(x)^2, and tanh(x) is the output saved in "
                                  "forward; then the chain rule with grad_out",
-    "point.1.3.float32": "a float32 input gets a float32 gradient with the same values",
-    "point.1.3.float32.hint": "xp.ones(shape) is float64: write 1 - z ** 2, which keeps z's "
-                              "dtype",
+    "point.1.3.float32": "a float32 (or float16) input gets a gradient of its own dtype with "
+                         "the same values",
+    "point.1.3.float32.hint": "xp.ones(shape) is float64, and a cast names one dtype: write "
+                              "1 - z ** 2, which keeps z's dtype",
     "point.1.3.no_overwrite": "backward returns a new array and leaves grad_out and the saved "
                               "output as they were (the saved z IS the forward's result)",
     "point.1.3.no_overwrite.hint": "no *=, += or out= on grad_out or ctx.saved[0]: build "
@@ -77,10 +84,14 @@ MESSAGES = {
                       "x's shape, each entry from its own output entry",
     "point.1.6.axes.hint": "put the removed axes back (all of them, only when keepdims is "
                            "False), then xp.broadcast_to(grad, shape)",
-    "point.1.6.float32": "a float32 input gets a float32 gradient",
-    "point.1.6.float32.hint": "broadcast grad_out itself: xp.ones(shape) * grad is float64",
+    "point.1.6.float32": "a float32 (or float16) input gets a gradient of its own dtype",
+    "point.1.6.float32.hint": "broadcast grad_out itself: xp.ones(shape) * grad is float64, "
+                              "and a cast names one dtype",
     "ad.case_count": "the check recorded {got} case(s), expected {want}",
     "ad.raised": "{case}: your backward raised {error}",
+    "ad.strided": ", X, A and grad_out not C-contiguous",
+    "ad.twice": ", backward again on one ctx",
+    "ad.call": "backward call {n}: ",
     "ad.count": "{case}: your backward returned {got} gradient(s), expected {want}",
     "ad.none": "{case}: {name} is None, but that input needs a gradient",
     "ad.dtype": "{what}: dtype {got}, expected {want} (the input's dtype)",
@@ -214,6 +225,10 @@ MESSAGES = {
                         "Y_2 = [98, 346]^T)",
     "point.3.3.output.hint": "the columns of the weight and of the bias must be the same slice, "
                              "in rank order",
+    "point.3.3.memory": "a rank holds its shard only, in*out/tp numbers of the weight and "
+                        "out/tp of the bias: no full master weight is kept on every rank",
+    "point.3.3.memory.hint": "slice the master weight and let it go: keep no reference to weight "
+                             "(or a copy of it) in self or anywhere else",
     "point.3.4.rows": "rank r keeps rows r*h .. (r+1)*h of the master weight and the whole bias, "
                       "h = in_features / tp, for any tp (2, 1 and 4 ranks)",
     "point.3.4.rows.hint": "h = in_features / tp: rank r of the tp group keeps rows r*h .. "
@@ -236,6 +251,15 @@ MESSAGES = {
                                 "group in forward and nothing in backward",
     "point.3.5.one_all_reduce.hint": "call reduce_from_tp once on the partial product, over "
                                      "self.tp_group (not the world, not a gather)",
+    "point.3.5.every_forward": "every forward of the same layer computes its own X_i A_i "
+                               "(once, kept in last_partial) and its own Y, not the first "
+                               "forward's",
+    "point.3.5.every_forward.hint": "compute the partial product from this call's x each time: "
+                                    "cache nothing from one forward to the next",
+    "point.3.5.memory": "after many forwards the layer keeps ONE partial product, the latest "
+                        "(last_partial), beside its shard and the bias: not every one",
+    "point.3.5.memory.hint": "replace self.last_partial on each forward; keep no list, global or "
+                             "copy of the earlier partial products",
     "tp.no_collective": "no collective",
     "tp.forward": "forward",
     "tp.backward": "backward",
@@ -306,6 +330,10 @@ MESSAGES = {
                              "weights after each step equal one process's",
     "point.4.1.same_update.hint": "every rank must end backward with the same averaged "
                                   "p.grad, in the model's dtype: see the points above",
+    "point.4.1.freed": "after finish() nothing of the step is kept: every bucket's handle is "
+                       "gone, and a step leaves no new gradient arrays behind",
+    "point.4.1.freed.hint": "keep only bucket.handle (finish() waits for it and drops it): no "
+                            "list of handles, no copy of the gradients kept for later",
     "point.5.1.reduce_scatter": "the gradients travel as ONE reduce-scatter per step, over the "
                                 "dp group, of the padded flat gradients (not an all-reduce: "
                                 "twice the bytes)",
@@ -379,7 +407,8 @@ MESSAGES = {
     "point.7.1.group_flag.hint": "all-reduce `local` with op=\"max\" over `group` (not the "
                                  "world, not a gather), once per update, before you decide",
     "point.7.1.together": "an inf, -inf or NaN in any gradient on ANY rank of the group "
-                          "makes EVERY rank of it skip the step, and only that group",
+                          "makes EVERY rank of it skip the step, and only that group, also when "
+                          "several ranks overflow at once",
     "point.7.1.together.hint": "set local from all_finite(grads) (every array; NaN counts as "
                                "much as inf), then decide found_inf from the reduced flag, not "
                                "from this rank's own gradients",
@@ -447,6 +476,11 @@ MESSAGES = {
                            "equals one process's causal attention, forward and dQ, dK, dV",
     "point.8.2.attention.hint": "positions must cut every sequence the same way on every rank: "
                                 "a partition of 0..S-1 into S/cp tokens each",
+    "point.8.2.callers": "two callers share nothing: each call returns an array of its own, so "
+                         "a caller that shifts its positions in place, or the next call, "
+                         "changes no one else's",
+    "point.8.2.callers.hint": "build the positions anew on every call: no array kept in a "
+                              "global or a cache and handed out again, no buffer refilled",
     "cp.not_finite": "{what}: not finite (inf or NaN)",
     "cp.two_pieces": "two pieces",
     "cp.far_apart": "lse rows near {lse}, pieces up to 1000 apart",
@@ -457,6 +491,12 @@ MESSAGES = {
     "cp.not_run": "cp = {cp}: not run, the positions do not split the sequence into a "
                   "partition",
     "cp.raised": "positions(S={steps}, rank={rank}, cp={cp}) raised {error}",
+    "cp.callers_held": "positions(S={steps}, rank={rank}, cp={cp}), held while every other "
+                       "rank's was asked for: {got}; alone it gave {want} (a buffer shared by "
+                       "calls)",
+    "cp.callers_again": "positions(S={steps}, rank={rank}, cp={cp}), asked again after the "
+                        "first caller shifted its array in place: {got}; alone it gave {want} "
+                        "(one array handed to two callers)",
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, expected {want}",
     "cp.not_partition": "S={steps}, cp={cp}: the ranks hold {got}, not every token once",
     "cp.unbalanced": "S={steps}, cp={cp}: causal pairs per rank {pairs}, not all equal",
@@ -482,6 +522,11 @@ MESSAGES = {
     "point.9.1.values.hint": "record the op, its ctx, its inputs and grad_outs for every op "
                              "with a weight, so that W has all it needs after the next "
                              "micro-batch's B",
+    "point.9.1.either_order": "the weight may be either input of a product: for y = W x (the "
+                              "weight FIRST) B gives dL/dx only and W gives dL/dW only, as for "
+                              "y = x W",
+    "point.9.1.either_order.hint": "find the weights with is_weight on every input, in whatever "
+                                   "place: never assume the weight is the second input",
     "point.9.2.once": "every micro-batch's W runs exactly once on every stage, and without the "
                       "W's the list is 1F1B's: the same F, B and messages",
     "point.9.2.once.hint": "count the W's you have placed (weights); the cool-down and the "
@@ -514,6 +559,9 @@ MESSAGES = {
     "zb.steps": "{dtype}: W recorded {got} ops per micro-batch, expected [4, 4] (2 MatMul "
                 "and 2 Add, the ops with a weight)",
     "zb.x_changed": "{dtype}: W changed dL/dx{i} (W computes weight gradients only)",
+    "zb.first": "y = tanh(W x), float64, after {half}: {what}",
+    "zb.first_calls": "y = tanh(W x): in {half}, MatMul's backward was asked for (W, x) = {got}; "
+                      "expected {want}",
     "zb.not_whole": "{what}: not equal, bit for bit, to the whole backward",
     "zb.numeric": "{what} against central differences",
     "zb.w_once": "{where}: W's for micro-batches {got}, expected each of 0..{m}-1 once\n"
@@ -527,14 +575,14 @@ MESSAGES = {
     # exercises 10.1 and 10.2: mixture of experts
     "point.10.1.top_k": "each token's choice is the k experts of largest probability, largest "
                         "first, and equal probabilities go to the LOWER expert id (rows full "
-                        "of ties, E up to 32, float64 and float32)",
+                        "of ties, E up to 32, a single token, float64 and float32)",
     "point.10.1.top_k.hint": "xp.argsort(-probs, axis=-1, kind=\"stable\")[..., :k]: a stable "
                              "sort of -p keeps equal probabilities in expert order; sorting p "
                              "and reversing puts the HIGHER id first",
     "point.10.1.queue": "each sequence's k*T assignments queue slot-major, first come first "
                         "served: every token's first choice in token order, then every second "
                         "choice; slot = how many earlier ones of the same sequence chose the "
-                        "same expert",
+                        "same expert (also for a single token, and for more than 2048 tokens)",
     "point.10.1.queue.hint": "queue = choice.transpose(0, 2, 1).reshape(b, k * T) (not "
                              "choice.reshape(b, T * k), which is token-major); count with a "
                              "cumsum over the queue axis of each sequence, minus 1",
@@ -605,6 +653,16 @@ MESSAGES = {
     "tp.products": "rank {rank} ({dtype}): the forward computed {got} products X @ A; X_i "
                    "A_i is computed ONCE and that same partial goes through g (a second "
                    "product is the work done twice)",
+    "tp.memory_held": "rank {rank} ({dtype}): the layer's attributes hold {got} bytes of arrays; "
+                      "it needs {want} bytes ({what}: {full} bytes)",
+    "tp.memory_new": "rank {rank} ({dtype}): building and running the layer left {got} bytes of "
+                     "new arrays alive in the process; it needs {want} bytes ({what}: {full} "
+                     "bytes)",
+    "tp.full_weight": "the full weight",
+    "tp.one_partial": "one partial product",
+    "tp.again": "forward {k} of one layer ({dtype}): {what}",
+    "tp.again_raised": "rank {rank} ({dtype}): one layer, forward after forward: your code "
+                       "raised {error}",
     "dp.waited_in_launch": "rank {rank}, run {run}, step {step}: _launch finished {count} "
                            "all-reduce(s) of earlier buckets before it returned (waited for "
                            "them): "
@@ -621,6 +679,11 @@ MESSAGES = {
     "dp.memory_left": "rank {rank}, run {run}, step {step}: this phase left {got} bytes of "
                       "new arrays alive in the process, expected about {want} (a full flat "
                       "buffer is {full} bytes): a full-size copy is kept somewhere",
+    "dp.handles_kept": "rank {rank}, run {run}, step {step}: {count} of the step's {total} "
+                       "all-reduce handles are still alive after finish() (kept somewhere)",
+    "dp.step_memory": "rank {rank}, run {run}, step {step}: forward, backward and finish() left "
+                      "{got} bytes of new arrays alive; a step after the first needs none (the "
+                      "flat gradient buffer: {full} bytes)",
     "ad.reused": "{case}: the gradient your backward returned changed when a second op "
                  "of the same shape ran its backward (two ops of one shape in one "
                  "graph): return a new array each call, not a buffer kept from call to "

@@ -23,6 +23,10 @@ MESSAGES = {
                         "None",
     "point.1.1.needed.hint": "gx는 ctx.needs_input_grad[0]일 때만, ga는 "
                              "ctx.needs_input_grad[1]일 때만 계산하고 나머지는 None으로 두세요",
+    "point.1.1.twice": "같은 ctx로 backward를 다시 부를 수 있습니다, zero-bubble의 W 단계처럼 "
+                       "(B는 dL/dX, W는 dL/dA, 그다음 둘 다): 매번 올바른 기울기",
+    "point.1.1.twice.hint": "ctx.saved를 읽기만 하고 ctx, x, a의 어느 것도 바꾸지 마세요 (x.shape = "
+                            "... 도, ctx.saved 비우기도 없이): 두 번째 호출이 그대로 찾아야 합니다",
     "point.1.2.chain": "dL/dx = dL/dz * z: grad_out에 순전파가 저장한 출력을 곱합니다. 1만이 "
                        "아닌 어떤 grad_out이든",
     "point.1.2.chain.hint": "연쇄 법칙: dL/dx = dL/dz * dz/dx이고, z = e^x이면 dz/dx는 순전파에서 저장해 둔 출력 z입니다",
@@ -36,9 +40,9 @@ MESSAGES = {
                             "출력입니다",
     "point.1.3.derivative.hint": "d tanh(x)/dx = 1 - tanh(x)^2이고 tanh(x)는 순전파에서 저장한 출력입니다; 그다음 "
                                  "grad_out과 연쇄 법칙",
-    "point.1.3.float32": "float32 입력은 같은 값의 float32 기울기를 받습니다",
-    "point.1.3.float32.hint": "xp.ones(shape)는 float64입니다: z의 자료형을 지키는 "
-                              "1 - z ** 2를 쓰세요",
+    "point.1.3.float32": "float32 (또는 float16) 입력은 같은 값의, 자기 자료형의 기울기를 받습니다",
+    "point.1.3.float32.hint": "xp.ones(shape)는 float64이고, 형 변환은 자료형 하나를 정합니다: "
+                              "z의 자료형을 지키는 1 - z ** 2를 쓰세요",
     "point.1.3.no_overwrite": "역전파는 새 배열을 반환하고 grad_out과 저장된 출력을 그대로 "
                               "둡니다 (저장된 z가 곧 순전파의 결과입니다)",
     "point.1.3.no_overwrite.hint": "grad_out이나 ctx.saved[0]에 *=, +=, out=을 쓰지 마세요: "
@@ -76,11 +80,14 @@ MESSAGES = {
                       "주며, 각 원소는 자기 출력 원소에서 옵니다",
     "point.1.6.axes.hint": "없어진 축을 (모두, keepdims가 False일 때만) 되살린 뒤 "
                            "xp.broadcast_to(grad, shape)",
-    "point.1.6.float32": "float32 입력은 float32 기울기를 받습니다",
+    "point.1.6.float32": "float32 (또는 float16) 입력은 자기 자료형의 기울기를 받습니다",
     "point.1.6.float32.hint": "grad_out 자체를 broadcast 하세요: xp.ones(shape) * grad는 "
-                              "float64입니다",
+                              "float64이고, 형 변환은 자료형 하나를 정합니다",
     "ad.case_count": "확인 코드가 경우 {got}개를 기록했습니다, 기댓값 {want}개",
     "ad.raised": "{case}: 여러분의 역전파(backward)에서 {error} 발생",
+    "ad.strided": ", X, A, grad_out이 C-연속(C-contiguous)이 아님",
+    "ad.twice": ", 같은 ctx로 backward를 다시",
+    "ad.call": "backward 호출 {n}: ",
     "ad.count": "{case}: 여러분의 역전파가 기울기 {got}개를 반환했습니다, 기댓값 {want}개",
     "ad.none": "{case}: {name}이(가) None입니다. 그 입력에는 기울기가 필요합니다",
     "ad.dtype": "{what}: 자료형 {got}, 기댓값 {want} (입력의 자료형)",
@@ -208,6 +215,10 @@ MESSAGES = {
     "point.3.3.output": "각 랭크는 Y의 자기 열인 Y_i = X A_i + b_i를 계산하고, 모은 Y는 X A + b "
                         "입니다 (예제: Y_1 = [74, 258]^T, Y_2 = [98, 346]^T)",
     "point.3.3.output.hint": "가중치의 열과 편향의 열은 랭크 순서대로 같은 슬라이스여야 합니다",
+    "point.3.3.memory": "랭크는 자기 shard만 가집니다, 가중치의 in*out/tp개와 편향의 out/tp개: "
+                        "모든 랭크에 전체 마스터 가중치를 두지 않습니다",
+    "point.3.3.memory.hint": "마스터 가중치를 자르고 놓아 주세요: weight (또는 그 복사본)의 참조를 "
+                             "self에도 다른 어디에도 두지 마세요",
     "point.3.4.rows": "랭크 r은 마스터 가중치의 행 r*h .. (r+1)*h와 편향 전체를 가집니다, "
                       "h = in_features / tp, 어떤 tp에서든 (랭크 2개, 1개, 4개)",
     "point.3.4.rows.hint": "h = in_features / tp: tp 그룹의 랭크 r은 행 r*h .. (r+1)*h를 가집니다; 상수가 아니라 그룹의 "
@@ -226,6 +237,14 @@ MESSAGES = {
                                 " 한 번이고, 역전파에서는 없습니다",
     "point.3.5.one_all_reduce.hint": "부분 곱에 reduce_from_tp를 self.tp_group 위에서 한 번 "
                                      "부르세요 (월드도, 개더(gather)도 아닙니다)",
+    "point.3.5.every_forward": "같은 층의 forward는 매번 자기 X_i A_i (한 번 계산, last_partial에 "
+                               "보관)와 자기 Y를 계산합니다, 첫 forward의 것이 아니라",
+    "point.3.5.every_forward.hint": "부분 곱은 매번 이번 호출의 x로 계산하세요: forward에서 다음 "
+                                    "forward로 아무것도 캐시하지 마세요",
+    "point.3.5.memory": "forward를 여러 번 한 뒤에도 층은 부분 곱을 하나, 가장 최근 것 "
+                        "(last_partial)만 shard와 편향 곁에 둡니다: 모두가 아니라",
+    "point.3.5.memory.hint": "forward마다 self.last_partial을 바꾸세요; 앞선 부분 곱의 리스트, "
+                             "전역 변수, 복사본을 두지 마세요",
     "tp.no_collective": "집합 통신 없음",
     "tp.forward": "순전파",
     "tp.backward": "역전파",
@@ -297,6 +316,10 @@ MESSAGES = {
                              "손실과 가중치가 한 프로세스의 것과 같습니다",
     "point.4.1.same_update.hint": "모든 랭크는 역전파를 마칠 때 모델의 자료형으로 같은 "
                                   "평균 p.grad를 가져야 합니다: 위의 항목을 보세요",
+    "point.4.1.freed": "finish() 뒤에는 그 step의 것이 아무것도 남지 않습니다: 모든 버킷의 handle이 "
+                       "사라지고, step이 새 gradient 배열을 남기지 않습니다",
+    "point.4.1.freed.hint": "bucket.handle 하나만 두세요 (finish()가 기다리고 버립니다): handle의 "
+                            "리스트도, 나중을 위해 둔 gradient 복사본도 두지 마세요",
     "point.5.1.reduce_scatter": "기울기는 스텝마다 dp 그룹 위에서, 패딩한 평탄한 기울기의 "
                                 "reduce-scatter 한 번으로 오갑니다 (두 배의 "
                                 "바이트를 보내는 all-reduce가 아닙니다)",
@@ -370,7 +393,8 @@ MESSAGES = {
                                  "(월드도, 개더(gather)도 아니고), 판단하기 전에 update마다 "
                                  "한 번",
     "point.7.1.together": "그룹의 어느 랭크든 어느 기울기에든 inf, -inf, NaN이 있으면 그 "
-                          "그룹의 모든 랭크가 그 스텝을 건너뛰고, 그 그룹만 건너뜁니다",
+                          "그룹의 모든 랭크가 그 스텝을 건너뛰고, 그 그룹만 건너뜁니다, 여러 랭크가 "
+                          "한꺼번에 오버플로할 때도",
     "point.7.1.together.hint": "local은 all_finite(grads)로 정하고 (모든 배열; NaN도 inf와 "
                                "똑같이 셉니다), found_inf는 이 랭크의 기울기가 아니라 reduce된 "
                                "플래그로 정하세요",
@@ -436,6 +460,11 @@ MESSAGES = {
                            "프로세스의 인과 어텐션과 같습니다, 순전파와 dQ, dK, dV",
     "point.8.2.attention.hint": "positions는 모든 랭크에서 시퀀스를 같은 방식으로 잘라야 "
                                 "합니다: 0..S-1을 S/cp 토큰씩 나눈 분할",
+    "point.8.2.callers": "두 호출자는 아무것도 공유하지 않습니다: 호출마다 자기 배열을 돌려주므로, "
+                         "제 위치를 제자리에서 옮기는 호출자도, 다음 호출도 남의 것을 바꾸지 "
+                         "않습니다",
+    "point.8.2.callers.hint": "위치를 호출마다 새로 만드세요: 전역 변수나 캐시에 배열을 두고 다시 "
+                              "내주지도, 버퍼를 다시 채우지도 마세요",
     "cp.not_finite": "{what}: 유한하지 않습니다 (inf 또는 NaN)",
     "cp.two_pieces": "조각 두 개",
     "cp.far_apart": "{lse} 근처의 lse 행, 조각끼리 최대 1000 차이",
@@ -446,6 +475,11 @@ MESSAGES = {
     "cp.not_run": "cp = {cp}: 실행하지 않음, positions가 시퀀스를 분할(partition)하지 "
                   "않습니다",
     "cp.raised": "positions(S={steps}, rank={rank}, cp={cp})가 {error}를 냈습니다",
+    "cp.callers_held": "positions(S={steps}, rank={rank}, cp={cp})를 든 채 다른 랭크의 것을 모두 "
+                       "요청한 뒤: {got}; 혼자일 때는 {want} (호출들이 공유한 버퍼)",
+    "cp.callers_again": "첫 호출자가 제 배열을 제자리에서 옮긴 뒤 다시 요청한 positions(S={steps}, "
+                        "rank={rank}, cp={cp}): {got}; 혼자일 때는 {want} (두 호출자에게 건넨 배열 "
+                        "하나)",
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, 기댓값 {want}",
     "cp.not_partition": "S={steps}, cp={cp}: 랭크들이 {got}를 가집니다, 모든 토큰이 한 번씩이 "
                         "아닙니다",
@@ -470,6 +504,10 @@ MESSAGES = {
                         "같습니다, float64와 float32에서, 그리고 중앙 차분(central differences)과도",
     "point.9.1.values.hint": "가중치가 있는 모든 연산의 op, ctx, 입력, grad_outs를 기록하세요. 그래야 "
                              "다음 마이크로배치의 B 뒤에도 W에 필요한 것이 다 있습니다",
+    "point.9.1.either_order": "가중치는 곱의 어느 입력이든 될 수 있습니다: y = W x (가중치가 "
+                              "첫째)에서도 B는 dL/dx만, W는 dL/dW만 줍니다, y = x W에서처럼",
+    "point.9.1.either_order.hint": "모든 입력에 is_weight를 써서 어느 자리에 있든 가중치를 "
+                                   "찾으세요: 가중치가 둘째 입력이라고 가정하지 마세요",
     "point.9.2.once": "모든 스테이지에서 마이크로배치마다 W가 정확히 한 번 실행되고, W를 빼면 "
                       "목록은 1F1B의 것입니다: 같은 F, B, 메시지",
     "point.9.2.once.hint": "배치한 W의 수(weights)를 세세요; 쿨다운과 끝에 남은 W들로 M이 되어야 "
@@ -503,6 +541,9 @@ MESSAGES = {
     "zb.steps": "{dtype}: W가 마이크로배치마다 연산 {got}개를 기록했습니다, 기댓값 [4, 4] "
                 "(가중치가 있는 연산: MatMul 2개와 Add 2개)",
     "zb.x_changed": "{dtype}: W가 dL/dx{i}를 바꿨습니다 (W는 가중치 기울기만 계산합니다)",
+    "zb.first": "y = tanh(W x), float64, {half} 뒤: {what}",
+    "zb.first_calls": "y = tanh(W x): {half}에서 MatMul의 역전파가 (W, x) = {got}로 "
+                      "요청되었습니다; 기댓값 {want}",
     "zb.not_whole": "{what}: 전체 역전파와 비트 단위로 같지 않습니다",
     "zb.numeric": "중앙 차분과 비교한 {what}",
     "zb.w_once": "{where}: 마이크로배치 {got}의 W, 0..{m}-1 각각 한 번이어야 합니다\n"
@@ -516,13 +557,14 @@ MESSAGES = {
     # exercises 10.1 and 10.2: mixture of experts
     "point.10.1.top_k": "각 토큰의 선택은 확률이 가장 큰 전문가(expert) k개이고, 큰 것부터이며, "
                         "확률이 같으면 전문가 번호가 더 작은 쪽으로 갑니다 (동점이 가득한 행, E는 "
-                        "32까지, float64와 float32)",
+                        "32까지, 토큰 하나, float64와 float32)",
     "point.10.1.top_k.hint": "xp.argsort(-probs, axis=-1, kind=\"stable\")[..., :k]: -p의 "
                              "안정 정렬은 같은 확률을 전문가 순서대로 둡니다; p를 정렬하고 "
                              "뒤집으면 번호가 더 큰 쪽이 먼저 옵니다",
     "point.10.1.queue": "각 시퀀스의 배정 k*T개는 슬롯 우선(slot-major)으로, 먼저 온 순서대로 "
                         "줄을 섭니다: 모든 토큰의 첫 선택을 토큰 순서로, 그다음 모든 두 번째 "
-                        "선택; slot = 같은 시퀀스에서 앞서 같은 전문가를 고른 배정의 수",
+                        "선택; slot = 같은 시퀀스에서 앞서 같은 전문가를 고른 배정의 수 (토큰 "
+                        "하나일 때도, 토큰이 2048개를 넘을 때도)",
     "point.10.1.queue.hint": "queue = choice.transpose(0, 2, 1).reshape(b, k * T) (토큰 "
                              "우선인 choice.reshape(b, T * k)가 아닙니다); 각 시퀀스의 큐 "
                              "축을 따라 cumsum으로 세고 1을 빼세요",
@@ -588,6 +630,15 @@ MESSAGES = {
     # where students actually go wrong (exercise_checks: counted calls, dtypes, groups)
     "tp.products": "랭크 {rank} ({dtype}): 순전파가 곱 X @ A를 {got}번 계산했습니다; X_i A_i는 한 번만 계산하고 "
                    "바로 그 부분 곱을 g에 넘깁니다 (두 번째 곱은 같은 일을 두 번 한 것입니다)",
+    "tp.memory_held": "랭크 {rank} ({dtype}): 층의 속성이 배열 {got}바이트를 가지고 있습니다; "
+                      "필요한 것은 {want}바이트입니다 ({what}: {full}바이트)",
+    "tp.memory_new": "랭크 {rank} ({dtype}): 층을 만들고 실행한 뒤 새 배열 {got}바이트가 프로세스에 "
+                     "살아 있습니다; 필요한 것은 {want}바이트입니다 ({what}: {full}바이트)",
+    "tp.full_weight": "전체 가중치",
+    "tp.one_partial": "부분 곱 하나",
+    "tp.again": "한 층의 forward {k} ({dtype}): {what}",
+    "tp.again_raised": "랭크 {rank} ({dtype}): 한 층에 forward를 거듭하자 코드가 {error}를 "
+                       "일으켰습니다",
     "dp.waited_in_launch": "랭크 {rank}, 실행 {run}, 단계 {step}: _launch가 반환하기 전에 앞선 버킷의 all-reduce "
                            "{count}개를 끝냈습니다 (그것들을 기다렸습니다): 한 번에 버킷 하나만 진행 중이면 겹침이 아닙니다; 이 버킷의 "
                            "all-reduce를 시작하고 반환하세요, 모두를 기다리는 것은 finish()입니다",
@@ -598,6 +649,11 @@ MESSAGES = {
                        "({count}개가 어딘가에 보관됨: 옛 조각의 뷰, 전역 변수, 다른 객체): 모든 랭크는 전체 가중치를 한 벌만 가집니다",
     "dp.memory_left": "랭크 {rank}, 실행 {run}, 단계 {step}: 이 단계가 프로세스에 새 배열 {got}바이트를 살려 두었습니다, "
                       "기대값은 약 {want}바이트입니다 (전체 평탄 버퍼는 {full}바이트): 전체 크기의 사본이 어딘가에 보관되어 있습니다",
+    "dp.handles_kept": "랭크 {rank}, 실행 {run}, 단계 {step}: 이 step의 all-reduce handle {total}개 중 "
+                       "{count}개가 finish() 뒤에도 살아 있습니다 (어딘가에 보관됨)",
+    "dp.step_memory": "랭크 {rank}, 실행 {run}, 단계 {step}: forward, backward, finish()가 새 배열 "
+                      "{got}바이트를 살려 두었습니다; 첫 step 뒤의 step에는 필요 없습니다 (평평한 "
+                      "gradient 버퍼: {full}바이트)",
     "ad.reused": "{case}: 같은 모양의 두 번째 연산이 역전파를 실행하자 여러분의 역전파가 돌려준 기울기가 바뀌었습니다 (한 그래프 안에 "
                  "같은 모양의 연산 두 개): 호출마다 새 배열을 돌려주세요, 호출에서 호출로 이어지는 버퍼가 아니라",
     "ad.widened": "{case}: float32 입력이 도중에 float64를 거쳐 (dtype=float64, astype(float64) 또는 "

@@ -15,18 +15,22 @@ a sum, a broadcast) the gradient of <grad_out, f(x)> at entry j is
 <grad_out, f(e_j)>, one unit array at a time, which needs no formula at all;
 exp, tanh and max by their closed forms (max: 1/k at each of k tied maxima). A
 "float32" point reads the dtype always, and the float32 values only when the float64
-cases are right (else the mistake is another point's, with its own hint).
+cases are right (else the mistake is another point's, with its own hint); in 1.3 and 1.6
+it holds float16 cases too (a gradient cast to float32 is no gradient of float16's dtype).
 
     1.1 MatMul     transpose (2-D, float32 too), batched (swap the last two axes,
                    unbroadcast both gradients), vectors, needed (None where
-                   ctx.needs_input_grad is False)
+                   ctx.needs_input_grad is False); X, A and grad_out also in memory that
+                   is not C-contiguous (a transposed copy seen transposed back); twice
+                   (backward again on one ctx: for X, for A, then both, as zero bubble's
+                   B and W call it)
     1.2 Exp        chain (grad_out * z), float32, no_overwrite (grad_out and the
                    saved output, which IS the forward's result, stay as they were)
-    1.3 Tanh       derivative (grad_out * (1 - z^2)), float32, no_overwrite
+    1.3 Tanh       derivative (grad_out * (1 - z^2)), float32 (and float16), no_overwrite
     1.4 Max        route (only the maximum gets grad_out), ties (1/k each), axes
                    (None, int, negative, tuple, keepdims)
     1.5 unbroadcast leading, stretched, mixed (both at once, and in a + b), float32
-    1.6 Sum        spread (grad_out back over x's shape), axes, float32
+    1.6 Sum        spread (grad_out back over x's shape), axes, float32 (and float16)
 """
 import numpy as np
 
@@ -35,8 +39,8 @@ from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
 from minimegatron.classroom.exercise_checks.watched import new_log, watch
 from minimegatron.i18n import text
 
-F64, F32 = "float64", "float32"
-TOL = {F64: 1e-9, F32: 2e-5}        # |got - want| <= TOL * max(1, |want|) entry by entry
+F64, F32, F16 = "float64", "float32", "float16"
+TOL = {F64: 1e-9, F32: 2e-5, F16: 5e-3}    # |got - want| <= TOL * max(1, |want|), entry by entry
 
 
 # ---- the problems, drawn from the seed (both halves call these) ------------------------
@@ -69,15 +73,34 @@ def _matmul_cases(seed):
              ("needed", (n, k), (k, m), F64, no_x), ("needed", (n, k), (k, m), F64, no_a),
              ("needed", (b, n, k), (b, k, m), F64, no_x),
              ("needed", (b, n, k), (b, k, m), F64, no_a)]
+    strided = [("transpose", (n, k), (k, m), F64, both), ("batched", (b, n, k), (k, m), F32, both),
+               ("batched", (b, n, k), (b, k, m), F64, both), ("vectors", (k,), (k, m), F64, both)]
+    twice = [("twice", (b, n, k), (k, m), F64, both), ("twice", (b, n, k), (b, k, m), F64, both),
+             ("twice", (n, k), (k, m), F32, both)]
     cases = []
-    for point, xs, as_, dtype, needs in specs:
-        x, a = _normal(rng, xs, dtype), _normal(rng, as_, dtype)
-        out_shape = np.matmul(x, a).shape
-        cases.append({"point": point, "inputs": [x, a], "needs": needs, "dtype": dtype,
-                      "grad_out": _normal(rng, out_shape, dtype),
-                      "label": f"X {_shape_text(xs)} @ A {_shape_text(as_)}, {dtype}",
-                      "names": ["dL/dX", "dL/dA"]})
+    for kind, group in (("", specs), ("strided", strided), ("twice", twice)):
+        for point, xs, as_, dtype, needs in group:
+            x, a = _normal(rng, xs, dtype), _normal(rng, as_, dtype)
+            out_shape = np.matmul(x, a).shape
+            label = f"X {_shape_text(xs)} @ A {_shape_text(as_)}, {dtype}"
+            cases.append({"point": point, "inputs": [x, a], "needs": needs, "dtype": dtype,
+                          "grad_out": _normal(rng, out_shape, dtype), "kind": kind,
+                          "label": label + {"": "", "strided": text("ad.strided"),
+                                            "twice": text("ad.twice")}[kind],
+                          "names": ["dL/dX", "dL/dA"]})
     return cases
+
+
+def _strided(a):
+    """The values of ``a`` in memory that is not C-contiguous: a transposed copy seen
+    transposed back (a 1-D array: every other entry of one twice as long)."""
+    if a.ndim == 0:
+        return a
+    if a.ndim == 1:
+        wide = np.zeros(2 * a.size, a.dtype)
+        wide[::2] = a
+        return wide[::2]
+    return np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2)
 
 
 def _elementwise_cases(ex_id):
@@ -86,7 +109,7 @@ def _elementwise_cases(ex_id):
         op = "exp" if ex_id == "1.2" else "tanh"
         main = "chain" if ex_id == "1.2" else "derivative"
         specs = [(main, (3, 4), F64), (main, (2, 3, 2), F64), ("float32", (3, 4), F32),
-                 ("float32", (5,), F32)]
+                 ("float32", (5,), F32)] + ([("float32", (3, 4), F16)] if ex_id == "1.3" else [])
         return [{"point": point, "inputs": [_normal(rng, shape, dtype, 1.5)],
                  "needs": (True,), "dtype": dtype, "grad_out": _normal(rng, shape, dtype),
                  "label": f"z = {op}(x), x {_shape_text(shape)} {dtype}", "names": ["dL/dx"]}
@@ -132,7 +155,9 @@ def _reduction_cases(ex_id):
                      ("axes", (2, 3, 4), (-1, 0), True, F64, False),
                      ("axes", (3, 4), None, True, F64, False),
                      ("float32", (3, 4), 0, False, F32, False),
-                     ("float32", (2, 3, 4), (1, 2), False, F32, False)]
+                     ("float32", (2, 3, 4), (1, 2), False, F32, False),
+                     ("float32", (3, 4), 1, True, F16, False),
+                     ("float32", (2, 3, 4), (0, 2), False, F16, False)]
         out = []
         for point, shape, axis, keepdims, dtype, ties in specs:
             x = (_with_ties(rng, shape, axis) if ties else _normal(rng, shape, F64)).astype(dtype)
@@ -212,6 +237,13 @@ def _kept(before, after):
     return bool(np.array_equal(before, np.asarray(to_numpy(after)), equal_nan=True))
 
 
+def _all_kept(before, after):
+    """Are the saved arrays all still there, each as it was?"""
+    if not isinstance(after, (tuple, list)) or len(after) != len(before):
+        return False
+    return all(_kept(a, s) for a, s in zip(before, after))
+
+
 def raised_where(err):
     """'ValueError: ... (in Max.backward: <the line>)': the error and where, in the copy
     (the copy's own code, not the watched arrays' bookkeeping)."""
@@ -237,13 +269,14 @@ def _backward(ex_id, case, log=None):
     ``log`` is given: the products and float64 steps are noted there)."""
     from minimegatron.backend import to_numpy, xp
     from minimegatron.autodiff.tensor import Tensor
-    tensors = [Tensor(xp.asarray(x.copy()), requires_grad=need)
+    arrange = _strided if case.get("kind") == "strided" else np.copy
+    tensors = [Tensor(xp.asarray(arrange(x)), requires_grad=need)
                for x, need in zip(case["inputs"], case["needs"])]
     out = _forward(ex_id, case, tensors)
     node = out._node
     saved = [np.array(to_numpy(s)) for s in node.ctx.saved]
     result = np.array(to_numpy(out.data))
-    grad_out = xp.asarray(case["grad_out"].copy())
+    grad_out = xp.asarray(arrange(case["grad_out"]))
     if log is not None:
         node.ctx.saved = tuple(watch(s, log) for s in node.ctx.saved)
         grad_out = watch(grad_out, log)
@@ -257,6 +290,8 @@ def _run_case(ex_id, case):
     were (no result buffer kept from call to call)."""
     if ex_id == "1.5":
         return _run_unbroadcast(case)
+    if case.get("kind") == "twice":
+        return _run_twice(ex_id, case)
     log = new_log()
     try:
         node, out, grads, grad_out, saved, result = _backward(ex_id, case, log)
@@ -270,8 +305,28 @@ def _run_case(ex_id, case):
     except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
         return {"error": raised_where(err)}
     return {"grads": evidence, "grad_out_kept": _kept(case["grad_out"], grad_out),
-            "saved_kept": all(_kept(a, s) for a, s in zip(saved, node.ctx.saved)),
+            "saved_kept": _all_kept(saved, node.ctx.saved),
             "output_kept": _kept(result, out.data), "reused": reused, **log}
+
+
+def _run_twice(ex_id, case):
+    """The zero-bubble way: one forward, then backward on the same ctx for the input only
+    (B), for the weight only (W), then for both: the gradients of each call."""
+    from minimegatron.backend import xp
+    from minimegatron.autodiff.tensor import Tensor
+    tensors = [Tensor(xp.asarray(x.copy()), requires_grad=True) for x in case["inputs"]]
+    node = _forward(ex_id, case, tensors)._node
+    calls = []
+    try:
+        for needs in ((True, False), (False, True), (True, True)):
+            node.ctx.needs_input_grad = needs
+            grads = node.fn.backward(node.ctx, xp.asarray(case["grad_out"].copy()))
+            calls.append(_as_evidence(grads))
+    except NotImplementedError:
+        raise
+    except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
+        return {"error": text("ad.call", n=len(calls) + 1) + raised_where(err)}
+    return {"grads": calls[2], "halves": [calls[0][0], calls[1][1]]}
 
 
 def _run_unbroadcast(case):
@@ -419,6 +474,19 @@ def judge_float32(ex_id):
     return judge
 
 
+def judge_twice(evidence, seed):
+    """1.1: backward called again on the same ctx (B for X, W for A, then both) gives the
+    right gradients every time."""
+    for case, result in _cases("1.1", evidence, seed):
+        if case["point"] != "twice":
+            continue
+        _check_values("1.1", case, result)
+        for i, call in enumerate(("B", "W")):
+            one = {"grads": [result["halves"][i] if j == i else None for j in range(2)]}
+            _check_values("1.1", {**case, "needs": tuple(j == i for j in range(2)),
+                                  "label": case["label"] + f" ({call})"}, one)
+
+
 def judge_needed(evidence, seed):
     """1.1: None for an input that needs no gradient, the right one for the other."""
     for case, result in _cases("1.1", evidence, seed):
@@ -449,7 +517,8 @@ LESSONS = {
     "1.1": Lesson(collect_for("1.1"), (Point("transpose", judge_values("1.1", "transpose")),
                                        Point("batched", judge_values("1.1", "batched")),
                                        Point("vectors", judge_values("1.1", "vectors")),
-                                       Point("needed", judge_needed))),
+                                       Point("needed", judge_needed),
+                                       Point("twice", judge_twice))),
     "1.2": Lesson(collect_for("1.2"), (Point("chain", judge_values("1.2", "chain")),
                                        Point("float32", judge_float32("1.2")),
                                        Point("no_overwrite", judge_no_overwrite("1.2")))),

@@ -29,11 +29,14 @@ chunk 2cp-1-i of 2cp chunks of c = S/(2cp) tokens, in that order:
     balance    every rank computes the same number of causal (query, key) pairs
     attention  all-gather attention with the zigzag split on the cp groups of 2 and 4
                equals one process's causal attention, forward and dQ, dK, dV
+    callers    two callers share nothing: each call returns an array of its own
+               (``zigzag_callers.py``)
 """
 import numpy as np
 
 from minimegatron.classroom.exercise_checks.common import CheckFailed, expect_close
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point
+from minimegatron.classroom.exercise_checks.zigzag_callers import collect_callers, judge_callers
 from minimegatron.i18n import text
 
 B, H, HD = 1, 2, 4                                 # the merge problems: (B, H, T, hd)
@@ -278,7 +281,7 @@ def collect_zigzag(group, seed):
         attention[str(g.size)] = _against_serial(
             g, seed, 5, "zigzag",
             lambda q, k, v, g=g: allgather_attention(q, k, v, g, RING_HEADS, "zigzag"))
-    return {"cases": cases, "attention": attention,
+    return {"cases": cases, "attention": attention, "callers": collect_callers(),
             "long": [_long_positions(rank) for rank in range(LONG[1])]}
 
 
@@ -344,4 +347,5 @@ LESSONS = {"8.1": Lesson(collect_merge, (Point("union", judge_union),
            "8.2": Lesson(collect_zigzag, (Point("mirror", judge_mirror),
                                           Point("partition", judge_partition),
                                           Point("balance", judge_balance),
-                                          Point("attention", judge_attention)))}
+                                          Point("attention", judge_attention),
+                                          Point("callers", judge_callers)))}

@@ -17,7 +17,12 @@ gradients and weights.
                          mean gradient = one process's (float64, float32, float16, 4 ranks);
                          MPI reads and writes bucket.reduce itself (no copy sent, put back)
          same_update     loss and weights after each AdamW step = one process's
+         freed           after finish() no handle of the step is alive (weak references), and
+                         a step after the first leaves no new array memory (tracemalloc)
 """
+import gc
+import weakref
+
 import numpy as np
 
 from minimegatron.classroom.exercise_checks.common import CheckFailed
@@ -25,6 +30,7 @@ from minimegatron.classroom.exercise_checks.dp_problem import (
     BATCH, BUCKET_BYTES, DDP_RUNS, bucket_bytes, compare, config_for, describe, error_text,
     group_of, runs, same_weights, serial, shapes, steps_of, tolerance)
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point, comm_log
+from minimegatron.classroom.exercise_checks.memory_watch import NewArrays, alive, within
 from minimegatron.i18n import text
 
 
@@ -47,6 +53,22 @@ def _reads_and_writes(handle, buffer):
     return all(isinstance(b, np.ndarray) and np.shares_memory(b, buffer) for b in keep)
 
 
+def _weak(handle):
+    """A weak reference to a started all-reduce's handle (None when it takes none)."""
+    try:
+        return weakref.ref(handle)
+    except TypeError:
+        return None
+
+
+def _still_alive(refs):
+    """[1 if the handle is still alive, else 0; None for one never weakly referenced], after
+    the garbage collector when any is (a reference cycle freed late is not a handle kept)."""
+    if any(ref is not None and alive([ref]) for ref in refs):
+        gc.collect()
+    return [None if ref is None else alive([ref]) for ref in refs]
+
+
 def _ddp_run(group, seed, dtype, steps):
     """One DDP training run; fills and returns its evidence (even when the code raises)."""
     from minimegatron import comm
@@ -62,10 +84,12 @@ def _ddp_run(group, seed, dtype, steps):
         ddp = DistributedDataParallel(model, group, bucket_bytes=BUCKET_BYTES)
         opt = make_optimizer(model.parameters()) if steps else None
         launched, in_place, waited, launch = [], [], [], ddp._launch
+        handles = []
 
         def watched(bucket):
             started = [b for b in ddp.buckets if b is not bucket and _in_flight(b.handle)]
             launch(bucket)
+            handles.append(_weak(bucket.handle))
             launched.append(_in_flight(bucket.handle))
             in_place.append(_reads_and_writes(bucket.handle, bucket.reduce))
             waited.append(sum(not _in_flight(b.handle) for b in started))
@@ -78,14 +102,19 @@ def _ddp_run(group, seed, dtype, steps):
             x, y = shard_batch(x, group), shard_batch(y, group)            # (B/N, T)
             if opt is not None:
                 opt.zero_grad()
-            launched.clear()
-            in_place.clear()
-            waited.clear()
+            for watch in (launched, in_place, waited, handles):
+                watch.clear()
             trace.reset()
-            loss = model.loss(x, y)
-            loss.backward()
-            ddp.finish()
+            with NewArrays() as new:
+                loss = model.loss(x, y)
+                loss.backward()
+                ddp.finish()
+            if step:                                # step 0 makes AdamW's state
+                record["memory"] = new.settle(0, [])["new"]
+            else:
+                new.settle(1 << 62, [])
             record["calls"] = comm_log(trace.spans(), [group, comm.world()])
+            record["handles"] = _still_alive(handles)
             record["in_flight"] = list(launched)
             record["in_place"] = list(in_place)
             record["waited"] = list(waited)
@@ -152,6 +181,21 @@ def judge_mean_in_place(ranks, seed):
                      name, step, run["dtype"])
 
 
+def judge_freed(ranks, seed):
+    """After finish() no handle of the step is alive, and a step after the first leaves no
+    new array memory behind (the gradients live in the flat buffer)."""
+    for me, name, run, step, record in runs(ranks, DDP_RUNS, "handles"):
+        kept = [h for h in record["handles"] if h]
+        if kept or None in record["handles"]:
+            raise CheckFailed(text("dp.handles_kept", rank=me, run=name, step=step,
+                                   count=len(kept) if kept else "?",
+                                   total=len(record["handles"])))
+        full = sum(bucket_bytes(run["dtype"]))
+        if "memory" in record and not within(record["memory"], 0, full):
+            raise CheckFailed(text("dp.step_memory", rank=me, run=name, step=step,
+                                   got=record["memory"], full=full))
+
+
 def judge_same_update(ranks, seed):
     same_weights(ranks, seed, DDP_RUNS)
 
@@ -160,5 +204,6 @@ LESSONS = {
     "4.1": Lesson(collect_ddp, (Point("one_per_bucket", judge_one_per_bucket),
                                 Point("overlap", judge_overlap),
                                 Point("mean_in_place", judge_mean_in_place),
-                                Point("same_update", judge_same_update))),
+                                Point("same_update", judge_same_update),
+                                Point("freed", judge_freed))),
 }

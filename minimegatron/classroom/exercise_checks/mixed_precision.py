@@ -1,9 +1,11 @@
 """Exercise 7.1, dynamic loss scaling: what it teaches, and the evidence of each point.
 
 The grader runs this on 4 ranks, on the dp groups [0, 2] and [1, 3]. Each group
-gets its own pattern of overflows, drawn from the grading seed, and in each
-overflow ONE rank of the group (drawn too) holds a non-finite value (NaN, inf
-or -inf, in one of its two gradient arrays). Points:
+gets its own pattern of overflows, drawn from the grading seed; in each overflow
+ONE rank of the group (drawn too) holds a non-finite value (NaN, inf or -inf, in
+one of its two gradient arrays), and in every other overflow EVERY rank of the
+group holds one (several ranks overflowing at once: a flag summed and compared with
+1, or a backoff once per rank, goes wrong only then). Points:
 
     group_flag   one all-reduce of a one-element flag per update, over THIS group
                  (a flag over the world mixes the two groups' overflows)
@@ -41,13 +43,16 @@ LARGE = 60000.0       # a float16 gradient near its largest value 65504: two of 
 
 
 def overflows(seed, group_ranks, settings_index):
-    """[(step, rank in the group holding the inf)], drawn from the seed for one group."""
+    """[(step, ranks in the group holding an inf)], drawn from the seed for one group: one
+    rank (drawn) in the 1st, 3rd, ... overflow, every rank of the group in the 2nd, 4th, ..."""
     rng = np.random.default_rng([seed, min(group_ranks), settings_index])
     count = 8 if settings_index == 0 else 3
     steps = sorted(rng.choice(STEPS, size=count, replace=False).tolist())
     if settings_index == 1:                     # four in a row: min_scale is reached
         steps = sorted(set(steps) | {4, 5, 6, 7})
-    return [(step, int(rng.integers(len(group_ranks)))) for step in steps]
+    everyone = tuple(range(len(group_ranks)))
+    return [(step, everyone if i % 2 else (int(rng.integers(len(group_ranks))),))
+            for i, step in enumerate(steps)]
 
 
 POISONS = (("NaN", np.nan, 0), ("inf", np.inf, 1), ("-inf", -np.inf, 0), ("NaN", np.nan, 1),
@@ -94,8 +99,8 @@ def collect(group, seed):
         for step in range(STEPS):
             grads = [np.array([1.0, 2.0, 3.0]), np.ones(2),
                      np.full(2, LARGE, np.float16)]     # each finite, their sum is not
-            count, holder = bad.get(step, (None, None))
-            if holder == group.rank:
+            count, holders = bad.get(step, (None, ()))
+            if group.rank in holders:
                 _, value, which = poison(count)
                 grads[which][count % grads[which].size] = value     # not always one place
             scales.append(scaler.scale)
@@ -137,9 +142,10 @@ def judge_together(ranks, seed):
                        in enumerate(overflows(seed, ev["group"], index))}
                 if step in bad:
                     name, _, which = poison(bad[step][0])
+                    holders = ", ".join(str(ev["group"][h]) for h in bad[step][1])
                     raise CheckFailed(text("mp.skip_poison", rank=ev["group"][ev["rank"]],
                                            group=ev["group"], step=step, what=name,
-                                           index=which, holder=ev["group"][bad[step][1]]))
+                                           index=which, holder=holders))
                 raise CheckFailed(text("mp.skip_step", rank=ev["group"][ev["rank"]],
                                        group=ev["group"], step=step, want=want[step],
                                        got=run["skipped"][step]))

@@ -7,15 +7,20 @@ layer (which routes through it) on a zero router and a random one. The judge dra
 same problems again and computes every expected value itself with NumPy:
 
     top_k     choice = the k experts of largest prob, largest first; equal probs go to
-              the LOWER expert id (rows full of ties, E = 4 .. 32, k = 1, 2, 3); near
+              the LOWER expert id (rows full of ties, E = 4 .. 32, k = 1, 2, 3, and a
+              single token: (2, 1, 5) and (1, 1, 4)); near
               ties (two float32 one step apart) are no ties: the larger comes first
     queue     slot = the assignment's place in its expert's queue of ITS sequence,
               slot-major: every token's first choice in token order, then every second
               choice (judged on the student's own choices, so a top-k slip is not
-              counted twice)
+              counted twice); also a single token per sequence, and a sequence of more
+              than 2048 tokens whose expert 0 queues every one (a count kept in float16,
+              or in 8 bits, goes wrong only there)
     capacity  kept = slot < C, C = ceil(k T f / E) for f = 0.5, 1, 1.25, 2; dropless
               (capacity None) keeps every assignment
-    layer     the MoE layer on this routing equals the judge's loop over tokens:
+    layer     the MoE layer on this routing (zero and random routers, capacity factors
+              1, 0.5, 1.25 and None: the no-capacity layer on both routers) equals the
+              judge's loop over tokens:
               y_t = sum over t's kept choices e of p_{t,e} expert_e(x_t) (the router's
               probability, not renormalised); a token whose every choice was dropped has
               y_t = 0 exactly, so x + y = x (the residual carries it)
@@ -31,7 +36,8 @@ from minimegatron.i18n import text
 DTYPES = ("float64", "float32")
 FACTORS = (0.5, 1.0, 1.25, 2.0, None)               # None: dropless
 WIDTH, LAYER_E, LAYER_K, LAYER_T, LAYER_B = 4, 4, 2, 8, 2
-LAYERS = (("zero", 1.0), ("random", 0.5), ("random", 1.25), ("random", None))
+LAYERS = (("zero", 1.0), ("random", 0.5), ("random", 1.25), ("random", None), ("zero", None))
+LONG = 2050             # tokens of the long sequence: more than float16 counts exactly
 TOLERANCE = {"float64": 1e-10, "float32": 1e-4}
 
 
@@ -51,6 +57,9 @@ def tie_cases(seed):
     cases = []
     for experts, k in shapes:
         q = rng.integers(1, 5, size=(2, int(rng.integers(4, 9)), experts)).astype(np.float64)
+        cases.append((q / q.sum(axis=-1, keepdims=True), k))
+    for b, experts, k in ((2, 5, 2), (1, 4, 1)):                # a single token (b, 1, E)
+        q = rng.integers(1, 3, size=(b, 1, experts)).astype(np.float64)
         cases.append((q / q.sum(axis=-1, keepdims=True), k))
     return cases + [(near_ties(rng), 2)]
 
@@ -82,7 +91,12 @@ def queue_cases(seed):
         steps = int(rng.integers(6, 13))
         probs = rng.dirichlet(0.3 * np.ones(experts), size=(3, steps))
         cases += [(probs, k, capacity(k, steps, f, experts)) for f in FACTORS]
-    return cases
+    single = rng.dirichlet(np.ones(4), size=(3, 1))              # a single token per sequence
+    cases += [(single, 2, capacity(2, 1, f, 4)) for f in FACTORS]
+    steps = int(rng.integers(LONG, LONG + 150))                  # a long sequence: expert 0
+    rest = rng.dirichlet(np.ones(3), size=(1, steps)) / 2        # is in every token's top 2,
+    long = np.concatenate([np.full((1, steps, 1), 0.5), rest], axis=-1)    # a queue > 2048
+    return cases + [(long, 2, capacity(2, steps, f, 4)) for f in (1.25, None)]
 
 
 def layer_problem(seed, router, dtype):
@@ -273,7 +287,7 @@ def judge_layer(ev, seed):
                         capacity="None" if cap is None else cap)
             _raised(got["y"], what)
             want, dropped = layer_output(x, weights, np.asarray(got["probs"]), cap)
-            if router == "zero" and not dropped.any():
+            if router == "zero" and factor is not None and not dropped.any():
                 raise CheckFailed(text("moe.no_drop", what=what))     # the grader's own slip
             y = np.asarray(got["y"])
             if y.shape == want.shape and dropped.any() and (y[dropped] != 0).any():

@@ -139,11 +139,13 @@ def worked(ev, split, key, want):
 
 COLUMN_DIMS = ((2, 3), (3, 5), (8, 12))            # X (b, in) . A (in, out), out % 4 == 0
 ROW_DIMS = ((2, 3), (8, 12), (3, 5))               # in % 4 == 0
+MEMORY_DIMS = (32, 32)                             # a master weight of 8 KB in float64
 
 
 def layer_problem(seed, tag, choices):
     b, n_in, n_out = dims(seed, tag, choices)
-    return {"b": b, "in": n_in, "out": n_out, "W": ints(seed, tag, (n_in, n_out), 1),
+    return {"seed": seed, "b": b, "in": n_in, "out": n_out,
+            "W": ints(seed, tag, (n_in, n_out), 1),
             "bias": ints(seed, tag, (n_out,), 2), "X": ints(seed, tag, (b, n_in), 3),
             "G": ints(seed, tag, (b, n_out), 4)}
 

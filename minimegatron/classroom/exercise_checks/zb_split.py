@@ -24,6 +24,9 @@ MatMul for dY W^T only where the input needs it (twice, not three times: b_no_we
 and W, which sums three paths into dL/dW, runs them in the whole backward's order, so
 dL/dW is the whole backward's bit for bit (values: recorded in reverse, it is not).
 
+and a third, y = tanh(W x) in float64, the weight the FIRST input of MatMul
+(either_order): B asks for x's gradient only, W for W's only, whichever side each is on.
+
 Exercise 9.2, the W steps of ZB-H1, is zb_schedule.py.
 """
 import numpy as np
@@ -217,12 +220,52 @@ def shared_expected(p):
     return grad + np.einsum("btk,btm->km", x, d1)             # h1 = tanh(x W)
 
 
+def first_problem(seed):
+    """{"x", "w", "g"} float64 for y = tanh(W x): the weight is the FIRST input of MatMul."""
+    rng = _rng(seed, 3)
+    d_in, d_out, k = (int(v) for v in rng.integers(2, 6, size=3))
+    return {"x": rng.standard_normal((d_in, k)), "w": rng.standard_normal((d_out, d_in)) / 2,
+            "g": rng.standard_normal((d_out, k))}
+
+
+def first_expected(p):
+    """(dL/dx, dL/dW) of sum(tanh(W x) * G), float64."""
+    dz = p["g"] * (1 - np.tanh(p["w"] @ p["x"]) ** 2)        # (d_out, k)
+    return p["w"].T @ dz, dz @ p["x"].T
+
+
+def _first_run(p):
+    """B then W on y = tanh(W x) in float64: x.grad and W.grad after each half, and which
+    gradients each half asked MatMul for."""
+    from minimegatron.autodiff.tensor import Tensor
+    from minimegatron.backend import xp
+    from minimegatron.nn import Parameter
+    x = Tensor(xp.asarray(p["x"]), requires_grad=True)
+    w, g = Parameter(xp.asarray(p["w"])), Tensor(xp.asarray(p["g"]))
+    run = {"b": None, "w": None, "error": None}
+    with _Calls() as calls:
+        try:
+            calls.phase = "B"
+            half = ((w @ x).tanh() * g).sum().backward(defer_weight_grads=True)
+            run["b"] = _grads([x], {"w": w})
+            calls.phase = "W"
+            half()
+            run["w"] = _grads([x], {"w": w})
+        except NotImplementedError:
+            raise
+        except Exception as err:   # noqa: BLE001 -- a student's bug is evidence, judged below
+            run["error"] = f"{calls.phase}: {_error(err)}"
+    run["calls"] = calls.log
+    return run
+
+
 def collect_split(group, seed):
-    """Both dtypes' runs of the student's split backward on the seed's problem, and the
-    shared-weight run."""
+    """Both dtypes' runs of the student's split backward on the seed's problem, the
+    shared-weight run and the weight-first run."""
     p = split_problem(seed)
     return {"runs": [_split_run(p, dtype) for dtype in DTYPES],
-            "shared": _shared_run(shared_problem(seed))}
+            "shared": _shared_run(shared_problem(seed)),
+            "first": _first_run(first_problem(seed))}
 
 
 # ---- 9.1: the judge --------------------------------------------------------------------
@@ -268,11 +311,20 @@ def _shared(evidence, phases):
     return run
 
 
+def _first_calls(evidence, phase, want):
+    """y = tanh(W x): MatMul asked for ``want`` (W, x) in ``phase``, the weight FIRST."""
+    run = evidence["first"]
+    asked = _calls(run, phase, "MatMul")
+    if not run["error"] and asked != want:
+        raise CheckFailed(text("zb.first_calls", half=phase, got=asked, want=want))
+
+
 def judge_b_no_weight(evidence, seed):
     shared = _shared(evidence, ("B",))
     asked = _calls(shared, "B", "MatMul")
     if asked != [[True, False]] * 2:
         raise CheckFailed(text("zb.no_input_grad", got=asked))
+    _first_calls(evidence, "B", [[False, True]])
     for run in _runs(evidence):
         _raised_in(run, ("B",))
         early = [name for name in PARAMS if run["b"][name] is not None]
@@ -285,6 +337,7 @@ def judge_b_no_weight(evidence, seed):
 
 
 def judge_w_no_input(evidence, seed):
+    _first_calls(evidence, "W", [[True, False]])
     for run in _runs(evidence):
         _raised_in(run, ("B", "W"))
         if run["steps"] != [4, 4]:
@@ -318,10 +371,26 @@ def judge_values(evidence, seed):
         raise CheckFailed(text("zb.not_whole", what=what))
 
 
+def judge_either_order(evidence, seed):
+    """y = tanh(W x): B gives dL/dx = W^T dZ, no dL/dW yet; W gives dL/dW = dZ x^T, x.grad
+    as B left it. (What each half asks MatMul for is b_no_weight's and w_no_input's.)"""
+    run = evidence["first"]
+    if run["error"]:
+        raise CheckFailed(text("zb.raised", dtype="float64 (W x)", error=run["error"]))
+    dx, dw = first_expected(first_problem(seed))
+    _close(text("zb.first", what="dL/dx", half="B"), run["b"]["x"][0], dx, "float64")
+    if run["b"]["w"] is not None:
+        raise CheckFailed(text("zb.weights_in_b", dtype="float64 (W x)", names=["W"]))
+    _close(text("zb.first", what="dL/dW", half="W"), run["w"]["w"], dw, "float64")
+    if not np.array_equal(run["b"]["x"][0], run["w"]["x"][0]):
+        raise CheckFailed(text("zb.x_changed", dtype="float64 (W x)", i=""))
+
+
 # ---- 9.2: the schedules as data --------------------------------------------------------
 LESSONS = {
     "9.1": Lesson(collect_split, (Point("input_now", judge_input_now),
                                   Point("b_no_weight", judge_b_no_weight),
                                   Point("w_no_input", judge_w_no_input),
-                                  Point("values", judge_values))),
+                                  Point("values", judge_values),
+                                  Point("either_order", judge_either_order))),
 }

@@ -21,7 +21,6 @@ added), what ``optimizer.update`` was given, and the gradient slice and weights.
                          old weights are gone and a step leaves one full buffer behind
                          (whole process, as for 5.1)
 """
-import time
 import weakref
 
 import numpy as np
@@ -31,21 +30,8 @@ from minimegatron.classroom.exercise_checks.dp_problem import (
     BATCH, TOL, ZERO2_RUNS, ZERO_RUNS, compare, config_for, describe, error_text, flat_slice,
     group_of, layout, rank_in, runs, same_weights, serial, steps_of)
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point, comm_log
+from minimegatron.classroom.exercise_checks.memory_watch import NewArrays, arrays_in, owner
 from minimegatron.i18n import text
-
-
-def _owner(array):
-    """The array that owns this one's memory (a view keeps its base alive)."""
-    while getattr(array, "base", None) is not None and hasattr(array.base, "nbytes"):
-        array = array.base
-    return array
-
-
-def _arrays_in(value):
-    """The arrays in an attribute's value: itself, or one level of a list, tuple or dict."""
-    values = (value.values() if isinstance(value, dict) else
-              value if isinstance(value, (list, tuple)) else [value])
-    return [v for v in values if hasattr(v, "nbytes") and hasattr(v, "shape")]
 
 
 def _gradient_bytes(grads, known, weights):
@@ -54,63 +40,19 @@ def _gradient_bytes(grads, known, weights):
     keep alive (``self.flat_grads = ...``: never freed), each owner counted once and the
     weights' and optimizer state's memory left out. ``known``: [(object, the names of its
     attributes when it was built)]; ``weights``: the parameters' arrays."""
-    owned, aside = {id(_owner(w)) for w in weights}, []
+    owned, aside = {id(owner(w)) for w in weights}, []
     for obj, names in known:
         for name, value in vars(obj).items():
             if name not in names:
-                aside += _arrays_in(value)
+                aside += arrays_in(value)
             elif name != "grad_shard":
-                owned.update(id(_owner(a)) for a in _arrays_in(value))
+                owned.update(id(owner(a)) for a in arrays_in(value))
     owners = {}
     for a in [g for g in grads if g is not None] + aside:
-        owner = _owner(a)
-        if id(owner) not in owned:
-            owners[id(owner)] = int(owner.nbytes)
+        base = owner(a)
+        if id(base) not in owned:
+            owners[id(base)] = int(base.nbytes)
     return sum(owners.values())
-
-
-class NewArrays:
-    """``with NewArrays() as new: ...`` then ``new.settle(budget, refs)``: the bytes of NumPy
-    array memory allocated inside the block and still alive, wherever it is kept (an
-    attribute, a global, a closure, another object: tracemalloc sees the whole process),
-    and how many of ``refs`` (weak references) still point at an array. Only when these
-    exceed ``budget`` bytes or 0 arrays is the garbage collector run, and both measured
-    again (a reference cycle freed late is not memory kept)."""
-
-    def __enter__(self):
-        import tracemalloc
-        self.tracemalloc = tracemalloc
-        self.started = not tracemalloc.is_tracing()
-        if self.started:
-            tracemalloc.start()
-        tracemalloc.clear_traces()
-        return self
-
-    def __exit__(self, *exc):
-        self.traces = self.tracemalloc.take_snapshot().filter_traces(
-            [self.tracemalloc.DomainFilter(True, np.lib.tracemalloc_domain)]).traces
-        return False
-
-    def settle(self, budget, refs):
-        """{"new": bytes, "old_alive": count} (see the class)."""
-        import gc
-        nbytes, alive = sum(t.size for t in self.traces), _alive(refs)
-        for pause in (0.0, 0.05):           # the hang watchdog may hold a frame a moment
-            if nbytes <= budget and not alive:
-                break
-            time.sleep(pause)
-            gc.collect()
-            snapshot = self.tracemalloc.take_snapshot().filter_traces(
-                [self.tracemalloc.DomainFilter(True, np.lib.tracemalloc_domain)])
-            nbytes, alive = sum(t.size for t in snapshot.traces), _alive(refs)
-        if self.started:
-            self.tracemalloc.stop()
-        return {"new": nbytes, "old_alive": alive}
-
-
-def _alive(refs):
-    """How many of the weak references still point at an array."""
-    return sum(ref() is not None for ref in refs)
 
 
 def _same(a, b):
@@ -153,7 +95,7 @@ def _zero_run(group, seed, dtype, stage, steps):
             loss.backward()
             record["loss"] = float(loss.item())
             loss = None                                     # the graph goes, and what it holds
-            grads = [weakref.ref(_owner(p.grad)) for p in zero.flat.params if p.grad is not None]
+            grads = [weakref.ref(owner(p.grad)) for p in zero.flat.params if p.grad is not None]
             trace.reset()
             with NewArrays() as new:
                 zero.reduce_gradients()
@@ -168,13 +110,13 @@ def _zero_run(group, seed, dtype, stage, steps):
                                                    known, [p.data for n, p in named])
             record["grad_shard"] = None if shard is None else np.array(shard, copy=True)
             updates.clear()
-            weights = [weakref.ref(_owner(zero.flat.params[0].data))]
+            weights = [weakref.ref(owner(zero.flat.params[0].data))]
             state = dict(zero.flat.state)
             trace.reset()
             with NewArrays() as new:
                 zero.step()
             record["step_calls"] = comm_log(trace.spans(), [group, comm.world()])
-            fresh = sum(int(_owner(v).nbytes) for k, v in zero.flat.state.items()
+            fresh = sum(int(owner(v).nbytes) for k, v in zero.flat.state.items()
                         if state.get(k) is not v)           # AdamW's m and v, first step
             full_bytes = zero.flat.padded * np.dtype(dtype).itemsize
             memory = new.settle(full_bytes + fresh, weights)
