@@ -16,8 +16,14 @@ The allow-list (what a block may use):
   or wait too long, which is a HANG, not a forgery), and of the package's book: the
   package itself and ``minimegatron.<BOOK>...`` (backend, autodiff, nn, optim,
   data, comm, mixed_precision, parallel). The lab (runtime, tools, checks,
-  classroom, i18n, commands) is never a block's business. numpy's ctypeslib,
-  f2py, testing, lib.format and lib.npyio are closed.
+  classroom, i18n, commands) is never a block's business: no check module, no
+  judge helper. Of NumPy only ``numpy``, ``numpy.linalg`` and ``numpy.random``.
+- of NumPy (or ``xp``), only the names of ``allowed_names.py``: ufuncs, scalar
+  types and a listed set of array functions; nothing that reads or writes a
+  file, unpickles (``load``, ``save``, ``savetxt``, ``fromfile``, ``memmap``,
+  ``DataSource``...), maps raw memory or calls back into code. However it is
+  reached: ``np.load``, ``xp.load``, ``from numpy import load``,
+  ``getattr(np, "load")``.
 - the names of its own function and file. A name the file imported, or an
   attribute path from one (``comm.collectives.MPI``), is followed through the
   package's source (read, never imported: importing ``comm`` would start MPI in
@@ -28,10 +34,11 @@ The allow-list (what a block may use):
 SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - import     an import outside the allow-list, or ``from X import *``;
 - reaches    a name or attribute path that leads to a module outside it;
-- builtin    ``open exec eval compile getattr setattr delattr globals locals vars
+- builtin    ``open exec eval compile getattr setattr delattr globals locals vars dir
              __import__ breakpoint input help exit quit``, ``type`` with 3 arguments
              (``getattr(x, "name", default)`` with a public name written out is read
-             as ``x.name``: a right answer may keep a counter that way);
+             as ``x.name``: a right answer may keep a counter that way; never of a
+             module);
 - dunder     any ``__name__``-style name or attribute (``x.__class__``);
 - private    ``obj._secret``. ``self._x`` is allowed: the block is a method of
              the class whose private members it uses (4.1's and 7.1's code
@@ -43,7 +50,13 @@ SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - spawn      MPI's process starters and joiners on a communicator
              (``group.comm.Spawn``, ``Connect``...): processes outside the job;
 - file_io    numpy's file and raw-memory functions (``load``, ``fromfile``,
-             ``tofile``, ``save``, ``memmap``, ``ctypeslib``...);
+             ``tofile``, ``save``, ``memmap``, ``ctypeslib``...), as a name of
+             numpy or as any object's attribute (``a.tofile``);
+- numpy      any other name of numpy outside the allow-list (``allowed_names.py``);
+- function_state  an attribute set on a function the block made (a lambda, a
+             ``def`` inside it, a ``functools.partial``): ``h = lambda: None;
+             h.wait = h`` is a hand-made handle, and a function's attributes are
+             state a check never sees;
 - trace      the trace's or the collective checks' switches: anything of
              ``comm.trace`` but ``span label now current_label bytes_moved
              max_spans dropped`` (so no ``disable``, ``record``, ``reset``,
@@ -65,9 +78,11 @@ SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - past_end   code that runs on past the block's end marker;
 - unread     the read itself failed on the block (never waved through as clean).
 
-What the static read is not: a proof. It is a tripwire that makes the usual
-forgeries visible with their line, before anything runs; the sandbox (teacher
-mode) is the wall. A block that does not parse is left to the run, which
+What the static read is not: a proof that a block is harmless. It is the first
+wall: with it, a block can name no file function, no loader of code, no module of
+the lab and no switch of the trace, so it cannot reach what records its evidence;
+the sandbox (teacher mode) is the second, and the staged copy holds no judge and
+no other exercise's answer (``exercise_checks/staging.py``). A block that does not parse is left to the run, which
 reports the syntax error as it always did.
 """
 import ast
@@ -80,19 +95,20 @@ from dataclasses import dataclass
 
 from minimegatron import i18n
 from minimegatron.classroom import PACKAGE_DIR
+from minimegatron.classroom.allowed_names import CLOSED, MODULES, numpy_name_allowed
 from minimegatron.classroom.exercise_checks.judge import Verdict
 from minimegatron.classroom.exercises import replace_bodies
 
 BOOK = ("backend", "autodiff", "nn", "optim", "data", "comm", "mixed_precision", "parallel")
 LAB = ("runtime", "tools", "checks", "classroom", "i18n", "commands", "__main__")
 STDLIB = ("math", "itertools", "functools", "collections", "contextlib", "warnings", "time")
-NUMPY_CLOSED = {"ctypeslib", "f2py", "testing", "distutils", "format", "npyio"}
 DANGER = {"sys", "os", "ctypes", "importlib", "inspect", "subprocess", "builtins", "pickle",
           "marshal", "shutil", "socket", "signal", "gc", "io", "pathlib", "tempfile", "runpy",
           "types", "code", "codeop", "pty", "posix", "mmap", "threading", "multiprocessing",
           "atexit", "faulthandler", "mpi4py", "zipimport", "pkgutil", "site", "sysconfig"}
 BUILTINS = {"open", "exec", "eval", "compile", "getattr", "setattr", "delattr", "globals",
-            "locals", "vars", "__import__", "breakpoint", "input", "help", "exit", "quit"}
+            "locals", "vars", "dir", "__import__", "breakpoint", "input", "help", "exit",
+            "quit"}
 MODULE_ATTRS = {"sys", "os", "ctypes", "importlib", "inspect", "subprocess", "builtins",
                 "pickle", "marshal", "shutil", "socket", "posix", "pty", "mmap", "runpy",
                 "multiprocessing", "gc", "MPI", "mpi4py", "faults", "reaper", "launcher",
@@ -100,13 +116,13 @@ MODULE_ATTRS = {"sys", "os", "ctypes", "importlib", "inspect", "subprocess", "bu
 FRAME_ATTRS = {"gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "ag_frame",
                "ag_code", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace",
                "tb_frame", "tb_next", "co_code", "co_consts", "func_globals"}
-FILE_IO = {"load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "save", "savez",
-           "savez_compressed", "savetxt", "tofile", "dump", "memmap", "open_memmap",
-           "DataSource", "ctypeslib", "f2py", "testing", "npyio"}
+FILE_IO = CLOSED - {"vectorize", "frompyfunc", "apply_along_axis", "apply_over_axes",
+                    "piecewise", "lib"}
 SWITCH_OPEN = {"minimegatron.comm.trace": {"span", "label", "now", "current_label",
                                            "bytes_moved", "max_spans", "dropped"},
                "minimegatron.comm.comm_check": {"enabled"}}
 CLASS_MAKERS = {"namedtuple", "make_dataclass"}
+FUNCTION_MAKERS = {"partial", "partialmethod", "wraps", "update_wrapper"}
 SPAWN = {"Spawn", "Spawn_multiple", "Connect", "Accept", "Open_port", "Publish_name", "Join"}
 DUNDER_TEXT = re.compile(r"__\w+__|\{[^{}]*[.\[]_")
 
@@ -138,7 +154,7 @@ def module_allowed(dotted):
     if any(part.startswith("_") for part in parts):
         return False
     if parts[0] == "numpy":
-        return not NUMPY_CLOSED & set(parts[1:])
+        return dotted in MODULES
     if parts[0] == "minimegatron":
         return len(parts) == 1 or parts[1] in BOOK
     return parts[0] in STDLIB
@@ -223,6 +239,8 @@ def _target_problem(target):
     if target.is_module:
         return None if module_allowed(target.path) else ("reaches", target.path)
     full = f"{target.path}.{target.name}"
+    if target.path.split(".")[0] == "numpy" and not numpy_name_allowed(target.path, target.name):
+        return ("file_io" if target.name in FILE_IO else "numpy"), full
     if target.path in SWITCH_OPEN and target.name not in SWITCH_OPEN[target.path]:
         return "trace", full
     if target.name == "Handle":
@@ -272,7 +290,8 @@ class _Reader:
         self.nodes = [n for n in ast.walk(tree) if first <= getattr(n, "lineno", 0) <= last]
         self.parent = {child: node for node in ast.walk(tree)
                        for child in ast.iter_child_nodes(node)}
-        self.local = _local_names(_enclosing_function(tree, first, last))
+        function = _enclosing_function(tree, first, last)
+        self.local = _local_names(function)
         self.names = dict(file_names)
         for node in self.nodes:           # the block's own imports bind names too
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -280,7 +299,29 @@ class _Reader:
                 for alias in node.names:
                     self.local.discard((alias.asname or alias.name).split(".")[0])
         self.package = package
+        self.functions = self._made_functions(function)
         self.found = []
+
+    def _made_functions(self, function):
+        """The local names the function binds to a function object it makes: a lambda,
+        a ``def`` inside it, a ``functools.partial`` (or ``wraps``) of something."""
+        if function is None:
+            return set()
+        made = {n.name for n in ast.walk(function) if n is not function
+                and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                value = node.value
+                if isinstance(value, ast.Call):
+                    target = self.resolve(value.func)
+                    name = target.name if target is not None and not target.is_module \
+                        else getattr(value.func, "attr", getattr(value.func, "id", None))
+                    value = ast.Lambda if name in FUNCTION_MAKERS else value
+                if value is ast.Lambda or isinstance(value, ast.Lambda):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    made |= {n.id for t in targets for n in ast.walk(t)
+                             if isinstance(n, ast.Name)}
+        return made
 
     def flag(self, node, kind, name):
         self.found.append((node.lineno, kind, name))
@@ -349,6 +390,9 @@ class _Reader:
                 or len(call.args) not in (2, 3) or call.keywords:
             return None
         name = call.args[1]
+        of = self.resolve(call.args[0])
+        if of is not None and of.is_module:          # getattr(np, "load"): never plain
+            return None
         ok = isinstance(name, ast.Constant) and isinstance(name.value, str) and \
             name.value.isidentifier() and not name.value.startswith("_")
         return name.value if ok else None
@@ -399,7 +443,9 @@ class _Reader:
 
     def _check_patch(self, node):
         root = _root(node)
-        if root is None or root not in self.local:
+        if root in self.functions:                     # h = lambda: None; h.wait = h
+            self.flag(node, "function_state", ast.unparse(node))
+        elif root is None or root not in self.local:
             self.flag(node, "patch", ast.unparse(node))
 
     def _check_target(self, node):
