@@ -65,7 +65,7 @@ import tempfile
 import time
 
 from minimegatron import i18n
-from minimegatron.classroom import load, sandbox
+from minimegatron.classroom import load, sandbox, staging
 from minimegatron.runtime import hang_report, job_files
 from minimegatron.classroom import static_read
 from minimegatron.runtime.plain_files import read_plain
@@ -108,6 +108,8 @@ def _overlay(source_pkg, dest, bodies, grader_files=False):
             text = f.read()
         with open(path, "w", encoding="utf-8") as f:
             f.write(replace_bodies(text, rel, replaced))
+    if not grader_files and len(bodies) == 1:       # a student's block: no judge beside it
+        staging.cut_checks(target, next(iter(bodies)))
     return dest
 
 
