@@ -21,6 +21,13 @@ product watch, the MPI counter, the exercise list and its public hints). A block
 that imports a judge helper from the staged copy (past the static read, with it
 switched off) finds no such name; ``tests/test_grader_forgeries_judge.py`` proves it.
 
+The other exercises' blocks go back to the handout's raise too (``blank_others``),
+but for the ones the check runs through (``NEEDS``: 4.1's DDP trains a GPT, whose
+backward runs 1.1's MatMul and 1.5's unbroadcast). So a 10.1 copy holds no answer but
+its own: no ``fromfile`` (were the static read off) finds another exercise's reference
+in it. ``tests/test_grader_forgeries_judge.py`` grades every reference block in a copy
+staged this way: each PASSes, so no block of NEEDS is missing.
+
 Dependencies between cut modules are followed by ``from ... import`` name, at module
 level and inside a kept function; a check module reached any other way (by its text,
 ``importlib``) is not followed, and none of the lessons does so.
@@ -33,6 +40,15 @@ CHECKS_PACKAGE = "minimegatron.classroom.exercise_checks"
 KEEP_WHOLE = ("__init__.py", "common.py", "evidence.py", "lesson.py", "mpi_count.py",
               "runner.py", "watched.py")
 NOT_STAGED = ("judge.py",)
+NEEDS = {           # the blocks each check runs through besides its own (found, then proven)
+    "1.1": ("1.5",), "3.1": ("1.1", "1.6", "3.3"), "3.2": ("1.1", "1.6", "3.4", "3.5"),
+    "3.3": ("1.1", "1.5", "1.6", "3.1"), "3.4": ("1.1", "1.5", "1.6", "3.2", "3.5"),
+    "3.5": ("1.1", "1.5", "1.6", "3.2", "3.4"), "4.1": ("1.1", "1.5"),
+    "5.1": ("1.1", "1.5", "5.2"), "5.2": ("1.1", "1.5", "5.1"),
+    "6.2": ("1.1", "1.5", "1.6", "3.1", "3.4"), "7.1": ("1.1", "1.5", "5.1", "5.2"),
+    "8.1": ("1.1", "1.6"), "8.2": ("1.1", "1.6"), "9.1": ("1.1", "1.3", "1.5", "1.6"),
+    "10.2": ("1.1", "1.2", "1.5", "1.6", "10.1"),
+}
 HEADER = ('"""Cut by the grader (classroom/staging.py): what collects the evidence of '
           'exercise {id}; no judge."""\n')
 
@@ -173,3 +189,26 @@ def cut_checks(package_dir, ex_id):
         text = cut.source(name[:-3], ex_id, collect if name[:-3] == module else None)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
+
+
+def stage(package_dir, ex_id):
+    """The staged copy of a student's block of ``ex_id``: checks cut, other answers out."""
+    cut_checks(package_dir, ex_id)
+    blank_others(package_dir, ex_id, NEEDS.get(ex_id, ()))
+
+
+def blank_others(package_dir, ex_id, needs):
+    """Every exercise block of the staged package but ``ex_id``'s and those of ``needs``
+    (the blocks its check runs through) back to the handout's raise: no other answer is
+    in the copy a student's block runs beside."""
+    from minimegatron.classroom.exercises import blank_line, find_blocks, replace_bodies
+    by_file = {}
+    for other, block in find_blocks(package_dir).items():
+        if other != ex_id and other not in needs:
+            by_file.setdefault(block.path, {})[other] = [blank_line(other, block.indent)]
+    for rel, bodies in by_file.items():
+        path = os.path.join(package_dir, rel)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(replace_bodies(text, rel, bodies))
