@@ -21,8 +21,9 @@ each time in one ``grade --class`` (in bubblewrap where the machine has it):
 - as in class, the static read on: every hostile cell is SUSPECT (its block never ran),
   the right copy PASSes every cell;
 - with the static read off (the second wall alone: the staged copy, ``staging.py``):
-  no hostile cell PASSes, and no feedback holds a line of another exercise's
-  reference or of a judge.
+  no hostile cell PASSes but the in-process rewrite of the evidence, which only the
+  static read stops (docs/teaching.md says so), and no feedback holds a line of
+  another exercise's reference or of a judge.
 
 The mutation: graded with a copy that is NOT staged (``staging.stage`` a no-op), the
 10.1 that calls the judge helpers PASSes and the one that reads the copy quotes 8.2's
@@ -175,9 +176,14 @@ def test_as_in_class_the_right_copy_passes_every_cell(read_on, read_off):
             {ex: "PASS" for ex in SPEC.split(",")}, cells["z_right"]
 
 
-def test_without_the_static_read_no_hostile_block_passes(read_off):
+def test_without_the_static_read_no_hostile_block_passes_but_the_in_process_rewrite(read_off):
+    """The staged copy stops the judge helper, the pickle that imports the judge, the copy
+    read for answers; the hand-made handle fails the lesson. What it cannot stop, as
+    docs/teaching.md says: a block running Python of its choosing rewrites, in its own
+    process, what the trace and the MPI counter record (only the static read stops it)."""
     got = {name: _cell(read_off, name)["result"] for name in hostile_blocks()}
-    assert "PASS" not in got.values() and "SUSPECT" not in got.values(), got
+    assert got == {"h_pickle": "FAIL", "h_judge_helper": "FAIL", "h_evidence": "PASS",
+                   "h_handle": "FAIL", "h_reference": "FAIL"}, got
     helper = "\n".join(_cell(read_off, "h_judge_helper")["lines"])
     assert "cannot import name" in helper and "judge_" in helper, helper
     pickled = "\n".join(_cell(read_off, "h_pickle")["lines"])

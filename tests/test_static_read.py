@@ -123,6 +123,12 @@ MORE_RIGHT = {     # a student's own way of writing right answers: imports and h
         "        actions += f",
         "    for _, b in pairs:",
         "        actions += b"]),
+    "4.1 then a blank line and a comment, at the end of its function": ("4.1", [
+        "            handle = comm.iall_reduce(bucket.reduce, self.group, op='mean',",
+        "                                      inplace=True)",
+        "            bucket.handle = handle",
+        "",
+        "            # started: finish() waits for it"]),
     "5.1 a counter kept with getattr": ("5.1", [
         "                self.count = getattr(self, 'count', 0) + 1"]
         + [line.rstrip("\n") for line in REFERENCE["5.1"].body]),

@@ -477,7 +477,9 @@ def read_block(ex_id, body, reference_block, student_line=None):
     except (SyntaxError, ValueError):
         return []                     # it cannot run either: the run reports the error
     first = reference_block.begin + 2            # the body's first line, 1-based
-    last = reference_block.begin + 1 + len(body)
+    code = [i for i, line in enumerate(body) if line.strip()
+            and not line.strip().startswith("#")]   # a trailing blank or comment line is
+    last = reference_block.begin + 2 + (code[-1] if code else 0)    # past the function's end
     dotted = "minimegatron." + rel[:-3].replace(os.sep, ".").replace("/", ".")
     package = dotted.rpartition(".")[0]
     reader = _Reader(tree, first, last, reference_block.indent, package,
