@@ -481,6 +481,6 @@ def test_messages_in_both_languages():
     kinds = set(re.findall(r'self\.flag\(node, "(\w+)"',
                            open(static_read.__file__, encoding="utf-8").read()))
     kinds |= {"reaches", "trace", "handle", "private", "module", "frame", "file_io",
-              "spawn", "unread"}
+              "spawn", "unread", "numpy", "function_state"}
     assert {f"static.{kind}" for kind in kinds} <= set(en), kinds - {k[7:] for k in en}
 

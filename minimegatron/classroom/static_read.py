@@ -82,30 +82,23 @@ What the static read is not: a proof that a block is harmless. It is the first
 wall: with it, a block can name no file function, no loader of code, no module of
 the lab and no switch of the trace, so it cannot reach what records its evidence;
 the sandbox (teacher mode) is the second, and the staged copy holds no judge and
-no other exercise's answer (``exercise_checks/staging.py``). A block that does not parse is left to the run, which
-reports the syntax error as it always did.
+no other exercise's answer (``staging.py``). A block that does not parse is left to
+the run, which reports the syntax error as it always did. Where a name leads (read
+from the package's source, never imported) is ``static_names.py``.
 """
 import ast
-import functools
-import importlib
 import os
 import re
-import types
 from dataclasses import dataclass
 
 from minimegatron import i18n
 from minimegatron.classroom import PACKAGE_DIR
-from minimegatron.classroom.allowed_names import CLOSED, MODULES, numpy_name_allowed
+from minimegatron.classroom.static_names import (FILE_IO, SWITCH_OPEN, Target, absolute,
+                                                 import_targets, member, module_allowed,
+                                                 module_names, target_problem)
 from minimegatron.classroom.exercise_checks.judge import Verdict
 from minimegatron.classroom.exercises import replace_bodies
 
-BOOK = ("backend", "autodiff", "nn", "optim", "data", "comm", "mixed_precision", "parallel")
-LAB = ("runtime", "tools", "checks", "classroom", "i18n", "commands", "__main__")
-STDLIB = ("math", "itertools", "functools", "collections", "contextlib", "warnings", "time")
-DANGER = {"sys", "os", "ctypes", "importlib", "inspect", "subprocess", "builtins", "pickle",
-          "marshal", "shutil", "socket", "signal", "gc", "io", "pathlib", "tempfile", "runpy",
-          "types", "code", "codeop", "pty", "posix", "mmap", "threading", "multiprocessing",
-          "atexit", "faulthandler", "mpi4py", "zipimport", "pkgutil", "site", "sysconfig"}
 BUILTINS = {"open", "exec", "eval", "compile", "getattr", "setattr", "delattr", "globals",
             "locals", "vars", "dir", "__import__", "breakpoint", "input", "help", "exit",
             "quit"}
@@ -116,11 +109,6 @@ MODULE_ATTRS = {"sys", "os", "ctypes", "importlib", "inspect", "subprocess", "bu
 FRAME_ATTRS = {"gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "ag_frame",
                "ag_code", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace",
                "tb_frame", "tb_next", "co_code", "co_consts", "func_globals"}
-FILE_IO = CLOSED - {"vectorize", "frompyfunc", "apply_along_axis", "apply_over_axes",
-                    "piecewise", "lib"}
-SWITCH_OPEN = {"minimegatron.comm.trace": {"span", "label", "now", "current_label",
-                                           "bytes_moved", "max_spans", "dropped"},
-               "minimegatron.comm.comm_check": {"enabled"}}
 CLASS_MAKERS = {"namedtuple", "make_dataclass"}
 FUNCTION_MAKERS = {"partial", "partialmethod", "wraps", "update_wrapper"}
 SPAWN = {"Spawn", "Spawn_multiple", "Connect", "Accept", "Open_port", "Publish_name", "Join"}
@@ -134,122 +122,6 @@ class Finding:
     kind: str           # static.<kind> in i18n
     name: str           # what was found
     code: str
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a name leads to: a module (``path`` is its dotted name) or an object ``name``
-    of module ``path``."""
-    path: str
-    name: str = None
-
-    @property
-    def is_module(self):
-        return self.name is None
-
-
-def module_allowed(dotted):
-    """True if a block may import (or reach) the module ``dotted``."""
-    parts = dotted.split(".")
-    if any(part.startswith("_") for part in parts):
-        return False
-    if parts[0] == "numpy":
-        return dotted in MODULES
-    if parts[0] == "minimegatron":
-        return len(parts) == 1 or parts[1] in BOOK
-    return parts[0] in STDLIB
-
-
-def _package_file(dotted):
-    """The source of package module ``dotted`` (None if it is no module of the package)."""
-    parts = dotted.split(".")
-    if parts[0] != "minimegatron":
-        return None
-    base = os.path.join(os.path.dirname(PACKAGE_DIR), *parts)
-    for path in (os.path.join(base, "__init__.py"), base + ".py"):
-        if os.path.isfile(path):
-            return path
-    return None
-
-
-def _absolute(module, level, package):
-    """The module a relative import ``from .. import`` names, seen from ``package``."""
-    if not level:
-        return module or ""
-    base = package.split(".")[:len(package.split(".")) - level + 1]
-    return ".".join(base + ([module] if module else []))
-
-
-def _import_targets(node, package):
-    """{bound name: Target} of one import statement."""
-    found = {}
-    if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.asname:
-                found[alias.asname] = Target(alias.name)
-            else:
-                head = alias.name.split(".")[0]
-                found[head] = Target(head)
-    elif isinstance(node, ast.ImportFrom):
-        source = _absolute(node.module, node.level, package)
-        for alias in node.names:
-            if alias.name != "*":
-                found[alias.asname or alias.name] = _member(Target(source), alias.name)
-    return found
-
-
-@functools.lru_cache(maxsize=None)
-def _module_names(dotted):
-    """{name: Target} a package module binds by its module-level imports (read, not run)."""
-    path = _package_file(dotted)
-    if path is None:
-        return {}
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    package = dotted if path.endswith("__init__.py") else dotted.rpartition(".")[0]
-    names = {}
-    for node in tree.body:
-        for inner in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else [node]:
-            if isinstance(inner, (ast.Import, ast.ImportFrom)):
-                names.update(_import_targets(inner, package))
-    if dotted == "minimegatron.backend":
-        names["xp"] = Target("numpy")        # the backend proxy forwards to numpy (or cupy)
-    return names
-
-
-def _member(module, attr):
-    """The Target of ``module.attr`` for a module Target."""
-    dotted = f"{module.path}.{attr}"
-    if module.path.split(".")[0] == "minimegatron":
-        if _package_file(dotted):
-            return Target(dotted)
-        return _module_names(module.path).get(attr, Target(module.path, attr))
-    if module_allowed(module.path):             # numpy or a pure stdlib helper: safe to look
-        try:
-            value = getattr(importlib.import_module(module.path), attr, None)
-        except ImportError:                     # no such module: the run will say so
-            value = None
-        if isinstance(value, types.ModuleType):
-            return Target(value.__name__)
-    return Target(module.path, attr)
-
-
-def _target_problem(target):
-    """(kind, name) if reaching ``target`` is SUSPECT, else None."""
-    if target.is_module:
-        return None if module_allowed(target.path) else ("reaches", target.path)
-    full = f"{target.path}.{target.name}"
-    if target.path.split(".")[0] == "numpy" and not numpy_name_allowed(target.path, target.name):
-        return ("file_io" if target.name in FILE_IO else "numpy"), full
-    if target.path in SWITCH_OPEN and target.name not in SWITCH_OPEN[target.path]:
-        return "trace", full
-    if target.name == "Handle":
-        return "handle", full
-    if target.name.startswith("_"):
-        return "private", full
-    parts = target.path.split(".")
-    lab = parts[0] == "minimegatron" and len(parts) > 1 and parts[1] in LAB
-    return ("reaches", full) if lab or parts[0] in DANGER else None
 
 
 def _enclosing_function(tree, first, last):
@@ -295,7 +167,7 @@ class _Reader:
         self.names = dict(file_names)
         for node in self.nodes:           # the block's own imports bind names too
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self.names.update(_import_targets(node, package))
+                self.names.update(import_targets(node, package))
                 for alias in node.names:
                     self.local.discard((alias.asname or alias.name).split(".")[0])
         self.package = package
@@ -333,7 +205,7 @@ class _Reader:
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             if base is not None and base.is_module and module_allowed(base.path):
-                return _member(base, node.attr)
+                return member(base, node.attr)
         return None
 
     def read(self):
@@ -357,7 +229,7 @@ class _Reader:
                 self.flag(node, "import", alias.name)
 
     def visit_ImportFrom(self, node):
-        source = _absolute(node.module, node.level, self.package)
+        source = absolute(node.module, node.level, self.package)
         if not module_allowed(source):
             self.flag(node, "import", source)
             return
@@ -365,7 +237,7 @@ class _Reader:
             if alias.name == "*":
                 self.flag(node, "import", f"{source}.*")
                 continue
-            problem = _target_problem(_member(Target(source), alias.name))
+            problem = target_problem(member(Target(source), alias.name))
             if problem:
                 self.flag(node, *problem)
 
@@ -452,7 +324,7 @@ class _Reader:
         target = self.resolve(node)
         if target is None:
             return
-        problem = _target_problem(target)
+        problem = target_problem(target)
         if problem and not (problem[0] == "private" and isinstance(node, ast.Name)):
             self.flag(node, *problem)        # (the file's own _helpers are plain names)
             return
@@ -483,7 +355,7 @@ def read_block(ex_id, body, reference_block, student_line=None):
     dotted = "minimegatron." + rel[:-3].replace(os.sep, ".").replace("/", ".")
     package = dotted.rpartition(".")[0]
     reader = _Reader(tree, first, last, reference_block.indent, package,
-                     _module_names(dotted))
+                     module_names(dotted))
     shift = (reference_block.begin if student_line is None else student_line - 1) \
         - reference_block.begin
     lines = text.splitlines()
