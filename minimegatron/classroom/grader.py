@@ -75,7 +75,7 @@ from minimegatron.runtime.plain_files import read_plain
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
-                                              is_blank, odd_paths, replace_bodies, select)
+                                              is_blank, odd_paths, select)
 from minimegatron.runtime.launcher import child_env
 from minimegatron.runtime.mpiexec import find_mpiexec, mpiexec_flags
 from minimegatron.runtime.processes import kill_group
@@ -106,12 +106,7 @@ def _overlay(source_pkg, dest, bodies, grader_files=False):
     by_file = {}
     for ex_id, body in bodies.items():
         by_file.setdefault(_block_path(ex_id), {})[ex_id] = body
-    for rel, replaced in by_file.items():
-        path = os.path.join(target, rel)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(replace_bodies(text, rel, replaced))
+    staging.write_bodies(target, by_file)
     if not grader_files and len(bodies) == 1:    # a student's block: no judge, no answer
         staging.stage(target, next(iter(bodies)))
     return dest

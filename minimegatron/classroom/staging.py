@@ -201,11 +201,18 @@ def blank_others(package_dir, ex_id, needs):
     """Every exercise block of the staged package but ``ex_id``'s and those of ``needs``
     (the blocks its check runs through) back to the handout's raise: no other answer is
     in the copy a student's block runs beside."""
-    from minimegatron.classroom.exercises import blank_line, find_blocks, replace_bodies
+    from minimegatron.classroom.exercises import blank_line, find_blocks
     by_file = {}
     for other, block in find_blocks(package_dir).items():
         if other != ex_id and other not in needs:
             by_file.setdefault(block.path, {})[other] = [blank_line(other, block.indent)]
+    write_bodies(package_dir, by_file)
+
+
+def write_bodies(package_dir, by_file):
+    """Replace blocks in the package's files, in place: ``by_file`` is {path relative to
+    the package: {id: body lines}}."""
+    from minimegatron.classroom.exercises import replace_bodies
     for rel, bodies in by_file.items():
         path = os.path.join(package_dir, rel)
         with open(path, encoding="utf-8") as f:
