@@ -5,7 +5,7 @@ code open beside her would, against what the grader promises (docs/teaching.md):
 
     pickle        1.2 wrong, and code run through an allowed import: numpy's ``load`` with
                   ``allow_pickle`` on a pickle the block writes itself, whose code
-                  imports the judge (``judge.py``) to grade itself
+                  looks for the judge (``judge.py``) in the copy
     judge_helper  10.1 blank but for a call of the check module's own judge helpers
                   (``judge_top_k``, ``judge_slots``): the answer, held by the check
     evidence      3.2 done as a gather plus a sum, with the trace and the MPI counter
@@ -48,12 +48,12 @@ JUDGE_LINES = ("def judge_top_k", "def layer_output")       # lines of 10.1's ju
 
 
 class _Payload:
-    """What the pickle runs when numpy loads it: the judge, imported from the copy."""
+    """What the pickle runs when numpy loads it: a look for the judge in the copy."""
 
     def __reduce__(self):
-        code = ("from minimegatron.classroom.exercise_checks.judge import judge\n"
-                "from minimegatron.classroom.exercise_checks.autodiff import judge_values\n")
-        return exec, (code,)
+        code = ("[m for m in ['minimegatron.classroom.exercise_checks.judge'] "
+                "if __import__('importlib.util').util.find_spec(m)] or 'no judge in this copy'")
+        return eval, (code,)
 
 
 def _lines(text):
@@ -67,8 +67,8 @@ def hostile_blocks():
         "h_pickle": ("1.2", _lines(f"""
         from numpy import frombuffer, load, uint8
         frombuffer({payload!r}, dtype=uint8).tofile("/tmp/payload.pkl")
-        load("/tmp/payload.pkl", allow_pickle=True)
-        return grad_out
+        found = load("/tmp/payload.pkl", allow_pickle=True)
+        raise ValueError(f"the pickle ran: {found}")
         """)),
         "h_judge_helper": ("10.1", _lines("""
     from minimegatron.classroom.exercise_checks.moe_routing import judge_slots, judge_top_k
@@ -187,7 +187,7 @@ def test_without_the_static_read_no_hostile_block_passes_but_the_in_process_rewr
     helper = "\n".join(_cell(read_off, "h_judge_helper")["lines"])
     assert "cannot import name" in helper and "judge_" in helper, helper
     pickled = "\n".join(_cell(read_off, "h_pickle")["lines"])
-    assert got["h_pickle"] == "FAIL" and "judge" in pickled, pickled
+    assert "the pickle ran: no judge in this copy" in pickled, pickled
 
 
 def test_without_the_static_read_no_other_answer_and_no_judge_reaches_the_feedback(read_off):
