@@ -68,7 +68,7 @@ def hostile_blocks():
         from numpy import frombuffer, load, uint8
         frombuffer({payload!r}, dtype=uint8).tofile("/tmp/payload.pkl")
         found = load("/tmp/payload.pkl", allow_pickle=True)
-        raise ValueError(f"the pickle ran: {found}")
+        raise ValueError(f"the pickle ran: {{found}}")
         """)),
         "h_judge_helper": ("10.1", _lines("""
     from minimegatron.classroom.exercise_checks.moe_routing import judge_slots, judge_top_k
@@ -235,7 +235,8 @@ def test_every_reference_block_passes_in_a_copy_staged_for_it():
 
 def test_a_staged_copy_holds_no_judge_and_no_other_answer(tmp_path):
     """What staging.stage leaves, read as files: no judge.py, no judge_* in a check module,
-    LESSONS with no point; every block but its own and NEEDS is the handout's raise."""
+    LESSONS with no point; every block but its own, NEEDS and its chapter's is the
+    handout's raise (10.1's copy: chapter 1 and 8.2 are blank)."""
     reference = find_blocks(PACKAGE_DIR)
     for ex_id in ("10.1", "4.1", "3.5"):
         target = tmp_path / ex_id / "minimegatron"
@@ -248,6 +249,8 @@ def test_a_staged_copy_holds_no_judge_and_no_other_answer(tmp_path):
         blocks = find_blocks(str(target))
         for other, block in blocks.items():
             same = block.body == reference[other].body
-            kept = other == ex_id or other in staging.NEEDS.get(ex_id, ())
+            kept = other == ex_id or other in staging.kept_blocks(ex_id, blocks)
             assert same == kept, (ex_id, other)
             assert kept or exercises.is_blank(block), (ex_id, other)
+        assert ex_id != "10.1" or (exercises.is_blank(blocks["8.2"])
+                                   and exercises.is_blank(blocks["1.2"]))

@@ -23,9 +23,9 @@ switched off) finds no such name; ``tests/test_grader_forgeries_judge.py`` prove
 
 The other exercises' blocks go back to the handout's raise too (``blank_others``),
 but for the ones the check runs through (``NEEDS``: 4.1's DDP trains a GPT, whose
-backward runs 1.1's MatMul and 1.5's unbroadcast). So a 10.1 copy holds no answer but
-its own: no ``fromfile`` (were the static read off) finds another exercise's reference
-in it. ``tests/test_grader_forgeries_judge.py`` grades every reference block in a copy
+backward runs 1.1's MatMul and 1.5's unbroadcast) and those of its own chapter, which a
+student's block may call (``kept_blocks``). So a 10.1 copy holds no answer outside
+chapter 10: no ``fromfile`` (were the static read off) finds 8.2's reference in it. ``tests/test_grader_forgeries_judge.py`` grades every reference block in a copy
 staged this way: each PASSes, so no block of NEEDS is missing.
 
 Dependencies between cut modules are followed by ``from ... import`` name, at module
@@ -191,10 +191,20 @@ def cut_checks(package_dir, ex_id):
             f.write(text)
 
 
+def kept_blocks(ex_id, known):
+    """The other blocks (of the ids ``known``) a copy for ``ex_id`` keeps: those its check
+    runs through (NEEDS) and those of its own chapter, which a student's block may call
+    (3.5 written with f instead of g must miss the lesson's point, not need 3.1)."""
+    chapter = ex_id.split(".")[0]
+    return {other for other in known if other != ex_id and (
+        other in NEEDS.get(ex_id, ()) or other.split(".")[0] == chapter)}
+
+
 def stage(package_dir, ex_id):
     """The staged copy of a student's block of ``ex_id``: checks cut, other answers out."""
+    from minimegatron.classroom.exercise_checks import EXERCISES
     cut_checks(package_dir, ex_id)
-    blank_others(package_dir, ex_id, NEEDS.get(ex_id, ()))
+    blank_others(package_dir, ex_id, kept_blocks(ex_id, [ex.id for ex in EXERCISES]))
 
 
 def blank_others(package_dir, ex_id, needs):
