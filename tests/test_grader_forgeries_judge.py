@@ -39,7 +39,8 @@ import sys
 import pytest
 
 from minimegatron.classroom import exercises, grader, staging
-from minimegatron.classroom.exercises import PACKAGE_DIR, find_blocks, replace_bodies
+from minimegatron.classroom.exercises import PACKAGE_DIR, find_blocks
+from test_grader_forgeries import _write_block
 
 SPEC = "1.2,3.2,4.1,10.1"
 HAS_BWRAP = shutil.which("bwrap") is not None
@@ -109,15 +110,6 @@ def hostile_blocks():
     raise ValueError("\\n".join(found))
     """)),
     }
-
-
-def _write_block(copy, ex_id, lines):
-    block = find_blocks(os.path.join(copy, "minimegatron"))[ex_id]
-    path = os.path.join(copy, "minimegatron", block.path)
-    with open(path, encoding="utf-8") as f:
-        text = replace_bodies(f.read(), block.path, {ex_id: lines})
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def build_class(class_dir):
