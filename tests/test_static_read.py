@@ -123,6 +123,12 @@ MORE_RIGHT = {     # a student's own way of writing right answers: imports and h
         "        actions += f",
         "    for _, b in pairs:",
         "        actions += b"]),
+    "4.1 then a blank line and a comment, at the end of its function": ("4.1", [
+        "            handle = comm.iall_reduce(bucket.reduce, self.group, op='mean',",
+        "                                      inplace=True)",
+        "            bucket.handle = handle",
+        "",
+        "            # started: finish() waits for it"]),
     "5.1 a counter kept with getattr": ("5.1", [
         "                self.count = getattr(self, 'count', 0) + 1"]
         + [line.rstrip("\n") for line in REFERENCE["5.1"].body]),
@@ -222,6 +228,59 @@ FORBIDDEN = {      # name: (exercise, body, kind, index of the body line it is o
                          "string", 0),
     "a statement outside the function": ("1.2", [RIGHT_12, "import math",
                                                  "Exp.backward = None"], "escape", 1),
+    # the allow-list of names: NumPy's file and pickle functions however they are reached
+    "numpy's load imported by name": ("1.2", ["        from numpy import savetxt, load",
+                                              RIGHT_12], "file_io", 0),
+    "numpy's load with allow_pickle": ("1.2", [
+        "        import numpy as np",
+        "        m = np.load('/tmp/x.npy', allow_pickle=True)", RIGHT_12], "file_io", 1),
+    "numpy's load through xp": ("1.2", ["        m = xp.load('/tmp/x.npy', allow_pickle=True)",
+                                        RIGHT_12], "file_io", 0),
+    "numpy's load renamed": ("1.2", ["        from numpy import load as ld",
+                                     "        m = ld('/tmp/x.npy', allow_pickle=True)",
+                                     RIGHT_12], "file_io", 0),
+    "numpy's fromfile on the staged copy": ("10.1", [
+        "    import numpy",
+        "    text = numpy.fromfile('minimegatron/nn/moe/routing.py', dtype=numpy.uint8)",
+        "    return None"], "file_io", 1),
+    "numpy's savetxt": ("1.2", ["        xp.savetxt('/tmp/x', grad_out)", RIGHT_12],
+                        "file_io", 0),
+    "numpy's DataSource": ("1.2", ["        from numpy import DataSource", RIGHT_12],
+                           "file_io", 0),
+    "a NumPy name outside the allow-list": ("1.2", [
+        "        f = xp.vectorize(lambda v: v)", RIGHT_12], "numpy", 0),
+    "numpy.lib imported": ("1.2", ["        from numpy.lib import npyio", RIGHT_12],
+                           "import", 0),
+    "numpy's internals reached": ("1.2", ["        m = xp.core.multiarray", RIGHT_12],
+                                  "reaches", 0),
+    "getattr of numpy, a public name written out": ("1.2", [
+        "        f = getattr(xp, 'load')", RIGHT_12], "builtin", 0),
+    "getattr of numpy for a module": ("1.2", ["        f = getattr(xp, 'lib')", RIGHT_12],
+                                      "builtin", 0),
+    "dir": ("1.2", ["        names = dir(ctx)", RIGHT_12], "builtin", 0),
+    # no check module, no judge helper
+    "a judge helper imported": ("10.1", [
+        "    from minimegatron.classroom.exercise_checks.moe_routing import judge_top_k",
+        "    return judge_top_k(probs, k)"], "import", 0),
+    "a judge helper reached through the package": ("10.1", [
+        "    import minimegatron",
+        "    f = minimegatron.classroom.exercise_checks.judge",
+        "    return None"], "reaches", 1),
+    # no state on function objects: a lambda or a def with attributes is a hand-made object
+    "a lambda with attributes as a handle": ("4.1", ["            h = lambda: None",
+                                                     "            h.wait = h",
+                                                     "            h.test = lambda: True",
+                                                     "            bucket.handle = h"],
+                                             "function_state", 1),
+    "an inner def with attributes": ("1.2", ["        def f():",
+                                             "            return 0",
+                                             "        f.calls = 1", RIGHT_12],
+                                     "function_state", 2),
+    "a partial with attributes": ("4.1", ["            import functools",
+                                          "            h = functools.partial(print)",
+                                          "            h.wait = print",
+                                          "            bucket.handle = h"],
+                                  "function_state", 2),
 }
 
 
@@ -231,6 +290,37 @@ def test_each_forbidden_construct_is_suspect_on_its_line(case):
     findings = _read(ex_id, [line.rstrip("\n") for line in body])
     assert (kind, _line(ex_id, index)) in {(f.kind, f.line) for f in findings}, \
         f"{case}: {findings}"
+
+
+def test_the_numpy_allow_list_holds_no_file_function_and_no_module():
+    """Every name listed is NumPy's and no module; no closed name is allowed however it is
+    spelled; ufuncs and scalar types are allowed without a list."""
+    import numpy
+    from minimegatron.classroom import allowed_names
+    for module, names in allowed_names.FUNCTIONS.items():
+        found = importlib.import_module(module)
+        for name in names.split():
+            value = getattr(found, name)
+            assert not isinstance(value, type(numpy)), (module, name)
+            assert allowed_names.numpy_name_allowed(module, name), (module, name)
+    for module in allowed_names.MODULES:
+        for name in allowed_names.CLOSED:
+            assert not allowed_names.numpy_name_allowed(module, name), (module, name)
+    assert allowed_names.numpy_name_allowed("numpy", "logaddexp")       # a ufunc
+    assert allowed_names.numpy_name_allowed("numpy", "bfloat16") is False
+    assert allowed_names.numpy_name_allowed("numpy", "uint16")          # a scalar type
+    assert not allowed_names.numpy_name_allowed("numpy.lib", "pad")
+    assert not allowed_names.numpy_name_allowed("numpy", "fromstring")  # not listed
+
+
+def test_a_state_kept_on_the_functions_own_objects_is_still_clean():
+    """What function_state does not touch: attributes of the function's arguments and of
+    objects it built (a right answer may note a count on ctx or keep a list)."""
+    assert _read("1.2", ["        ctx.note = 1", "        out = [grad_out]",
+                         "        return out[0] * ctx.saved[0]"]) == []
+    assert _read("4.1", ["            handle = comm.iall_reduce(bucket.reduce, self.group, "
+                         "op='mean', inplace=True)",
+                         "            bucket.handle = handle"]) == []
 
 
 def test_the_reference_forgery_is_suspect_from_its_first_line():
@@ -244,7 +334,10 @@ def test_the_reference_forgery_is_suspect_from_its_first_line():
 
 
 def test_an_import_of_nothing_is_left_to_the_run():
-    assert _read("1.2", ["        from numpy.no_such_module import x", RIGHT_12]) == []
+    assert _read("1.2", ["        from math.no_such_module import x", RIGHT_12]) == []
+    # NumPy is an allow-list of modules: one it does not name is SUSPECT, known or not
+    assert [f.kind for f in _read("1.2", ["        from numpy.no_such_module import x",
+                                          RIGHT_12])] == ["import"]
 
 
 def test_a_read_that_breaks_is_suspect_not_clean(monkeypatch):
@@ -388,6 +481,6 @@ def test_messages_in_both_languages():
     kinds = set(re.findall(r'self\.flag\(node, "(\w+)"',
                            open(static_read.__file__, encoding="utf-8").read()))
     kinds |= {"reaches", "trace", "handle", "private", "module", "frame", "file_io",
-              "spawn", "unread"}
+              "spawn", "unread", "numpy", "function_state"}
     assert {f"static.{kind}" for kind in kinds} <= set(en), kinds - {k[7:] for k in en}
 

@@ -15,7 +15,10 @@ How one exercise is graded (teacher mode: this package holds every answer).
 1. The copy it runs is THIS package with one block, the exercise's own, taken
    from the student. No other file or block of the student's copy runs, so a
    DDP check does not stop at an unfinished MatMul backward, and an edited
-   check, ``__init__`` or backend changes nothing.
+   check, ``__init__`` or backend changes nothing. That copy holds no judge and
+   no other answer (``staging.py``): its check modules are cut to what collects
+   the evidence, ``judge.py`` is left out, and every other exercise's block is
+   the handout's raise but those the check runs through.
 2. The student side (``exercise_checks/runner.py``) runs in a fresh process with
    that copy first on sys.path, multi-rank checks under ``mpiexec -n 4``; it
    calls the lesson's ``collect`` on a problem drawn from a random seed and
@@ -65,14 +68,14 @@ import tempfile
 import time
 
 from minimegatron import i18n
-from minimegatron.classroom import load, sandbox
+from minimegatron.classroom import load, sandbox, staging
 from minimegatron.runtime import hang_report, job_files
 from minimegatron.classroom import static_read
 from minimegatron.runtime.plain_files import read_plain
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
-                                              is_blank, odd_paths, replace_bodies, select)
+                                              is_blank, odd_paths, select)
 from minimegatron.runtime.launcher import child_env
 from minimegatron.runtime.mpiexec import find_mpiexec, mpiexec_flags
 from minimegatron.runtime.processes import kill_group
@@ -89,7 +92,8 @@ SEED = 20261125     # the problem seed of the mutation tests (a real grade draws
 
 def _overlay(source_pkg, dest, bodies, grader_files=False):
     """Copy source_pkg to dest/minimegatron with the blocks in ``bodies`` ({id: lines})
-    replaced; with ``grader_files`` the checks (GRADER_FILES) come from this package."""
+    replaced; with ``grader_files`` the checks (GRADER_FILES) come from this package.
+    One block of a student's (teacher mode, mutation tests): staged by ``staging.stage``."""
     target = os.path.join(dest, "minimegatron")
     shutil.copytree(source_pkg, target, ignore=IGNORE)
     for rel in GRADER_FILES if grader_files else ():
@@ -102,12 +106,9 @@ def _overlay(source_pkg, dest, bodies, grader_files=False):
     by_file = {}
     for ex_id, body in bodies.items():
         by_file.setdefault(_block_path(ex_id), {})[ex_id] = body
-    for rel, replaced in by_file.items():
-        path = os.path.join(target, rel)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(replace_bodies(text, rel, replaced))
+    staging.write_bodies(target, by_file)
+    if not grader_files and len(bodies) == 1:    # a student's block: no judge, no answer
+        staging.stage(target, next(iter(bodies)))
     return dest
 
 

@@ -16,8 +16,14 @@ The allow-list (what a block may use):
   or wait too long, which is a HANG, not a forgery), and of the package's book: the
   package itself and ``minimegatron.<BOOK>...`` (backend, autodiff, nn, optim,
   data, comm, mixed_precision, parallel). The lab (runtime, tools, checks,
-  classroom, i18n, commands) is never a block's business. numpy's ctypeslib,
-  f2py, testing, lib.format and lib.npyio are closed.
+  classroom, i18n, commands) is never a block's business: no check module, no
+  judge helper. Of NumPy only ``numpy``, ``numpy.linalg`` and ``numpy.random``.
+- of NumPy (or ``xp``), only the names of ``allowed_names.py``: ufuncs, scalar
+  types and a listed set of array functions; nothing that reads or writes a
+  file, unpickles (``load``, ``save``, ``savetxt``, ``fromfile``, ``memmap``,
+  ``DataSource``...), maps raw memory or calls back into code. However it is
+  reached: ``np.load``, ``xp.load``, ``from numpy import load``,
+  ``getattr(np, "load")``.
 - the names of its own function and file. A name the file imported, or an
   attribute path from one (``comm.collectives.MPI``), is followed through the
   package's source (read, never imported: importing ``comm`` would start MPI in
@@ -28,10 +34,11 @@ The allow-list (what a block may use):
 SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - import     an import outside the allow-list, or ``from X import *``;
 - reaches    a name or attribute path that leads to a module outside it;
-- builtin    ``open exec eval compile getattr setattr delattr globals locals vars
+- builtin    ``open exec eval compile getattr setattr delattr globals locals vars dir
              __import__ breakpoint input help exit quit``, ``type`` with 3 arguments
              (``getattr(x, "name", default)`` with a public name written out is read
-             as ``x.name``: a right answer may keep a counter that way);
+             as ``x.name``: a right answer may keep a counter that way; never of a
+             module);
 - dunder     any ``__name__``-style name or attribute (``x.__class__``);
 - private    ``obj._secret``. ``self._x`` is allowed: the block is a method of
              the class whose private members it uses (4.1's and 7.1's code
@@ -43,7 +50,13 @@ SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - spawn      MPI's process starters and joiners on a communicator
              (``group.comm.Spawn``, ``Connect``...): processes outside the job;
 - file_io    numpy's file and raw-memory functions (``load``, ``fromfile``,
-             ``tofile``, ``save``, ``memmap``, ``ctypeslib``...);
+             ``tofile``, ``save``, ``memmap``, ``ctypeslib``...), as a name of
+             numpy or as any object's attribute (``a.tofile``);
+- numpy      any other name of numpy outside the allow-list (``allowed_names.py``);
+- function_state  an attribute set on a function the block made (a lambda, a
+             ``def`` inside it, a ``functools.partial``): ``h = lambda: None;
+             h.wait = h`` is a hand-made handle, and a function's attributes are
+             state a check never sees;
 - trace      the trace's or the collective checks' switches: anything of
              ``comm.trace`` but ``span label now current_label bytes_moved
              max_spans dropped`` (so no ``disable``, ``record``, ``reset``,
@@ -65,34 +78,30 @@ SUSPECT (the reason is an ``i18n`` key ``static.<kind>``):
 - past_end   code that runs on past the block's end marker;
 - unread     the read itself failed on the block (never waved through as clean).
 
-What the static read is not: a proof. It is a tripwire that makes the usual
-forgeries visible with their line, before anything runs; the sandbox (teacher
-mode) is the wall. A block that does not parse is left to the run, which
-reports the syntax error as it always did.
+What the static read is not: a proof that a block is harmless. It is the first
+wall: with it, a block can name no file function, no loader of code, no module of
+the lab and no switch of the trace, so it cannot reach what records its evidence;
+the sandbox (teacher mode) is the second, and the staged copy holds no judge and
+no other exercise's answer (``staging.py``). A block that does not parse is left to
+the run, which reports the syntax error as it always did. Where a name leads (read
+from the package's source, never imported) is ``static_names.py``.
 """
 import ast
-import functools
-import importlib
 import os
 import re
-import types
 from dataclasses import dataclass
 
 from minimegatron import i18n
 from minimegatron.classroom import PACKAGE_DIR
+from minimegatron.classroom.static_names import (FILE_IO, SWITCH_OPEN, Target, absolute,
+                                                 import_targets, member, module_allowed,
+                                                 module_names, target_problem)
 from minimegatron.classroom.exercise_checks.judge import Verdict
 from minimegatron.classroom.exercises import replace_bodies
 
-BOOK = ("backend", "autodiff", "nn", "optim", "data", "comm", "mixed_precision", "parallel")
-LAB = ("runtime", "tools", "checks", "classroom", "i18n", "commands", "__main__")
-STDLIB = ("math", "itertools", "functools", "collections", "contextlib", "warnings", "time")
-NUMPY_CLOSED = {"ctypeslib", "f2py", "testing", "distutils", "format", "npyio"}
-DANGER = {"sys", "os", "ctypes", "importlib", "inspect", "subprocess", "builtins", "pickle",
-          "marshal", "shutil", "socket", "signal", "gc", "io", "pathlib", "tempfile", "runpy",
-          "types", "code", "codeop", "pty", "posix", "mmap", "threading", "multiprocessing",
-          "atexit", "faulthandler", "mpi4py", "zipimport", "pkgutil", "site", "sysconfig"}
 BUILTINS = {"open", "exec", "eval", "compile", "getattr", "setattr", "delattr", "globals",
-            "locals", "vars", "__import__", "breakpoint", "input", "help", "exit", "quit"}
+            "locals", "vars", "dir", "__import__", "breakpoint", "input", "help", "exit",
+            "quit"}
 MODULE_ATTRS = {"sys", "os", "ctypes", "importlib", "inspect", "subprocess", "builtins",
                 "pickle", "marshal", "shutil", "socket", "posix", "pty", "mmap", "runpy",
                 "multiprocessing", "gc", "MPI", "mpi4py", "faults", "reaper", "launcher",
@@ -100,13 +109,8 @@ MODULE_ATTRS = {"sys", "os", "ctypes", "importlib", "inspect", "subprocess", "bu
 FRAME_ATTRS = {"gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "ag_frame",
                "ag_code", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace",
                "tb_frame", "tb_next", "co_code", "co_consts", "func_globals"}
-FILE_IO = {"load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "save", "savez",
-           "savez_compressed", "savetxt", "tofile", "dump", "memmap", "open_memmap",
-           "DataSource", "ctypeslib", "f2py", "testing", "npyio"}
-SWITCH_OPEN = {"minimegatron.comm.trace": {"span", "label", "now", "current_label",
-                                           "bytes_moved", "max_spans", "dropped"},
-               "minimegatron.comm.comm_check": {"enabled"}}
 CLASS_MAKERS = {"namedtuple", "make_dataclass"}
+FUNCTION_MAKERS = {"partial", "partialmethod", "wraps", "update_wrapper"}
 SPAWN = {"Spawn", "Spawn_multiple", "Connect", "Accept", "Open_port", "Publish_name", "Join"}
 DUNDER_TEXT = re.compile(r"__\w+__|\{[^{}]*[.\[]_")
 
@@ -118,120 +122,6 @@ class Finding:
     kind: str           # static.<kind> in i18n
     name: str           # what was found
     code: str
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a name leads to: a module (``path`` is its dotted name) or an object ``name``
-    of module ``path``."""
-    path: str
-    name: str = None
-
-    @property
-    def is_module(self):
-        return self.name is None
-
-
-def module_allowed(dotted):
-    """True if a block may import (or reach) the module ``dotted``."""
-    parts = dotted.split(".")
-    if any(part.startswith("_") for part in parts):
-        return False
-    if parts[0] == "numpy":
-        return not NUMPY_CLOSED & set(parts[1:])
-    if parts[0] == "minimegatron":
-        return len(parts) == 1 or parts[1] in BOOK
-    return parts[0] in STDLIB
-
-
-def _package_file(dotted):
-    """The source of package module ``dotted`` (None if it is no module of the package)."""
-    parts = dotted.split(".")
-    if parts[0] != "minimegatron":
-        return None
-    base = os.path.join(os.path.dirname(PACKAGE_DIR), *parts)
-    for path in (os.path.join(base, "__init__.py"), base + ".py"):
-        if os.path.isfile(path):
-            return path
-    return None
-
-
-def _absolute(module, level, package):
-    """The module a relative import ``from .. import`` names, seen from ``package``."""
-    if not level:
-        return module or ""
-    base = package.split(".")[:len(package.split(".")) - level + 1]
-    return ".".join(base + ([module] if module else []))
-
-
-def _import_targets(node, package):
-    """{bound name: Target} of one import statement."""
-    found = {}
-    if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.asname:
-                found[alias.asname] = Target(alias.name)
-            else:
-                head = alias.name.split(".")[0]
-                found[head] = Target(head)
-    elif isinstance(node, ast.ImportFrom):
-        source = _absolute(node.module, node.level, package)
-        for alias in node.names:
-            if alias.name != "*":
-                found[alias.asname or alias.name] = _member(Target(source), alias.name)
-    return found
-
-
-@functools.lru_cache(maxsize=None)
-def _module_names(dotted):
-    """{name: Target} a package module binds by its module-level imports (read, not run)."""
-    path = _package_file(dotted)
-    if path is None:
-        return {}
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    package = dotted if path.endswith("__init__.py") else dotted.rpartition(".")[0]
-    names = {}
-    for node in tree.body:
-        for inner in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else [node]:
-            if isinstance(inner, (ast.Import, ast.ImportFrom)):
-                names.update(_import_targets(inner, package))
-    if dotted == "minimegatron.backend":
-        names["xp"] = Target("numpy")        # the backend proxy forwards to numpy (or cupy)
-    return names
-
-
-def _member(module, attr):
-    """The Target of ``module.attr`` for a module Target."""
-    dotted = f"{module.path}.{attr}"
-    if module.path.split(".")[0] == "minimegatron":
-        if _package_file(dotted):
-            return Target(dotted)
-        return _module_names(module.path).get(attr, Target(module.path, attr))
-    if module_allowed(module.path):             # numpy or a pure stdlib helper: safe to look
-        try:
-            value = getattr(importlib.import_module(module.path), attr, None)
-        except ImportError:                     # no such module: the run will say so
-            value = None
-        if isinstance(value, types.ModuleType):
-            return Target(value.__name__)
-    return Target(module.path, attr)
-
-
-def _target_problem(target):
-    """(kind, name) if reaching ``target`` is SUSPECT, else None."""
-    if target.is_module:
-        return None if module_allowed(target.path) else ("reaches", target.path)
-    full = f"{target.path}.{target.name}"
-    if target.path in SWITCH_OPEN and target.name not in SWITCH_OPEN[target.path]:
-        return "trace", full
-    if target.name == "Handle":
-        return "handle", full
-    if target.name.startswith("_"):
-        return "private", full
-    parts = target.path.split(".")
-    lab = parts[0] == "minimegatron" and len(parts) > 1 and parts[1] in LAB
-    return ("reaches", full) if lab or parts[0] in DANGER else None
 
 
 def _enclosing_function(tree, first, last):
@@ -272,15 +162,38 @@ class _Reader:
         self.nodes = [n for n in ast.walk(tree) if first <= getattr(n, "lineno", 0) <= last]
         self.parent = {child: node for node in ast.walk(tree)
                        for child in ast.iter_child_nodes(node)}
-        self.local = _local_names(_enclosing_function(tree, first, last))
+        function = _enclosing_function(tree, first, last)
+        self.local = _local_names(function)
         self.names = dict(file_names)
         for node in self.nodes:           # the block's own imports bind names too
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self.names.update(_import_targets(node, package))
+                self.names.update(import_targets(node, package))
                 for alias in node.names:
                     self.local.discard((alias.asname or alias.name).split(".")[0])
         self.package = package
+        self.functions = self._made_functions(function)
         self.found = []
+
+    def _made_functions(self, function):
+        """The local names the function binds to a function object it makes: a lambda,
+        a ``def`` inside it, a ``functools.partial`` (or ``wraps``) of something."""
+        if function is None:
+            return set()
+        made = {n.name for n in ast.walk(function) if n is not function
+                and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                value = node.value
+                if isinstance(value, ast.Call):
+                    target = self.resolve(value.func)
+                    name = target.name if target is not None and not target.is_module \
+                        else getattr(value.func, "attr", getattr(value.func, "id", None))
+                    value = ast.Lambda if name in FUNCTION_MAKERS else value
+                if value is ast.Lambda or isinstance(value, ast.Lambda):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    made |= {n.id for t in targets for n in ast.walk(t)
+                             if isinstance(n, ast.Name)}
+        return made
 
     def flag(self, node, kind, name):
         self.found.append((node.lineno, kind, name))
@@ -292,7 +205,7 @@ class _Reader:
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             if base is not None and base.is_module and module_allowed(base.path):
-                return _member(base, node.attr)
+                return member(base, node.attr)
         return None
 
     def read(self):
@@ -316,7 +229,7 @@ class _Reader:
                 self.flag(node, "import", alias.name)
 
     def visit_ImportFrom(self, node):
-        source = _absolute(node.module, node.level, self.package)
+        source = absolute(node.module, node.level, self.package)
         if not module_allowed(source):
             self.flag(node, "import", source)
             return
@@ -324,7 +237,7 @@ class _Reader:
             if alias.name == "*":
                 self.flag(node, "import", f"{source}.*")
                 continue
-            problem = _target_problem(_member(Target(source), alias.name))
+            problem = target_problem(member(Target(source), alias.name))
             if problem:
                 self.flag(node, *problem)
 
@@ -349,6 +262,9 @@ class _Reader:
                 or len(call.args) not in (2, 3) or call.keywords:
             return None
         name = call.args[1]
+        of = self.resolve(call.args[0])
+        if of is not None and of.is_module:          # getattr(np, "load"): never plain
+            return None
         ok = isinstance(name, ast.Constant) and isinstance(name.value, str) and \
             name.value.isidentifier() and not name.value.startswith("_")
         return name.value if ok else None
@@ -399,14 +315,16 @@ class _Reader:
 
     def _check_patch(self, node):
         root = _root(node)
-        if root is None or root not in self.local:
+        if root in self.functions:                     # h = lambda: None; h.wait = h
+            self.flag(node, "function_state", ast.unparse(node))
+        elif root is None or root not in self.local:
             self.flag(node, "patch", ast.unparse(node))
 
     def _check_target(self, node):
         target = self.resolve(node)
         if target is None:
             return
-        problem = _target_problem(target)
+        problem = target_problem(target)
         if problem and not (problem[0] == "private" and isinstance(node, ast.Name)):
             self.flag(node, *problem)        # (the file's own _helpers are plain names)
             return
@@ -431,11 +349,13 @@ def read_block(ex_id, body, reference_block, student_line=None):
     except (SyntaxError, ValueError):
         return []                     # it cannot run either: the run reports the error
     first = reference_block.begin + 2            # the body's first line, 1-based
-    last = reference_block.begin + 1 + len(body)
+    code = [i for i, line in enumerate(body) if line.strip()
+            and not line.strip().startswith("#")]   # a trailing blank or comment line is
+    last = reference_block.begin + 2 + (code[-1] if code else 0)    # past the function's end
     dotted = "minimegatron." + rel[:-3].replace(os.sep, ".").replace("/", ".")
     package = dotted.rpartition(".")[0]
     reader = _Reader(tree, first, last, reference_block.indent, package,
-                     _module_names(dotted))
+                     module_names(dotted))
     shift = (reference_block.begin if student_line is None else student_line - 1) \
         - reference_block.begin
     lines = text.splitlines()

@@ -22,6 +22,12 @@ MESSAGES = {
     "static.frame": "reaches {name}, the interpreter's frames or code",
     "static.spawn": "uses {name}, which starts or joins processes outside the job",
     "static.file_io": "uses {name}, which reads or writes files or raw memory",
+    "static.numpy": "uses {name}, a NumPy name outside what a block may use (array math, "
+                    "shapes, reductions, products: no file, pickle, raw memory or code "
+                    "loading; docs/teaching.md)",
+    "static.function_state": "sets {name}: an attribute on a function the block made (a "
+                             "lambda, an inner def, a partial) is a hand-made object, such as "
+                             "a handle whose wait does nothing",
     "static.trace": "touches {name}: the trace and the collective checks are the grader's "
                     "witnesses, not the block's to switch or to fill",
     "static.env": "names the setting {name}: the grader's switches are not the block's",

@@ -22,6 +22,12 @@ MESSAGES = {
     "static.frame": "{name}에 닿습니다: 인터프리터의 프레임이나 코드 객체입니다",
     "static.spawn": "{name}을(를) 씁니다: 작업 밖의 프로세스를 시작하거나 연결합니다",
     "static.file_io": "{name}을(를) 씁니다: 파일이나 메모리를 직접 읽고 씁니다",
+    "static.numpy": "{name}을(를) 씁니다: 블록이 쓸 수 있는 NumPy 이름(배열 연산, shape, "
+                    "reduction, 곱: 파일, pickle, 원시 메모리, 코드 로딩은 없음; "
+                    "docs/teaching.md) 밖입니다",
+    "static.function_state": "{name}을(를) 설정합니다: 블록이 만든 함수(lambda, 안쪽 def, "
+                             "partial)에 붙인 속성은 직접 지어낸 객체입니다. 예: wait가 "
+                             "아무것도 하지 않는 핸들",
     "static.trace": "{name}을(를) 건드립니다: 트레이스(trace)와 집합 통신 검사는 채점기의 "
                     "증인이므로 블록이 끄거나 채울 수 없습니다",
     "static.env": "설정 {name}을(를) 언급합니다: 채점기의 스위치는 블록의 것이 아닙니다",
