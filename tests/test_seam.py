@@ -7,18 +7,23 @@ the first MPI call met is the one that moves the data, in all_reduce itself
 calls in source order, each package function entered before going on), and it
 catches the check's 48-byte all-reduce when a planted collective checks first.
 At run time, on 2 ranks, the check still runs, before the data moves.
+Then the book's abort guard (comm/ending.py): a plain ``mpiexec -n 4 python
+script.py`` that only makes ``comm.world()`` ends in seconds when one rank raises,
+naming it, and non-zero when one rank calls ``os._exit(0)`` early.
 """
 import ast
 import importlib.util
 import inspect
+import os
 import textwrap
+import time
 import types
 
 import pytest
 from mpi4py import MPI
 
 from minimegatron.comm import collectives, nonblocking
-from mpi_harness import run_mpi
+from mpi_harness import run_mpi, run_script, time_bound
 
 MPI_CALLS = {name for name in dir(MPI.Intracomm) + dir(MPI.Request) if name[:1].isupper()}
 PICKLE_CALLS = {"bcast", "gather", "allgather", "alltoall", "allreduce", "scatter", "send",
@@ -123,3 +128,68 @@ def test_checking_still_runs_behind_the_seam_before_the_data_moves():
         if rank["spins"]:          # checking off, a core per rank: the raw communicator
             assert raw == [["Allreduce", "all_reduce", "minimegatron.comm.collectives"]], raw
         assert len(raw) == 1, raw
+
+
+RAISES = '''
+import time
+import numpy as np
+from minimegatron import comm
+
+g = comm.world()
+comm.all_reduce(np.ones(4), g)
+if g.rank == 2:
+    raise ValueError("planted failure on one rank")
+comm.barrier(g)
+time.sleep(60)
+'''
+
+LEAVES = '''
+import atexit, os, sys
+import numpy as np
+from minimegatron import comm
+
+atexit.register(lambda: open(os.path.join(sys.argv[1], f"passed{rank}"), "w").close())
+g = comm.world()                    # after the marker: ending's barrier runs before it
+rank = g.rank
+comm.all_reduce(np.ones(4), g)
+if g.rank == 1:
+    os._exit(0)                     # leaves early, "successfully"
+print(f"rank {g.rank} finished", flush=True)
+'''
+
+
+def test_a_plain_script_ends_when_one_rank_raises_naming_it(tmp_path):
+    script = tmp_path / "raises.py"
+    script.write_text(RAISES)
+    start = time.perf_counter()
+    code, out, err = run_script(4, str(script), timeout=60)
+    seconds = time.perf_counter() - start
+    assert code != 0 and code != 124, (code, out, err)
+    assert "[rank 2] uncaught exception" in err and "planted failure" in err, err
+    assert seconds < time_bound(10, 55), seconds
+
+
+def leaves_early(tmp_path, grace):
+    """(exit code, stdout, the ranks that got past the end of the script)."""
+    script = tmp_path / "leaves.py"
+    script.write_text(LEAVES)
+    code, out, err = run_script(4, str(script), args=(tmp_path,), timeout=60,
+                                env={"MINIMEGATRON_EXIT_GRACE": grace})
+    return code, out, sorted(name for name in os.listdir(tmp_path) if name.startswith("pass"))
+
+
+def test_a_plain_script_whose_rank_leaves_early_never_ends_as_a_success(tmp_path):
+    """The others finish their work, then wait at the exit barrier for rank 1, which never
+    comes: none of them ends as if the job succeeded. They abort (exit code 1) when MPI
+    reports rank 1 gone or the grace ends, unless mpiexec kills them first (MPICH's hydra
+    then reports 9, or the early rank's 0: the code is mpiexec's, see the report)."""
+    code, out, passed = leaves_early(tmp_path, "5")
+    assert "rank 0 finished" in out, out
+    assert passed == [], (code, passed)
+    assert code != 124, code
+
+
+def test_without_the_exit_barrier_the_others_end_as_a_success(tmp_path):
+    """The planted failure: MINIMEGATRON_EXIT_GRACE=0 (no barrier) lets them pass the end."""
+    code, out, passed = leaves_early(tmp_path, "0")
+    assert passed == ["passed0", "passed2", "passed3"], (code, out, passed)

@@ -88,10 +88,11 @@ class Signed(MPI.Request):
 
 
 class _Data:
-    """The data's request, as comm_check.CheckedRecv expects a handle (``requests``)."""
+    """The data's request, as comm_check.CheckedRecv expects a handle (``requests``; ``op``,
+    ``group`` and ``peer`` for the hang report, as a Handle has them)."""
 
-    def __init__(self, request):
-        self.requests = [request]
+    def __init__(self, request, group, source):
+        self.requests, self.op, self.group, self.peer = [request], "recv", group, source
 
     def wait(self):
         return None
@@ -184,7 +185,7 @@ class Checked:
         if op_of(sys._getframe(1)) != "recv" or not agreed_steps.signed(self.group):
             return self.raw.Irecv(buf, source=source, tag=tag)
         request = self.raw.Irecv(buf, source=source, tag=tag)
-        data = _Data(request)
+        data = _Data(request, self.group, source)
         checked = comm_check.CheckedRecv.wrap(data, buf, source, self.group, tag)
         if checked is data:
             return request

@@ -11,10 +11,13 @@
 ``group.mpi`` is what the guard's own blocking calls use: ``raw`` while each
 rank has a core of its own, else ``polling.Yielding(raw)``, whose blocking calls
 start the nonblocking form and yield the CPU while they wait.
+
+The first ``world()`` of a multi-rank job also installs the book's abort guard
+(ending.py): an uncaught exception on one rank ends the job, naming the rank.
 """
 from mpi4py import MPI
 
-from minimegatron.comm import checked, comm_check, polling
+from minimegatron.comm import checked, comm_check, ending, polling
 
 
 class Group:
@@ -32,6 +35,13 @@ class Group:
     def comm(self):
         """The communicator collectives call: ``checked`` while anything guards a call."""
         return self.checked if comm_check.enabled() or not polling.spins() else self.raw
+
+    @comm.setter
+    def comm(self, raw):
+        """Put another mpi4py communicator under this group (a test's or the classroom's
+        stand-in that counts or refuses calls); the seam wraps it as it wrapped the first."""
+        self.raw, self.yielding, self.checked = raw, polling.Yielding(raw), \
+            checked.Checked(self, raw)
 
     @property
     def mpi(self):
@@ -51,7 +61,8 @@ _world = []
 
 
 def world():
-    """The Group of every process, named "world"."""
+    """The Group of every process, named "world" (the first call installs ending.py's guard)."""
     if not _world:
         _world.append(Group(MPI.COMM_WORLD, "world"))
+        ending.install()
     return _world[0]
