@@ -67,12 +67,14 @@ def poison(step):
 
 
 if case.startswith("moe"):
-    trainer = MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(dp=2, ep=2))
+    trainer = MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(dp=2, ep=2),
+                         optimizer_fn=make_optimizer)
 elif case == "zero3":
     serial = GPT(SMALL_CONFIG)
     model = Zero3(serial, world, make_optimizer(serial.parameters()))
 else:
-    trainer = Trainer3D(SMALL_CONFIG, ProcessGrid(dp=2), zero_stage=int(case[4]))
+    trainer = Trainer3D(SMALL_CONFIG, ProcessGrid(dp=2), zero_stage=int(case[4]),
+                        optimizer_fn=make_optimizer)
 for step in range(4):
     poison(step)
     x, y = batch(SMALL_CONFIG, 4, step)

@@ -31,7 +31,6 @@ import dataclasses
 from minimegatron import comm
 from minimegatron.comm import trace
 from minimegatron.backend import xp
-from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import all_finite, check_finite, check_ids, check_targets
 from minimegatron.nn.watch import ActivationWatch, name_non_finite
 from minimegatron.nn.moe.gpt import moe_layers, take_aux_loss
@@ -53,8 +52,8 @@ class MoETrainer(Trainer3D):
     test passes ``grid.dp_cp`` to see the wrong group fail).
     """
 
-    def __init__(self, config, moe, grid, schedule="1f1b", micro_batches=1,
-                 optimizer_fn=make_optimizer, attention="ring", clip_grad=None,
+    def __init__(self, config, moe, grid, schedule="1f1b", micro_batches=1, *,
+                 optimizer_fn, attention="ring", clip_grad=None,
                  check_finite=True, expert_group=None, zero_stage=0,
                  checkpoint_activations=False, chunks=1, sequence_parallel=False):
         check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
