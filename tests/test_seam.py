@@ -144,7 +144,7 @@ time.sleep(60)
 '''
 
 LEAVES = '''
-import atexit, os, sys
+import atexit, os, sys, time
 import numpy as np
 from minimegatron import comm
 
@@ -153,7 +153,8 @@ g = comm.world()                    # after the marker: ending's barrier runs be
 rank = g.rank
 comm.all_reduce(np.ones(4), g)
 if g.rank == 1:
-    os._exit(0)                     # leaves early, "successfully"
+    time.sleep(1.0)                 # the others are done with their work by now
+    os._exit(0)                     # leaves without reaching the end, "successfully"
 print(f"rank {g.rank} finished", flush=True)
 '''
 

@@ -36,7 +36,7 @@ import sys
 
 from mpi4py import MPI
 
-from minimegatron.comm import agreed_steps, comm_check
+from minimegatron.comm import agreed_steps, comm_check, polling
 from minimegatron.comm.polling import wait_all
 from minimegatron.comm.waits import waits
 
@@ -111,7 +111,7 @@ def _forward(method):
     """A blocking collective call: the guard, then the call on ``group.mpi``."""
     def call(self, *args, **kwargs):
         guard(self.group, method, sys._getframe(1))
-        return getattr(self.group.mpi, method)(*args, **kwargs)
+        return getattr(self.mpi(), method)(*args, **kwargs)
     call.__name__ = method
     return call
 
@@ -129,7 +129,16 @@ class Checked:
     """``group``'s communicator, checked (module docstring); ``.raw`` is mpi4py's."""
 
     def __init__(self, group, raw):
-        self.group, self.raw = group, raw
+        self.group, self.raw, self.yielding = group, raw, polling.Yielding(raw)
+
+    def communicator(self):
+        """What ``group.comm`` is: this wrapper while checking is on or ranks share cores,
+        else the mpi4py communicator itself."""
+        return self if comm_check.enabled() or not polling.spins() else self.raw
+
+    def mpi(self):
+        """What ``group.mpi`` is: the raw communicator, or its yielding stand-in."""
+        return self.raw if polling.spins() else self.yielding
 
     def __getattr__(self, name):
         return getattr(self.raw, name)
@@ -162,13 +171,13 @@ class Checked:
     def Send(self, buf, dest, tag=0):
         if op_of(sys._getframe(1)) == "send":
             comm_check.send_signature(buf, dest, self.group, tag)
-        self.group.mpi.Send(buf, dest=dest, tag=tag)
+        self.mpi().Send(buf, dest=dest, tag=tag)
 
     @waits("recv")
     def Recv(self, buf, source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG):
         if op_of(sys._getframe(1)) == "recv":
             comm_check.recv_signature(buf, buf, source, self.group, tag)
-        self.group.mpi.Recv(buf, source=source, tag=tag)
+        self.mpi().Recv(buf, source=source, tag=tag)
 
     def Isend(self, buf, dest, tag=0):
         if op_of(sys._getframe(1)) != "send":

@@ -17,7 +17,7 @@ The first ``world()`` of a multi-rank job also installs the book's abort guard
 """
 from mpi4py import MPI
 
-from minimegatron.comm import checked, comm_check, ending, polling
+from minimegatron.comm import checked, ending
 
 
 class Group:
@@ -28,25 +28,23 @@ class Group:
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.ranks = comm.Get_group().Translate_ranks(list(range(self.size)),
                                                       MPI.COMM_WORLD.Get_group())
-        self.yielding = polling.Yielding(comm)
         self.checked = checked.Checked(self, comm)
 
     @property
     def comm(self):
-        """The communicator collectives call: ``checked`` while anything guards a call."""
-        return self.checked if comm_check.enabled() or not polling.spins() else self.raw
+        """The communicator collectives call: the checked one while anything guards a call."""
+        return self.checked.communicator()
 
     @comm.setter
     def comm(self, raw):
         """Put another mpi4py communicator under this group (a test's or the classroom's
         stand-in that counts or refuses calls); the seam wraps it as it wrapped the first."""
-        self.raw, self.yielding, self.checked = raw, polling.Yielding(raw), \
-            checked.Checked(self, raw)
+        self.raw, self.checked = raw, checked.Checked(self, raw)
 
     @property
     def mpi(self):
         """The communicator the guard's blocking calls use: ``raw``, or its yielding stand-in."""
-        return self.raw if polling.spins() else self.yielding
+        return self.checked.mpi()
 
     def split(self, color, key=None, name=None):
         """Collective: ranks with the same color form a new Group (ordered by key)."""

@@ -31,11 +31,11 @@ class Spy:
 def mpi_calls(group, run):
     """[[method, caller, module]] of every call group's communicator gets while ``run()``."""
     calls, raw = [], group.raw
-    group.raw = group.checked.raw = group.yielding.comm = Spy(raw, calls)
+    group.raw = group.checked.raw = group.checked.yielding.comm = Spy(raw, calls)
     try:
         run()
     finally:
-        group.raw = group.checked.raw = group.yielding.comm = raw
+        group.raw = group.checked.raw = group.checked.yielding.comm = raw
     return calls
 
 
