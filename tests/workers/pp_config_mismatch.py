@@ -11,7 +11,7 @@ import sys
 import minimegatron.runtime
 minimegatron.runtime.setup()      # a script of one's own under plain mpirun: the abort hook
 from minimegatron import comm
-from minimegatron.data.demo import VERIFY_CONFIG as CONFIG, batch
+from minimegatron.data.demo import VERIFY_CONFIG as CONFIG, batch, make_optimizer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 
