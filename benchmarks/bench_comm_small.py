@@ -8,7 +8,7 @@ record) is most of a small model's step. For float32 arrays of 4 KiB and
 64 KiB, in ONE job, interleaved sample by sample, each way is timed over a
 loop of calls (the slowest rank's time per call); the median sample is kept:
 
-    raw        g.comm.Allreduce(x, buf) / g.comm.Allgather(x, buf)   preallocated buf
+    raw        g.raw.Allreduce(x, buf) / g.raw.Allgather(x, buf)     preallocated buf
     out        comm.all_reduce(x, g, out=o) / comm.all_gather(x, g, out=o), checks off
     fresh      comm.all_reduce(x, g), a new result array each call, checks off
     checked    ``out`` with checking mode on (the default: comm_check.py)
@@ -42,12 +42,12 @@ def ways(g, op, nbytes):
     x = np.ones(nbytes // 4, np.float32)
     if op == "all_reduce":
         buf, out = np.empty_like(x), np.empty_like(x)
-        return {"raw": (lambda: g.comm.Allreduce(x, buf), False),
+        return {"raw": (lambda: g.raw.Allreduce(x, buf), False),
                 "out": (lambda: comm.all_reduce(x, g, out=out), False),
                 "fresh": (lambda: comm.all_reduce(x, g), False),
                 "checked": (lambda: comm.all_reduce(x, g, out=out), True)}
     buf, out = np.empty(x.size * g.size, np.float32), np.empty(x.size * g.size, np.float32)
-    return {"raw": (lambda: g.comm.Allgather(x, buf), False),
+    return {"raw": (lambda: g.raw.Allgather(x, buf), False),
             "out": (lambda: comm.all_gather(x, g, out=out), False),
             "fresh": (lambda: comm.all_gather(x, g), False),
             "checked": (lambda: comm.all_gather(x, g, out=out), True)}
@@ -56,12 +56,12 @@ def ways(g, op, nbytes):
 def timed(g, fn, calls, checked):
     """Seconds per call of ``fn`` over ``calls`` calls, the slowest rank's."""
     with comm_check.checking(checked):
-        g.comm.Barrier()
+        g.raw.Barrier()
         start = time.perf_counter()
         for _ in range(calls):
             fn()
         elapsed = (time.perf_counter() - start) / calls
-    return g.comm.allreduce(elapsed, op=MPI.MAX)
+    return g.raw.allreduce(elapsed, op=MPI.MAX)
 
 
 def measure(g, op, nbytes, repeats):

@@ -43,6 +43,7 @@ import time  # noqa: E402
 
 from minimegatron.comm import comm_check  # noqa: E402
 from minimegatron.nn import GPTConfig  # noqa: E402
+from minimegatron.data.demo import make_optimizer
 
 CONFIG = GPTConfig(vocab_size=64, seq_len=32, n_layer=8, n_head=4, d_model=64, seed=0)
 BATCH, MICRO_BATCHES, WARMUP, RANKS = 32, 4, 1, (1, 2, 4, 8)
@@ -82,7 +83,8 @@ def child(args):
         calib = json.load(f)
     world = comm.world()
     dp, pp, tp = grid_of(args.scheme, world.size)
-    trainer = Trainer3D(CONFIG, ProcessGrid(dp, pp, tp), micro_batches=MICRO_BATCHES)
+    trainer = Trainer3D(CONFIG, ProcessGrid(dp, pp, tp), micro_batches=MICRO_BATCHES,
+                        optimizer_fn=make_optimizer)
     x, y = batch(CONFIG, BATCH, 0)
     counts = count_step(lambda: trainer.train_step(x, y), trainer.stage.parameters(),
                         {"dp": dp, "pp": pp, "tp": tp})

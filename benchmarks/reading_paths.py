@@ -1,134 +1,114 @@
-"""How far a reader walks from a tutorial's main to the MPI call, and how much is the lab.
+"""What a reader reads to follow one scheme: every package function its tutorial reaches.
 
-    python benchmarks/reading_paths.py                  # six schemes, a table
-    python benchmarks/reading_paths.py --list           # ... and each path's functions
-    python benchmarks/reading_paths.py --json paths.json
+    python benchmarks/reading_paths.py                 # six schemes: measure, write the JSON
+    python benchmarks/reading_paths.py --list          # ... and each path's files
+    python benchmarks/reading_paths.py --docs          # rewrite the tables from the JSON
 
 A path is measured by what runs, not listed by hand. Each tutorial runs on real
-ranks (``minimegatron run -n N``) with a profile hook (``sys.setprofile``) on
-rank 0. Whenever a function whose own body calls mpi4py starts (``MPI_CALLS``:
-``Allreduce``, ``Isend``, ``Wait``..., found by reading every module), the hook
-takes the Python stack: the functions from the tutorial's ``main`` down to that
-call. A reader also opens what the comm layer's functions on that stack call on
-the way (staging, the trace, the checks, the wait), so their direct callees
-count too. The path's lines are
+ranks (``minimegatron run -n N``) with a profile hook (``sys.setprofile``) in
+EVERY process: each package function that starts while the tutorial's own code
+runs is on the path (the layer's forward, the schedule, the last stage's half,
+the collective, the optimizer...). What a reader does not read is left out:
 
-    every line of each of those functions (the def to its last line), plus the
-    module docstring of each file they live in (what a reader meets first);
+- what runs while a package module is imported (decorators, tables);
+- what runs behind the seam: the checked communicator (comm/checked.py) and
+  everything it calls (the signature check, agreed steps, the yielding wait). A
+  reader reads ``group.comm.Allreduce(...)`` as MPI's call, as a program wrapped by
+  a PMPI tool reads as plain MPI (docs/architecture.md); the tool lists it apart.
 
-its lab lines are those in the lab's folders (``LAB``: runtime, tools, checks,
-classroom, i18n, commands). Target per scheme (DESIGN.md): at most 800 lines in
-at most 10 files, the lab at most 20 % of them. Figures: docs/architecture.md.
+A path's lines, per file: the union of its functions' lines (def to last line),
+plus the file's module docstring. Three columns: the ENGINE (backend, autodiff,
+nn, optim, data: read in lesson 00), the rest (the scheme, comm, mixed precision
+and the lab the tutorial calls), and the LAB share of the rest (runtime, tools,
+checks, classroom, i18n, commands). Targets (DESIGN.md): ``TARGETS`` for the rest,
+the lab at most 10 %.
+
+The figures go to ``reading_paths.json`` beside this file; the tables in README.md,
+docs/index.md and docs/architecture.md (and their Korean twins) are rendered from it
+between ``<!-- reading-paths -->`` and ``<!-- /reading-paths -->``, and
+tests/test_reading_paths.py fails when a table drifts from the JSON.
 """
 import argparse
 import ast
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(REPO, "minimegatron")
+JSON = os.path.join(REPO, "benchmarks", "reading_paths.json")
 PATHS = {   # scheme: (tutorial, ranks, arguments)
     "TP": ("tutorials/04_megatron_gpt.py", 2, ["--steps", "1", "--layers", "1"]),
     "DDP": ("tutorials/05_data_parallel.py", 2, ["--steps", "1"]),
     "1F1B": ("tutorials/07_pipeline.py", 2, ["--repeats", "1", "--out", "{tmp}"]),
     "ZB": ("tutorials/13_zero_bubble.py", 2, ["--out", "{tmp}"]),
     "CP ring": ("tutorials/12_context_parallel.py", 2, ["--steps", "1", "--out", "{tmp}"]),
-    "MoE dispatch": ("tutorials/14_mixture_of_experts.py", 4, ["--steps", "1", "--out", "{tmp}"]),
+    "MoE": ("tutorials/14_mixture_of_experts.py", 4, ["--steps", "1", "--out", "{tmp}"]),
 }
+TARGETS = {"TP": (800, 10), "DDP": (900, 10), "1F1B": (1300, 15), "ZB": (1500, 16),
+           "CP ring": (1500, 18), "MoE": (2000, 24)}     # (lines, files), engine excluded
+TARGET_LAB = 0.10
+ENGINE = ("backend.py", "autodiff/", "nn/", "optim/", "data/")
 LAB = ("runtime/", "tools/", "checks/", "classroom/", "i18n/", "commands/")
-COMM_LAYER = "minimegatron/comm/"
-TARGET_LINES, TARGET_FILES, TARGET_LAB = 800, 10, 0.20
-MPI_CALLS = {name for base in ("Allreduce", "Allgather", "Allgatherv", "Bcast", "Reduce",
-                               "Reduce_scatter", "Reduce_scatter_block", "Scatter", "Scatterv",
-                               "Gather", "Gatherv", "Alltoall", "Alltoallv", "Send", "Recv",
-                               "Barrier") for name in (base, "I" + base[0].lower() + base[1:])}
-MPI_CALLS |= {"Sendrecv", "Wait", "Waitall", "Test", "Testall", "Start", "Allreduce_init",
-              "bcast", "gather", "allgather", "alltoall"}
+SEAM = os.path.join(PACKAGE, "comm", "checked.py")
+CO_OPTIMIZED = 0x1          # set on functions; not on module or class bodies
 
 
-def mpi_functions():
-    """{(file, first line)} of every function in minimegatron whose own body calls mpi4py
-    (first line: the def's, and its decorators', as ``co_firstlineno`` may be either)."""
-    found = set()
-    for folder, _, names in os.walk(os.path.join(REPO, "minimegatron")):
-        for name in (n for n in names if n.endswith(".py")):
-            path = os.path.join(folder, name)
-            with open(path) as f:
-                tree = ast.parse(f.read())
-            for node in ast.walk(tree):
-                if not isinstance(node, ast.FunctionDef):
-                    continue
-                nested = {id(m) for n in ast.walk(node) if n is not node and
-                          isinstance(n, (ast.FunctionDef, ast.Lambda)) for m in ast.walk(n)}
-                if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
-                       n.func.attr in MPI_CALLS and id(n) not in nested for n in ast.walk(node)):
-                    found |= {(path, line) for line in
-                              [node.lineno] + [d.lineno for d in node.decorator_list]}
-    return found
-
-
-def relative(path):
-    path = os.path.abspath(path)
-    return os.path.relpath(path, REPO) if path.startswith(REPO + os.sep) else None
-
-
-def trace_functions(tutorial, argv, out):
-    """Run ``tutorial`` here (one rank of the job); on rank 0 write the path's functions as
-    [file, first line, last line, name]."""
-    chain, callees, mpi = set(), {}, mpi_functions()
-    script = os.path.abspath(tutorial)
+def trace_functions(tutorial, argv, out, package=PACKAGE, seam=SEAM):
+    """Run ``tutorial`` in this process (one rank of the job) and write to ``out`` the
+    functions of ``package`` that ran: {"read": rows, "behind": rows}, each row
+    [file (relative to the package's parent), first line, last line, name]."""
+    read, behind, depth = set(), set(), {"import": 0, "seam": 0}
+    prefix = package + os.sep
 
     def hook(frame, event, arg):
-        if event != "call":
+        if event not in ("call", "return"):
             return
-        code, caller = frame.f_code, frame.f_back
-        if caller is not None and (relative(caller.f_code.co_filename) or "").startswith(
-                COMM_LAYER):
-            callees.setdefault(caller.f_code, set()).add(code)
-        if (code.co_filename, code.co_firstlineno) in mpi:
-            f, stack = frame, []
-            while f is not None:              # up to the tutorial's main (or its module)
-                stack.append(f.f_code)
-                if f.f_code.co_filename == script:
-                    if f.f_code.co_name == "<module>":
-                        stack.pop()           # a flat tutorial: its code is not a function
-                    chain.update(stack)
-                    break
-                f = f.f_back
+        code = frame.f_code
+        path = code.co_filename
+        if not path.startswith(prefix):
+            return
+        step = 1 if event == "call" else -1
+        if code.co_name == "<module>":
+            depth["import"] += step
+        elif path == seam:
+            depth["seam"] += step
+        if event == "call" and not depth["import"] and code.co_flags & CO_OPTIMIZED:
+            (behind if depth["seam"] else read).add(code)
 
+    script = os.path.abspath(tutorial)
     with open(script) as f:
         top = compile(f.read(), script, "exec")
-    sys.argv = [tutorial] + argv
+    sys.argv = [tutorial] + list(argv)
     sys.setprofile(hook)
     try:
         exec(top, {"__name__": "__main__", "__file__": script})
     finally:
         sys.setprofile(None)
-    codes = set(chain)
-    for code in chain:                        # what the comm layer's functions call on the way
-        codes |= callees.get(code, set())
-    rows = []
+    with open(out, "w") as f:
+        json.dump({"read": rows(read, package), "behind": rows(behind, package)}, f)
+
+
+def rows(codes, package):
+    """[file, first line, last line, qualified name] of each code object, sorted."""
+    found = []
     for code in codes:
-        name = relative(code.co_filename)
-        if not name or not (name.startswith("minimegatron/") or name == relative(script)):
-            continue
         try:
             lines, first = inspect.getsourcelines(code)
         except (OSError, TypeError):
             continue
-        rows.append([name, first, first + len(lines) - 1, code.co_qualname])
-    from mpi4py import MPI
-    if MPI.COMM_WORLD.Get_rank() == 0:
-        with open(out, "w") as f:
-            json.dump(sorted(rows), f)
+        name = os.path.relpath(code.co_filename, os.path.dirname(package))
+        found.append([name, first, first + len(lines) - 1, code.co_qualname])
+    return sorted(found)
 
 
-def docstring_lines(name):
-    """Lines of the module docstring of ``name`` (0 if it has none)."""
-    with open(os.path.join(REPO, name)) as f:
+def docstring_lines(path):
+    """Lines of the module docstring of the file at ``path`` (0 if it has none)."""
+    with open(path) as f:
         tree = ast.parse(f.read())
     first = tree.body[0] if tree.body else None
     if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
@@ -137,63 +117,138 @@ def docstring_lines(name):
     return 0
 
 
-def count(rows):
-    """{file: lines} (functions, overlaps once, + the module docstring), total, lab lines."""
+def part_of(name):
+    """"engine", "lab" or "book" for a file named relative to the package's parent."""
+    inside = name.split("/", 1)[1] if "/" in name else name
+    return "engine" if inside.startswith(ENGINE) else "lab" if inside.startswith(LAB) \
+        else "book"
+
+
+def count(found, root=REPO):
+    """{file: lines} from rows: each file's function lines (overlaps once) + its docstring."""
     spans = {}
-    for name, first, last, _ in rows:
+    for name, first, last, _ in found:
         spans.setdefault(name, set()).update(range(first, last + 1))
-    lines = {name: len(span) + docstring_lines(name) for name, span in sorted(spans.items())}
-    lab = sum(n for name, n in lines.items()
-              if name.startswith("minimegatron/") and name[13:].startswith(LAB))
-    return lines, sum(lines.values()), lab
+    return {name: len(span) + docstring_lines(os.path.join(root, name))
+            for name, span in sorted(spans.items())}
 
 
-def measure(scheme, timeout=900):
+def summary(files):
+    """The row of one scheme: files and lines of the engine, of the rest, and its lab lines."""
+    rest = {n: v for n, v in files.items() if part_of(n) != "engine"}
+    engine = {n: v for n, v in files.items() if part_of(n) == "engine"}
+    return {"files": len(rest), "lines": sum(rest.values()),
+            "lab": sum(v for n, v in rest.items() if part_of(n) == "lab"),
+            "engine_files": len(engine), "engine_lines": sum(engine.values())}
+
+
+def measure(scheme, timeout=1800):
+    """{"read": {file: lines}, "behind": {file: lines}} of one scheme, every rank merged."""
     tutorial, ranks, argv = PATHS[scheme]
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "functions.json")
+        out = os.path.join(tmp, "functions")
         argv = [a.replace("{tmp}", tmp) for a in argv]
         env = {**os.environ, "PYTHONPATH": REPO, "MPLBACKEND": "Agg"}
         done = subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", str(ranks),
                                os.path.abspath(__file__), "--trace", tutorial, out, *argv],
                               cwd=REPO, env=env, capture_output=True, text=True,
                               timeout=timeout)
-        if done.returncode != 0 or not os.path.exists(out):
+        files = [os.path.join(tmp, n) for n in os.listdir(tmp) if n.startswith("functions")]
+        if done.returncode != 0 or len(files) != ranks:
             raise RuntimeError(f"{scheme}: the traced tutorial failed:\n{done.stderr[-3000:]}")
-        with open(out) as f:
-            return json.load(f)
+        merged = {"read": [], "behind": []}
+        for path in files:
+            with open(path) as f:
+                for part, found in json.load(f).items():
+                    merged[part] += found
+    return {part: count(found) for part, found in merged.items()}
+
+
+def met(scheme, row):
+    lines, files = TARGETS[scheme]
+    return row["lines"] <= lines and row["files"] <= files and \
+        row["lab"] <= TARGET_LAB * row["lines"]
+
+
+# --- the tables in the docs -------------------------------------------------------------------
+
+HEADERS = {
+    "en": ("| scheme (tutorial, ranks) | files | lines | lab | target (lines / files) | "
+           "engine, read in lesson 00 (files / lines) | behind the seam (lines) |"),
+    "ko": ("| 방식 (tutorial, rank 수) | 파일 | 줄 | lab | 목표 (줄 / 파일) | "
+           "engine, lesson 00에서 읽음 (파일 / 줄) | seam 뒤 (줄) |"),
+}
+MET = {"en": ("met", "not met"), "ko": ("달성", "미달")}
+BEGIN, END = "<!-- reading-paths -->", "<!-- /reading-paths -->"
+PAGES = {"README.md": "en", "docs/index.md": "en", "docs/index.ko.md": "ko",
+         "docs/architecture.md": "en", "docs/architecture.ko.md": "ko"}
+
+
+def table(measured, lang):
+    """The markdown table of ``measured`` ({scheme: {"read": ..., "behind": ...}})."""
+    lines = [HEADERS[lang], "|---|---|---|---|---|---|---|"]
+    for scheme, parts in measured.items():
+        tutorial, ranks, _ = PATHS[scheme]
+        row, target = summary(parts["read"]), TARGETS[scheme]
+        verdict = MET[lang][0 if met(scheme, row) else 1]
+        lines.append(f"| {scheme} (`{tutorial}`, {ranks}) | {row['files']} | "
+                     f"{row['lines']:,} | {100 * row['lab'] / row['lines']:.0f} % | "
+                     f"{target[0]:,} / {target[1]}: {verdict} | {row['engine_files']} / "
+                     f"{row['engine_lines']:,} | {sum(parts['behind'].values()):,} |")
+    return "\n".join(lines)
+
+
+def render(text, measured, lang):
+    """``text`` with the block between BEGIN and END replaced by the table."""
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"no {BEGIN} ... {END} block")
+    return pattern.sub(lambda _: f"{BEGIN}\n{table(measured, lang)}\n{END}", text)
+
+
+def write_docs(measured, root=REPO):
+    for page, lang in PAGES.items():
+        path = os.path.join(root, page)
+        with open(path) as f:
+            text = render(f.read(), measured, lang)
+        with open(path, "w") as f:
+            f.write(text)
 
 
 def main(argv=None):
     if argv is None and sys.argv[1:2] == ["--trace"]:
-        return trace_functions(sys.argv[2], sys.argv[4:], sys.argv[3])
-    parser = argparse.ArgumentParser(description="reading paths from each tutorial's main "
-                                                 "to the MPI calls")
-    parser.add_argument("--json", help="write {scheme: {file: lines}} here")
-    parser.add_argument("--list", action="store_true", help="print each path's functions")
+        from mpi4py import MPI
+        out = f"{sys.argv[3]}{MPI.COMM_WORLD.Get_rank()}"
+        return trace_functions(sys.argv[2], sys.argv[4:], out)
+    parser = argparse.ArgumentParser(description="what a reader reads: every package "
+                                                 "function each tutorial reaches")
+    parser.add_argument("--list", action="store_true", help="print each path's files")
+    parser.add_argument("--docs", action="store_true",
+                        help="only rewrite the docs' tables from the JSON")
     parser.add_argument("--schemes", default=",".join(PATHS),
                         help=f"comma-separated, from {','.join(PATHS)}")
     opts = parser.parse_args(argv)
-    table = {}
-    print(f"{'scheme':<14}{'files':>6}{'lines':>7}{'lab':>6}{'lab %':>7}  target "
-          f"(<= {TARGET_LINES} lines, <= {TARGET_FILES} files, lab <= "
-          f"{100 * TARGET_LAB:.0f} %)")
-    for scheme in opts.schemes.split(","):
-        rows = measure(scheme)
-        lines, total, lab = count(rows)
-        table[scheme] = lines
-        met = total <= TARGET_LINES and len(lines) <= TARGET_FILES and lab <= TARGET_LAB * total
-        print(f"{scheme:<14}{len(lines):>6}{total:>7}{lab:>6}{100 * lab / total:>6.0f}%  "
-              f"{'met' if met else 'not met'}", flush=True)
-        if opts.list:
-            for name, n in lines.items():
-                print(f"    {n:>5}  {name}")
-                for row in rows:
-                    if row[0] == name:
-                        print(f"             {row[3]} ({row[1]}-{row[2]})")
-    if opts.json:
-        with open(opts.json, "w") as f:
-            json.dump(table, f, indent=1)
+    if not opts.docs:
+        measured = {}
+        if os.path.exists(JSON):
+            with open(JSON) as f:
+                measured = json.load(f)
+        for scheme in opts.schemes.split(","):
+            measured[scheme] = measure(scheme)
+            row = summary(measured[scheme]["read"])
+            print(f"{scheme:<8} {row}", flush=True)
+            if opts.list:
+                for part, files in measured[scheme].items():
+                    for name, n in files.items():
+                        print(f"    {part:<6} {part_of(name):<6} {n:>5}  {name}")
+        measured = {s: measured[s] for s in PATHS if s in measured}
+        with open(JSON, "w") as f:
+            json.dump(measured, f, indent=1)
+            f.write("\n")
+    with open(JSON) as f:
+        write_docs(json.load(f))
+    with open(JSON) as f:
+        print(table(json.load(f), "en"))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from minimegatron.commands import calibrate as calibrate_command
 from minimegatron.tools import calibrate, step_model
 from minimegatron.tools.memory import comm_bytes, training_flops
 from minimegatron.tools.scaling import Hardware, all_reduce_time
+from minimegatron.data.demo import make_optimizer
 from mpi_harness import run_mpi
 
 
@@ -217,7 +218,8 @@ def test_counts_of_a_serial_step_are_training_flops():
     from minimegatron.data.demo import batch
     from minimegatron.parallel.grid import ProcessGrid
     from minimegatron.parallel.threed import Trainer3D
-    trainer = Trainer3D(CONFIG, ProcessGrid(1, 1, 1), micro_batches=MICRO_BATCHES)
+    trainer = Trainer3D(CONFIG, ProcessGrid(1, 1, 1), micro_batches=MICRO_BATCHES,
+                        optimizer_fn=make_optimizer)
     x, y = batch(CONFIG, BATCH, 0)
     counts = step_model.count_step(lambda: trainer.train_step(x, y),
                                    trainer.stage.parameters(), {})

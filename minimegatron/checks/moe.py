@@ -38,7 +38,7 @@ from minimegatron.comm import trace
 from minimegatron.backend import asarray, xp
 from minimegatron.checks.common import drift_between, max_abs_diff
 from minimegatron.checks.precision import backward, check_optimizer, loss_scale, unscaled
-from minimegatron.data.demo import SMALL_CONFIG, batch
+from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.nn.moe import MoE, MoEConfig, MoEGPT, balance_experts, init_by_name, moe_layers
 from minimegatron.parallel.expert_parallel.dispatch import dropless_bytes, padded_bytes
 from minimegatron.parallel.expert_parallel.gpt import is_expert
@@ -243,7 +243,8 @@ def measured_vs_calculator(dims, moe=MOE, config=MOE_CONFIG, micro_batches=1, ba
     from minimegatron.tools.memory_moe import dispatch_buffer_bytes, moe_rank_params
     dp, pp, tp, cp, ep = dims
     grid = ProcessGrid(dp, pp, tp, cp=cp, ep=ep)
-    trainer = MoETrainer(config, moe, grid, micro_batches=micro_batches)
+    trainer = MoETrainer(config, moe, grid, micro_batches=micro_batches,
+                         optimizer_fn=make_optimizer)
     named = list(trainer.named_parameters())
     comm.barrier(grid.world)
     trace.reset()

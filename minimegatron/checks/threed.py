@@ -31,7 +31,7 @@ from minimegatron import comm
 from minimegatron.comm import trace
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import check_optimizer, unscaled
-from minimegatron.data.demo import DEMO_CONFIG, VERIFY_CONFIG, batch
+from minimegatron.data.demo import DEMO_CONFIG, VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.parallel.grid import ProcessGrid, factorisations
 from minimegatron.parallel.split import flatten
 from minimegatron.parallel.tensor_parallel.shards import shard_of
@@ -118,7 +118,7 @@ def measured_vs_predicted(grid_dims, schedule="1f1b", micro_batches=2, batch_siz
     grid = ProcessGrid(dp, pp, tp)
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
                         zero_stage=zero_stage, sequence_parallel=sequence_parallel,
-                        checkpoint_activations=checkpoint_activations)
+                        checkpoint_activations=checkpoint_activations, optimizer_fn=make_optimizer)
     trainer.train_step(*batch(config, batch_size, 0))     # the optimizer state now exists
     comm.barrier(grid.world)
     trace.reset()

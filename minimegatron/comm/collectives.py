@@ -10,11 +10,13 @@ metadata. Each function does, in this order:
 
     1. validate its arguments and prepare the buffers (staging.py; a bad ``out=``
        raises ValueError before any MPI call);
-    2. ``check(group, ...)``: in checking mode the ranks agree on the call
-       (comm_check.py: one 48-byte all-reduce), else nothing;
-    3. the MPI call on ``group.mpi`` (group.py: the communicator itself, or, when
-       ranks share cores, a stand-in whose blocking calls yield while they wait);
-    4. ``trace.record_comm``: one span (op, group, bytes, start, end) per call.
+    2. the MPI call on ``group.comm``;
+    3. ``trace.record_comm``: one span (op, group, bytes, start, end) per call.
+
+What guards the call sits behind ``group.comm`` (checked.py), as MPI's profiling
+interface lets a checker wrap a program: in checking mode the ranks first agree on
+the call (comm_check.py: one 48-byte all-reduce), a send carries its signature,
+and when ranks share cores a blocking call yields while it waits (polling.py).
 
 Semantics, for a group of N ranks and arrays split along ``axis``::
 
@@ -52,8 +54,6 @@ from mpi4py.util.dtlib import from_numpy_dtype
 
 from minimegatron.backend import get_backend
 from minimegatron.comm import staging, trace, wire
-from minimegatron.comm.comm_check import (check, check_counts, recv_signature,
-                                          send_signature)
 from minimegatron.comm.group import world
 from minimegatron.comm.waits import waits
 
@@ -112,14 +112,13 @@ def all_reduce(x, group, op="sum", inplace=False, out=None):
         raise ValueError("all_reduce: inplace=True and out= exclude each other")
     if not inplace:
         result, finish = staging.output(out, x.shape, x.dtype, x, 0, "all_reduce")
-    check(group, "all_reduce", x, reduce_op=op)
     reduce_op, (host, copied) = mpi_op(op, x.dtype), staging.host(x)
     start = trace.now()
     if inplace:
-        group.mpi.Allreduce(MPI.IN_PLACE, host, op=reduce_op)
+        group.comm.Allreduce(MPI.IN_PLACE, host, op=reduce_op)
         result = host
     else:
-        group.mpi.Allreduce(host, result, op=reduce_op)
+        group.comm.Allreduce(host, result, op=reduce_op)
     if op == "mean":
         result /= group.size
     if inplace:
@@ -138,15 +137,14 @@ def all_gather(x, group, axis=0, sizes=None, out=None):
     rows = x.shape[axis] * group.size if sizes is None else sum(int(s) for s in sizes)
     moved = (rows,) + staging.without(x.shape, axis)                  # (N * rows, ...)
     result, finish = staging.output(out, moved, x.dtype, x, axis, "all_gather")
-    check(group, "all_gather", x, axis=axis, sizes=sizes)
     host = staging.front(x, axis)                               # (rows, ...) axis in front
     start = trace.now()
     if sizes is None:
-        group.mpi.Allgather(host, result)
+        group.comm.Allgather(host, result)
     else:
         spec = [result, *counts([int(s) for s in sizes], int(np.prod(host.shape[1:]))),
                 from_numpy_dtype(x.dtype)]
-        group.mpi.Allgatherv(host, spec)
+        group.comm.Allgatherv(host, spec)
     trace.record_comm("all_gather", group.name, x.nbytes, start, trace.now(), group.size,
                       n=result.nbytes, own=host.nbytes)
     return finish(result)
@@ -160,13 +158,12 @@ def reduce_scatter(x, group, axis=0, op="sum", out=None):
     rows = chunk_sizes(x.shape[axis], group.size)
     moved = (rows[group.rank],) + staging.without(x.shape, axis)
     result, finish = staging.output(out, moved, x.dtype, x, axis, "reduce_scatter")
-    check(group, "reduce_scatter", x, reduce_op=op, axis=axis)
     reduce_op, host = mpi_op(op, x.dtype), staging.front(x, axis)
     start = trace.now()
     if len(set(rows)) == 1:
-        group.mpi.Reduce_scatter_block(host, result, op=reduce_op)
+        group.comm.Reduce_scatter_block(host, result, op=reduce_op)
     else:
-        group.mpi.Reduce_scatter(host, result, counts(rows, int(np.prod(host.shape[1:])))[0],
+        group.comm.Reduce_scatter(host, result, counts(rows, int(np.prod(host.shape[1:])))[0],
                                  op=reduce_op)
     if op == "mean":
         result /= group.size
@@ -195,10 +192,9 @@ def all_to_all(x, group, axis=0, out=None):
     check_all_to_all(x, group, axis)
     moved = (x.shape[axis],) + staging.without(x.shape, axis)
     result, finish = staging.output(out, moved, x.dtype, x, axis, "all_to_all")
-    check(group, "all_to_all", x, axis=axis)
     host = staging.front(x, axis)                                # (N*c, ...) chunks in front
     start = trace.now()
-    group.mpi.Alltoall(host, result)
+    group.comm.Alltoall(host, result)
     trace.record_comm("all_to_all", group.name, x.nbytes, start, trace.now(), group.size)
     return finish(result)
 
@@ -223,16 +219,15 @@ def all_to_allv(x, group, send_sizes, recv_sizes, axis=0):
 
     Every rank's ``send_sizes[r]`` must equal rank r's ``recv_sizes`` entry for it
     (the caller knows both sides; ``alltoall_object`` can exchange them). In checking
-    mode ``check_counts`` verifies that and names both sides when it does not hold.
+    mode the checked communicator verifies that (comm_check.check_counts) and names both
+    sides when it does not hold.
     """
     send_sizes, recv_sizes = check_all_to_allv(x, group, send_sizes, recv_sizes, axis)
     result = staging.empty((sum(recv_sizes),) + staging.without(x.shape, axis), x.dtype, x)
-    check(group, "all_to_allv", x, axis=axis)
-    check_counts(group, x, send_sizes, recv_sizes, axis)
     host = staging.front(x, axis)
     row, mpi_type = int(np.prod(host.shape[1:])), from_numpy_dtype(host.dtype)
     start = trace.now()
-    group.mpi.Alltoallv([host, *counts(send_sizes, row), mpi_type],
+    group.comm.Alltoallv([host, *counts(send_sizes, row), mpi_type],
                         [result, *counts(recv_sizes, row), mpi_type])
     own = send_sizes[group.rank] * row * host.dtype.itemsize
     trace.record("all_to_allv", group.name, x.nbytes, x.nbytes - own, result.nbytes - own,
@@ -244,10 +239,9 @@ def all_to_allv(x, group, send_sizes, recv_sizes, axis=0):
 @waits("broadcast")
 def broadcast(x, group, root=0):
     """The root's x copied into x on every rank: ``Bcast`` (x is filled in place)."""
-    check(group, "broadcast", x, root=root)
     host, copied = staging.host(x)
     start = trace.now()
-    group.mpi.Bcast(host, root=root)
+    group.comm.Bcast(host, root=root)
     if copied:
         staging.copy_back(host, x)
     trace.record_comm("broadcast", group.name, x.nbytes, start, trace.now(), group.size,
@@ -260,10 +254,9 @@ def broadcast(x, group, root=0):
 def reduce(x, group, root=0, op="sum", out=None):
     """x_0 + ... + x_{N-1} on the root, None elsewhere: ``Reduce`` (``out``: the root's)."""
     result, finish = staging.output(out, tuple(x.shape), x.dtype, x, 0, "reduce")
-    check(group, "reduce", x, root=root, reduce_op=op)
     reduce_op, (host, _), is_root = mpi_op(op, x.dtype), staging.host(x), group.rank == root
     start = trace.now()
-    group.mpi.Reduce(host, result if is_root else None, op=reduce_op, root=root)
+    group.comm.Reduce(host, result if is_root else None, op=reduce_op, root=root)
     if is_root and op == "mean":
         result /= group.size
     trace.record_comm("reduce", group.name, x.nbytes, start, trace.now(), group.size,
@@ -282,14 +275,13 @@ def scatter(x, group, root=0, axis=0, out=None):
     before the data moves.
     """
     is_root, N = group.rank == root, group.size
-    check(group, "scatter", x if is_root else None, root=root, axis=axis)
     header = np.zeros(MAX_DIMS + 2, np.int64)
     if is_root:
         if x.ndim > MAX_DIMS:
             raise ValueError(f"scatter supports up to {MAX_DIMS} dims, got {x.ndim}")
         header[:x.ndim + 2] = [ord(np.dtype(x.dtype).char), x.ndim, *x.shape]
     start = trace.now()
-    group.mpi.Bcast(header, root=root)
+    group.comm.Bcast(header, root=root)
     trace.record("scatter_header", group.name, header.nbytes, 0, 0, start, trace.now())
     dtype, shape = wire.dtype_of(chr(header[0])), tuple(int(s) for s in header[2:2 + header[1]])
     axis = axis % len(shape)
@@ -301,11 +293,11 @@ def scatter(x, group, root=0, axis=0, out=None):
     host = wire.plain(staging.front(x, axis)) if is_root else None       # bf16: as uint16
     start = trace.now()
     if len(set(rows)) == 1:
-        group.mpi.Scatter(host, wire.plain(result), root=root)
+        group.comm.Scatter(host, wire.plain(result), root=root)
     else:
         spec = [host, *counts(rows, int(np.prod(moved[1:]))),
                 from_numpy_dtype(wire.plain(result).dtype)]
-        group.mpi.Scatterv(spec if is_root else None, wire.plain(result), root=root)
+        group.comm.Scatterv(spec if is_root else None, wire.plain(result), root=root)
     full = int(np.prod(shape)) * dtype.itemsize
     trace.record_comm("scatter", group.name, full if is_root else result.nbytes, start,
                       trace.now(), N, n=full, own=result.nbytes, is_root=is_root)
@@ -321,14 +313,13 @@ def gather(x, group, root=0, axis=0, sizes=None, out=None):
     rows = [x.shape[axis]] * group.size if sizes is None else [int(s) for s in sizes]
     moved = (sum(rows),) + staging.without(x.shape, axis)
     result, finish = staging.output(out, moved, x.dtype, x, axis, "gather")
-    check(group, "gather", x, root=root, axis=axis, sizes=sizes)
     host = staging.front(x, axis)
     start = trace.now()
     if sizes is None:
-        group.mpi.Gather(host, result if is_root else None, root=root)
+        group.comm.Gather(host, result if is_root else None, root=root)
     else:
         spec = [result, *counts(rows, int(np.prod(host.shape[1:]))), from_numpy_dtype(x.dtype)]
-        group.mpi.Gatherv(host, spec if is_root else None, root=root)
+        group.comm.Gatherv(host, spec if is_root else None, root=root)
     full = sum(rows) * int(np.prod(host.shape[1:])) * host.dtype.itemsize
     trace.record_comm("gather", group.name, x.nbytes, start, trace.now(), group.size, n=full,
                       own=host.nbytes, is_root=is_root)
@@ -338,21 +329,19 @@ def gather(x, group, root=0, axis=0, sizes=None, out=None):
 @waits("barrier")
 def barrier(group):
     """Every rank of the group arrives before any leaves: ``Barrier``."""
-    check(group, "barrier")
     start = trace.now()
-    group.mpi.Barrier()
+    group.comm.Barrier()
     trace.record("barrier", group.name, 0, 0, 0, start, trace.now())
 
 
 @wire.carries("move")
 @waits("send")
 def send(x, dest, group, tag=0):
-    """Send x to group rank ``dest``: ``Send`` (checking mode sends x's signature first)."""
+    """Send x to group rank ``dest``: ``Send`` (checking mode: x's signature goes first)."""
     dest = check_peer("send", dest, group)
-    send_signature(x, dest, group, tag)
     host, _ = staging.host(x)
     start = trace.now()
-    group.mpi.Send(host, dest=dest, tag=tag)
+    group.comm.Send(host, dest=dest, tag=tag)
     trace.record("send", group.name, x.nbytes, x.nbytes, 0, start, trace.now())
 
 
@@ -361,13 +350,12 @@ def send(x, dest, group, tag=0):
 def recv(buf, source, group, tag=0):
     """Receive into ``buf`` from group rank ``source``: ``Recv``; returns buf.
 
-    Checking mode first receives the sender's signature and compares it.
+    Checking mode first receives the sender's signature and compares it (checked.py).
     """
     source = check_peer("recv", source, group, wildcard=True)
     host, copied = staging.host(buf)
-    recv_signature(buf, host, source, group, tag)
     start = trace.now()
-    group.mpi.Recv(host, source=source, tag=tag)
+    group.comm.Recv(host, source=source, tag=tag)
     if copied:
         staging.copy_back(host, buf)
     trace.record("recv", group.name, buf.nbytes, 0, buf.nbytes, start, trace.now())

@@ -4,8 +4,8 @@
     ...                                                            # backward goes on
     h.wait()                                                       # the mean, in bucket
 
-Each ``i*`` function prepares its buffers and checks the call as its blocking
-twin in collectives.py does, makes ONE nonblocking mpi4py call (``Iallreduce``,
+Each ``i*`` function prepares its buffers as its blocking twin in collectives.py
+does, makes ONE nonblocking mpi4py call on ``group.comm`` (checked there: checked.py) (``Iallreduce``,
 ``Iallgather``, ``Ibcast``...) and returns a ``Handle``. ``Handle.wait()``
 waits for MPI (polling.wait_all: MPI's Waitall, or a yielding poll when ranks
 share cores), finishes the result (a mean's division, a copy back into place)
@@ -16,10 +16,9 @@ import numpy as np
 from mpi4py import MPI
 from mpi4py.util.dtlib import from_numpy_dtype
 
-from minimegatron.comm import agreed_steps, comm_check, staging, trace, wire
+from minimegatron.comm import staging, trace, wire
 from minimegatron.comm.collectives import (check_all_to_all, check_all_to_allv, check_peer,
                                            chunk_sizes, counts, mpi_op)
-from minimegatron.comm.comm_check import check, check_counts
 from minimegatron.comm.polling import wait_all
 from minimegatron.comm.waits import waits
 
@@ -63,7 +62,6 @@ def iall_reduce(x, group, op="sum", inplace=False, out=None):
         raise ValueError("all_reduce: inplace=True and out= exclude each other")
     if not inplace:
         result, finish = staging.output(out, tuple(x.shape), x.dtype, x, 0, "all_reduce")
-    check(group, "all_reduce", x, reduce_op=op)
     reduce_op, (host, copied) = mpi_op(op, x.dtype), staging.host(x)
     if inplace:
         result = host
@@ -87,7 +85,6 @@ def iall_gather(x, group, axis=0, sizes=None, out=None):
     rows = [x.shape[axis]] * group.size if sizes is None else [int(s) for s in sizes]
     moved = (sum(rows),) + staging.without(x.shape, axis)
     result, finish = staging.output(out, moved, x.dtype, x, axis, "all_gather")
-    check(group, "all_gather", x, axis=axis, sizes=sizes)
     host = staging.front(x, axis)
     if sizes is None:
         request = group.comm.Iallgather(host, result)
@@ -106,7 +103,6 @@ def ireduce_scatter(x, group, axis=0, op="sum", out=None):
     rows = chunk_sizes(x.shape[axis], group.size)
     moved = (rows[group.rank],) + staging.without(x.shape, axis)
     result, finish = staging.output(out, moved, x.dtype, x, axis, "reduce_scatter")
-    check(group, "reduce_scatter", x, reduce_op=op, axis=axis)
     reduce_op, host = mpi_op(op, x.dtype), staging.front(x, axis)
     if len(set(rows)) == 1:
         request = group.comm.Ireduce_scatter_block(host, result, op=reduce_op)
@@ -129,7 +125,6 @@ def iall_to_all(x, group, axis=0, out=None):
     check_all_to_all(x, group, axis)
     moved = (x.shape[axis],) + staging.without(x.shape, axis)
     result, finish = staging.output(out, moved, x.dtype, x, axis, "all_to_all")
-    check(group, "all_to_all", x, axis=axis)
     host = staging.front(x, axis)
     request = group.comm.Ialltoall(host, result)
     moved = trace.bytes_moved("all_to_all", x.nbytes, group.size)
@@ -142,8 +137,6 @@ def iall_to_allv(x, group, send_sizes, recv_sizes, axis=0):
     """Start the uneven exchange (see ``collectives.all_to_allv``): ``Ialltoallv``."""
     send_sizes, recv_sizes = check_all_to_allv(x, group, send_sizes, recv_sizes, axis)
     result = staging.empty((sum(recv_sizes),) + staging.without(x.shape, axis), x.dtype, x)
-    check(group, "all_to_allv", x, axis=axis)
-    check_counts(group, x, send_sizes, recv_sizes, axis)
     host = staging.front(x, axis)
     row, mpi_type = int(np.prod(host.shape[1:])), from_numpy_dtype(host.dtype)
     request = group.comm.Ialltoallv([host, *counts(send_sizes, row), mpi_type],
@@ -156,7 +149,6 @@ def iall_to_allv(x, group, send_sizes, recv_sizes, axis=0):
 @wire.carries("move")
 def ibroadcast(x, group, root=0):
     """Start copying the root's x into x on every rank: ``Ibcast``."""
-    check(group, "broadcast", x, root=root)
     host, copied = staging.host(x)
     request = group.comm.Ibcast(host, root=root)
     moved = trace.bytes_moved("broadcast", x.nbytes, group.size, is_root=group.rank == root)
@@ -169,14 +161,12 @@ def ibroadcast(x, group, root=0):
 def isend(x, dest, group, tag=0):
     """Start sending x to group rank ``dest``: ``Isend``; ``wait()`` returns None.
 
-    Checking mode first sends x's signature on another tag (``comm_check``).
+    Checking mode first sends x's signature on another tag (checked.py).
     """
     dest = check_peer("send", dest, group)
-    signature = comm_check.isend_signature(x, dest, group, tag)   # [] or [(request, buffer)]
     host, _ = staging.host(x)
     request = group.comm.Isend(host, dest=dest, tag=tag)
-    return Handle("send", group, [r for r, _ in signature] + [request], lambda: None,
-                  x.nbytes, x.nbytes, 0, keep=(host,) + tuple(b for _, b in signature),
+    return Handle("send", group, [request], lambda: None, x.nbytes, x.nbytes, 0, keep=(host,),
                   peer=dest)
 
 
@@ -185,10 +175,8 @@ def irecv(buf, source, group, tag=0):
     """Start receiving into ``buf`` from group rank ``source``: ``Irecv``; ``wait()``
     returns buf. Checking mode: ``wait()`` first compares the sender's signature."""
     source = check_peer("recv", source, group, wildcard=True)
-    signed = agreed_steps.signed(group)            # False in an agreed step: checked there
     host, copied = staging.host(buf)
     request = group.comm.Irecv(host, source=source, tag=tag)
-    handle = Handle("recv", group, [request],
-                    lambda: staging.copy_back(host, buf) if copied else buf, buf.nbytes, 0,
-                    buf.nbytes, keep=(host,), peer=source)
-    return comm_check.CheckedRecv.wrap(handle, buf, source, group, tag) if signed else handle
+    return Handle("recv", group, [request],
+                  lambda: staging.copy_back(host, buf) if copied else buf, buf.nbytes, 0,
+                  buf.nbytes, keep=(host,), peer=source)

@@ -12,7 +12,8 @@ So the mode ``WAIT`` (env ``MINIMEGATRON_WAIT``) is one of
              ``os.sched_yield()`` between polls, then ``SLEEP_S`` sleeps after
              ``YIELD_POLLS`` polls
 
-The collectives do not choose: they call ``group.mpi`` (group.py), which is the
+The collectives do not choose: they call ``group.comm``, whose blocking calls go
+through the checked communicator (checked.py) to ``group.mpi`` (group.py): the
 communicator itself while ``spins()``, else a ``Yielding`` stand-in whose
 blocking calls start MPI's nonblocking form and wait here.
 
@@ -53,7 +54,12 @@ def spins():
 @waits()
 def wait_all(requests, test=MPI.Request.Testall):
     """Wait for MPI requests: MPI's Waitall when ``spins()``, else poll ``test(requests)``
-    and yield (bound.py passes its own ``test``: see ``bound._test_one``)."""
+    and yield (bound.py passes its own ``test``: see ``bound._test_one``). A checked send's
+    or receive's request (checked.Signed) first waits for its signature."""
+    for request in requests:
+        before = getattr(request, "before_wait", None)
+        if before is not None:
+            before()
     if spins():
         MPI.Request.Waitall(requests)
         return

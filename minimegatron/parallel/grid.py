@@ -123,11 +123,11 @@ class ProcessGrid:
 
     def __init__(self, dp=1, pp=1, tp=1, comm=None, cp=1, ep=1):
         whole = world()
-        comm = whole.comm if comm is None else comm
+        comm = whole.raw if comm is None else comm
         check_grid(comm.Get_size(), dp, pp, tp, cp)  # before any collective
         check_expert_parallel(ep, dp, cp)
         self.dp_size, self.pp_size, self.tp_size, self.cp_size = dp, pp, tp, cp
-        self.world = whole if comm == whole.comm else Group(comm, "grid")
+        self.world = whole if comm == whole.raw else Group(comm, "grid")
         agree_fields(self.world, "the process grid",                  # before any Split
                      {"dp": dp, "pp": pp, "tp": tp, "cp": cp, "ep": ep})
         rank = comm.Get_rank()

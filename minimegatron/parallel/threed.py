@@ -67,7 +67,6 @@ from minimegatron.comm import comm_check, trace
 from minimegatron.comm.agreed_steps import rows_digest
 from minimegatron.comm.agreement import agree_fields
 from minimegatron.backend import xp
-from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import check_finite, check_ids, check_targets
 from minimegatron.nn import GPT
 from minimegatron.nn.watch import ActivationWatch
@@ -150,8 +149,9 @@ class Trainer3D:
     first stage embeds the inputs, the last scores the targets, the others only
     read the batch shape).
     ``schedule``/``chunks``: the pipeline schedule, and v for "interleaved".
-    ``optimizer`` is make_optimizer (AdamW) over this rank's shards (zero_stage
-    1-2: a ShardedOptimizer lending its update rule); ``named_parameters()`` yields
+    ``optimizer`` is ``optimizer_fn(params)`` over this rank's shards (the caller's
+    choice, e.g. data.demo.make_optimizer; zero_stage 1-2: a ShardedOptimizer lending
+    its update rule); ``named_parameters()`` yields
     the shards under the full model's names.
     ``optimizer_fn`` may return a MixedPrecisionOptimizer (float16 config) whose
     group is the whole grid (``grid.world``): every dp x pp x tp rank then skips a
@@ -166,7 +166,7 @@ class Trainer3D:
     """
 
     def __init__(self, config, grid, schedule="1f1b", micro_batches=1, zero_stage=0,
-                 checkpoint_activations=False, optimizer_fn=make_optimizer, check_finite=True,
+                 checkpoint_activations=False, *, optimizer_fn, check_finite=True,
                  chunks=1, sequence_parallel=False, attention="ring"):
         check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
         agree_on_plan(grid, config, schedule, micro_batches, attention, chunks=chunks,

@@ -68,6 +68,8 @@ def install():
     rows: a false ``CollectiveMismatch``; open-mpi/ompi#2025). The rule kept here:
     no collective on a communicator while an ``Idup`` of it is pending.
     """
+    from minimegatron.comm import ending  # imports mpi4py: not before the reaper forks
+    ending.stand_down()                  # the book's own guard (comm/ending.py) steps aside
     sys.excepthook = _on_exception
     if _state:
         return

@@ -148,7 +148,8 @@ def cp_runs(directory, out):
     ref = serial_reference(CONTEXT_CONFIG, steps=6, batch_size=BATCH)
 
     def trainer(zero_stage=0, **dims):
-        return Trainer3D(CONTEXT_CONFIG, grid_of(**dims), zero_stage=zero_stage)
+        return Trainer3D(CONTEXT_CONFIG, grid_of(**dims), zero_stage=zero_stage,
+                         optimizer_fn=make_optimizer)
 
     def first(key, zero_stage):
         """dp 2 x cp 2 for 2 steps, saved to <key>.npz; the same grid loads it back."""
@@ -185,14 +186,15 @@ def pipeline_runs(directory, out):
     ref = serial_reference(PIPE_CONFIG, steps=4, batch_size=BATCH)
     path = os.path.join(directory, "interleaved.npz")
     first = Trainer3D(PIPE_CONFIG, grid_of(dp=2, pp=2), "interleaved", micro_batches=2,
-                      chunks=2)
+                      chunks=2, optimizer_fn=make_optimizer)
     leg(out, "interleaved", first, ref, PIPE_CONFIG, 0)
     out["error_interleaved"] = rejected(lambda: save_checkpoint(
         first, first.optimizer, path, first.grid, rng_state={"next_step": 2}))
     for key, t in (("zbv", Trainer3D(PIPE_CONFIG, grid_of(dp=2, pp=2), "zbv",
-                                     micro_batches=4)),
+                                     micro_batches=4, optimizer_fn=make_optimizer)),
                    ("sp_tp2_pp2", Trainer3D(PIPE_CONFIG, grid_of(pp=2, tp=2), "1f1b",
-                                            micro_batches=2, sequence_parallel=True))):
+                                            micro_batches=2, sequence_parallel=True,
+                                                optimizer_fn=make_optimizer))):
         resume(out, key, t, path, ref, PIPE_CONFIG)
 
 
@@ -258,7 +260,7 @@ def refusals(directory, path, out):
     comm.barrier(comm.world())
     before = {n: p.data.copy() for n, p in trainer.named_parameters()}
     top1 = moe_trainer(grid, dataclasses.replace(MOE, top_k=1))
-    dense = Trainer3D(MOE_CONFIG, grid_of(dp=4))
+    dense = Trainer3D(MOE_CONFIG, grid_of(dp=4), optimizer_fn=make_optimizer)
     out["refuse_moe_config"] = rejected(lambda: load_checkpoint(top1, top1.optimizer, path,
                                                                 grid))
     out["refuse_dense"] = rejected(lambda: load_checkpoint(dense, dense.optimizer, path,

@@ -62,14 +62,14 @@ def check_all(directory):
     ref = serial_reference(CONFIG, steps=4, batch_size=BATCH)
     out = {}
     grid = ProcessGrid(2, 2, 2)
-    trainer = Trainer3D(CONFIG, grid, "1f1b", micro_batches=2)
+    trainer = Trainer3D(CONFIG, grid, "1f1b", micro_batches=2, optimizer_fn=make_optimizer)
     losses = [trainer.train_step(*batch(CONFIG, BATCH, s)) for s in range(2)]
     save_checkpoint(trainer, trainer.optimizer, path, grid, rng_state={"next_step": 2})
     out["saved_step_loss"] = max(abs(a - b) for a, b in zip(losses, ref["loss"]))
     for dims, schedule, m in (((1, 1, 1), "naive", 1), ((1, 2, 4), "gpipe", 4),
                               ((8, 1, 1), "1f1b", 1)):
         g = sub_grid(dims)
-        resumed = Trainer3D(CONFIG, g, schedule, micro_batches=m)
+        resumed = Trainer3D(CONFIG, g, schedule, micro_batches=m, optimizer_fn=make_optimizer)
         meta = load_checkpoint(resumed, resumed.optimizer, path, g)
         start = meta["rng"]["user"]["next_step"]
         more = [resumed.train_step(*batch(CONFIG, BATCH, s)) for s in range(start, start + 2)]
@@ -160,7 +160,7 @@ def check_bad_files(directory, path, grid, trainer):
     out["model_untouched"] = max(float(np.abs(before[k] - after[k]).max()) for k in before)
 
     other = dataclasses.replace(CONFIG, seed=1)
-    mismatched = Trainer3D(other, grid, "1f1b", micro_batches=2)
+    mismatched = Trainer3D(other, grid, "1f1b", micro_batches=2, optimizer_fn=make_optimizer)
     out["mismatch"] = rejected(lambda: load_checkpoint(mismatched, mismatched.optimizer,
                                                        path, grid))
     serial, dp8 = GPT(CONFIG), ProcessGrid(8, 1, 1)    # the right model, SGD instead of AdamW

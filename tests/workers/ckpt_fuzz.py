@@ -31,6 +31,7 @@ from minimegatron.nn import GPTConfig
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tools.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from minimegatron.data.demo import make_optimizer
 
 CONFIG = GPTConfig(vocab_size=10, seq_len=4, n_layer=1, n_head=2, d_model=8, dropout=0.1)
 BOMB_BYTES = 48 * 2**20
@@ -144,7 +145,7 @@ def check_bomb(directory, path, trainer, grid):
 
 def fuzz(directory, cases, seed):
     grid, rank = ProcessGrid(1, 1, 2), comm.world().rank
-    trainer = Trainer3D(CONFIG, grid, "naive", micro_batches=1)
+    trainer = Trainer3D(CONFIG, grid, "naive", micro_batches=1, optimizer_fn=make_optimizer)
     x = np.arange(8).reshape(2, 4) % CONFIG.vocab_size
     trainer.train_step(x, (x + 1) % CONFIG.vocab_size)
     path, bad = os.path.join(directory, "small.npz"), os.path.join(directory, "bad.npz")

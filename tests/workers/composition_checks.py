@@ -1,6 +1,7 @@
 """Worker of tests/test_composition.py: every pair (and the widest grid) in one launch."""
 from minimegatron import comm
 from minimegatron.checks import composition
+from minimegatron.data.demo import make_optimizer
 
 
 def train_rows(rows):
@@ -32,11 +33,14 @@ def refusals_before_any_message():
     comm.barrier(comm.world())
     trace.reset()
     out = {"clip_zero": _error(lambda: MoETrainer(config, MOE, grid, zero_stage=1,
-                                                  clip_grad=1.0)),
+                                                  clip_grad=1.0, optimizer_fn=make_optimizer)),
            "sp_length": _error(lambda: MoETrainer(short, MOE, sp_grid,
-                                                  sequence_parallel=True)),
-           "zero3_pipeline": _error(lambda: MoETrainer(config, MOE, grid, zero_stage=3)),
-           "dense_zero3": _error(lambda: Trainer3D(config, grid, zero_stage=3)),
+                                                  sequence_parallel=True,
+                                                      optimizer_fn=make_optimizer)),
+           "zero3_pipeline": _error(lambda: MoETrainer(config, MOE, grid, zero_stage=3,
+                                                       optimizer_fn=make_optimizer)),
+           "dense_zero3": _error(lambda: Trainer3D(config, grid, zero_stage=3,
+                                                   optimizer_fn=make_optimizer)),
            "two_stages": _error(lambda: composition.plan(("zero1", "zero2"))),
            "two_schedules": _error(lambda: composition.plan(("interleaved", "zb")))}
     out["spans"] = len([s for s in trace.spans() if s["kind"] == "comm"])

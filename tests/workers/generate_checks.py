@@ -13,6 +13,7 @@ from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.tensor_parallel import ParallelGPT, shard_of
 from minimegatron.parallel.threed import Trainer3D
+from minimegatron.data.demo import make_optimizer
 
 # vocab 13: padded to 14 on tp 2 and 16 on tp 4; seq_len 6 < prompt + new: the window slides
 CONFIG = GPTConfig(vocab_size=13, seq_len=6, n_layer=4, n_head=4, d_model=16, seed=0)
@@ -59,16 +60,17 @@ def check_all():
     trainers = {}
     for dims in GRIDS:
         grid = ProcessGrid(*dims)
-        trainers[dims] = trainer = Trainer3D(CONFIG, grid)
+        trainers[dims] = trainer = Trainer3D(CONFIG, grid, optimizer_fn=make_optimizer)
         load(trainer.named_parameters(), full, grid.tp_rank, grid.tp_size)
         out["grids"]["x".join(map(str, dims))] = trainer.generate(PROMPT, **SAMPLING).tolist()
     trainer = trainers[(1, 2, 2)]                                      # errors on pp 2 x tp 2
     out["errors"] = {"top_k": _error(lambda: trainer.generate(PROMPT, 3, top_k=0)),
                      "vocab": _error(lambda: trainer.generate(PROMPT + 10, 3)),
                      "temperature": _error(lambda: trainer.generate(PROMPT, 3, temperature=0))}
-    sp = Trainer3D(CONFIG, ProcessGrid(1, 2, 2), sequence_parallel=True)
+    sp = Trainer3D(CONFIG, ProcessGrid(1, 2, 2), sequence_parallel=True,
+                   optimizer_fn=make_optimizer)
     chunked = Trainer3D(CONFIG, ProcessGrid(1, 2, 2), schedule="interleaved", chunks=2,
-                        micro_batches=2)
+                        micro_batches=2, optimizer_fn=make_optimizer)
     out["errors"]["sequence_parallel"] = _error(lambda: sp.generate(PROMPT, 3))
     out["errors"]["interleaved"] = _error(lambda: chunked.generate(PROMPT, 3))
     out["after_errors"] = trainer.generate(PROMPT, **SAMPLING).tolist()   # no rank left behind

@@ -12,7 +12,7 @@ from mpi4py import MPI
 
 from minimegatron import comm, nn
 from minimegatron.backend import asarray
-from minimegatron.data.demo import SMALL_CONFIG, batch
+from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.autodiff.functional import cross_entropy
 from minimegatron.autodiff.guards import NonFiniteError
 from minimegatron.parallel.grid import ProcessGrid
@@ -61,7 +61,8 @@ def _poison_first_weight(trainer):
 
 def nan_weight_case(dims, check_finite=True, **options):
     """One good step, then a NaN weight on rank 0: the next step's error on this rank."""
-    trainer = Trainer3D(CONFIG, ProcessGrid(*dims), check_finite=check_finite, **options)
+    trainer = Trainer3D(CONFIG, ProcessGrid(*dims), check_finite=check_finite,
+                        optimizer_fn=make_optimizer, **options)
     trainer.train_step(*batch(CONFIG, 4, 0))
     _poison_first_weight(trainer)
     error = _error(lambda: trainer.train_step(*batch(CONFIG, 4, 1)))
@@ -73,7 +74,7 @@ def nan_weight_case(dims, check_finite=True, **options):
 
 def zero_grad_case():
     """ZeRO-1 calls update() itself: a NaN in every rank's gradient slice stops step()."""
-    trainer = Trainer3D(CONFIG, ProcessGrid(2, 1, 2), zero_stage=1)
+    trainer = Trainer3D(CONFIG, ProcessGrid(2, 1, 2), zero_stage=1, optimizer_fn=make_optimizer)
     trainer.forward_backward(*batch(CONFIG, 4, 0))
     trainer.optimizer.grad_shard[0] = np.inf
     return _error(trainer.step)
@@ -81,7 +82,7 @@ def zero_grad_case():
 
 def bad_batch_cases():
     """Ids or targets outside the vocabulary, and a batch of 0, with pp = 2 (no hang)."""
-    trainer = Trainer3D(CONFIG, ProcessGrid(1, 2, 2))
+    trainer = Trainer3D(CONFIG, ProcessGrid(1, 2, 2), optimizer_fn=make_optimizer)
     x, y = batch(CONFIG, 4, 0)
     bad_x, bad_y = x.copy(), y.copy()
     bad_x[1, 2], bad_y[0, 0] = CONFIG.vocab_size, -1

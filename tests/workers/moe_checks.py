@@ -7,6 +7,7 @@ from minimegatron import comm
 from minimegatron.checks import moe as checks
 from minimegatron.parallel.expert_parallel import all_to_all_rows, all_to_allv_rows
 from minimegatron.autodiff.tensor import Tensor
+from minimegatron.data.demo import make_optimizer
 
 
 def _adjoint(group):
@@ -78,10 +79,14 @@ def bad_inputs():
     out = {
         "ep_grid": _error(lambda: ProcessGrid(dp=4, tp=2, ep=8)),
         "ep_zero": _error(lambda: ProcessGrid(dp=8, ep=0)),
-        "experts": _error(lambda: MoETrainer(config, MoEConfig(num_experts=6), grid)),
-        "top_k": _error(lambda: MoETrainer(config, MoEConfig(num_experts=4, top_k=5), grid)),
-        "capacity": _error(lambda: MoETrainer(config, MoEConfig(capacity_factor=0), grid)),
-        "cp_capacity": _error(lambda: MoETrainer(config, checks.MOE, cp_grid)),
+        "experts": _error(lambda: MoETrainer(config, MoEConfig(num_experts=6), grid,
+                                             optimizer_fn=make_optimizer)),
+        "top_k": _error(lambda: MoETrainer(config, MoEConfig(num_experts=4, top_k=5), grid,
+                                           optimizer_fn=make_optimizer)),
+        "capacity": _error(lambda: MoETrainer(config, MoEConfig(capacity_factor=0), grid,
+                                              optimizer_fn=make_optimizer)),
+        "cp_capacity": _error(lambda: MoETrainer(config, checks.MOE, cp_grid,
+                                                 optimizer_fn=make_optimizer)),
     }
     out["spans"] = len([s for s in trace.spans() if s["kind"] == "comm"])
     comm.barrier(comm.world())                         # every rank is still here

@@ -73,7 +73,8 @@ def poison(step):
 
 
 if case.startswith("moe"):
-    trainer = MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(dp=2, ep=2))
+    trainer = MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(dp=2, ep=2),
+                         optimizer_fn=make_optimizer)
 elif case == "zero3_half":
     serial = GPT(replace(SMALL_CONFIG, dtype="float16"))
     model = Zero3(serial, world, MixedPrecisionOptimizer(make_optimizer(serial.parameters()),
@@ -86,7 +87,8 @@ elif HALF:
                         zero_stage=int(case[4]), optimizer_fn=lambda ps: MixedPrecisionOptimizer(
                             make_optimizer(ps), world, DynamicLossScaler(2.0 ** 8)))
 else:
-    trainer = Trainer3D(SMALL_CONFIG, ProcessGrid(dp=2), zero_stage=int(case[4]))
+    trainer = Trainer3D(SMALL_CONFIG, ProcessGrid(dp=2), zero_stage=int(case[4]),
+                        optimizer_fn=make_optimizer)
 for step in range(4):
     poison(step)
     x, y = batch(SMALL_CONFIG, 4, step)

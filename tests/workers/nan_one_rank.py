@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 from mpi4py import MPI
 
-from minimegatron.data.demo import SMALL_CONFIG, batch
+from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 import minimegatron.runtime  # noqa: E402
@@ -18,7 +18,7 @@ minimegatron.runtime.setup()      # a script of one's own under plain mpirun: th
 
 CONFIG = replace(SMALL_CONFIG, vocab_size=64)
 
-trainer = Trainer3D(CONFIG, ProcessGrid(2, 1, 1))
+trainer = Trainer3D(CONFIG, ProcessGrid(2, 1, 1), optimizer_fn=make_optimizer)
 trainer.train_step(*batch(CONFIG, 4, 0))
 if MPI.COMM_WORLD.Get_rank() == 0:
     used = set(np.concatenate([batch(CONFIG, 4, s)[0].ravel() for s in range(1, 4)]).tolist())

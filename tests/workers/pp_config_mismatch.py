@@ -11,7 +11,7 @@ import sys
 import minimegatron.runtime
 minimegatron.runtime.setup()      # a script of one's own under plain mpirun: the abort hook
 from minimegatron import comm
-from minimegatron.data.demo import VERIFY_CONFIG as CONFIG, batch
+from minimegatron.data.demo import VERIFY_CONFIG as CONFIG, batch, make_optimizer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 
@@ -19,6 +19,6 @@ case, world = sys.argv[1], comm.world()
 odd = world.rank == 1
 options = ({"schedule": "interleaved", "chunks": 4 if odd else 2, "micro_batches": 2}
            if case == "chunks" else {"micro_batches": 4 if odd else 2})
-trainer = Trainer3D(CONFIG, ProcessGrid(1, 2, 1), **options)
+trainer = Trainer3D(CONFIG, ProcessGrid(1, 2, 1), optimizer_fn=make_optimizer, **options)
 trainer.train_step(*batch(CONFIG, 4, 0))
 print(f"rank {world.rank}: trained", flush=True)

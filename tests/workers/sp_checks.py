@@ -14,7 +14,7 @@ from minimegatron.checks.common import max_abs_diff
 from minimegatron.checks.sequence import layer_activation_bytes, tp_collectives
 from minimegatron.checks.tensor import _adjoint, check_gpt
 from minimegatron.checks.threed import check_3d, measured_vs_predicted
-from minimegatron.data.demo import VERIFY_CONFIG, batch
+from minimegatron.data.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.autodiff.gradcheck import gradcheck
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.tensor_parallel import ParallelGPT, sequence as sq
@@ -101,7 +101,7 @@ def bad_length(group):
     except ValueError as err:
         out["gpt"] = str(err)
     grid = ProcessGrid(1, 1, group.size)
-    trainer = Trainer3D(CONFIG, grid, sequence_parallel=True)
+    trainer = Trainer3D(CONFIG, grid, sequence_parallel=True, optimizer_fn=make_optimizer)
     comm.barrier(group)
     trace.reset()
     try:

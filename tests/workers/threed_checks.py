@@ -4,7 +4,7 @@ from dataclasses import replace
 from mpi4py import MPI
 
 from minimegatron.checks.threed import check_3d, check_all_grids, measured_vs_predicted
-from minimegatron.data.demo import VERIFY_CONFIG, batch
+from minimegatron.data.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.parallel.grid import ProcessGrid
 from minimegatron.parallel.threed import Trainer3D
 
@@ -29,15 +29,20 @@ def _error(fn):
 def errors():
     """Bad configurations: each raises ValueError on every rank, before any message."""
     grid = ProcessGrid(2, 2, 2)
-    trainer = Trainer3D(VERIFY_CONFIG, grid, micro_batches=2)
+    trainer = Trainer3D(VERIFY_CONFIG, grid, micro_batches=2, optimizer_fn=make_optimizer)
     x, y = batch(VERIFY_CONFIG, 6, 0)                    # 6 % (dp 2 * M 2) != 0
     return {
         "batch": _error(lambda: trainer.train_step(x, y)),
-        "heads": _error(lambda: Trainer3D(replace(VERIFY_CONFIG, d_model=30, n_head=5), grid)),
-        "layers": _error(lambda: Trainer3D(replace(VERIFY_CONFIG, n_layer=1), grid)),
-        "zero": _error(lambda: Trainer3D(VERIFY_CONFIG, grid, zero_stage=3)),
-        "schedule": _error(lambda: Trainer3D(VERIFY_CONFIG, grid, schedule="zigzag")),
-        "micro_batches": _error(lambda: Trainer3D(VERIFY_CONFIG, grid, micro_batches=0)),
+        "heads": _error(lambda: Trainer3D(replace(VERIFY_CONFIG, d_model=30, n_head=5), grid,
+                                          optimizer_fn=make_optimizer)),
+        "layers": _error(lambda: Trainer3D(replace(VERIFY_CONFIG, n_layer=1), grid,
+                                           optimizer_fn=make_optimizer)),
+        "zero": _error(lambda: Trainer3D(VERIFY_CONFIG, grid, zero_stage=3,
+                                         optimizer_fn=make_optimizer)),
+        "schedule": _error(lambda: Trainer3D(VERIFY_CONFIG, grid, schedule="zigzag",
+                                             optimizer_fn=make_optimizer)),
+        "micro_batches": _error(lambda: Trainer3D(VERIFY_CONFIG, grid, micro_batches=0,
+                                                  optimizer_fn=make_optimizer)),
         "world": _error(lambda: ProcessGrid(2, 2, 3)),
         "still_works": trainer.train_step(*batch(VERIFY_CONFIG, 8, 0)),
     }

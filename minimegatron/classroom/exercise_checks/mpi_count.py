@@ -35,7 +35,8 @@ METHODS = ("Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "All
            "issend", "irecv", "mprobe", "improbe")
 PACKAGE_COMM = "minimegatron.comm."                  # calls from here are traced collectives
 NOT_COUNTED = ("minimegatron.comm.comm_check", "minimegatron.comm.mismatch")
-PASS_THROUGH = ("minimegatron.comm.polling", "functools")   # a yielding stand-in's wait
+PASS_THROUGH = ("minimegatron.comm.polling", "functools",    # a yielding stand-in's wait
+                "minimegatron.comm.checked")                # the seam: who called through it
 
 
 def _caller_module():
@@ -81,11 +82,9 @@ def counted_class(base):
 
 def _count(group):
     """Make ``group`` (a comm.group.Group) call MPI through a Counted communicator."""
-    from minimegatron.comm import polling
-    if not getattr(group.comm, "counted", False):
-        group.comm = counted_class(type(group.comm))(group.comm)
-        group.comm.group_name = group.name
-        group.yielding = polling.Yielding(group.comm)
+    if not getattr(group.raw, "counted", False):
+        group.comm = counted_class(type(group.raw))(group.raw)     # under the seam
+        group.raw.group_name = group.name
     return group
 
 

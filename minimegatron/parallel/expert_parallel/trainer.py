@@ -35,7 +35,6 @@ import dataclasses
 from minimegatron import comm
 from minimegatron.comm import trace
 from minimegatron.backend import xp
-from minimegatron.data.demo import make_optimizer
 from minimegatron.autodiff.guards import all_finite, check_finite, check_ids, check_targets
 from minimegatron.nn.watch import ActivationWatch, name_non_finite
 from minimegatron.nn.moe.balancing import take_load, update_expert_bias
@@ -59,8 +58,8 @@ class MoETrainer(Trainer3D):
     the expert loads of aux-loss-free balancing sum over (default ``grid.dp_cp``).
     """
 
-    def __init__(self, config, moe, grid, schedule="1f1b", micro_batches=1,
-                 optimizer_fn=make_optimizer, attention="ring", clip_grad=None,
+    def __init__(self, config, moe, grid, schedule="1f1b", micro_batches=1, *,
+                 optimizer_fn, attention="ring", clip_grad=None,
                  check_finite=True, expert_group=None, zero_stage=0,
                  checkpoint_activations=False, chunks=1, sequence_parallel=False,
                  load_group=None):
