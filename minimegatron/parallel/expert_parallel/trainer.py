@@ -57,7 +57,8 @@ class MoETrainer(Trainer3D):
                  optimizer_fn=make_optimizer, attention="ring", clip_grad=None,
                  check_finite=True, expert_group=None, zero_stage=0,
                  checkpoint_activations=False, chunks=1, sequence_parallel=False):
-        check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
+        micro_batches, zero_stage = check_3d_config(config, grid, schedule, micro_batches,
+                                                    zero_stage, chunks, attention)
         check_moe_grid(config, moe, grid, sequence_parallel)
         check_expert_parallel(grid.ep_size, grid.dp_size, grid.cp_size, moe.num_experts)
         agree_on_plan(grid, config, schedule, micro_batches, attention, clip_grad=clip_grad,
