@@ -15,7 +15,10 @@ The API (each takes the raw string and returns the parsed value):
     finite_positive_float(s)   float, finite and > 0   (rejects nan, inf)
     finite_nonnegative_float(s) float, finite and >= 0
     int_at_least(lo)           factory: int >= lo, e.g. type=int_at_least(2)
-    int_between(lo, hi)        factory: lo <= int <= hi, e.g. type=int_between(1, MAX_STAGES)
+    int_between(lo, hi)        factory: lo <= int <= hi, e.g. type=int_between(1, 64)
+    stage_count(s)             int, 1 .. MAX_STAGES         (--stages, --pp)
+    micro_batch_count(s)       int, 1 .. MAX_MICRO_BATCHES  (the timeline's --micro-batches)
+    chunk_count(s)             int, 1 .. MAX_CHUNKS         (--chunks)
     existing_file(s)           str, a path to an existing regular file
     output_path(s)             str, '' or a path whose directory exists and that
                                is not itself a directory (checked before any work)
@@ -86,6 +89,11 @@ def int_between(lo, hi):
         return value
     parse.__name__ = f"int_between({lo}, {hi})"
     return parse
+
+
+stage_count = int_between(1, MAX_STAGES)
+micro_batch_count = int_between(1, MAX_MICRO_BATCHES)
+chunk_count = int_between(1, MAX_CHUNKS)
 
 
 def positive_int(s):

@@ -12,9 +12,9 @@ memory_mixed.py, memory_moe.py); this is the command: its arguments (each a chec
 type of argtypes.py, --schedule any schedule of the pipeline registry), the checks
 that fail in one line before any work, and the printing.
 """
-from minimegatron.commands.argtypes import (MAX_MICRO_BATCHES, MAX_STAGES, existing_file,
-                                            finite_nonnegative_float, int_between,
-                                            nonnegative_int, positive_int)
+from minimegatron.commands.argtypes import (MAX_MICRO_BATCHES, existing_file,
+                                            finite_nonnegative_float, nonnegative_int,
+                                            positive_int, stage_count)
 from minimegatron.commands.parser import ArgumentParser, say
 from minimegatron.parallel.pipeline_parallel.schedules import SCHEDULES
 from minimegatron.tools import memory, scaling
@@ -32,7 +32,7 @@ def parser():
     ap.add_argument("view", nargs="?", default="config", help=msg("view"),
                     choices=["config", "table1", "zero", "scaling", "table2", "mixed", "moe"])
     for flag, default, metavar in SIZES:
-        kind = int_between(1, MAX_STAGES) if flag == "pp" else positive_int   # a row each
+        kind = stage_count if flag == "pp" else positive_int      # --pp: a row per stage
         ap.add_argument(f"--{flag}", type=kind, default=default, metavar=metavar,
                         help=msg(flag.replace("-", "_")))
     ap.add_argument("--zero", type=nonnegative_int, choices=[0, 1, 2, 3], default=0,
