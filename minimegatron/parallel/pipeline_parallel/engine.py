@@ -61,7 +61,6 @@ after its forward, to measure what each stage holds. Tutorial:
 
     minimegatron run -n 4 tutorials/07_pipeline.py
 """
-import numbers
 from dataclasses import dataclass, field
 
 from minimegatron import comm
@@ -101,10 +100,8 @@ class PipelineEngine:
         self.chunks = getattr(stage_module, "chunks", [stage_module])   # ChunkedStage: v
         check_chunks(schedule, stage_module)                # zbv: two chunks placed in a V
         self.schedule_fn = get_schedule(schedule, len(self.chunks))   # ValueError: bad name
-        if isinstance(num_micro_batches, bool) or not isinstance(
-                num_micro_batches, numbers.Integral) or num_micro_batches < 1:
+        if not isinstance(num_micro_batches, int) or num_micro_batches < 1:
             raise ValueError(f"num_micro_batches must be an int >= 1, got {num_micro_batches!r}")
-        num_micro_batches = int(num_micro_batches)                   # np.int64 -> int
         self.split = schedule in ZERO_BUBBLE                # B and W apart: zero_bubble.py
         if self.split:                                      # ValueError if M is too few
             self.schedule_fn(pp_group.size, num_micro_batches, 0)
