@@ -4,7 +4,7 @@ Each soak measures this rank's resident set (/proc/self/statm) after a warm-up (
 caches, the trace ring filled: it keeps the last ``SPANS`` spans) and again at the end:
 
     all_to_allv   20,000 calls of comm.all_to_allv (uneven sizes, float64 and float32)
-    planted       the same calls, with each datatype made per call as mpi4py's
+    planted       8,000 such calls, with each datatype made per call as mpi4py's
                   from_numpy_dtype makes it (the old code): the growth the soak must see
     moe           4,000 steps of a dropless MoE (dp=2, ep=2: two all_to_allv per MoE
                   layer forward, two backward)
@@ -51,14 +51,14 @@ def soak(run, warm, calls):
     return before, resident_mb() - before
 
 
-def all_to_allv_soak(calls=20_000, warm=2_000):
+def all_to_allv_soak(calls=20_000, warm=1_000, planted_calls=8_000):
     group = comm.world()
     run = lambda n: exchanges(n, group)                     # noqa: E731
     before, growth = soak(run, warm, calls)
     kept = staging.mpi_type
     staging.mpi_type = from_numpy_dtype                     # planted: a new datatype per call
     try:
-        _, planted = soak(run, warm, calls)
+        _, planted = soak(run, warm, planted_calls)
     finally:
         staging.mpi_type = kept
     return {"a2av_mb": before, "a2av_growth_mb": growth, "planted_growth_mb": planted,
