@@ -34,7 +34,8 @@ from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel, _re
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
 from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
-from minimegatron.parallel.grid import check_grid
+from minimegatron.parallel.expert_parallel.trainer import MoETrainer
+from minimegatron.parallel.grid import ProcessGrid, check_grid
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.recompute import recompute
 from minimegatron.parallel.pipeline_parallel.actions import Action
@@ -105,6 +106,8 @@ CALLS = {   # the pattern each call's message matches: a call for every pattern
     "moe.top_k": lambda: MoEConfig(num_experts=2, top_k=3),
     "moe.capacity": lambda: MoEConfig(capacity_factor=0.0),
     "moe.int": lambda: MoEConfig(num_experts=0),
+    "moe.capacity_most": lambda: MoEConfig(num_experts=8, top_k=2, capacity_factor=1e4),
+    "moe.clip": lambda: MoETrainer(CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(), clip_grad=-1.0),
     "gpt.heads": lambda: GPTConfig(d_model=30, n_head=4),
     "gpt.positive": lambda: GPTConfig(n_layer=0),
     "gpt.dropout": lambda: GPTConfig(dropout=1.0),

@@ -138,12 +138,18 @@ def test_every_axis_resumes_like_the_run_that_never_stopped(axes, leg):
     same, tp 2 x cp 2, dp 2 x pp 2 with ZeRO-2); dp 2 x cp 2 with ZeRO-1 -> (the same, one
     process); cp 2 x ep 2 -> one process: 2 steps after each load (so AdamW's m and v count
     too), losses and weights next to one process that never stopped."""
-    for rank, res in enumerate(axes[1]):
+    assert_resumed(axes[1], leg, AXES_LEGS[leg])
+
+
+def assert_resumed(results, leg, steps):
+    """Every rank's ``leg`` (tests/workers/ckpt_axes.py: resume): loaded, then losses and
+    weights next to one process that never stopped, ``steps`` optimizer steps in all."""
+    for rank, res in enumerate(results):
         assert res.get(f"error_{leg}", "") == "", (rank, res[f"error_{leg}"])
         assert res[f"loss_{leg}"] < TOL_LOSS, (rank, res[f"loss_{leg}"])
         assert res[f"weight_{leg}"] < TOL_WEIGHT, (rank, res[f"weight_{leg}"])
         assert res.get(f"loaded_{leg}", 0.0) < TOL_WEIGHT, (rank, res[f"loaded_{leg}"])
-        assert res[f"step_{leg}"] == AXES_LEGS[leg]
+        assert res[f"step_{leg}"] == steps
 
 
 def test_ep_and_cp_checkpoints_give_each_rank_exactly_its_piece_back(axes):

@@ -50,7 +50,6 @@ import sys
 
 import numpy as np
 from mpi4py import MPI
-from mpi4py.util.dtlib import from_numpy_dtype
 
 from minimegatron.backend import get_backend
 from minimegatron.comm import staging, trace, wire
@@ -143,7 +142,7 @@ def all_gather(x, group, axis=0, sizes=None, out=None):
         group.comm.Allgather(host, result)
     else:
         spec = [result, *counts([int(s) for s in sizes], int(np.prod(host.shape[1:]))),
-                from_numpy_dtype(x.dtype)]
+                staging.mpi_type(x.dtype)]
         group.comm.Allgatherv(host, spec)
     trace.record_comm("all_gather", group.name, x.nbytes, start, trace.now(), group.size,
                       n=result.nbytes, own=host.nbytes)
@@ -225,7 +224,7 @@ def all_to_allv(x, group, send_sizes, recv_sizes, axis=0):
     send_sizes, recv_sizes = check_all_to_allv(x, group, send_sizes, recv_sizes, axis)
     result = staging.empty((sum(recv_sizes),) + staging.without(x.shape, axis), x.dtype, x)
     host = staging.front(x, axis)
-    row, mpi_type = int(np.prod(host.shape[1:])), from_numpy_dtype(host.dtype)
+    row, mpi_type = int(np.prod(host.shape[1:])), staging.mpi_type(host.dtype)
     start = trace.now()
     group.comm.Alltoallv([host, *counts(send_sizes, row), mpi_type],
                         [result, *counts(recv_sizes, row), mpi_type])
@@ -296,7 +295,7 @@ def scatter(x, group, root=0, axis=0, out=None):
         group.comm.Scatter(host, wire.plain(result), root=root)
     else:
         spec = [host, *counts(rows, int(np.prod(moved[1:]))),
-                from_numpy_dtype(wire.plain(result).dtype)]
+                staging.mpi_type(wire.plain(result).dtype)]
         group.comm.Scatterv(spec if is_root else None, wire.plain(result), root=root)
     full = int(np.prod(shape)) * dtype.itemsize
     trace.record_comm("scatter", group.name, full if is_root else result.nbytes, start,
@@ -318,7 +317,7 @@ def gather(x, group, root=0, axis=0, sizes=None, out=None):
     if sizes is None:
         group.comm.Gather(host, result if is_root else None, root=root)
     else:
-        spec = [result, *counts(rows, int(np.prod(host.shape[1:]))), from_numpy_dtype(x.dtype)]
+        spec = [result, *counts(rows, int(np.prod(host.shape[1:]))), staging.mpi_type(x.dtype)]
         group.comm.Gatherv(host, spec if is_root else None, root=root)
     full = sum(rows) * int(np.prod(host.shape[1:])) * host.dtype.itemsize
     trace.record_comm("gather", group.name, x.nbytes, start, trace.now(), group.size, n=full,

@@ -14,7 +14,6 @@ The blocking collectives do not come through here.
 """
 import numpy as np
 from mpi4py import MPI
-from mpi4py.util.dtlib import from_numpy_dtype
 
 from minimegatron.comm import staging, trace, wire
 from minimegatron.comm.collectives import (check_all_to_all, check_all_to_allv, check_peer,
@@ -89,7 +88,7 @@ def iall_gather(x, group, axis=0, sizes=None, out=None):
     if sizes is None:
         request = group.comm.Iallgather(host, result)
     else:
-        spec = [result, *counts(rows, int(np.prod(host.shape[1:]))), from_numpy_dtype(x.dtype)]
+        spec = [result, *counts(rows, int(np.prod(host.shape[1:]))), staging.mpi_type(x.dtype)]
         request = group.comm.Iallgatherv(host, spec)
     moved = trace.bytes_moved("all_gather", result.nbytes, group.size, own=host.nbytes)
     return Handle("all_gather", group, [request], lambda: finish(result), x.nbytes, *moved,
@@ -138,7 +137,7 @@ def iall_to_allv(x, group, send_sizes, recv_sizes, axis=0):
     send_sizes, recv_sizes = check_all_to_allv(x, group, send_sizes, recv_sizes, axis)
     result = staging.empty((sum(recv_sizes),) + staging.without(x.shape, axis), x.dtype, x)
     host = staging.front(x, axis)
-    row, mpi_type = int(np.prod(host.shape[1:])), from_numpy_dtype(host.dtype)
+    row, mpi_type = int(np.prod(host.shape[1:])), staging.mpi_type(host.dtype)
     request = group.comm.Ialltoallv([host, *counts(send_sizes, row), mpi_type],
                                     [result, *counts(recv_sizes, row), mpi_type])
     own = send_sizes[group.rank] * row * host.dtype.itemsize

@@ -15,9 +15,20 @@ The API (each takes the raw string and returns the parsed value):
     finite_positive_float(s)   float, finite and > 0   (rejects nan, inf)
     finite_nonnegative_float(s) float, finite and >= 0
     int_at_least(lo)           factory: int >= lo, e.g. type=int_at_least(2)
+    int_between(lo, hi)        factory: lo <= int <= hi, e.g. type=int_between(1, 64)
+    stage_count(s)             int, 1 .. MAX_STAGES         (--stages, --pp)
+    micro_batch_count(s)       int, 1 .. MAX_MICRO_BATCHES  (the timeline's --micro-batches)
+    chunk_count(s)             int, 1 .. MAX_CHUNKS         (--chunks)
     existing_file(s)           str, a path to an existing regular file
     output_path(s)             str, '' or a path whose directory exists and that
                                is not itself a directory (checked before any work)
+
+Bounds (``int_between``): a pipeline schedule is enumerated action by action (the
+timeline, and the memory calculator's schedules without a formula) and a table has a row
+per stage, so ``--stages``/``--pp`` stop at MAX_STAGES = 64 and the timeline's
+``--micro-batches`` at MAX_MICRO_BATCHES = 128, ``--chunks`` at MAX_CHUNKS = 8: about 10 s
+at the corner on a laptop, where ``--stages 100000 --micro-batches 100000`` ran out of
+memory.
 
 Each raises ``argparse.ArgumentTypeError``, which argparse turns into the
 one-line error above, in the reader's language (i18n keys ``cli.type.*``). The
@@ -29,6 +40,8 @@ import math
 import os
 
 from minimegatron.commands.parser import say
+
+MAX_STAGES, MAX_MICRO_BATCHES, MAX_CHUNKS = 64, 128, 8
 
 
 def _must_be(what, s, **fields):
@@ -64,6 +77,23 @@ def int_at_least(lo):
         return value
     parse.__name__ = f"int_at_least({lo})"
     return parse
+
+
+def int_between(lo, hi):
+    """Return a type callable accepting integers ``lo`` .. ``hi`` (both included)."""
+
+    def parse(s):
+        value = _int(s, "int_between", lo=lo, hi=hi)
+        if not lo <= value <= hi:
+            raise _must_be("int_between", s, lo=lo, hi=hi)
+        return value
+    parse.__name__ = f"int_between({lo}, {hi})"
+    return parse
+
+
+stage_count = int_between(1, MAX_STAGES)
+micro_batch_count = int_between(1, MAX_MICRO_BATCHES)
+chunk_count = int_between(1, MAX_CHUNKS)
 
 
 def positive_int(s):

@@ -12,8 +12,9 @@ memory_mixed.py, memory_moe.py); this is the command: its arguments (each a chec
 type of argtypes.py, --schedule any schedule of the pipeline registry), the checks
 that fail in one line before any work, and the printing.
 """
-from minimegatron.commands.argtypes import (existing_file, finite_nonnegative_float,
-                                            nonnegative_int, positive_int)
+from minimegatron.commands.argtypes import (MAX_MICRO_BATCHES, existing_file,
+                                            finite_nonnegative_float, nonnegative_int,
+                                            positive_int, stage_count)
 from minimegatron.commands.parser import ArgumentParser, say
 from minimegatron.parallel.pipeline_parallel.schedules import SCHEDULES
 from minimegatron.tools import memory, scaling
@@ -31,7 +32,8 @@ def parser():
     ap.add_argument("view", nargs="?", default="config", help=msg("view"),
                     choices=["config", "table1", "zero", "scaling", "table2", "mixed", "moe"])
     for flag, default, metavar in SIZES:
-        ap.add_argument(f"--{flag}", type=positive_int, default=default, metavar=metavar,
+        kind = stage_count if flag == "pp" else positive_int      # --pp: a row per stage
+        ap.add_argument(f"--{flag}", type=kind, default=default, metavar=metavar,
                         help=msg(flag.replace("-", "_")))
     ap.add_argument("--zero", type=nonnegative_int, choices=[0, 1, 2, 3], default=0,
                     help=msg("zero"))
@@ -58,9 +60,14 @@ def parser():
 
 def check_config(ap, a):
     """The grid must split the model: one line (ap.error) before any work."""
+    if a.hidden % a.heads:
+        ap.error(say("cli.memory.heads_split", hidden=a.hidden, heads=a.heads))
     if a.layers % a.pp or a.hidden % a.tp or a.heads % a.tp:
         ap.error(say("cli.memory.split", layers=a.layers, pp=a.pp, hidden=a.hidden,
                            heads=a.heads, tp=a.tp))
+    if a.schedule not in ("gpipe", "1f1b") and a.micro_batches > MAX_MICRO_BATCHES:
+        ap.error(say("cli.memory.enumerated", schedule=a.schedule, most=MAX_MICRO_BATCHES,
+                     micro=a.micro_batches))
     parts = a.cp if a.attention == "ulysses" else 2 * a.cp        # zigzag: 2cp chunks
     if a.cp > 1 and a.seq % parts:
         ap.error(say("cli.memory.cp_chunks", cp=a.cp, seq=a.seq, parts=parts))

@@ -14,8 +14,9 @@ prints (makespan, bubble next to its formula, activations held at peak).
 import json
 import sys
 
-from minimegatron.commands.argtypes import (existing_file, finite_nonnegative_float,
-                                            finite_positive_float, output_path, positive_int)
+from minimegatron.commands.argtypes import (chunk_count, existing_file, finite_nonnegative_float,
+                                            finite_positive_float, micro_batch_count,
+                                            output_path, stage_count)
 from minimegatron.commands.entry import banner
 from minimegatron.commands.parser import ArgumentParser, say
 from minimegatron.parallel.pipeline_parallel import dualpipe
@@ -110,11 +111,11 @@ def main(argv=None):
     parser = ArgumentParser(prog="minimegatron timeline", description=msg("description"))
     parser.add_argument("--schedule", choices=list(SCHEDULES), default="gpipe",
                         help=msg("schedule"))
-    parser.add_argument("--stages", type=positive_int, default=4, metavar="K",
+    parser.add_argument("--stages", type=stage_count, default=4, metavar="K",
                         help=msg("stages"))
-    parser.add_argument("--micro-batches", type=positive_int, default=8, metavar="M",
+    parser.add_argument("--micro-batches", type=micro_batch_count, default=8, metavar="M",
                         help=msg("micro_batches"))
-    parser.add_argument("--chunks", type=positive_int, default=None, metavar="V",
+    parser.add_argument("--chunks", type=chunk_count, default=None, metavar="V",
                         help=msg("chunks"))
     parser.add_argument("--t-forward", type=finite_positive_float, default=1.0, metavar="T",
                         help=msg("t_forward"))

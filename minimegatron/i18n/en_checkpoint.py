@@ -8,6 +8,7 @@ MESSAGES = {
     "ckpt.ep_group": "checkpoint: {name} splits its experts over {size} ranks (it is rank "
                      "{rank}), the grid's ep over {ep} (rank {ep_rank}): build the model on "
                      "the grid's ep group (expert_parallel_gpt) to save or load it",
+    "ckpt.kind_ranks": "checkpoint: the ranks' optimizers differ ({kinds})",
     "ckpt.moe_ranks": "checkpoint: the ranks' models have different MoE configs",
     "ckpt.moe_config": "checkpoint {path!r} was saved for a different MoE config: {differ}",
     "ckpt.moe_kind": "file {saved!r} vs model {ours!r}",

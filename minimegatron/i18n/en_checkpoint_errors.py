@@ -28,6 +28,8 @@ MESSAGES = {
                       "file: {in_file}, only in model: {in_model})",
     "ckpt.err.shape": "checkpoint {path!r}: {name} is {shape} in the file, this model's is "
                       "{ours}",
+    "ckpt.err.optimizer_kind": "checkpoint {path!r} holds the state of {saved} (per weight: "
+                               "{fields}); this run's optimizer is {ours} (keeps: {our_fields})",
     "ckpt.err.optimizer_params": "checkpoint: the optimizer's parameters are not exactly the "
                                  "model's parameters",
     "ckpt.err.no_config": "checkpoint: pass config=GPTConfig(...) (the model has no .config)",

@@ -36,6 +36,7 @@ MESSAGES = {
     "cli.type.positive_int": "a positive integer",
     "cli.type.nonnegative_int": "a non-negative integer",
     "cli.type.int_at_least": "an integer >= {lo}",
+    "cli.type.int_between": "an integer from {lo} to {hi}",
     "cli.type.positive_float": "a finite positive number",
     "cli.type.nonnegative_float": "a finite non-negative number",
     "cli.type.no_file": "no such file: {path}",
@@ -65,6 +66,14 @@ MESSAGES = {
     "cli.run.alternative": "Without this launcher: mpirun -n N python3 script.py (plain MPI: "
                            "no --timeout, no report of the rank that ended the job)",
     "cli.run.no_script": "no such script: {path}",
+    "cli.run.no_command": "no such script or command: {name!r} (a script ends in .py; "
+                          "commands: {commands})",
+    "cli.run.did_you_mean": "; did you mean {name!r}?",
+    "cli.run.too_many": "-n {n}: this machine holds at most {most} ranks ({cores} cores x "
+                        "{per_core}, {memory} MB available at {rank_mb} MB a rank, {files} "
+                        "open files at {per_rank} a rank); set {env}={n} to start them anyway",
+    "cli.run.over_override": "-n {n}: more than {env}={most} allows; raise it to start them",
+    "cli.run.bad_max": "{env} must be a positive integer, got {value}",
     "cli.run.beside": "minimegatron run: the ranks import {path} (beside the script)",
     "cli.run.error": "minimegatron run: error: {message}",
     # verify.py
@@ -143,6 +152,11 @@ MESSAGES = {
                                   "0 = dropless (default 1)",
     "cli.memory.hardware": "JSON written by minimegatron calibrate (default: a DGX-2H)",
     "cli.memory.cannot_read": "argument --hardware: cannot read {path}: {error}",
+    "cli.memory.heads_split": "--hidden {hidden} must divide by --heads {heads} (each head has "
+                        "hidden/heads dimensions)",
+    "cli.memory.enumerated": "--schedule {schedule} is read off its action list, which "
+                             "stops at --micro-batches {most} (got {micro}); gpipe and 1f1b "
+                             "are formulas and take any number",
     "cli.memory.split": "--layers {layers} must divide by --pp {pp}, and --hidden {hidden} "
                         "and --heads {heads} by --tp {tp}",
     "cli.memory.cp_chunks": "--cp {cp}: --seq {seq} must divide into {parts} equal chunks",

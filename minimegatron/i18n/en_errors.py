@@ -64,9 +64,14 @@ PATTERNS = {
     "moe.capacity": "MoE: capacity_factor must be a finite number > 0 (or None for dropless), "
                     "got {value}",
     "moe.int": "MoEConfig.{name} must be an int >= 1, got {value}",
+    "moe.capacity_most": "MoE: capacity_factor={value} > num_experts/top_k = {most}: at {most} "
+                         "every expert has room for every token already (C = T); use at most "
+                         "that, or None for dropless",
+    "moe.clip": "MoETrainer: clip_grad must be a finite number > 0 (or None: no clipping), "
+                "got {value}",
     # the model (nn/) and the data
     "gpt.heads": "GPTConfig: d_model={d_model} is not divisible by n_head={heads}",
-    "gpt.positive": "GPTConfig.{name} must be a positive int, got {value}",
+    "gpt.positive": "GPTConfig.{name} must be an int >= {low}, got {value}",
     "gpt.dropout": "GPTConfig.dropout must be in [0, 1), got {value}",
     "gpt.seq_len": "sequence of {steps} tokens, but seq_len is {seq_len}",
     "ids.vocab": "{what} {bad} is outside the vocabulary [0, {size})",

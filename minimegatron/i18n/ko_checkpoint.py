@@ -8,6 +8,7 @@ MESSAGES = {
     "ckpt.ep_group": "checkpoint: {name}은(는) 전문가를 {size}개 랭크에 나눕니다 (랭크 "
                      "{rank}), 그리드의 ep는 {ep}개 (랭크 {ep_rank}): 저장하거나 불러오려면 "
                      "모델을 그리드의 ep 그룹으로 만드세요 (expert_parallel_gpt)",
+    "ckpt.kind_ranks": "checkpoint: rank마다 optimizer가 다릅니다 ({kinds})",
     "ckpt.moe_ranks": "checkpoint: 랭크마다 모델의 MoE 설정이 다릅니다",
     "ckpt.moe_config": "checkpoint {path!r}는 다른 MoE 설정으로 저장되었습니다: {differ}",
     "ckpt.moe_kind": "파일 {saved!r}, 모델 {ours!r}",

@@ -29,6 +29,9 @@ MESSAGES = {
                       "{in_file}, 모델에만: {in_model})",
     "ckpt.err.shape": "checkpoint {path!r}: {name}이(가) 파일에서는 {shape}, 이 모델에서는 "
                       "{ours}입니다",
+    "ckpt.err.optimizer_kind": "checkpoint {path!r}에는 {saved}의 state가 있는데(weight마다 "
+                               "{fields}), 이 실행의 optimizer는 {ours}입니다(weight마다 "
+                               "{our_fields})",
     "ckpt.err.optimizer_params": "checkpoint: optimizer의 parameter가 모델의 parameter와 "
                                  "정확히 같지 않습니다",
     "ckpt.err.no_config": "checkpoint: config=GPTConfig(...)를 주세요 (모델에 .config가 "

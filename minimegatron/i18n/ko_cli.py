@@ -37,6 +37,7 @@ MESSAGES = {
     "cli.type.positive_int": "양의 정수",
     "cli.type.nonnegative_int": "0 이상의 정수",
     "cli.type.int_at_least": "{lo} 이상의 정수",
+    "cli.type.int_between": "{lo}부터 {hi}까지의 정수",
     "cli.type.positive_float": "유한한 양수",
     "cli.type.nonnegative_float": "0 이상의 유한한 수",
     "cli.type.no_file": "파일이 없습니다: {path}",
@@ -66,6 +67,16 @@ MESSAGES = {
     "cli.run.alternative": "이 런처 없이: mpirun -n N python3 script.py (MPI 그대로: "
                            "--timeout이 없고, 작업을 끝낸 rank를 알려 주지 않습니다)",
     "cli.run.no_script": "스크립트가 없습니다: {path}",
+    "cli.run.no_command": "그런 script나 명령이 없습니다: {name!r} (script는 .py로 끝납니다; "
+                          "명령: {commands})",
+    "cli.run.did_you_mean": "; {name!r}을(를) 뜻했나요?",
+    "cli.run.too_many": "-n {n}: 이 machine은 rank를 최대 {most}개까지 감당합니다 (core "
+                        "{cores}개 x {per_core}, 사용 가능한 memory {memory} MB / rank당 "
+                        "{rank_mb} MB, open file {files}개 / rank당 {per_rank}개); 그래도 "
+                        "띄우려면 {env}={n}을 설정하세요",
+    "cli.run.over_override": "-n {n}: {env}={most}가 허용하는 것보다 많습니다; 띄우려면 그 "
+                             "값을 올리세요",
+    "cli.run.bad_max": "{env}는 양의 정수여야 합니다, 받은 값 {value}",
     "cli.run.beside": "minimegatron run: rank들은 {path}를 import합니다 (스크립트 옆의 것)",
     "cli.run.error": "minimegatron run: 오류: {message}",
     # verify.py
@@ -143,6 +154,11 @@ MESSAGES = {
                                   "(기본값 1)",
     "cli.memory.hardware": "minimegatron calibrate가 쓴 JSON (기본값: DGX-2H)",
     "cli.memory.cannot_read": "인자 --hardware: {path}을(를) 읽을 수 없습니다: {error}",
+    "cli.memory.heads_split": "--hidden {hidden}은(는) --heads {heads}로 나누어떨어져야 합니다 "
+                        "(head마다 hidden/heads 차원)",
+    "cli.memory.enumerated": "--schedule {schedule}은(는) action list에서 읽으므로 "
+                             "--micro-batches {most}까지입니다 (받은 값 {micro}); gpipe와 "
+                             "1f1b는 공식이라 어떤 수든 됩니다",
     "cli.memory.split": "--layers {layers}는 --pp {pp}로, --hidden {hidden}과 --heads {heads}는 "
                         "--tp {tp}로 나누어떨어져야 합니다",
     "cli.memory.cp_chunks": "--cp {cp}: --seq {seq}를 같은 크기의 조각 {parts}개로 나눌 수 "

@@ -46,9 +46,14 @@ MESSAGES = {
     "moe.capacity": "MoE: capacity_factor는 0보다 큰 유한한 수여야 합니다 (dropless면 None), "
                     "받은 값 {value}",
     "moe.int": "MoEConfig.{name}은(는) 1 이상의 int여야 합니다, 받은 값 {value}",
+    "moe.capacity_most": "MoE: capacity_factor={value} > num_experts/top_k = {most}: {most}에서 "
+                         "이미 모든 expert에 모든 token이 들어갈 자리가 있습니다 (C = T); 그 "
+                         "이하를 쓰거나 dropless면 None을 쓰세요",
+    "moe.clip": "MoETrainer: clip_grad는 0보다 큰 유한한 수여야 합니다 (None: clipping 안 함), "
+                "받은 값 {value}",
     # the model (nn/) and the data
     "gpt.heads": "GPTConfig: d_model={d_model}이(가) n_head={heads}로 나누어떨어지지 않습니다",
-    "gpt.positive": "GPTConfig.{name}은(는) 양의 int여야 합니다, 받은 값 {value}",
+    "gpt.positive": "GPTConfig.{name}은(는) {low} 이상의 int여야 합니다, 받은 값 {value}",
     "gpt.dropout": "GPTConfig.dropout은 [0, 1) 안에 있어야 합니다, 받은 값 {value}",
     "gpt.seq_len": "token {steps}개인 sequence인데 seq_len은 {seq_len}입니다",
     "ids.vocab": "{what} {bad}이(가) vocabulary [0, {size}) 밖에 있습니다",

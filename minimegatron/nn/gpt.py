@@ -14,6 +14,7 @@ Every parameter starts from ``gpt_init(name, shape, config)`` (nn/init.py).
 ``generate`` writes text: sampling, temperature, top-k, why no KV cache (nn/generate.py).
 """
 import math
+import numbers
 from dataclasses import dataclass
 
 from minimegatron.autodiff import fp8, functional as F
@@ -40,10 +41,11 @@ class GPTConfig:
     fp8: bool = False         # the blocks' Linear matmuls in scaled fp8 (autodiff/fp8.py)
 
     def __post_init__(self):
-        for field in ("vocab_size", "seq_len", "n_layer", "n_head", "d_model"):
-            value = getattr(self, field)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"GPTConfig.{field} must be a positive int, got {value!r}")
+        for field in ("vocab_size", "seq_len", "n_layer", "n_head", "d_model", "seed"):
+            value, low = getattr(self, field), 0 if field == "seed" else 1
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+                raise ValueError(f"GPTConfig.{field} must be an int >= {low}, got {value!r}")
+            object.__setattr__(self, field, int(value))     # np.int64 -> int: saved as JSON
         if self.d_model % self.n_head:
             raise ValueError(f"GPTConfig: d_model={self.d_model} is not divisible by "
                              f"n_head={self.n_head}")

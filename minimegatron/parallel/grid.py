@@ -126,6 +126,7 @@ class ProcessGrid:
         comm = whole.raw if comm is None else comm
         check_grid(comm.Get_size(), dp, pp, tp, cp)  # before any collective
         check_expert_parallel(ep, dp, cp)
+        dp, pp, tp, cp, ep = (int(size) for size in (dp, pp, tp, cp, ep))   # numpy's too
         self.dp_size, self.pp_size, self.tp_size, self.cp_size = dp, pp, tp, cp
         self.world = whole if comm == whole.raw else Group(comm, "grid")
         agree_fields(self.world, "the process grid",                  # before any Split

@@ -61,6 +61,7 @@ here (its per-unit gather hooks would run inside every micro-batch): ValueError.
 """
 import contextlib
 import dataclasses
+import numbers
 
 from minimegatron import comm
 from minimegatron.comm import comm_check, trace
@@ -95,7 +96,8 @@ def cp_split(attention):
 
 def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
                     attention="ring"):
-    """The same ValueError on every rank, before any collective, for a grid that cannot work."""
+    """The same ValueError on every rank, before any collective, for a grid that cannot work;
+    (micro_batches, zero_stage) as Python ints (numpy's accepted, True refused)."""
     check_tp_config(config, grid.tp_size)
     if grid.cp_size > 1:
         check_cp_config(config, grid.cp_size, attention, cp_split(attention), grid.tp_size)
@@ -103,15 +105,17 @@ def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
     chunks = chunks_per_stage(schedule, chunks)               # zbv: always 2
     groups = grid.pp_size / chunk_share(schedule, chunks)     # dualpipe: pp (held twice)
     stage_layers(config.n_layer, int(groups), 0)              # pp * v <= n_layer
-    if not isinstance(micro_batches, int) or micro_batches < 1:
+    if isinstance(micro_batches, bool) or not isinstance(micro_batches, numbers.Integral) \
+            or micro_batches < 1:
         raise ValueError(f"micro_batches must be an int >= 1, got {micro_batches!r}")
     if schedule in SPLIT:                         # M >= K (zb-h1), 2K-1, 2K (dualpipe)
         get_schedule(schedule)(grid.pp_size, micro_batches, 0)
     if schedule == "interleaved":
         check_interleaved(grid.pp_size, micro_batches, chunks)  # M a multiple of pp
-    if zero_stage not in (0, 1, 2):
+    if isinstance(zero_stage, bool) or zero_stage not in (0, 1, 2):            # True == 1
         raise ValueError(f"Trainer3D composes zero_stage 0 (DDP), 1 or 2 with the pipeline;"
                          f" got zero_stage={zero_stage!r}")
+    return int(micro_batches), int(zero_stage)
 
 
 def build_stage(model, grid, schedule, chunks=1):
@@ -168,7 +172,8 @@ class Trainer3D:
     def __init__(self, config, grid, schedule="1f1b", micro_batches=1, zero_stage=0,
                  checkpoint_activations=False, *, optimizer_fn, check_finite=True,
                  chunks=1, sequence_parallel=False, attention="ring"):
-        check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
+        micro_batches, zero_stage = check_3d_config(config, grid, schedule, micro_batches,
+                                                    zero_stage, chunks, attention)
         agree_on_plan(grid, config, schedule, micro_batches, attention, chunks=chunks,
                       zero_stage=zero_stage, sequence_parallel=sequence_parallel,
                       recompute=checkpoint_activations)

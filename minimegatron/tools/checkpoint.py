@@ -62,7 +62,6 @@ from minimegatron import comm
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.i18n import text
 from minimegatron.nn.moe import MoE
-from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.split import unflatten
 from minimegatron.tools.checkpoint_format import (FLOAT_DTYPES, FORMAT, MAX_STATE_KEYS, VERSION,
                                                   AtomicZip, CheckpointError, check_path,
@@ -70,8 +69,8 @@ from minimegatron.tools.checkpoint_format import (FLOAT_DTYPES, FORMAT, MAX_STAT
                                                   size_limit, state_dtypes)
 from minimegatron.tools.checkpoint_layout import (assemble, check_writers, piece_of, placement,
                                                   writers)
-from minimegatron.tools.checkpoint_state import (held_state, mixed_record, rule_of, set_state,
-                                                 state_of)
+from minimegatron.tools.checkpoint_state import (held_state, is_sharded, kind_of, mixed_record,
+                                                 rule_of, set_state, state_of)
 
 __all__ = ["CheckpointError", "load_checkpoint", "read_checkpoint", "save_checkpoint"]
 TAG = 7
@@ -134,7 +133,7 @@ def _biased(model):
 def _grid_record(grid, optimizer):
     return {"dp": grid.dp_size, "pp": grid.pp_size, "tp": grid.tp_size,
             "cp": getattr(grid, "cp_size", 1), "ep": getattr(grid, "ep_size", 1),
-            "zero": optimizer.stage if isinstance(optimizer, ShardedOptimizer) else 0}
+            "zero": optimizer.stage if is_sharded(optimizer) else 0}
 
 
 def _report(model, optimizer, path, grid, config):
@@ -150,6 +149,7 @@ def _report(model, optimizer, path, grid, config):
     owner = getattr(grid, "dp_cp", grid.dp).rank == 0 and grid.tp_rank == 0
     return {"error": None, "config": dataclasses.asdict(config), "moe": _moe_of(model),
             "kinds": kinds, "optimizer": rule, "step_count": optimizer.step_count,
+            "kind": kind_of(rule_of(optimizer)),
             "mixed": mixed_record(rule_of(optimizer)),
             "pp": grid.pp_rank, "grid": _grid_record(grid, optimizer),
             "names": [(name, list(p.shape), placement(name, grid)) for name, p in named],
@@ -169,6 +169,8 @@ def _problem(reports):
         return "checkpoint: the ranks' models have different configs"
     if any(r["moe"] != reports[0]["moe"] for r in reports):
         return text("ckpt.moe_ranks")
+    if any(r["kind"] != reports[0]["kind"] for r in reports):
+        return text("ckpt.kind_ranks", kinds=sorted({r["kind"]["kind"] for r in reports}))
     return None
 
 
@@ -231,7 +233,7 @@ def _open(path, reports, step, rng_state):
         first = reports[0]
         meta = {"format": FORMAT, "version": VERSION, "config": first["config"],
                 "moe": first["moe"], "step": first["step_count"] if step is None else step,
-                "optimizer": {"class": first["optimizer"], "keys": list(kinds),
+                "optimizer": {"class": first["optimizer"], **first["kind"], "keys": list(kinds),
                               "dtypes": kinds, "step_count": first["step_count"],
                               "mixed": first["mixed"]},
                 "rng": {"user": rng_state,

@@ -337,6 +337,22 @@ def _check_biases(saved, reports, path):
         raise _corrupt(path, "expert_bias")
 
 
+def _check_kind(opt, ours, path):
+    """The update rule inside the class (a mixed-precision SGD is not a mixed-precision AdamW)
+    and its state fields: the file's kind and fields (if it records them) must be this run's,
+    and every state array it holds one this run keeps."""
+    saved = {k: opt[k] for k in ("kind", "fields") if k in opt}
+    if not (isinstance(saved.get("kind", ""), str) and isinstance(saved.get("fields", []), list)
+            and all(isinstance(f, str) for f in saved.get("fields", []))):
+        raise _corrupt(path, "records")
+    strangers = [k for k in opt["keys"] if k not in ours["fields"]]
+    if any(saved[k] != ours[k] for k in saved) or strangers:
+        raise CheckpointError(text(
+            "ckpt.err.optimizer_kind", path=path, saved=saved.get("kind", opt["class"]),
+            fields=", ".join(opt["keys"]) or "-", ours=ours["kind"],
+            our_fields=", ".join(ours["fields"]) or "-"))
+
+
 def _check_moe(saved, ours, path):
     """The MoE config of the file (None: a dense GPT) must be the model's, field by field."""
     if saved is not None and not isinstance(saved, dict):
@@ -354,8 +370,8 @@ def _check_moe(saved, ours, path):
 
 def expected_arrays(meta, reports, config, path):
     """{file key: (full shape, dtype)} this model needs; CheckpointError unless meta fits it:
-    config and MoE config field by field, optimizer class and record, dropout states, names,
-    full shapes."""
+    config and MoE config field by field, optimizer class, kind, state fields and record,
+    dropout states, names, full shapes."""
     saved, ours = meta.get("config"), dataclasses.asdict(config)
     if not isinstance(saved, dict):
         raise _corrupt(path, "no_config")
@@ -377,6 +393,7 @@ def expected_arrays(meta, reports, config, path):
     if classes != [opt["class"]]:
         raise CheckpointError(text("ckpt.err.optimizer_class", path=path, saved=opt["class"],
                                    ours="/".join(classes)))
+    _check_kind(opt, reports[0]["kind"], path)
     for r in reports:
         for name, kind in r["streams"].items():
             if name in rng["dropout"]:

@@ -9,10 +9,15 @@ A checkpoint stores optimizer state per weight, in the weight's full shape
     ZeRO-1/2 ShardedOptimizer   one flat (P_pad/N,) slice per key on each of the N ranks of
                                 its group: all_gather -> (P_pad,) -> unflatten per weight
                                 (saving); flatten, pad, own slice (loading)
+    MoE ZeRO-1/2                two such flat groups (ExpertShardedOptimizer): the dense
+                                weights over dp x cp, the experts over edp; each moves as above
 
 ``state_of`` / ``set_state`` move between these forms and {name: [array per key]};
 ``held_state`` checks that the optimizer is one of them and owns exactly the model's
-parameters. Collective only in ``state_of`` with ZeRO: one Allgather per key and
+parameters. ``kind_of`` names the update rule as a file records it (its class, the class it
+wraps, the state fields it keeps per weight), so a load compares the rule, not only the
+outer class: a float16 SGD-with-momentum file keeps (master, momentum), which an AdamW
+run, keeping (master, m, v), cannot resume from. Collective only in ``state_of`` with ZeRO: one Allgather per key and
 flat group (its group: dp x cp).
 """
 import numpy as np
@@ -22,13 +27,29 @@ from minimegatron.backend import asarray
 from minimegatron.i18n import text
 from minimegatron.optim import Optimizer
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
+from minimegatron.parallel.expert_parallel.zero import ExpertShardedOptimizer
 from minimegatron.parallel.split import flatten, unflatten
 from minimegatron.tools.checkpoint_format import CheckpointError
 
 
+def is_sharded(optimizer):
+    """ZeRO-1/2: the state lives in flat slices (``local_shards``), one or two flat groups."""
+    return isinstance(optimizer, (ShardedOptimizer, ExpertShardedOptimizer))
+
+
 def rule_of(optimizer):
     """The update rule: ZeRO lends its optimizer's (maybe a MixedPrecisionOptimizer)."""
-    return optimizer.optimizer if isinstance(optimizer, ShardedOptimizer) else optimizer
+    return optimizer.optimizer if is_sharded(optimizer) else optimizer
+
+
+def kind_of(rule):
+    """{"kind": "AdamW" or "MixedPrecisionOptimizer(SGD)", "fields": the state arrays it
+    keeps per weight, sorted}: what a file's state must be to resume this rule."""
+    inner = getattr(rule, "inner", None)
+    base = inner if inner is not None else rule
+    fields = list(base.state_names()) + (["master"] if inner is not None else [])
+    kind = type(rule).__name__ + (f"({type(inner).__name__})" if inner is not None else "")
+    return {"kind": kind, "fields": sorted(fields)}
 
 
 def mixed_record(rule):
@@ -44,7 +65,7 @@ def held_state(model, optimizer):
     """([(name, param)] in model order, {state key: dtype} sorted by key, the update rule's
     class name). Mixed precision keeps float32 state (master, m, v) for half weights."""
     named = list(model.named_parameters())
-    if isinstance(optimizer, ShardedOptimizer):              # ZeRO-1/2: flat state slices
+    if is_sharded(optimizer):                                # ZeRO-1/2: flat state slices
         params = [p for flat, _, _ in optimizer.local_shards() for p in flat.params]
         states = [flat.state for flat, _, _ in optimizer.local_shards()]
     elif isinstance(optimizer, Optimizer) and hasattr(optimizer, "state"):
@@ -61,7 +82,7 @@ def held_state(model, optimizer):
 def state_of(named, optimizer, kinds):
     """{name: [state array per key of ``kinds``]}, each of the parameter's local shape (zeros
     where the optimizer has none yet). ZeRO: every flat group all-gathers its slices."""
-    if not isinstance(optimizer, ShardedOptimizer):
+    if not is_sharded(optimizer):
         index = {id(p): i for i, p in enumerate(optimizer.params)}
         return {name: [optimizer.state[index[id(p)]].get(k, np.zeros(p.shape, dtype))
                        for k, dtype in kinds.items()] for name, p in named}
@@ -80,7 +101,7 @@ def state_of(named, optimizer, kinds):
 def set_state(named, optimizer, kinds, states, mixed):
     """Give the optimizer ``states`` ({name: [array per key of ``kinds``]}, cast to each
     key's dtype) and the mixed-precision record; ZeRO keeps its own slice of each."""
-    if not isinstance(optimizer, ShardedOptimizer):
+    if not is_sharded(optimizer):
         index = {id(p): i for i, p in enumerate(optimizer.params)}
         for name, p in named:
             state = optimizer.state[index[id(p)]]

@@ -55,19 +55,32 @@ def _positive_int(name, value):
 
 
 def check_moe_config(moe):
-    """ValueError for E < 1, k > E, a capacity factor <= 0, negative coefficients, inf, nan."""
+    """ValueError for E < 1, k > E, a capacity factor <= 0 or > E/k, negative coefficients,
+    inf, nan. numpy numbers become Python's (the config is saved as JSON).
+
+    E/k bounds the factor: with f = E/k, C = ceil(k * T * f / E) = T, room for every token
+    of the group in every expert (a token picks an expert at most once), so a larger f only
+    allocates (E, C, D) slots no token can fill (f = 1e4: 10^4 times the tokens)."""
     for name in ("num_experts", "top_k", "every"):
         _positive_int(name, getattr(moe, name))
+        object.__setattr__(moe, name, int(getattr(moe, name)))
     if moe.top_k > moe.num_experts:
         raise ValueError(f"MoE: top_k={moe.top_k} > num_experts={moe.num_experts}: a token "
                          "cannot pick more experts than there are")
-    factor = moe.capacity_factor
+    factor, most = moe.capacity_factor, moe.num_experts / moe.top_k
     if factor is not None and (isinstance(factor, bool) or not isinstance(
             factor, numbers.Real) or not 0 < factor < math.inf):
         raise ValueError(f"MoE: capacity_factor must be a finite number > 0 (or None for "
                          f"dropless), got {factor!r}")
+    if factor is not None and factor > most:
+        raise ValueError(f"MoE: capacity_factor={factor!r} > num_experts/top_k = {most:g}: at "
+                         f"{most:g} every expert has room for every token already (C = T); "
+                         "use at most that, or None for dropless")
+    if factor is not None:
+        object.__setattr__(moe, "capacity_factor", float(factor))
     for name in ("aux_loss_coeff", "z_loss_coeff", "bias_update_rate"):
         value = getattr(moe, name)
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
                 0 <= value < math.inf):
             raise ValueError(f"MoEConfig.{name} must be a finite number >= 0, got {value!r}")
+        object.__setattr__(moe, name, float(value))

@@ -31,6 +31,8 @@ weight this rank holds (the router, its experts), else the first non-finite
 activation, else the aux loss, else the gradient, as DDP does for a dense model.
 """
 import dataclasses
+import math
+import numbers
 
 from minimegatron import comm
 from minimegatron.comm import trace
@@ -63,9 +65,14 @@ class MoETrainer(Trainer3D):
                  check_finite=True, expert_group=None, zero_stage=0,
                  checkpoint_activations=False, chunks=1, sequence_parallel=False,
                  load_group=None):
-        check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks, attention)
+        micro_batches, zero_stage = check_3d_config(config, grid, schedule, micro_batches,
+                                                    zero_stage, chunks, attention)
         check_moe_grid(config, moe, grid, sequence_parallel)
         check_expert_parallel(grid.ep_size, grid.dp_size, grid.cp_size, moe.num_experts)
+        if clip_grad is not None and (isinstance(clip_grad, bool) or not isinstance(
+                clip_grad, numbers.Real) or not 0 < clip_grad < math.inf):    # nan, -1: no
+            raise ValueError(f"MoETrainer: clip_grad must be a finite number > 0 (or None: "
+                             f"no clipping), got {clip_grad!r}")
         agree_on_plan(grid, config, schedule, micro_batches, attention, clip_grad=clip_grad,
                       ep=grid.ep_size, expert_group=(expert_group or grid.edp).size,
                       zero_stage=zero_stage, chunks=chunks, sequence_parallel=sequence_parallel,

@@ -37,12 +37,22 @@ class ExpertShardedOptimizer:
         named = [(n, p) for n, p in named_params if p.requires_grad]
         dense = [p for n, p in named if not is_expert(n)]
         experts = [p for n, p in named if is_expert(n)]
-        self.ep_size, self.optimizer, self.stage, self.step_count = grid.ep_size, rule, stage, 0
+        self.ep_size, self.optimizer, self.stage = grid.ep_size, rule, stage
         self.dense = ShardedOptimizer(dense, grid.dp_cp, stage, rule) if dense else None
         self.experts = (ShardedOptimizer(experts, expert_group or grid.edp, stage, rule)
                         if experts else None)
         self.parts = [part for part in (self.dense, self.experts) if part is not None]
         self._reduced = False
+
+    @property
+    def step_count(self):
+        """Steps taken: every part's (each passes it to the rule: AdamW's bias correction)."""
+        return self.parts[0].step_count if self.parts else 0
+
+    @step_count.setter
+    def step_count(self, value):                # a loaded checkpoint sets it for every part
+        for part in self.parts:
+            part.step_count = value
 
     def reduce_gradients(self):
         """Experts' gradients / ep, then each part's ZeRO reduction over its group."""
@@ -58,10 +68,9 @@ class ExpertShardedOptimizer:
 
     def step(self):
         """One check over both slices, then each part's update and all-gather."""
-        self.step_count += 1
         self.reduce_gradients()
         self.optimizer.check([part.shard for part in self.parts],
-                             [part.grad_shard for part in self.parts], self.step_count)
+                             [part.grad_shard for part in self.parts], self.step_count + 1)
         for part in self.parts:
             part.step(checked=True)
         self._reduced = False
