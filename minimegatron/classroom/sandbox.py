@@ -55,6 +55,7 @@ TMP_BYTES = 256 * 2 ** 20            # the private /tmp (and /dev/shm) of bubble
 CPU_S_PER_TIMEOUT = 20               # RLIMIT_CPU: 20 x --timeout CPU seconds per process
 SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+PRIVATE_TMP = "tmp"                  # the fallback's TMPDIR, inside the run folder
 
 
 def _prctl(option, value):
@@ -192,7 +193,7 @@ class Sandbox:
         writing in run_dir only."""
         env = {**env, "PYTHONPATH": copies[0], "PYTHONDONTWRITEBYTECODE": "1"}
         if not self.bwrap:
-            private = os.path.join(run_dir, "tmp")
+            private = os.path.join(run_dir, PRIVATE_TMP)
             os.makedirs(private, mode=0o700)
             env.update(TMPDIR=private, PYTHONPYCACHEPREFIX=os.path.join(private, "pycache"))
             return cmd, env, _limits(timeout)
