@@ -175,6 +175,7 @@ def grade_class(class_dir, spec="all", timeout=60.0, jobs=1, student_timeout=120
                 cache = os.path.join(workdir, f"pycache{len(book) + len(running)}")
                 running[name] = Copy(os.path.join(class_dir, name), spec, timeout, cache)
             time.sleep(0.2)
+            sandbox.reap(keep={copy.proc.pid for copy in running.values()})
             for name, copy in list(running.items()):
                 copy.drain()
                 late = copy.clock.tick() > student_timeout

@@ -65,7 +65,7 @@ import tempfile
 import time
 
 from minimegatron import i18n
-from minimegatron.classroom import inert, load, sandbox
+from minimegatron.classroom import inert, load, process_cap, sandbox
 from minimegatron.runtime import hang_report, job_files
 from minimegatron.classroom import static_read
 from minimegatron.runtime.plain_files import (create_plain, odd_entries, read_plain, tail_of,
@@ -154,7 +154,8 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
     line), "tail" (the output's end), "code", "ended" ("done"; "hang": no new
     record for ``timeout`` s, or ranks split for SKEW_S, both on the load-scaled
     clock of ``load.py``; "slow": the same on a busy machine with working processes;
-    "output": more than MAX_OUTPUT bytes or MAX_ENTRIES files; killed either way),
+    "output": more than MAX_OUTPUT bytes or MAX_ENTRIES files; "processes": more than
+    ``process_cap.MAX_PROCESSES`` processes below the grader; killed either way),
     "progress" ({rank: {key: record}}), "waited", "load" and "stacks".
     """
     tag = f"{nprocs}_{time.monotonic_ns()}"
@@ -170,12 +171,11 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
     env = child_env(nprocs)
     env["PYTHONPATH"] = jobs[0]["path"]           # the copy under test, nothing else
     env[job_files.JOB_DIR_ENV] = run_dir             # each rank's pid, end and stack dumps
-    preexec, before = None, set()
+    preexec, before = None, sandbox.descendants()
     if box is not None:
         copies = sorted({job["path"] for job in jobs})
         cmd, env, preexec = box.wrap(cmd, env, run_dir, copies, timeout)
         env["PYTHONPATH"] = jobs[0]["path"]
-        before = sandbox.descendants()
     ended, waited, stacks, busy = "done", 0.0, "", 0.0
     with create_plain(log_file) as log:     # held open: the tail is read through it
         proc = subprocess.Popen(cmd, cwd=run_dir, env=env, stdin=subprocess.DEVNULL,
@@ -193,6 +193,8 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
                     ended = "hang"
                 elif max(_run_bytes(run_dir), os.fstat(log.fileno()).st_size) > MAX_OUTPUT:
                     ended = "output"
+                elif len(sandbox.descendants() - before) > process_cap.MAX_PROCESSES:
+                    ended = "processes"                        # a fork bomb: killed now
                 if ended != "done":
                     dumps = None
                     if ended == "hang" and nprocs > 1:     # where each rank waits, then kill
@@ -206,6 +208,7 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
             _kill_all(proc, run_dir, ranks=box is None or box.bwrap is None)
             if box is not None:
                 sandbox.sweep(before)
+                box.release()
         tail = tail_of(log.fileno(), TAIL_BYTES).decode("utf-8", "replace")
     progress, forged = _progress(run_dir, nprocs)
     keys = [job["key"] for job in jobs]
@@ -397,6 +400,10 @@ def run_jobs(jobs, nprocs, workdir, timeout, seed, langs=None, box=None):
             verdicts[stuck["key"]] = Verdict("TIMEOUT", [i18n.text(
                 "sandbox.busy", seconds=launch["waited"], load=launch["load"],
                 cores=load.cores())], ["timeout"])
+            continue
+        if launch["ended"] == "processes":
+            verdicts[stuck["key"]] = Verdict("ERROR", [i18n.text(
+                "sandbox.too_many_processes", count=process_cap.MAX_PROCESSES)], ["processes"])
             continue
         if launch["ended"] == "output":
             verdicts[stuck["key"]] = Verdict("FAIL", [i18n.text(

@@ -44,9 +44,10 @@ import signal
 import site
 import subprocess
 import sys
+import time
 
 from minimegatron import i18n
-from minimegatron.classroom import PACKAGE_DIR
+from minimegatron.classroom import PACKAGE_DIR, process_cap
 
 MODE_ENV = "MINIMEGATRON_SANDBOX"    # "off": the fallback; "bwrap": required; unset: if found
 MEMORY_BYTES = 4 * 2 ** 30           # address space of each process (RLIMIT_AS)
@@ -55,7 +56,14 @@ TMP_BYTES = 256 * 2 ** 20            # the private /tmp (and /dev/shm) of bubble
 CPU_S_PER_TIMEOUT = 20               # RLIMIT_CPU: 20 x --timeout CPU seconds per process
 SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+SWEEP_S = 5.0                        # how long a sweep waits for what it killed to end
 PRIVATE_TMP = "tmp"                  # the fallback's TMPDIR, inside the run folder
+SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin"]
+ENV_NAMES = {"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "MINIMEGATRON_LANG",
+             "MINIMEGATRON_JOB_DIR", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+             "MKL_NUM_THREADS", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX",
+             "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING"}
+ENV_PREFIXES = ("HYDRA_", "MPIR_CVAR_", "MPICH_", "FI_")   # how the teacher runs MPI here
 
 
 def _prctl(option, value):
@@ -153,17 +161,37 @@ def _hidden(roots):
     return sorted(set(hide))
 
 
-def _limits(timeout):
-    """The preexec function: rlimits of the launch (inherited by every process in it)."""
+def clean_env(env):
+    """The launch's environment: only the names in ENV_NAMES and the prefixes in ENV_PREFIXES
+    from ``env``, and a PATH of Python's, mpiexec's and the system's folders; nothing else
+    of the teacher's environment (a token, a password, a home folder) exists inside."""
+    from minimegatron.runtime.mpiexec import find_mpiexec
+    kept = {name: value for name, value in env.items()
+            if name in ENV_NAMES or name.startswith(ENV_PREFIXES)}
+    folders = [os.path.dirname(sys.executable)]
+    try:
+        folders.append(os.path.dirname(find_mpiexec()))
+    except FileNotFoundError:
+        pass
+    kept["PATH"] = os.pathsep.join(dict.fromkeys(folders + SYSTEM_PATH))
+    return kept
+
+
+def _limits(timeout, nproc=None, cgroup=None):
+    """The preexec function: rlimits of the launch (inherited by every process in it),
+    RLIMIT_NPROC ``nproc`` if given, and the pids cgroup (``process_cap.py``) joined."""
     cpu = int(max(300, CPU_S_PER_TIMEOUT * timeout))
+    limits = [(resource.RLIMIT_AS, MEMORY_BYTES), (resource.RLIMIT_FSIZE, FILE_BYTES),
+              (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_CORE, 0)]
+    limits += [(resource.RLIMIT_NPROC, nproc)] if nproc is not None else []
 
     def apply():
-        for limit, value in ((resource.RLIMIT_AS, MEMORY_BYTES),
-                             (resource.RLIMIT_FSIZE, FILE_BYTES),
-                             (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_CORE, 0)):
+        for limit, value in limits:
             soft, hard = resource.getrlimit(limit)
             value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(limit, (value, value))
+        if cgroup is not None:
+            cgroup.join()
     return apply
 
 
@@ -171,9 +199,8 @@ class Sandbox:
     """How one copy's launches run: ``bwrap`` (its path) or None for the fallback."""
 
     def __init__(self, bwrap, why=""):
-        self.bwrap, self.why = bwrap, why
-        if bwrap is None:
-            become_subreaper()
+        self.bwrap, self.why, self.cgroups = bwrap, why, []
+        become_subreaper()          # what a launch orphans comes back here, to be reaped
 
     @property
     def kind(self):
@@ -191,12 +218,15 @@ class Sandbox:
     def wrap(self, cmd, env, run_dir, copies, timeout):
         """(cmd, env, preexec_fn) that run ``cmd`` on the staged ``copies`` (read-only),
         writing in run_dir only."""
-        env = {**env, "PYTHONPATH": copies[0], "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {**clean_env(env), "PYTHONPATH": copies[0], "PYTHONDONTWRITEBYTECODE": "1"}
+        cgroup = process_cap.PidsCgroup(f"mm_{os.getpid()}_{os.path.basename(run_dir)}")
+        self.cgroups.append(cgroup)
+        limits = _limits(timeout, process_cap.rlimit_nproc(), cgroup)
         if not self.bwrap:
             private = os.path.join(run_dir, PRIVATE_TMP)
             os.makedirs(private, mode=0o700)
             env.update(TMPDIR=private, PYTHONPYCACHEPREFIX=os.path.join(private, "pycache"))
-            return cmd, env, _limits(timeout)
+            return cmd, env, limits
         env.update(TMPDIR="/tmp", HOME="/tmp", PYTHONPYCACHEPREFIX="/tmp/pycache")
         box = [self.bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
@@ -217,7 +247,12 @@ class Sandbox:
         for copy in copies:
             box += ["--ro-bind", copy, copy]
         box += ["--bind", run_dir, run_dir, "--chdir", run_dir, "--"]
-        return box + cmd, env, _limits(timeout)
+        return box + cmd, env, limits
+
+    def release(self):
+        """After a launch (its processes killed): its pids cgroup removed."""
+        while self.cgroups:
+            self.cgroups.pop().remove()
 
 
 def descendants():
@@ -226,12 +261,27 @@ def descendants():
     return descendants(os.getpid())
 
 
-def sweep(before):
-    """SIGKILL every process below this one that was not there ``before`` a launch: what
-    student code left behind (in the fallback, orphans come back here: child subreaper)."""
-    for _ in range(3):
+def reap(keep=()):
+    """Wait for every zombie child of this process but those in ``keep`` (the ones a
+    ``subprocess.Popen`` waits for itself): as this process is a subreaper, what each
+    launch orphaned ends here, and is reaped at once, not when the class is done."""
+    for pid in descendants():
+        if pid in keep:
+            continue
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except (ChildProcessError, OSError):        # not our child (a grandchild): its own
+            pass
+
+
+def sweep(before, grace=SWEEP_S):
+    """SIGKILL every process below this one that was not there ``before`` a launch (what
+    student code left behind), and reap each as it ends (this process is the subreaper
+    its orphans come back to), for up to ``grace`` seconds: no zombie is left waiting."""
+    deadline = time.monotonic() + grace
+    while True:
         left = descendants() - before
-        if not left:
+        if not left or time.monotonic() > deadline:
             return
         for pid in left:
             try:
@@ -243,3 +293,4 @@ def sweep(before):
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
+        time.sleep(0.02)
