@@ -86,6 +86,10 @@ def test_without_the_list_the_secret_is_inside(tmp_path, monkeypatch):
 def _copy(tmp_path, ex_id, lines):
     copy = str(tmp_path / "student")
     exercises.make(copy)
+    return _write(copy, ex_id, lines)
+
+
+def _write(copy, ex_id, lines):
     block = find_blocks(os.path.join(copy, "minimegatron"))[ex_id]
     path = os.path.join(copy, "minimegatron", block.path)
     with open(path, encoding="utf-8") as f:
@@ -186,4 +190,40 @@ def test_an_orphan_is_reaped_at_once():
         time.sleep(0.1)
     assert _zombies(), "the orphan did not come back to this subreaper"
     sandbox.reap()
+    assert _zombies() == []
+
+
+class _Sampler:
+    """The gradebook's progress stream: at each line, the zombie children of this process."""
+
+    def __init__(self):
+        self.zombies, self.lines = [], []
+
+    def write(self, text):
+        if text.strip():
+            self.lines.append(text)
+            self.zombies.append(len(_zombies()))
+
+    def flush(self):
+        pass
+
+
+@pytest.mark.parametrize("mode", ["bwrap" if HAS_BWRAP or IN_CI else "off"])
+def test_a_class_leaves_no_zombie_waiting_for_its_end(tmp_path, monkeypatch, mode):
+    """A copy whose grader is stopped at --student-timeout orphans its launch: what comes
+    back to the class (the subreaper) is reaped at the next tick, not at the end."""
+    from minimegatron.classroom import gradebook
+    _box(mode, monkeypatch)
+    monkeypatch.setenv("MINIMEGATRON_STATIC_READ", "off")
+    class_dir = tmp_path / "class"
+    for name, lines in (("a_sleeps", ["        import time\n", "        time.sleep(600)\n"]),
+                        ("b_right", ["        return grad_out * ctx.saved[0]\n"])):
+        exercises.make(str(class_dir / name))
+        _write(str(class_dir / name), "1.2", lines)
+    sampler = _Sampler()
+    book = gradebook.grade_class(str(class_dir), "1.2", timeout=300, jobs=2,
+                                 student_timeout=8, err=sampler)
+    assert book["a_sleeps"]["1.2"]["result"] == "TIMEOUT", book
+    assert book["b_right"]["1.2"]["result"] == "PASS", book
+    assert len(sampler.lines) == 2 and sampler.zombies == [0, 0], sampler.__dict__
     assert _zombies() == []

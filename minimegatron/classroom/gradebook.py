@@ -184,6 +184,7 @@ def grade_class(class_dir, spec="all", timeout=60.0, jobs=1, student_timeout=120
                 ended = "timeout" if copy.proc.poll() is None else "done"
                 if ended == "timeout":
                     kill_group(copy.proc)
+                    sandbox.reap(keep={c.proc.pid for c in running.values() if c is not copy})
                 book[name] = copy.finish(ids, ended)
                 del running[name]
                 passed = sum(c["result"] == "PASS" for c in book[name].values())

@@ -42,8 +42,12 @@ with a signal or a non-zero code is ERROR.
 Teacher mode runs the student side in a sandbox (``sandbox.py``: bubblewrap, one
 launch per copy that runs student code; without bubblewrap the fallback, said on
 the first line). A copy holding a link, FIFO, device or oversized file is
-CHANGED, naming it, and nothing of it runs; every file the grader reads from a
-copy or a run folder is read as a plain file (``runtime/plain_files.py``).
+CHANGED, naming it, and nothing of it runs; every file the grader reads from or
+writes into a copy or a run folder goes through ``runtime/plain_files.py`` (never
+through a link, FIFO or device; the log's end read through the file the grader holds),
+and a run folder left holding a link, FIFO or device makes its launch's cells ERROR. A
+launch with more than ``process_cap.MAX_PROCESSES`` processes is killed (ERROR). What
+it prints of a student's (messages, names) is escaped for the terminal (``inert.py``).
 
 Self-check mode (this package is itself a student copy, so it has no answers):
 the copy runs as it is, with this package's checks; an exercise that needs an

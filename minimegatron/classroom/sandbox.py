@@ -16,8 +16,13 @@ the sandbox Flatpak uses), one launch per staged copy that runs student code
           --bind RUN RUN                             where the evidence is written
           -- mpiexec -n 4 python -m ...runner
 
-plus rlimits set before exec (address space, CPU seconds, file size), a private
-bytecode cache (PYTHONPYCACHEPREFIX under the private /tmp). Nothing else of the
+plus rlimits set before exec (address space, CPU seconds, file size, processes:
+``process_cap.py``, with a pids cgroup where one can be made), a private bytecode cache
+(PYTHONPYCACHEPREFIX under the private /tmp), and an environment that starts empty:
+only ENV_NAMES, ENV_PREFIXES and a PATH of Python's, mpiexec's and the system's folders
+(``clean_env``), never the teacher's tokens or paths. This process is the child
+subreaper of its launches: what one orphans is reaped by ``sweep`` at its end (and by
+``reap`` in the gradebook at each tick), so no zombie waits for the class to end. Nothing else of the
 machine exists inside: not the teacher's checkout, not the class folder, not the
 other staged copies, not the grader (its pid is in another namespace). When the
 launch ends, every process it started is gone (the namespace's first process
@@ -26,8 +31,8 @@ as data, through ``runtime/plain_files.py``.
 
 Without bubblewrap (or with ``MINIMEGATRON_SANDBOX=off``, for tests) the
 grader says so on its first line, every cell is marked "unsandboxed", and the
-launch gets the fallback: the same rlimits, a private TMPDIR and bytecode
-cache inside RUN (removed with it), and this process as child subreaper, so a
+launch gets the fallback: the same rlimits and environment, a private TMPDIR and
+bytecode cache inside RUN (removed with it), and this process as child subreaper, so a
 process that left its session (setsid, a double fork) is still found and killed
 (``sweep``). What the fallback cannot stop (student code reading or writing any
 file the teacher's user may: the teacher's install, other copies) is listed in
