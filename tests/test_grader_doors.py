@@ -22,7 +22,6 @@ import time
 import pytest
 
 from minimegatron.classroom import exercises, gradebook, grader
-from minimegatron.classroom.exercises import find_blocks, replace_bodies
 from minimegatron.runtime import hang_report, job_files
 from minimegatron.runtime.plain_files import (NotPlain, create_plain, publish, read_plain,
                                               tail_of, write_plain)
@@ -171,12 +170,7 @@ def _cell():
 def _copy(tmp_path, ex_id, lines):
     copy = str(tmp_path / "copy")
     exercises.make(copy)
-    block = find_blocks(os.path.join(copy, "minimegatron"))[ex_id]
-    path = os.path.join(copy, "minimegatron", block.path)
-    with open(path, encoding="utf-8") as f:
-        text = replace_bodies(f.read(), block.path, {ex_id: lines})
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    exercises.put_block(copy, ex_id, lines)
     return copy
 
 

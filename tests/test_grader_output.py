@@ -16,7 +16,6 @@ import sys
 import pytest
 
 from minimegatron.classroom import exercises, gradebook, grader, inert
-from minimegatron.classroom.exercises import find_blocks, replace_bodies
 
 ACTIVE = ("\x1b", "\r", "\x9b", "\x07", "\u202e", "\x00")
 EVIL_MESSAGE = "\x1b[2J\x1b]8;;http://evil.example\x07click\x1b]8;;\x07\rPASS\u202eevil"
@@ -57,21 +56,12 @@ def test_without_the_quote_the_csv_holds_a_formula(monkeypatch):
     assert rows[1][0].startswith("=HYPERLINK")
 
 
-def _write_block(copy, ex_id, lines):
-    block = find_blocks(os.path.join(copy, "minimegatron"))[ex_id]
-    path = os.path.join(copy, "minimegatron", block.path)
-    with open(path, encoding="utf-8") as f:
-        text = replace_bodies(f.read(), block.path, {ex_id: lines})
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_a_students_error_message_and_folder_name_print_escaped(tmp_path, monkeypatch, lang):
     monkeypatch.setenv("MINIMEGATRON_LANG", lang)
     copy = tmp_path / "\x1b[2Jcopy\r"
     exercises.make(str(copy))
-    _write_block(str(copy), "1.2", [f"        raise RuntimeError({EVIL_MESSAGE!r})\n"])
+    exercises.put_block(str(copy), "1.2", [f"        raise RuntimeError({EVIL_MESSAGE!r})\n"])
     out = io.StringIO()
     grader.grade(str(copy), "1.2", timeout=30, out=out, seed=grader.SEED)
     text = out.getvalue()

@@ -21,7 +21,6 @@ import time
 import pytest
 
 from minimegatron.classroom import exercises, grader, process_cap, sandbox
-from minimegatron.classroom.exercises import find_blocks, replace_bodies
 from minimegatron.runtime.launcher import child_env
 
 SECRET = "TEACHER_TOKEN_" + "c0ffee" * 6
@@ -86,16 +85,7 @@ def test_without_the_list_the_secret_is_inside(tmp_path, monkeypatch):
 def _copy(tmp_path, ex_id, lines):
     copy = str(tmp_path / "student")
     exercises.make(copy)
-    return _write(copy, ex_id, lines)
-
-
-def _write(copy, ex_id, lines):
-    block = find_blocks(os.path.join(copy, "minimegatron"))[ex_id]
-    path = os.path.join(copy, "minimegatron", block.path)
-    with open(path, encoding="utf-8") as f:
-        text = replace_bodies(f.read(), block.path, {ex_id: lines})
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    exercises.put_block(copy, ex_id, lines)
     return copy
 
 
@@ -219,7 +209,7 @@ def test_a_class_leaves_no_zombie_waiting_for_its_end(tmp_path, monkeypatch, mod
     for name, lines in (("a_sleeps", ["        import time\n", "        time.sleep(600)\n"]),
                         ("b_right", ["        return grad_out * ctx.saved[0]\n"])):
         exercises.make(str(class_dir / name))
-        _write(str(class_dir / name), "1.2", lines)
+        exercises.put_block(str(class_dir / name), "1.2", lines)
     sampler = _Sampler()
     book = gradebook.grade_class(str(class_dir), "1.2", timeout=300, jobs=2,
                                  student_timeout=8, err=sampler)

@@ -305,11 +305,18 @@ def solve(dest, ex_ids, source_pkg=PACKAGE_DIR):
         block = reference[ex_id]
         if is_blank(block):
             raise ValueError(f"{source_pkg} is a student copy: it has no solution to {ex_id}")
-        path = os.path.join(dest, "minimegatron", block.path)
-        text = read_plain(path).decode("utf-8")     # a copy: never through a link
-        if ex_id not in {b.id for b in parse_blocks(text, path)}:
-            raise ValueError(f"{path}: the markers of EXERCISE {ex_id} are missing")
-        write_plain(path, replace_bodies(text, path, {ex_id: block.body}), replace=True)
+        put_block(dest, ex_id, block.body, block.path)
+
+
+def put_block(dest, ex_id, lines, rel=None):
+    """Write ``lines`` as the body of exercise ex_id's block in the copy at dest (its file
+    ``rel`` in the package, found by its markers if not given); never through a link."""
+    rel = rel or find_blocks(os.path.join(dest, "minimegatron"))[ex_id].path
+    path = os.path.join(dest, "minimegatron", rel)
+    text = read_plain(path).decode("utf-8")
+    if ex_id not in {b.id for b in parse_blocks(text, path)}:
+        raise ValueError(f"{path}: the markers of EXERCISE {ex_id} are missing")
+    write_plain(path, replace_bodies(text, path, {ex_id: lines}), replace=True)
 
 
 def select(spec, known):

@@ -22,12 +22,13 @@ plus rlimits set before exec (address space, CPU seconds, file size, processes:
 only ENV_NAMES, ENV_PREFIXES and a PATH of Python's, mpiexec's and the system's folders
 (``clean_env``), never the teacher's tokens or paths. This process is the child
 subreaper of its launches: what one orphans is reaped by ``sweep`` at its end (and by
-``reap`` in the gradebook at each tick), so no zombie waits for the class to end. Nothing else of the
-machine exists inside: not the teacher's checkout, not the class folder, not the
-other staged copies, not the grader (its pid is in another namespace). When the
-launch ends, every process it started is gone (the namespace's first process
-ended), and the RUN folder can no longer be written: the grader reads it after,
-as data, through ``runtime/plain_files.py``.
+``reap`` in the gradebook at each tick), so no zombie waits for the class to end.
+Nothing else of the machine exists inside: not the teacher's checkout, not the class
+folder, not the other staged copies, not the grader (its pid is in another namespace).
+When the launch ends, every process it started is gone (the namespace's first process
+ended), and the RUN folder can no longer be written: the grader reads it after, as
+data, through ``runtime/plain_files.py``, and never reads or writes through a link,
+FIFO or device a check left there.
 
 Without bubblewrap (or with ``MINIMEGATRON_SANDBOX=off``, for tests) the
 grader says so on its first line, every cell is marked "unsandboxed", and the
