@@ -68,7 +68,8 @@ SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin"]
 ENV_NAMES = {"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "MINIMEGATRON_LANG",
              "MINIMEGATRON_JOB_DIR", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
              "MKL_NUM_THREADS", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX",
-             "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING"}
+             "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING",
+             "LD_LIBRARY_PATH"}                     # where a module system put MPI's libraries
 ENV_PREFIXES = ("HYDRA_", "MPIR_CVAR_", "MPICH_", "FI_")   # how the teacher runs MPI here
 
 
