@@ -256,9 +256,10 @@ def _parse(line):
 def _odd_run_files(run_dir):
     """["log.txt (symbolic link)", ...]: what in a run folder is not a plain file or folder
     (the private TMPDIR of the fallback aside: MPI may leave a socket there). Only student
-    code makes one: the launch's cells read ERROR, naming them."""
+    code makes one: the launch's cells read ERROR, naming them. A big file is not one:
+    the output cap (MAX_OUTPUT) says that."""
     try:
-        found = odd_entries(run_dir, MAX_OUTPUT)
+        found = odd_entries(run_dir, cap=2 ** 62)
     except OSError:
         return []
     return [f"{rel} ({why})" for rel, why in found
