@@ -21,6 +21,7 @@ A check needs 4 ranks, mpiexec, hydra's proxy and bubblewrap (a dozen processes,
 a few threads each), far below either number.
 """
 import os
+import time
 
 from minimegatron.runtime.plain_files import read_plain
 
@@ -88,11 +89,19 @@ class PidsCgroup:
             with open(os.path.join(self.folder, "cgroup.procs"), "w") as f:
                 f.write(str(os.getpid()))
 
-    def remove(self):
-        """After the launch (its processes gone): the cgroup goes too."""
-        if self.folder is not None:
+    def remove(self, wait_s=2.0):
+        """After the launch: the cgroup goes too, once its last task is gone (waited for
+        up to ``wait_s``); True when it is gone (or there was none)."""
+        deadline = time.monotonic() + wait_s
+        while self.folder is not None:
             try:
                 os.rmdir(self.folder)
-            except OSError:
-                pass
+                self.folder = None
+            except FileNotFoundError:
+                self.folder = None
+            except OSError:                     # a task not reaped yet: EBUSY
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.05)
+        return True
 

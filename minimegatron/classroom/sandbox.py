@@ -257,9 +257,9 @@ class Sandbox:
         return box + cmd, env, limits
 
     def release(self):
-        """After a launch (its processes killed): its pids cgroup removed."""
-        while self.cgroups:
-            self.cgroups.pop().remove()
+        """After a launch (its processes killed): its pids cgroup removed (one still busy
+        is tried again at the next release)."""
+        self.cgroups = [cgroup for cgroup in self.cgroups if not cgroup.remove()]
 
 
 def descendants():
