@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from minimegatron import i18n
 from minimegatron.classroom import PACKAGE_DIR
 from minimegatron.classroom.exercise_checks import by_id
-from minimegatron.runtime.plain_files import odd_entries, odd_entry, read_plain
+from minimegatron.runtime.plain_files import odd_entries, odd_entry, read_plain, write_plain
 REPO_ROOT = os.path.dirname(PACKAGE_DIR)
 EXTRA_DIRS = ("tutorials", "exercises")     # copied next to the package when present
 EXTRA_FILES = ("setup.cfg", "pyproject.toml", "README.md")   # so `pip install -e DIR` works
@@ -173,8 +173,7 @@ def _same(copy_file, reference_file, rel):
         mine = read_plain(copy_file)
     except OSError:                       # a link, FIFO, device or huge file: changed
         return False
-    with open(reference_file, "rb") as f:
-        theirs = f.read()
+    theirs = read_plain(reference_file)
     if mine == theirs:
         return True
     try:
@@ -243,16 +242,14 @@ def _blank_package(dest_pkg):
             if not name.endswith(".py"):
                 continue
             full = os.path.join(root, name)
-            with open(full, encoding="utf-8") as f:
-                text = f.read()
+            text = read_plain(full).decode("utf-8")
             if "# EXERCISE" not in text:
                 continue
             student = blank_text(text, os.path.relpath(full, dest_pkg))
             leaks = leaked_lines(student, text)
             if leaks:
                 raise RuntimeError(f"{full}: solution lines left in the student copy: {leaks}")
-            with open(full, "w", encoding="utf-8") as f:
-                f.write(student)
+            write_plain(full, student, replace=True)
 
 
 def check_destination(dest, force=False):
@@ -308,13 +305,18 @@ def solve(dest, ex_ids, source_pkg=PACKAGE_DIR):
         block = reference[ex_id]
         if is_blank(block):
             raise ValueError(f"{source_pkg} is a student copy: it has no solution to {ex_id}")
-        path = os.path.join(dest, "minimegatron", block.path)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        if ex_id not in {b.id for b in parse_blocks(text, path)}:
-            raise ValueError(f"{path}: the markers of EXERCISE {ex_id} are missing")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(replace_bodies(text, path, {ex_id: block.body}))
+        put_block(dest, ex_id, block.body, block.path)
+
+
+def put_block(dest, ex_id, lines, rel=None):
+    """Write ``lines`` as the body of exercise ex_id's block in the copy at dest (its file
+    ``rel`` in the package, found by its markers if not given); never through a link."""
+    rel = rel or find_blocks(os.path.join(dest, "minimegatron"))[ex_id].path
+    path = os.path.join(dest, "minimegatron", rel)
+    text = read_plain(path).decode("utf-8")
+    if ex_id not in {b.id for b in parse_blocks(text, path)}:
+        raise ValueError(f"{path}: the markers of EXERCISE {ex_id} are missing")
+    write_plain(path, replace_bodies(text, path, {ex_id: lines}), replace=True)
 
 
 def select(spec, known):

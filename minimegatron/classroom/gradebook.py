@@ -40,6 +40,7 @@ are parsed by ``minimegatron/commands/grade.py``; the functions here take them a
 plain arguments.
 """
 import csv
+import io
 import json
 import os
 import secrets
@@ -49,9 +50,10 @@ import tempfile
 import time
 
 from minimegatron import i18n
-from minimegatron.classroom import load, sandbox
+from minimegatron.classroom import inert, load, sandbox
 from minimegatron.classroom.exercise_checks import EXERCISES
 from minimegatron.classroom.exercises import select
+from minimegatron.runtime.plain_files import write_plain
 from minimegatron.runtime.processes import kill_group
 
 SHORT = {"PASS": "pass", "FAIL": "FAIL", "TODO": "todo", "HANG": "HANG", "ERROR": "ERR",
@@ -173,6 +175,7 @@ def grade_class(class_dir, spec="all", timeout=60.0, jobs=1, student_timeout=120
                 cache = os.path.join(workdir, f"pycache{len(book) + len(running)}")
                 running[name] = Copy(os.path.join(class_dir, name), spec, timeout, cache)
             time.sleep(0.2)
+            sandbox.reap(keep={copy.proc.pid for copy in running.values()})
             for name, copy in list(running.items()):
                 copy.drain()
                 late = copy.clock.tick() > student_timeout
@@ -181,11 +184,12 @@ def grade_class(class_dir, spec="all", timeout=60.0, jobs=1, student_timeout=120
                 ended = "timeout" if copy.proc.poll() is None else "done"
                 if ended == "timeout":
                     kill_group(copy.proc)
+                    sandbox.reap(keep={c.proc.pid for c in running.values() if c is not copy})
                 book[name] = copy.finish(ids, ended)
                 del running[name]
                 passed = sum(c["result"] == "PASS" for c in book[name].values())
                 print(i18n.text("gradebook.progress", done=len(book), count=len(names),
-                                student=name, passed=passed, total=len(ids),
+                                student=inert.line(name), passed=passed, total=len(ids),
                                 seconds=time.monotonic() - copy.started), file=err, flush=True)
     sandbox.sweep(before)                 # what a killed copy's grader left running
     return {name: book[name] for name in names}
@@ -201,27 +205,37 @@ def rows(book):
 
 
 def table(book):
-    """A text table: one row per student, one column per exercise, and the pass count."""
+    """A text table: one row per student (the folder's name shown escaped, ``inert.py``),
+    one column per exercise, and the pass count."""
     ids = list(next(iter(book.values())))
-    width = max(7, *(len(name) for name in book))
+    shown = {name: inert.line(name) for name in book}
+    width = max(7, *(len(name) for name in shown.values()))
     lines = [f"{'':<{width}} " + " ".join(f"{ex_id:>4}" for ex_id in ids) + "  pass"]
     for name, cells in book.items():
         marks = " ".join(f"{SHORT[cells[ex_id]['result']]:>4}" for ex_id in ids)
         passed = sum(c["result"] == "PASS" for c in cells.values())
-        lines.append(f"{name:<{width}} {marks}  {passed}/{len(ids)}")
+        lines.append(f"{shown[name]:<{width}} {marks}  {passed}/{len(ids)}")
     return "\n".join(lines)
 
 
+def csv_text(book):
+    """The gradebook as CSV text: every cell inert for a spreadsheet (``inert.cell``:
+    a folder named ``=HYPERLINK(...)`` is text, not a formula)."""
+    text = io.StringIO()
+    out = csv.writer(text)
+    out.writerow(["student", "exercise", "result", "point", "seconds", "sandbox"])
+    for row in rows(book):
+        out.writerow([inert.cell(value) for value in (
+            row["student"], row["exercise"], row["result"], row["point"],
+            "" if row["seconds"] is None else row["seconds"], row["sandbox"])])
+    return text.getvalue()
+
+
 def write(book, csv_path=None, json_path=None):
-    """The gradebook into the CSV and / or JSON files named."""
+    """The gradebook into the CSV and / or JSON files named: a new file, or a plain file
+    written over, never through a link, FIFO or device (``runtime/plain_files.py``)."""
     if csv_path:
-        with open(csv_path, "w", newline="", encoding="utf-8") as f:
-            out = csv.writer(f)
-            out.writerow(["student", "exercise", "result", "point", "seconds", "sandbox"])
-            for row in rows(book):
-                out.writerow([row["student"], row["exercise"], row["result"], row["point"],
-                              "" if row["seconds"] is None else row["seconds"],
-                              row["sandbox"]])
+        write_plain(csv_path, csv_text(book), replace=True)
     if json_path:
-        with open(json_path, "w", encoding="utf-8") as f:
-            json.dump(rows(book), f, indent=1, ensure_ascii=False)
+        write_plain(json_path, json.dumps(rows(book), indent=1, ensure_ascii=False),
+                    replace=True)

@@ -45,8 +45,12 @@ with a signal or a non-zero code is ERROR.
 Teacher mode runs the student side in a sandbox (``sandbox.py``: bubblewrap, one
 launch per copy that runs student code; without bubblewrap the fallback, said on
 the first line). A copy holding a link, FIFO, device or oversized file is
-CHANGED, naming it, and nothing of it runs; every file the grader reads from a
-copy or a run folder is read as a plain file (``runtime/plain_files.py``).
+CHANGED, naming it, and nothing of it runs; every file the grader reads from or
+writes into a copy or a run folder goes through ``runtime/plain_files.py`` (never
+through a link, FIFO or device; the log's end read through the file the grader holds),
+and a run folder left holding a link, FIFO or device makes its launch's cells ERROR. A
+launch with more than ``process_cap.MAX_PROCESSES`` processes is killed (ERROR). What
+it prints of a student's (messages, names) is escaped for the terminal (``inert.py``).
 
 Self-check mode (this package is itself a student copy, so it has no answers):
 the copy runs as it is, with this package's checks; an exercise that needs an
@@ -68,10 +72,11 @@ import tempfile
 import time
 
 from minimegatron import i18n
-from minimegatron.classroom import load, sandbox, staging
+from minimegatron.classroom import inert, load, process_cap, sandbox, staging
 from minimegatron.runtime import hang_report, job_files
 from minimegatron.classroom import static_read
-from minimegatron.runtime.plain_files import read_plain
+from minimegatron.runtime.plain_files import (create_plain, odd_entries, read_plain, tail_of,
+                                              write_plain)
 from minimegatron.classroom.exercise_checks import EXERCISES, by_id
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
@@ -86,6 +91,7 @@ POLL_S = 0.1
 DUMP_WAIT_S = 3.0   # how long the ranks get to say where they wait before the kill
 SKEW_S = 10.0       # some ranks finished a check, the others still inside it after this: HANG
 MAX_OUTPUT = 64 * 2 ** 20         # bytes of output a check may print before it is killed
+TAIL_BYTES = 3000   # the end of a launch's output quoted in an ERROR
 MAX_ENTRIES = 1000  # files a check's run folder may hold (evidence, pids, dumps, TMPDIR)
 SEED = 20261125     # the problem seed of the mutation tests (a real grade draws one)
 
@@ -155,7 +161,8 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
     line), "tail" (the output's end), "code", "ended" ("done"; "hang": no new
     record for ``timeout`` s, or ranks split for SKEW_S, both on the load-scaled
     clock of ``load.py``; "slow": the same on a busy machine with working processes;
-    "output": more than MAX_OUTPUT bytes or MAX_ENTRIES files; killed either way),
+    "output": more than MAX_OUTPUT bytes or MAX_ENTRIES files; "processes": more than
+    ``process_cap.MAX_PROCESSES`` processes below the grader; killed either way),
     "progress" ({rank: {key: record}}), "waited", "load" and "stacks".
     """
     tag = f"{nprocs}_{time.monotonic_ns()}"
@@ -163,8 +170,7 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
     os.makedirs(run_dir)
     jobs_file = os.path.join(run_dir, "jobs.json")
     log_file = os.path.join(run_dir, "log.txt")
-    with open(jobs_file, "w") as f:
-        json.dump(jobs, f)
+    write_plain(jobs_file, json.dumps(jobs))
     cmd = [sys.executable, "-m", RUNNER, jobs_file, run_dir]
     if nprocs > 1:
         mpiexec = find_mpiexec()
@@ -172,14 +178,13 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
     env = child_env(nprocs)
     env["PYTHONPATH"] = jobs[0]["path"]           # the copy under test, nothing else
     env[job_files.JOB_DIR_ENV] = run_dir             # each rank's pid, end and stack dumps
-    preexec, before = None, set()
+    preexec, before = None, sandbox.descendants()
     if box is not None:
         copies = sorted({job["path"] for job in jobs})
         cmd, env, preexec = box.wrap(cmd, env, run_dir, copies, timeout)
         env["PYTHONPATH"] = jobs[0]["path"]
-        before = sandbox.descendants()
     ended, waited, stacks, busy = "done", 0.0, "", 0.0
-    with open(log_file, "w") as log:
+    with create_plain(log_file) as log:     # held open: the tail is read through it
         proc = subprocess.Popen(cmd, cwd=run_dir, env=env, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=preexec)
@@ -193,8 +198,10 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
                     clock.reset()
                 elif waited > timeout or (waited > SKEW_S and min(counts) < done):
                     ended = "hang"
-                elif _run_bytes(run_dir) > MAX_OUTPUT:          # the log is in it
+                elif max(_run_bytes(run_dir), os.fstat(log.fileno()).st_size) > MAX_OUTPUT:
                     ended = "output"
+                elif len(sandbox.descendants() - before) > process_cap.MAX_PROCESSES:
+                    ended = "processes"                        # a fork bomb: killed now
                 if ended != "done":
                     dumps = None
                     if ended == "hang" and nprocs > 1:     # where each rank waits, then kill
@@ -208,13 +215,15 @@ def _launch(jobs, nprocs, workdir, timeout, box=None):
             _kill_all(proc, run_dir, ranks=box is None or box.bwrap is None)
             if box is not None:
                 sandbox.sweep(before)
+                box.release()
+        tail = tail_of(log.fileno(), TAIL_BYTES).decode("utf-8", "replace")
     progress, forged = _progress(run_dir, nprocs)
     keys = [job["key"] for job in jobs]
     records = {key: [progress[rank][key] for rank in range(nprocs)] for key in keys
                if key not in forged and all(key in progress[rank] for rank in range(nprocs))}
-    return {"records": records, "forged": forged, "tail": _tail(log_file), "ended": ended,
+    return {"records": records, "forged": forged, "tail": tail, "ended": ended,
             "code": proc.returncode, "progress": progress, "waited": waited, "stacks": stacks,
-            "load": busy}
+            "load": busy, "odd": _odd_run_files(run_dir)}
 
 
 def _tree(proc):
@@ -247,11 +256,17 @@ def _parse(line):
     return record if ok else None
 
 
-def _tail(path, size=3000):
-    """The last ``size`` bytes of a log (the grader's own file), read without loading it all."""
-    with open(path, "rb") as f:
-        f.seek(max(0, os.path.getsize(path) - size))
-        return f.read().decode("utf-8", "replace")
+def _odd_run_files(run_dir):
+    """["log.txt (symbolic link)", ...]: what in a run folder is not a plain file or folder
+    (the private TMPDIR of the fallback aside: MPI may leave a socket there). Only student
+    code makes one: the launch's cells read ERROR, naming them. A big file is not one:
+    the output cap (MAX_OUTPUT) says that."""
+    try:
+        found = odd_entries(run_dir, cap=2 ** 62)
+    except OSError:
+        return []
+    return [f"{rel} ({why})" for rel, why in found
+            if rel.split(os.sep)[0] != sandbox.PRIVATE_TMP]
 
 
 def _evidence(run_dir, rank):
@@ -358,6 +373,12 @@ def run_jobs(jobs, nprocs, workdir, timeout, seed, langs=None, box=None):
     verdicts, retried = {}, set()
     while pending:
         launch = _launch(pending, nprocs, workdir, timeout, box)
+        if launch["odd"]:                   # student code planted a link, FIFO or device
+            shown = ", ".join(launch["odd"][:5]) + (" ..." if len(launch["odd"]) > 5 else "")
+            for job in pending:
+                verdicts[job["key"]] = Verdict("ERROR", [i18n.text("sandbox.odd_run",
+                                                                   paths=shown)], ["tampered"])
+            break
         crashed = launch["ended"] == "done" and launch["code"] != 0
         if crashed and box is not None:
             stuck = next((job for job in pending if job["key"] not in launch["records"]),
@@ -387,6 +408,10 @@ def run_jobs(jobs, nprocs, workdir, timeout, seed, langs=None, box=None):
             verdicts[stuck["key"]] = Verdict("TIMEOUT", [i18n.text(
                 "sandbox.busy", seconds=launch["waited"], load=launch["load"],
                 cores=load.cores())], ["timeout"])
+            continue
+        if launch["ended"] == "processes":
+            verdicts[stuck["key"]] = Verdict("ERROR", [i18n.text(
+                "sandbox.too_many_processes", count=process_cap.MAX_PROCESSES)], ["processes"])
             continue
         if launch["ended"] == "output":
             verdicts[stuck["key"]] = Verdict("FAIL", [i18n.text(
@@ -507,15 +532,16 @@ def grade(path=".", spec=None, timeout=60.0, out=sys.stdout, seed=None, box=None
         print(box.line(), file=out)
     verdicts = grade_copy(path, spec, timeout, seed, box)
     student_pkg = os.path.join(os.path.abspath(path), "minimegatron")
-    print(i18n.text("grader.grading", count=len(verdicts), package=student_pkg), file=out)
+    print(i18n.text("grader.grading", count=len(verdicts), package=inert.line(student_pkg)),
+          file=out)
     for ex_id, verdict in verdicts.items():
         exercise = by_id(ex_id)
         ranks = (i18n.text("grader.ranks", nprocs=exercise.nprocs, group=exercise.group)
                  if exercise.nprocs > 1 else "")
         word = i18n.text(f"grader.result.{verdict.result}")
         print(f"{word}  {ex_id:<4} {i18n.exercise_text(exercise, 'title')}{ranks}", file=out)
-        for line in verdict.lines:
-            print("      " + line.replace("\n", "\n      "), file=out)
+        for line in verdict.lines:          # a student's words: control characters escaped
+            print("      " + inert.terminal(line).replace("\n", "\n      "), file=out)
         if not verdict.passed:
             note = i18n.exercise_text(exercise, "note")
             print("      " + i18n.text("grader.source_notes", note=note), file=out)

@@ -14,6 +14,8 @@ in a collective (their stacks say "waits in") is a HANG whatever the load.
 import os
 import time
 
+from minimegatron.runtime.plain_files import read_plain
+
 BUSY = 1.5          # load / cores above this: the machine is busy
 CPU_SHARE = 0.05    # CPU seconds per wall second below this: the processes were idle
 
@@ -58,8 +60,8 @@ def cpu_seconds(pids):
     tick, total = os.sysconf("SC_CLK_TCK"), 0.0
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rpartition(")")[2].split()
+            stat = read_plain(f"/proc/{pid}/stat", 4096).decode("utf-8", "replace")
+            fields = stat.rpartition(")")[2].split()
             total += (int(fields[11]) + int(fields[12])) / tick
         except (OSError, ValueError, IndexError):
             pass

@@ -16,18 +16,24 @@ the sandbox Flatpak uses), one launch per staged copy that runs student code
           --bind RUN RUN                             where the evidence is written
           -- mpiexec -n 4 python -m ...runner
 
-plus rlimits set before exec (address space, CPU seconds, file size), a private
-bytecode cache (PYTHONPYCACHEPREFIX under the private /tmp). Nothing else of the
-machine exists inside: not the teacher's checkout, not the class folder, not the
-other staged copies, not the grader (its pid is in another namespace). When the
-launch ends, every process it started is gone (the namespace's first process
-ended), and the RUN folder can no longer be written: the grader reads it after,
-as data, through ``runtime/plain_files.py``.
+plus rlimits set before exec (address space, CPU seconds, file size, processes:
+``process_cap.py``, with a pids cgroup where one can be made), a private bytecode cache
+(PYTHONPYCACHEPREFIX under the private /tmp), and an environment that starts empty:
+only ENV_NAMES, ENV_PREFIXES and a PATH of Python's, mpiexec's and the system's folders
+(``clean_env``), never the teacher's tokens or paths. This process is the child
+subreaper of its launches: what one orphans is reaped by ``sweep`` at its end (and by
+``reap`` in the gradebook at each tick), so no zombie waits for the class to end.
+Nothing else of the machine exists inside: not the teacher's checkout, not the class
+folder, not the other staged copies, not the grader (its pid is in another namespace).
+When the launch ends, every process it started is gone (the namespace's first process
+ended), and the RUN folder can no longer be written: the grader reads it after, as
+data, through ``runtime/plain_files.py``, and never reads or writes through a link,
+FIFO or device a check left there.
 
 Without bubblewrap (or with ``MINIMEGATRON_SANDBOX=off``, for tests) the
 grader says so on its first line, every cell is marked "unsandboxed", and the
-launch gets the fallback: the same rlimits, a private TMPDIR and bytecode
-cache inside RUN (removed with it), and this process as child subreaper, so a
+launch gets the fallback: the same rlimits and environment, a private TMPDIR and
+bytecode cache inside RUN (removed with it), and this process as child subreaper, so a
 process that left its session (setsid, a double fork) is still found and killed
 (``sweep``). What the fallback cannot stop (student code reading or writing any
 file the teacher's user may: the teacher's install, other copies) is listed in
@@ -44,9 +50,10 @@ import signal
 import site
 import subprocess
 import sys
+import time
 
 from minimegatron import i18n
-from minimegatron.classroom import PACKAGE_DIR
+from minimegatron.classroom import PACKAGE_DIR, process_cap
 
 MODE_ENV = "MINIMEGATRON_SANDBOX"    # "off": the fallback; "bwrap": required; unset: if found
 MEMORY_BYTES = 4 * 2 ** 30           # address space of each process (RLIMIT_AS)
@@ -55,6 +62,15 @@ TMP_BYTES = 256 * 2 ** 20            # the private /tmp (and /dev/shm) of bubble
 CPU_S_PER_TIMEOUT = 20               # RLIMIT_CPU: 20 x --timeout CPU seconds per process
 SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+SWEEP_S = 5.0                        # how long a sweep waits for what it killed to end
+PRIVATE_TMP = "tmp"                  # the fallback's TMPDIR, inside the run folder
+SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin"]
+ENV_NAMES = {"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "MINIMEGATRON_LANG",
+             "MINIMEGATRON_JOB_DIR", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+             "MKL_NUM_THREADS", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX",
+             "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING",
+             "LD_LIBRARY_PATH"}                     # where a module system put MPI's libraries
+ENV_PREFIXES = ("HYDRA_", "MPIR_CVAR_", "MPICH_", "FI_")   # how the teacher runs MPI here
 
 
 def _prctl(option, value):
@@ -152,17 +168,37 @@ def _hidden(roots):
     return sorted(set(hide))
 
 
-def _limits(timeout):
-    """The preexec function: rlimits of the launch (inherited by every process in it)."""
+def clean_env(env):
+    """The launch's environment: only the names in ENV_NAMES and the prefixes in ENV_PREFIXES
+    from ``env``, and a PATH of Python's, mpiexec's and the system's folders; nothing else
+    of the teacher's environment (a token, a password, a home folder) exists inside."""
+    from minimegatron.runtime.mpiexec import find_mpiexec
+    kept = {name: value for name, value in env.items()
+            if name in ENV_NAMES or name.startswith(ENV_PREFIXES)}
+    folders = [os.path.dirname(sys.executable)]
+    try:
+        folders.append(os.path.dirname(find_mpiexec()))
+    except FileNotFoundError:
+        pass
+    kept["PATH"] = os.pathsep.join(dict.fromkeys(folders + SYSTEM_PATH))
+    return kept
+
+
+def _limits(timeout, nproc=None, cgroup=None):
+    """The preexec function: rlimits of the launch (inherited by every process in it),
+    RLIMIT_NPROC ``nproc`` if given, and the pids cgroup (``process_cap.py``) joined."""
     cpu = int(max(300, CPU_S_PER_TIMEOUT * timeout))
+    limits = [(resource.RLIMIT_AS, MEMORY_BYTES), (resource.RLIMIT_FSIZE, FILE_BYTES),
+              (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_CORE, 0)]
+    limits += [(resource.RLIMIT_NPROC, nproc)] if nproc is not None else []
 
     def apply():
-        for limit, value in ((resource.RLIMIT_AS, MEMORY_BYTES),
-                             (resource.RLIMIT_FSIZE, FILE_BYTES),
-                             (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_CORE, 0)):
+        for limit, value in limits:
             soft, hard = resource.getrlimit(limit)
             value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(limit, (value, value))
+        if cgroup is not None:
+            cgroup.join()
     return apply
 
 
@@ -170,9 +206,8 @@ class Sandbox:
     """How one copy's launches run: ``bwrap`` (its path) or None for the fallback."""
 
     def __init__(self, bwrap, why=""):
-        self.bwrap, self.why = bwrap, why
-        if bwrap is None:
-            become_subreaper()
+        self.bwrap, self.why, self.cgroups = bwrap, why, []
+        become_subreaper()          # what a launch orphans comes back here, to be reaped
 
     @property
     def kind(self):
@@ -190,12 +225,15 @@ class Sandbox:
     def wrap(self, cmd, env, run_dir, copies, timeout):
         """(cmd, env, preexec_fn) that run ``cmd`` on the staged ``copies`` (read-only),
         writing in run_dir only."""
-        env = {**env, "PYTHONPATH": copies[0], "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {**clean_env(env), "PYTHONPATH": copies[0], "PYTHONDONTWRITEBYTECODE": "1"}
+        cgroup = process_cap.PidsCgroup(f"mm_{os.getpid()}_{os.path.basename(run_dir)}")
+        self.cgroups.append(cgroup)
+        limits = _limits(timeout, process_cap.rlimit_nproc(), cgroup)
         if not self.bwrap:
-            private = os.path.join(run_dir, "tmp")
+            private = os.path.join(run_dir, PRIVATE_TMP)
             os.makedirs(private, mode=0o700)
             env.update(TMPDIR=private, PYTHONPYCACHEPREFIX=os.path.join(private, "pycache"))
-            return cmd, env, _limits(timeout)
+            return cmd, env, limits
         env.update(TMPDIR="/tmp", HOME="/tmp", PYTHONPYCACHEPREFIX="/tmp/pycache")
         box = [self.bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
@@ -216,7 +254,12 @@ class Sandbox:
         for copy in copies:
             box += ["--ro-bind", copy, copy]
         box += ["--bind", run_dir, run_dir, "--chdir", run_dir, "--"]
-        return box + cmd, env, _limits(timeout)
+        return box + cmd, env, limits
+
+    def release(self):
+        """After a launch (its processes killed): its pids cgroup removed (one still busy
+        is tried again at the next release)."""
+        self.cgroups = [cgroup for cgroup in self.cgroups if not cgroup.remove()]
 
 
 def descendants():
@@ -225,12 +268,27 @@ def descendants():
     return descendants(os.getpid())
 
 
-def sweep(before):
-    """SIGKILL every process below this one that was not there ``before`` a launch: what
-    student code left behind (in the fallback, orphans come back here: child subreaper)."""
-    for _ in range(3):
+def reap(keep=()):
+    """Wait for every zombie child of this process but those in ``keep`` (the ones a
+    ``subprocess.Popen`` waits for itself): as this process is a subreaper, what each
+    launch orphaned ends here, and is reaped at once, not when the class is done."""
+    for pid in descendants():
+        if pid in keep:
+            continue
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except (ChildProcessError, OSError):        # not our child (a grandchild): its own
+            pass
+
+
+def sweep(before, grace=SWEEP_S):
+    """SIGKILL every process below this one that was not there ``before`` a launch (what
+    student code left behind), and reap each as it ends (this process is the subreaper
+    its orphans come back to), for up to ``grace`` seconds: no zombie is left waiting."""
+    deadline = time.monotonic() + grace
+    while True:
         left = descendants() - before
-        if not left:
+        if not left or time.monotonic() > deadline:
             return
         for pid in left:
             try:
@@ -242,3 +300,4 @@ def sweep(before):
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
+        time.sleep(0.02)

@@ -35,6 +35,8 @@ level and inside a kept function; a check module reached any other way (by its t
 import ast
 import os
 
+from minimegatron.runtime.plain_files import read_plain, write_plain
+
 CHECKS = os.path.join("classroom", "exercise_checks")
 CHECKS_PACKAGE = "minimegatron.classroom.exercise_checks"
 KEEP_WHOLE = ("__init__.py", "common.py", "evidence.py", "lesson.py", "mpi_count.py",
@@ -54,8 +56,7 @@ HEADER = ('"""Cut by the grader (classroom/staging.py): what collects the eviden
 
 
 def _parse(checks_dir, module):
-    with open(os.path.join(checks_dir, module + ".py"), encoding="utf-8") as f:
-        text = f.read()
+    text = read_plain(os.path.join(checks_dir, module + ".py")).decode("utf-8")
     return text, ast.parse(text)
 
 
@@ -187,8 +188,7 @@ def cut_checks(package_dir, ex_id):
             os.remove(path)
             continue
         text = cut.source(name[:-3], ex_id, collect if name[:-3] == module else None)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_plain(path, text, replace=True)                    # the staged copy's file
 
 
 def kept_blocks(ex_id, known):
@@ -225,7 +225,5 @@ def write_bodies(package_dir, by_file):
     from minimegatron.classroom.exercises import replace_bodies
     for rel, bodies in by_file.items():
         path = os.path.join(package_dir, rel)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(replace_bodies(text, rel, bodies))
+        text = read_plain(path).decode("utf-8")                  # never through a link
+        write_plain(path, replace_bodies(text, rel, bodies), replace=True)

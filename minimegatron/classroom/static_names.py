@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from minimegatron.classroom import PACKAGE_DIR
 from minimegatron.classroom.allowed_names import CLOSED, MODULES, numpy_name_allowed
+from minimegatron.runtime.plain_files import read_plain
 
 BOOK = ("backend", "autodiff", "nn", "optim", "data", "comm", "mixed_precision", "parallel")
 LAB = ("runtime", "tools", "checks", "classroom", "i18n", "commands", "__main__")
@@ -100,8 +101,7 @@ def module_names(dotted):
     path = package_file(dotted)
     if path is None:
         return {}
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
+    tree = ast.parse(read_plain(path).decode("utf-8"))
     package = dotted if path.endswith("__init__.py") else dotted.rpartition(".")[0]
     names = {}
     for node in tree.body:

@@ -98,6 +98,7 @@ from minimegatron.classroom.static_names import (FILE_IO, SWITCH_OPEN, Target, a
                                                  module_names, target_problem)
 from minimegatron.classroom.exercise_checks.judge import Verdict
 from minimegatron.classroom.exercises import replace_bodies
+from minimegatron.runtime.plain_files import read_plain
 
 BUILTINS = {"open", "exec", "eval", "compile", "getattr", "setattr", "delattr", "globals",
             "locals", "vars", "dir", "__import__", "breakpoint", "input", "help", "exit",
@@ -342,8 +343,8 @@ def read_block(ex_id, body, reference_block, student_line=None):
     of ``reference_block`` in this package's file; ``student_line`` is the 1-based line
     of the student's begin marker (default: the reference's)."""
     rel = reference_block.path
-    with open(os.path.join(PACKAGE_DIR, rel), encoding="utf-8") as f:
-        text = replace_bodies(f.read(), rel, {ex_id: body})
+    text = replace_bodies(read_plain(os.path.join(PACKAGE_DIR, rel)).decode("utf-8"), rel,
+                          {ex_id: body})
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):

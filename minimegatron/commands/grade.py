@@ -14,7 +14,7 @@ import os
 import sys
 
 from minimegatron import i18n
-from minimegatron.classroom import gradebook, grader, sandbox
+from minimegatron.classroom import gradebook, grader, inert, sandbox
 from minimegatron.commands.argtypes import finite_positive_float, positive_int
 from minimegatron.commands.entry import banner
 from minimegatron.commands.parser import ArgumentParser, RawDescriptionHelpFormatter, say
@@ -90,6 +90,6 @@ def main(argv=None):
             return report_copy(opts, box)
         results = grader.grade(opts.path, opts.exercise, opts.timeout, box=box)
     except (ValueError, FileNotFoundError) as err:      # FileNotFoundError: no mpiexec
-        print(say("cli.grade.error", error=err), file=sys.stderr)
+        print(inert.terminal(say("cli.grade.error", error=err)), file=sys.stderr)
         return 2
     return 0 if all(results.values()) else 1

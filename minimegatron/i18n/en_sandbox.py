@@ -19,6 +19,11 @@ MESSAGES = {
     "sandbox.odd": "not graded: this copy holds what is not a plain file or folder: {paths}. "
                    "The grader reads a copy without following links, FIFOs or devices, and no "
                    "file over its size cap",
+    "sandbox.odd_run": "not graded: the check's run folder held what is not a plain file or "
+                       "folder when it ended: {paths}. Only student code makes one there; the "
+                       "grader never reads or writes through a link, FIFO or device",
+    "sandbox.too_many_processes": "the check started more than {count} processes at once "
+                                  "(a fork bomb?), so it was killed",
     "sandbox.crashed": "the check ended with {how} before the grader's runner finished, so "
                        "nothing it reported counts; its output ends with:\n{tail}",
     "sandbox.exit_code": "exit code {code}",

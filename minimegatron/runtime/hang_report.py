@@ -22,6 +22,7 @@ import traceback
 
 from minimegatron.i18n import text_or_english as say
 from minimegatron.runtime.job_files import read, rank_pids, write
+from minimegatron.runtime.plain_files import publish, read_plain
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py")
@@ -109,9 +110,8 @@ def answer_dump_request(job_dir, rank, answered, frame, wait, wait_since):
     """Answer a new ``dump.request`` in ``rank<r>.dump`` (its id, then ``rank_report``).
     Returns the id answered: ``answered`` again if there was nothing new to answer."""
     try:
-        with open(os.path.join(job_dir, "dump.request")) as f:
-            ident = f.read().strip()
-    except OSError:
+        ident = read_plain(os.path.join(job_dir, "dump.request"), 256).decode().strip()
+    except (OSError, UnicodeDecodeError):
         return answered
     if ident and ident != answered:
         write(job_dir, f"rank{rank}.dump", ident + "\n" + rank_report(rank, frame, wait,
@@ -149,10 +149,10 @@ def rank_report(rank, frame, wait=None, wait_since=None):
 def dump_request(job_dir, wait_s=2.0):
     """Ask every rank where it waits; {rank: text} (ranks that did not answer get a note)."""
     ident = f"{os.getpid()}-{time.monotonic_ns()}"
-    tmp = os.path.join(job_dir, ".dump.request")
-    with open(tmp, "w") as f:
-        f.write(ident)
-    os.replace(tmp, os.path.join(job_dir, "dump.request"))
+    try:                          # the folder may be a check's to write: never through a link
+        publish(job_dir, "dump.request", ident)
+    except OSError:               # a folder planted at that name: nobody is asked
+        wait_s = 0.0
     ranks, answers, deadline = sorted(rank_pids(job_dir)), {}, time.monotonic() + wait_s
     while len(answers) < len(ranks) and time.monotonic() < deadline:
         time.sleep(0.05)

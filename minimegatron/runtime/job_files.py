@@ -18,7 +18,7 @@ The launcher (or the grader) reads them, never through a link, FIFO or device::
 """
 import os
 
-from minimegatron.runtime.plain_files import read_plain
+from minimegatron.runtime.plain_files import publish, read_plain
 
 JOB_DIR_ENV = "MINIMEGATRON_JOB_DIR"
 
@@ -29,10 +29,7 @@ def write(folder, name, text):
     """Write ``text`` to ``folder/name`` at once (a reader sees all of it or nothing); no
     folder (None, or gone): nothing."""
     if folder and os.path.isdir(folder):
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}")
-        with open(tmp, "w") as f:
-            f.write(text + "\n")
-        os.replace(tmp, os.path.join(folder, name))
+        publish(folder, name, text + "\n")
 
 
 # --- in the launcher (or the grader) ---------------------------------------------------------

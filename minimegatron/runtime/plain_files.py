@@ -1,17 +1,31 @@
-"""Read a file someone else may have planted: a plain file only, never past a size cap.
+"""Read or write a file someone else may have planted: a plain file only, never past a cap.
 
 A student's copy, or a folder a sandboxed check could write, may hold a symbolic link
-(to the teacher's package, to ``/dev/zero``), a FIFO (an ``open`` that never returns)
-or a huge file. Everything the grader reads from such places goes through here:
+(to the teacher's package, to ``/dev/zero``), a FIFO (an ``open`` that never returns),
+a device or a huge file. Every file the grader or the gradebook reads from such
+places, or writes into them, goes through here:
 
-    lstat first (a link is never followed), then open with O_NOFOLLOW | O_NONBLOCK
-    (a FIFO swapped in after the lstat does not block), then fstat: a plain file
-    of at most ``cap`` bytes, read at most cap + 1 bytes, or ``NotPlain``.
+    read    lstat first (a link is never followed), then open with O_NOFOLLOW |
+            O_NONBLOCK (a FIFO swapped in after the lstat does not block), then
+            fstat: a plain file of at most ``cap`` bytes, read at most cap + 1
+            bytes, or ``NotPlain``.
+    write   a new file: O_CREAT | O_EXCL | O_NOFOLLOW (whatever is already there,
+            a link included, makes it fail: nothing is followed or truncated); or,
+            with ``replace``, the same open on an existing path that must be a
+            plain file of one link (never a link, FIFO, device or a hard link to
+            someone's file), truncated only after the fstat.
+    publish a new file under a random name, then renamed over ``name`` (a rename
+            replaces the entry, never follows it): readers see all or nothing.
 
-    odd = odd_entry(path, cap)      # None, or why: "symbolic link", "FIFO", ...
-    data = read_plain(path, cap)    # bytes, or NotPlain(why)
+    odd = odd_entry(path, cap)            # None, or why: "symbolic link", "FIFO", ...
+    data = read_plain(path, cap)          # bytes, or NotPlain(why)
+    write_plain(path, data)               # a new plain file, or NotPlain / OSError
+    publish(folder, "dump.request", text) # all at once, never through what was there
+    with create_plain(path) as log: ...   # a new plain file held open (a process's output)
+    tail_of(log.fileno(), 3000)           # its last bytes, read through the fd we hold
 """
 import os
+import secrets
 import stat
 
 FILE_CAP = 8 * 2 ** 20          # bytes: no source file of a copy is near this
@@ -62,6 +76,77 @@ def read_plain(path, cap=FILE_CAP):
     if len(data) > cap:
         raise NotPlain(f"{path}: file over {cap // 2 ** 20} MiB")
     return data
+
+
+NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _why(path, default):
+    """What is at path, for a message (never raises)."""
+    try:
+        return odd_entry(path) or default
+    except OSError:
+        return default
+
+
+def _open_for_write(path, replace):
+    """An fd open for writing on a plain file at path: new, or (``replace``) an existing
+    plain file of one link, truncated; NotPlain for anything else."""
+    try:
+        return os.open(path, NEW, 0o600)
+    except FileExistsError:
+        if not replace:
+            raise NotPlain(f"{path}: already there ({_why(path, 'file')})") from None
+    except OSError as err:
+        raise NotPlain(f"{path}: {err.strerror}") from None
+    info = os.lstat(path)                       # a device is never even opened
+    if _kind(info.st_mode) is not None:
+        raise NotPlain(f"{path}: {_kind(info.st_mode)}")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:                      # swapped for a link or a FIFO since
+        raise NotPlain(f"{path}: {_why(path, err.strerror)}") from None
+    info = os.fstat(fd)                         # what we opened, not what lstat saw
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        raise NotPlain(f"{path}: {_kind(info.st_mode) or 'hard link'}")
+    os.ftruncate(fd, 0)
+    return fd
+
+
+def write_plain(path, data, replace=False):
+    """Write bytes (or text, as UTF-8) to a NEW plain file at path; with ``replace`` an
+    existing plain file is written over. A link, FIFO, device or hard link there is never
+    opened through: NotPlain (an OSError)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    with os.fdopen(_open_for_write(path, replace), "wb") as f:
+        f.write(data)
+
+
+def create_plain(path):
+    """A new plain file at path, open for binary writing (O_EXCL | O_NOFOLLOW): the caller
+    holds it, so what happens to the name later never changes which file it writes."""
+    return os.fdopen(_open_for_write(path, replace=False), "wb")
+
+
+def publish(folder, name, text):
+    """``folder/name`` holds ``text`` at once: written to a new file of a random name,
+    then renamed over name (rename replaces whatever entry was there, never follows it)."""
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(8)}")
+    write_plain(tmp, text)
+    try:
+        os.replace(tmp, os.path.join(folder, name))
+    except OSError:
+        os.unlink(tmp)
+        raise
+
+
+def tail_of(fd, size):
+    """The last ``size`` bytes of the file open at fd (read with pread: no seek, no path)."""
+    end = os.fstat(fd).st_size
+    start = max(0, end - size)
+    return os.pread(fd, end - start, start)
 
 
 def odd_entries(root, cap=FILE_CAP):
