@@ -17,7 +17,7 @@ import pytest
 
 from mpi_harness import minimegatron_run
 from minimegatron.commands import argtypes, memory, run, timeline
-from minimegatron.data.demo import SMALL_CONFIG
+from minimegatron.data.demo import SMALL_CONFIG, make_optimizer
 from minimegatron.i18n import book_errors
 from minimegatron.nn.gpt import GPTConfig
 from minimegatron.nn.moe import MoEConfig
@@ -116,17 +116,21 @@ def test_the_bounds_cost_seconds_at_their_corner(capsys):
     assert "makespan" in capsys.readouterr().out
 
 
+def _moe(**options):
+    return MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(),
+                      optimizer_fn=make_optimizer, **options)
+
+
 BOOK = {
-    "clip_negative": (lambda: MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(),
-                                         clip_grad=-1.0), "clip_grad must be a finite number"),
-    "clip_nan": (lambda: MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(),
-                                    clip_grad=math.nan), "got nan"),
-    "clip_true": (lambda: MoETrainer(SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(),
-                                     clip_grad=True), "got True"),
+    "clip_negative": (lambda: _moe(clip_grad=-1.0), "clip_grad must be a finite number"),
+    "clip_nan": (lambda: _moe(clip_grad=math.nan), "got nan"),
+    "clip_true": (lambda: _moe(clip_grad=True), "got True"),
     "capacity": (lambda: MoEConfig(8, 2, 1e4), "capacity_factor=10000.0 > num_experts/top_k"),
-    "micro_true": (lambda: Trainer3D(SMALL_CONFIG, ProcessGrid(), micro_batches=True),
+    "micro_true": (lambda: Trainer3D(SMALL_CONFIG, ProcessGrid(), micro_batches=True,
+                                             optimizer_fn=make_optimizer),
                    "micro_batches must be an int >= 1, got True"),
-    "zero_true": (lambda: Trainer3D(SMALL_CONFIG, ProcessGrid(), zero_stage=True),
+    "zero_true": (lambda: Trainer3D(SMALL_CONFIG, ProcessGrid(), zero_stage=True,
+                                            optimizer_fn=make_optimizer),
                   "got zero_stage=True"),
     "vocab_true": (lambda: GPTConfig(vocab_size=True), "GPTConfig.vocab_size must be an int"),
 }
@@ -149,6 +153,6 @@ def test_numbers_at_the_bounds_and_numpy_integers_are_taken():
     config = GPTConfig(vocab_size=np.int64(16), n_layer=np.int32(2), seed=np.int64(3))
     assert (type(config.vocab_size), type(config.seed)) == (int, int)
     trainer = Trainer3D(SMALL_CONFIG, ProcessGrid(np.int64(1)), micro_batches=np.int64(2),
-                        zero_stage=np.int64(1))
+                        zero_stage=np.int64(1), optimizer_fn=make_optimizer)
     assert (trainer.micro_batches, trainer.zero_stage) == (2, 1)
     assert type(trainer.zero_stage) is int

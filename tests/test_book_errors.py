@@ -21,6 +21,7 @@ from minimegatron.autodiff.guards import NonFiniteError, check_finite, check_nam
 from minimegatron.backend import use_backend
 from minimegatron.commands import memory, timeline
 from minimegatron.data.datasets import repeat_task
+from minimegatron.data.demo import make_optimizer
 from minimegatron.i18n import book_errors, en_errors, ko_errors
 from minimegatron.mixed_precision.loss_scaler import DynamicLossScaler
 from minimegatron.mixed_precision.master_weights import MixedPrecisionOptimizer
@@ -107,7 +108,8 @@ CALLS = {   # the pattern each call's message matches: a call for every pattern
     "moe.capacity": lambda: MoEConfig(capacity_factor=0.0),
     "moe.int": lambda: MoEConfig(num_experts=0),
     "moe.capacity_most": lambda: MoEConfig(num_experts=8, top_k=2, capacity_factor=1e4),
-    "moe.clip": lambda: MoETrainer(CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(), clip_grad=-1.0),
+    "moe.clip": lambda: MoETrainer(CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(), clip_grad=-1.0,
+                                     optimizer_fn=make_optimizer),
     "gpt.heads": lambda: GPTConfig(d_model=30, n_head=4),
     "gpt.positive": lambda: GPTConfig(n_layer=0),
     "gpt.dropout": lambda: GPTConfig(dropout=1.0),

@@ -70,4 +70,4 @@ def test_numpy_integers_train_save_as_ints_and_load_exactly(runs):
         assert res["ints_config"] == [True, "int", "int"]
     moe, config, grid = runs[0]["ints_meta"]
     assert moe["num_experts"] == 8 and config["n_layer"] == 2 and grid["zero"] == 2
-    assert runs[0]["ints_types"] == ["float", "int", "str"]
+    assert runs[0]["ints_types"] == ["bool", "float", "int", "str"]   # bool: GPTConfig.fp8

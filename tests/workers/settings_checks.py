@@ -111,15 +111,15 @@ def steps():
     for mode, steps_on in (("agreed", True), ("all", False)):
         with comm_check.checking(True, steps=steps_on):
             cases = {
-                "schedule": lambda: _schedule(Trainer3D(SMALL_CONFIG, dp_tp), x, y,
+                "schedule": lambda: _schedule(Trainer3D(SMALL_CONFIG, dp_tp, optimizer_fn=adamw()), x, y,
                                               r in (1, 2)),
-                "rows_tp": lambda: Trainer3D(SMALL_CONFIG, dp_tp).train_step(
+                "rows_tp": lambda: Trainer3D(SMALL_CONFIG, dp_tp, optimizer_fn=adamw()).train_step(
                     other_x if tp_odd else x, y),
-                "rows_last_stage": lambda: Trainer3D(SMALL_CONFIG, pp_dp, micro_batches=2)
+                "rows_last_stage": lambda: Trainer3D(SMALL_CONFIG, pp_dp, micro_batches=2, optimizer_fn=adamw())
                 .train_step(x, other_y if r >= 2 else y),
-                "user_shorter": lambda: _user_call(Trainer3D(SMALL_CONFIG, dp_tp), x, y,
+                "user_shorter": lambda: _user_call(Trainer3D(SMALL_CONFIG, dp_tp, optimizer_fn=adamw()), x, y,
                                                    dp_tp.dp, 3 if r >= 2 else 4),
-                "user_longer": lambda: _user_call(Trainer3D(SMALL_CONFIG, dp_tp), x, y,
+                "user_longer": lambda: _user_call(Trainer3D(SMALL_CONFIG, dp_tp, optimizer_fn=adamw()), x, y,
                                                   dp_tp.dp, 5 if r >= 2 else 4),
             }
             out[mode] = {case: outcome(run) for case, run in cases.items()}
@@ -129,7 +129,7 @@ def steps():
     out["moe_lr"] = outcome(lambda: MoETrainer(
         SMALL_CONFIG, MoEConfig(4, 2, 1.0), ProcessGrid(dp=4, ep=2),
         optimizer_fn=adamw(lr=2e-2 if r == 3 else 1e-2)))
-    trainer = Trainer3D(SMALL_CONFIG, dp_tp)                    # agreed: it still trains
+    trainer = Trainer3D(SMALL_CONFIG, dp_tp, optimizer_fn=adamw())                    # agreed: it still trains
     out["agreed_loss"] = trainer.train_step(x, y)
     comm.barrier(world)
     return out

@@ -16,7 +16,7 @@ from mpi4py.util.dtlib import from_numpy_dtype
 
 from minimegatron import comm
 from minimegatron.comm import staging, trace
-from minimegatron.data.demo import batch
+from minimegatron.data.demo import batch, make_optimizer
 from minimegatron.nn.gpt import GPTConfig
 from minimegatron.nn.moe import MoEConfig
 from minimegatron.parallel.expert_parallel import MoETrainer
@@ -66,7 +66,8 @@ def all_to_allv_soak(calls=20_000, warm=1_000, planted_calls=8_000):
 
 
 def moe_soak(steps=4_000, warm=500):
-    trainer = MoETrainer(TINY, MoEConfig(2, 1, None), ProcessGrid(dp=2, ep=2))
+    trainer = MoETrainer(TINY, MoEConfig(2, 1, None), ProcessGrid(dp=2, ep=2),
+                         optimizer_fn=make_optimizer)
     x, y = batch(TINY, 2, 0)
     losses = []
 
