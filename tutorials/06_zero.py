@@ -33,12 +33,30 @@ from minimegatron.i18n import language, text
 from minimegatron.parallel.data_parallel import DistributedDataParallel, zero_optimizer
 from minimegatron.parallel.data_parallel.fsdp2 import fully_shard
 from minimegatron.parallel.split import shard_batch
-from minimegatron.tools.memory_fsdp import fsdp2_bytes
+from minimegatron.tools.memory_fsdp import fsdp2_bytes, units_of
 from minimegatron.tools.memory_measure import formula, measure, padding_margin
 
 CONFIG = nn.GPTConfig(vocab_size=10, seq_len=16, n_layer=2, n_head=2, d_model=32, seed=0)
 BATCH, LR = 16, 3e-3
 COMM_MODEL = {0: "2(N-1)/N G", 1: "3(N-1)/N G", 2: "2(N-1)/N G", 3: "3(N-1)/N G"}
+
+
+def rows(step, group):
+    """This rank's rows of the step's batch: (B/N, T) inputs and targets."""
+    x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=step)
+    return shard_batch(x, group), shard_batch(y, group)
+
+
+def mean_loss(loss, group):
+    """The global mean loss, for printing (traced as "print", left out of the bytes)."""
+    with trace.label("print"):
+        return float(comm.all_reduce(xp.asarray([loss.item()]), group, op="mean")[0])
+
+
+def sent_per_step(steps):
+    """Bytes this rank sent per step, from the trace (the prints left out)."""
+    return sum(s["bytes_sent"] for s in trace.spans()
+               if s["kind"] == "comm" and s["label"] != "print") / steps
 
 
 def train(stage, group, steps):
@@ -53,9 +71,7 @@ def train(stage, group, steps):
     trace.reset()
     losses = []
     for step in range(steps):
-        x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=step)
-        x, y = shard_batch(x, group), shard_batch(y, group)         # (B/N, T)
-        loss = model.loss(x, y)
+        loss = model.loss(*rows(step, group))                       # (B/N, T)
         if stage == 0:
             adamw.zero_grad()
             ddp.backward(loss)                                      # all-reduce, averaged
@@ -67,36 +83,27 @@ def train(stage, group, steps):
             zero.reduce_gradients()                                 # stage 1/2: the grads
             held = measure(model.parameters(), zero)
             zero.step()                                             # + all-gather (1, 2)
-        with trace.label("print"):
-            losses.append(float(comm.all_reduce(xp.asarray([loss.item()]), group,
-                                                op="mean")[0]))
-    sent = sum(s["bytes_sent"] for s in trace.spans()
-               if s["kind"] == "comm" and s["label"] != "print") / steps
+        losses.append(mean_loss(loss, group))
+    sent = sent_per_step(steps)
     return losses, held, sent, 1 if stage == 0 else len(zero.local_shards())
 
 
 def train_fsdp2(group, steps):
     """(losses, {measured bytes}, {the calculator's}) of FSDP2: the same loop as stage 3."""
     model = nn.GPT(CONFIG)
-    units = [[(p.shape, str(p.dtype), False) for p in m._parameters.values()]
-             for _, m in model.named_modules() if m._parameters]
+    units = units_of(model)                            # shapes for the calculator
     state = fully_shard(model, group)                  # every weight: its rows r*c.. only
     adamw = optim.AdamW(model.parameters(), lr=LR, weight_decay=0.0)   # on the shards
     comm.barrier(group)
     trace.reset()
     losses = []
     for step in range(steps):
-        x, y = repeat_task(BATCH, CONFIG.seq_len, CONFIG.vocab_size, seed=0, step=step)
-        x, y = shard_batch(x, group), shard_batch(y, group)         # (B/N, T)
         adamw.zero_grad()
-        loss = model.loss(x, y)                                     # all-gather per unit
+        loss = model.loss(*rows(step, group))                       # all-gather per unit
         loss.backward()                                             # again + reduce-scatter
         adamw.step()                                                # no communication
-        with trace.label("print"):
-            losses.append(float(comm.all_reduce(xp.asarray([loss.item()]), group,
-                                                op="mean")[0]))
-    sent = sum(s["bytes_sent"] for s in trace.spans()
-               if s["kind"] == "comm" and s["label"] != "print") / steps
+        losses.append(mean_loss(loss, group))
+    sent = sent_per_step(steps)
     held = {"weights": sum(p.data.nbytes for p in model.parameters()),
             "grads": sum(p.grad.nbytes for p in model.parameters()),
             "optimizer": sum(a.nbytes for st in adamw.state for a in st.values()),

@@ -15,7 +15,7 @@ from minimegatron.data.demo import SMALL_CONFIG, batch
 from minimegatron.nn import GPT
 from minimegatron.parallel.data_parallel.fsdp2 import fully_shard, hsdp_groups, shard_rows
 from minimegatron.parallel.split import shard_batch
-from minimegatron.tools.memory_fsdp import fsdp2_bytes
+from minimegatron.tools.memory_fsdp import fsdp2_bytes, units_of
 
 
 def check_fsdp2(group, replicate=1, config=SMALL_CONFIG, steps=STEPS, batch_size=BATCH):
@@ -23,8 +23,7 @@ def check_fsdp2(group, replicate=1, config=SMALL_CONFIG, steps=STEPS, batch_size
     ref = serial_reference(config, steps, batch_size)
     shard, rep = hsdp_groups(group, group.size // replicate) if replicate > 1 else (group, None)
     model = GPT(config)
-    units = [[(tuple(p.shape), str(p.dtype), False) for p in m._parameters.values()]
-             for _, m in model.named_modules() if m._parameters]
+    units = units_of(model)
     fully_shard(model, shard, rep)
     opt = check_optimizer(model.parameters(), config, group)
     out = {"loss": 0.0, "grad": 0.0, "weight": 0.0}

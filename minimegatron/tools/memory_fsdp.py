@@ -38,6 +38,13 @@ def _calls(unit, n, trained_only):
     return calls
 
 
+def units_of(model):
+    """[[(shape, dtype, frozen), ...] per module that owns parameters] of a model before
+    ``fully_shard`` (its units, in registration order: the forward order of a GPT)."""
+    return [[(tuple(p.shape), str(p.dtype), not p.requires_grad) for p in m._parameters.values()]
+            for _, m in model.named_modules() if m._parameters]
+
+
 def fsdp2_bytes(units, n, replicate=1, prefetch=True, optimizer_states=2, leaves=()):
     """{"weights", "grads", "optimizer", "gathered_peak", "sent"} of one rank, in bytes."""
     size = {dtype: np.dtype(dtype).itemsize for unit in units for _, dtype, _ in unit}

@@ -11,16 +11,10 @@ from minimegatron.parallel.data_parallel.fsdp2 import (ShardedUnit, full_state, 
                                                        hsdp_groups, load_full_state,
                                                        shard_rows)
 from minimegatron.parallel.split import shard_batch
-from minimegatron.tools.memory_fsdp import fsdp2_bytes
+from minimegatron.tools.memory_fsdp import fsdp2_bytes, units_of
 
 CONFIG = dataclasses.replace(SMALL_CONFIG, vocab_size=13)    # 13 rows: padding on N > 1
 BATCH = 8
-
-
-def _shape_of(model):
-    """The units of a not-yet-sharded model, in registration order (= forward order here)."""
-    return [[(tuple(p.shape), str(p.dtype), not p.requires_grad)
-             for p in m._parameters.values()] for _, m in model.named_modules() if m._parameters]
 
 
 def _setup(model, frozen, float32):
@@ -44,7 +38,7 @@ def one_case(shard, replicate=1, steps=3, frozen=False, float32=False, prefetch=
     shard_group, rep = hsdp_groups(dp, shard) if replicate > 1 else (dp, None)
     serial = _setup(GPT(CONFIG), frozen, float32)
     model = _setup(GPT(CONFIG), frozen, float32)
-    units = _shape_of(model)
+    units = units_of(model)
     state = fully_shard(model, shard_group, rep, prefetch=prefetch)
     if keep_gathered:                                          # the mutant: never resharded
         for _, u in model.named_modules():
