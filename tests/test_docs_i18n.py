@@ -35,7 +35,8 @@ KOREAN_FIRST = ["index", "data_parallel", "zero", "pipeline", "tensor_parallel",
                 "grid3d", "memory", "collectives", "autodiff", "running", "exercises",
                 "teaching", "glossary", "interleaved", "zero_bubble", "sequence_parallel",
                 "context_parallel", "moe", "threed_run", "verification", "checkpoints",
-                "mixed_precision", "where", "architecture", "notes_comm", "performance"]
+                "mixed_precision", "where", "architecture", "notes_comm", "performance",
+                "explorer"]
 
 
 def read(path):

@@ -1,0 +1,264 @@
+"""The explorer page in headless Chromium: a student sets a grid, the page shows the calculator's
+numbers, in English and in Korean, offline, with no console error.
+
+The site is built with ``mkdocs build --strict`` and served on 127.0.0.1; Chromium is driven
+over the DevTools protocol by tests/test_docs_browser.py's client. On docs/explorer.md and its
+Korean twin the test types three configurations into the form (input events, as a student's
+typing fires them), reads every number the page shows (each carries ``data-mm``, its name,
+and ``data-value``, the exact double) and compares them with ``minimegatron.tools.memory``
+and the pipeline simulator: bytes exactly, the text as the command line prints it (8.2f in
+the table's unit), the idle fraction and its formula, one SVG block per timeline slot.
+Screenshots of each configuration go to ``$MINIMEGATRON_ARTIFACTS/screenshots``. A copy of
+the page served with a planted mistake in calc.js must be caught by the same comparison.
+
+Skipped with a reason without Chromium or mkdocs (a failure under MINIMEGATRON_REQUIRE_BROWSER).
+"""
+import functools
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pytest
+
+from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
+from minimegatron.parallel.pipeline_parallel.simulator import simulate
+from minimegatron.tools import memory
+from test_docs_browser import DevTools, QuietHandler, chromium, foreign, open_tab, visit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HANGUL = re.compile("[\uac00-\ud7a3]")
+
+# Three grids a class tries: tp + pp + ZeRO-2 + sequence parallel; a GPT-3-sized 4-stage GPipe
+# with recomputation; context parallelism with all-gather attention, interleaved, ZeRO-3.
+CONFIGS = [
+    dict(layers=8, hidden=512, heads=8, vocab=51200, seq=1024, micro_batch=8, micro_batches=4,
+         dp=4, tp=2, pp=2, cp=1, precision="mixed", zero=2, schedule="1f1b", attention="ring",
+         t_forward=1, t_backward=2, sequence_parallel=True, checkpoint=False),
+    dict(layers=72, hidden=3072, heads=32, vocab=51200, seq=1024, micro_batch=8,
+         micro_batches=8, dp=16, tp=8, pp=4, cp=1, precision="mixed", zero=1, schedule="gpipe",
+         attention="ring", t_forward=1, t_backward=1, sequence_parallel=False, checkpoint=True),
+    dict(layers=4, hidden=256, heads=8, vocab=1000, seq=512, micro_batch=2, micro_batches=8,
+         dp=2, tp=1, pp=4, cp=2, precision="float32", zero=3, schedule="interleaved",
+         attention="allgather", t_forward=1, t_backward=2, sequence_parallel=False,
+         checkpoint=False),
+]
+
+# Set the form as typing would: each field changed, then an input event that bubbles.
+SET_JS = """((config) => {
+  const box = document.querySelector("#mm-explorer .mm-form");
+  for (const [name, value] of Object.entries(config)) {
+    const input = box.querySelector(`[name="${name}"]`);
+    if (input.type === "checkbox") input.checked = value; else input.value = String(value);
+    input.dispatchEvent(new Event("input", {bubbles: true}));
+  }
+  return true;
+})(%s)"""
+
+# Every number the page shows: name -> [exact value, text], and the drawing's shape.
+READ_JS = r"""(() => {
+  const root = document.getElementById("mm-explorer");
+  const shown = {};
+  root.querySelectorAll("[data-mm][data-value]").forEach(el => {
+    shown[el.dataset.mm] = [Number(el.dataset.value), el.textContent]; });
+  return {shown, slots: root.querySelectorAll("svg [data-slot]").length,
+          bars: root.querySelectorAll("svg [data-part]").length,
+          error: (root.querySelector("[data-mm=error]") || {}).textContent || "",
+          text: root.textContent, unit: (root.querySelector("h3") || {}).textContent || ""};
+})()"""
+
+
+def expected(c):
+    """{name: value} of the command line for configuration c (names as the page's data-mm)."""
+    g = memory.GPTShape(c["vocab"], c["seq"], c["layers"], c["hidden"], c["heads"])
+    want = {}
+    for stage in range(c["pp"]):
+        r = memory.rank_report(g, c["micro_batch"], c["micro_batches"], c["dp"], c["pp"],
+                               c["tp"], stage, c["zero"], c["schedule"], c["checkpoint"],
+                               c["precision"], c["sequence_parallel"], c["cp"], c["attention"])
+        for key in ("params", "weights", "grads", "optimizer", "activations", "ring_in_flight",
+                    "total"):
+            want[f"stage{stage}.{key}"] = r[key]
+        for axis in ("dp", "tp", "pp") + (("cp",) if c["cp"] > 1 else ()):
+            want[f"stage{stage}.comm.{axis}"] = r["comm"][axis]
+    chunks = 2 if c["schedule"] == "interleaved" else 1
+    sim = simulate(c["schedule"], c["pp"], c["micro_batches"], float(c["t_forward"]),
+                   float(c["t_backward"]), chunks)
+    want["idle"] = sim.bubble_fraction
+    want["makespan"] = sim.makespan
+    want["formula"] = float(bubble_formula(c["pp"], c["micro_batches"], chunks))
+    return want, sum(len(row) for row in sim.slots)
+
+
+def differences(c, page):
+    """[what differs] between the page's numbers (READ_JS) and the command line's."""
+    want, slots = expected(c)
+    size = next(v for v in (1e9, 1e6, 1e3)
+                if max(want[f"stage{s}.total"] for s in range(c["pp"])) >= v or v == 1e3)
+    bad = [] if page["slots"] == slots else [("timeline blocks", page["slots"], slots)]
+    if page["bars"] != 5 * c["pp"]:
+        bad.append(("memory bars", page["bars"]))
+    if set(page["shown"]) != set(want):
+        bad.append(("names", sorted(set(page["shown"]) ^ set(want))))
+    for name, value in want.items():
+        got, text = page["shown"].get(name, (None, ""))
+        close = abs(got - value) <= 1e-12 if name == "idle" and got is not None else False
+        if got != value and not close:
+            bad.append((name, got, value))
+        elif "stage" in name and "params" not in name and text != f"{value / size:.2f}":
+            bad.append((name + " text", text, f"{value / size:.2f}"))
+        elif name.endswith("params") and text != f"{value:,d}":
+            bad.append((name + " text", text, f"{value:,d}"))
+    return bad
+
+
+def errors_since(devtools, session, start):
+    found = []
+    for event in devtools.events[start:]:
+        if event.get("sessionId") != session:
+            continue
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Runtime.consoleAPICalled" and params["type"] in ("error", "assert"):
+            found.append(str(params["args"]))
+        elif method == "Runtime.exceptionThrown" or (
+                method == "Log.entryAdded" and params["entry"]["level"] == "error"):
+            found.append(str(params))
+    return found
+
+
+def wait_ready(devtools, session, timeout=30.0):
+    deadline = time.time() + timeout
+    while not devtools.evaluate(
+            "!!document.querySelector('#mm-explorer[data-ready]')", session):
+        assert time.time() < deadline, "the explorer never drew"
+        time.sleep(0.05)
+
+
+def plant(site_dir):
+    """A copy of the English explorer under /mutant/ whose calc.js counts Adam as 8 bytes."""
+    mutant = os.path.join(site_dir, "mutant")
+    os.makedirs(os.path.join(mutant, "explorer"))
+    shutil.copy(os.path.join(site_dir, "explorer", "index.html"),
+                os.path.join(mutant, "explorer", "index.html"))
+    os.makedirs(os.path.join(mutant, "assets"))
+    for name in os.listdir(os.path.join(site_dir, "assets")):
+        if name != "explorer":
+            os.symlink(os.path.join(site_dir, "assets", name), os.path.join(mutant, "assets", name))
+    shutil.copytree(os.path.join(site_dir, "assets", "explorer"),
+                    os.path.join(mutant, "assets", "explorer"))
+    path = os.path.join(mutant, "assets", "explorer", "calc.js")
+    with open(path, encoding="utf-8") as file:
+        source = file.read()
+    right = "optimizer: precision === MIXED ? 12"
+    assert source.count(right) == 1
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(source.replace(right, "optimizer: precision === MIXED ? 8"))
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    """{language: [(config, what the page showed)]}, the mutant's, and the screenshot folder."""
+    skip = pytest.fail if os.environ.get("MINIMEGATRON_REQUIRE_BROWSER") else pytest.skip
+    exe = chromium()
+    if exe is None:
+        skip("no Chromium installed (Debian: apt-get install chromium); CI installs it")
+    try:
+        import material  # noqa: F401
+        import mkdocs  # noqa: F401
+    except ImportError:
+        skip('mkdocs / mkdocs-material not installed (pip install ".[docs]")')
+    work = tempfile.mkdtemp(prefix="minimegatron-explorer-")
+    site_dir = os.path.join(work, "site")
+    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
+                            site_dir], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert built.returncode == 0, built.stdout + built.stderr
+    plant(site_dir)
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=site_dir))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    shots = os.path.join(os.environ.get("MINIMEGATRON_ARTIFACTS",
+                                        os.path.join(ROOT, "artifacts")), "screenshots")
+    os.makedirs(shots, exist_ok=True)
+    os.makedirs(os.path.join(work, "profile"))
+    devtools = DevTools(exe, os.path.join(work, "profile"))
+    seen = {}
+    try:
+        session = open_tab(devtools)
+        for language, prefix in (("en", ""), ("ko", "ko/")):
+            state = visit(devtools, session, base + prefix + "explorer/")
+            wait_ready(devtools, session)
+            first = devtools.evaluate(READ_JS, session)
+            runs = []
+            for index, config in enumerate(CONFIGS):
+                start = len(devtools.events)
+                devtools.evaluate(SET_JS % __import__("json").dumps(config), session)
+                page = devtools.evaluate(READ_JS, session)
+                shot = os.path.join(shots, f"explorer_{language}_{index + 1}.png")
+                height = devtools.evaluate("document.documentElement.scrollHeight", session)
+                import base64
+                data = devtools.call("Page.captureScreenshot", {
+                    "format": "png", "captureBeyondViewport": True,
+                    "clip": {"x": 0, "y": 0, "width": 1280, "height": min(height, 8000),
+                             "scale": 1}}, session)["data"]
+                with open(shot, "wb") as file:
+                    file.write(base64.b64decode(data))
+                page["errors"] = errors_since(devtools, session, start)
+                runs.append((config, page))
+            seen[language] = dict(state=state, first=first, runs=runs)
+        visit(devtools, session, base + "mutant/explorer/", render_timeout=1.0)
+        wait_ready(devtools, session)
+        devtools.evaluate(SET_JS % __import__("json").dumps(CONFIGS[0]), session)
+        seen["mutant"] = devtools.evaluate(READ_JS, session)
+        yield seen, base, shots
+    finally:
+        devtools.close()
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_the_page_shows_the_calculators_numbers(explorer, language):
+    seen, _, _ = explorer
+    for config, page in seen[language]["runs"]:
+        assert not page["error"], (config, page["error"])
+        bad = differences(config, page)
+        assert not bad, f"{language} {config}: the page differs from the command line: {bad}"
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_offline_no_console_error_and_in_the_pages_language(explorer, language):
+    seen, base, _ = explorer
+    state = seen[language]["state"]
+    assert not state["errors"], state["errors"]
+    assert not foreign(state["requests"], base), foreign(state["requests"], base)
+    assert state["lang"] == language
+    for _, page in seen[language]["runs"]:
+        assert not page["errors"], page["errors"]
+        korean = len(HANGUL.findall(page["text"]))
+        assert (korean > 20) if language == "ko" else korean == 0, page["text"][:300]
+    assert seen[language]["first"]["shown"], "nothing drawn before the first input"
+
+
+def test_screenshots_of_three_configurations_per_language(explorer):
+    _, _, shots = explorer
+    for language in ("en", "ko"):
+        for index in range(1, len(CONFIGS) + 1):
+            path = os.path.join(shots, f"explorer_{language}_{index}.png")
+            assert os.path.getsize(path) > 20_000, path
+            with open(path, "rb") as file:
+                assert file.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_planted_mistake_in_the_page_is_caught(explorer):
+    """The same comparison on a page whose calc.js counts Adam's state as 8 bytes, not 12."""
+    seen, _, _ = explorer
+    bad = differences(CONFIGS[0], seen["mutant"])
+    assert any(name.endswith("optimizer") for name, *_ in bad), bad
+    assert differences(CONFIGS[0], seen["en"]["runs"][0][1]) == []
