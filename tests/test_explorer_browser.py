@@ -117,6 +117,40 @@ def differences(c, page):
     return bad
 
 
+# Type a prediction into an exercise, press its button; what the page answers.
+PREDICT_JS = r"""((name, guess) => {
+  const box = document.querySelector(`#mm-predict [data-exercise="${name}"]`);
+  box.querySelector("input").value = guess;
+  box.querySelector("button").click();
+  const verdict = box.querySelector(`[data-mm="verdict.${name}"]`);
+  const answer = verdict.querySelector("[data-value]");
+  return {verdict: verdict.className, text: verdict.textContent,
+          value: answer ? Number(answer.dataset.value) : null};
+})(%s, %s)"""
+
+
+def answers():
+    """The exercises' answers from the command line's Python: model state at ZeRO-2 and tp 2
+    (GB), and the 1F1B idle fraction at K = 4, M = 8."""
+    g = memory.GPTShape(51200, 2048, 24, 2048, 16)
+    state = memory.model_state_bytes(memory.rank_param_count(g, 1, 2, 0), 8, 2)
+    return {"zero2": (state["weights"] + state["grads"] + state["optimizer"]) / 1e9,
+            "bubble": simulate("1f1b", 4, 8).bubble_fraction}
+
+
+# (exercise, what the student types, whether it is right); the right answers from answers().
+GUESSES = [("zero2", "1", False), ("zero2", "{zero2:.3f}", True), ("bubble", "0.5", False),
+           ("bubble", "3/11", True), ("bubble", "27 %", True), ("bubble", "lots", False)]
+
+
+def predict(devtools, session):
+    import json
+    want = answers()
+    return [(name, guess.format(**want), right,
+             devtools.evaluate(PREDICT_JS % (json.dumps(name), json.dumps(guess.format(**want))),
+                               session)) for name, guess, right in GUESSES]
+
+
 def errors_since(devtools, session, start):
     found = []
     for event in devtools.events[start:]:
@@ -210,11 +244,13 @@ def explorer():
                     file.write(base64.b64decode(data))
                 page["errors"] = errors_since(devtools, session, start)
                 runs.append((config, page))
-            seen[language] = dict(state=state, first=first, runs=runs)
+            seen[language] = dict(state=state, first=first, runs=runs,
+                                  predictions=predict(devtools, session))
         visit(devtools, session, base + "mutant/explorer/", render_timeout=1.0)
         wait_ready(devtools, session)
         devtools.evaluate(SET_JS % __import__("json").dumps(CONFIGS[0]), session)
         seen["mutant"] = devtools.evaluate(READ_JS, session)
+        seen["mutant"]["predictions"] = predict(devtools, session)
         yield seen, base, shots
     finally:
         devtools.close()
@@ -262,3 +298,21 @@ def test_a_planted_mistake_in_the_page_is_caught(explorer):
     bad = differences(CONFIGS[0], seen["mutant"])
     assert any(name.endswith("optimizer") for name, *_ in bad), bad
     assert differences(CONFIGS[0], seen["en"]["runs"][0][1]) == []
+    zero2 = [page for name, _, right, page in seen["mutant"]["predictions"]
+             if name == "zero2" and right]
+    assert zero2[0]["verdict"] == "mm-wrong" and zero2[0]["value"] != answers()["zero2"]
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_predict_then_check(explorer, language):
+    """A wrong prediction is told wrong and shown the answer, a right one (0.273, 3/11 or 27 %)
+    right; the answer the page reveals is the command line's, exactly."""
+    seen, _, _ = explorer
+    want = answers()
+    for name, guess, right, page in seen[language]["predictions"]:
+        assert page["verdict"] == ("mm-right" if right else "mm-wrong"), (name, guess, page)
+        if guess != "lots":
+            assert page["value"] == want[name], (name, page, want[name])
+        if language == "ko":
+            assert HANGUL.search(page["text"]), page["text"]
+    assert 0.27 < want["bubble"] < 0.28 and 2.6 < want["zero2"] < 2.7
