@@ -1,10 +1,11 @@
 """The explorer page's arithmetic equals the command line's, to the byte.
 
-docs/assets/explorer/calc.js is what the explorer page (docs/explorer.md) computes with: a
-port of ``minimegatron.tools.memory.rank_report`` (memory per rank and bytes per step, what
-``minimegatron memory`` prints) and of ``simulator.simulate`` (the timeline and its idle
-fraction, what ``minimegatron timeline`` prints). This test runs that same file under node
-over thousands of random configurations (every precision, ZeRO stage, schedule, sequence
+docs/assets/explorer/calc.js (with schedule.js) is what the explorer page (docs/explorer.md)
+computes with: a port of ``minimegatron.tools.memory.rank_report`` (memory per rank and bytes
+per step, what ``minimegatron memory`` prints), of ``simulator.simulate`` (the timeline and its
+idle fraction, what ``minimegatron timeline`` prints) and of ``scaling.step_time`` (the
+predicted step time printed under the memory table; its integer FLOPs as BigInt). This test
+runs those same files under node over thousands of random configurations (every precision, ZeRO stage, schedule, sequence
 parallelism, recomputation, cp with each attention) and asserts every number equal to the
 Python's: bytes exactly (==, the same double), every timeline slot exactly, the idle
 fraction to 1e-12. Planted differences (one per kind of mistake: a constant, a sharding
@@ -24,10 +25,11 @@ import pytest
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula, get_schedule, \
     peak_in_flight
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
-from minimegatron.tools import memory
+from minimegatron.tools import memory, scaling
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CALC = os.path.join(ROOT, "docs", "assets", "explorer", "calc.js")
+EXPLORER = os.path.join(ROOT, "docs", "assets", "explorer")
+CALC = os.path.join(EXPLORER, "calc.js")            # it loads schedule.js from its folder
 CASES = 3000
 EXACT_BELOW = 2 ** 53                 # JavaScript integers are exact below this, as Python's
 
@@ -44,7 +46,7 @@ const out = cases.map(c => {
     peaks.push(calc.peakInFlight(calc.program(c.schedule, c.pp, c.micro_batches, k, 2)));
   return {rows, sim, peaks, formula: calc.bubbleFormula(c.pp, c.micro_batches,
                                                         c.schedule === "interleaved" ? 2 : 1),
-          check: calc.checkConfig(c), params: calc.paramCount(
+          check: calc.checkConfig(c), step: calc.stepTime(c), params: calc.paramCount(
             {vocab: c.vocab, seq_len: c.seq, n_layer: c.layers, d_model: c.hidden})};
 });
 process.stdout.write(JSON.stringify(out));
@@ -98,15 +100,18 @@ def python_side(c):
                    c["t_backward"], chunks)
     fn = get_schedule(c["schedule"], chunks)
     peaks = [peak_in_flight(fn(c["pp"], c["micro_batches"], k)) for k in range(c["pp"])]
+    step = scaling.step_time(g, scaling.Hardware(), c["dp"], c["tp"], c["pp"], c["micro_batch"],
+                             c["micro_batches"], c["checkpoint"],
+                             memory.PRECISIONS[c["precision"]])
     return rows, sim, peaks, bubble_formula(c["pp"], c["micro_batches"], chunks), \
-        memory.param_count(g)
+        memory.param_count(g), step
 
 
 def run_js(calc_path, cases):
     done = subprocess.run([node(), "-e", RUNNER, calc_path], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return json.loads(done.stdout, parse_int=float)   # JavaScript numbers are all doubles
 
 
 KEYS = ("params", "weights", "grads", "optimizer", "activations", "ring_in_flight", "total")
@@ -117,7 +122,7 @@ def mismatches(cases, results, expected=None):
     (``expected``: python_side of each case, when already computed)."""
     found = []
     for c, js, want in zip(cases, results, expected or map(python_side, cases)):
-        rows, sim, peaks, formula, params = want
+        rows, sim, peaks, formula, params, step = want
         bad = []
         for stage, (py, got) in enumerate(zip(rows, js["rows"])):
             bad += [(stage, k, py[k], got[k]) for k in KEYS if py[k] != got[k]]
@@ -135,6 +140,8 @@ def mismatches(cases, results, expected=None):
             bad.append(("peaks / formula", peaks, js["peaks"], formula, js["formula"]))
         if params != js["params"] or js["check"] != "":
             bad.append(("param_count / check", params, js["params"], js["check"]))
+        if step != js["step"]:
+            bad.append(("step time", step, js["step"]))
         if bad:
             found.append((c, bad))
     return found
@@ -192,7 +199,7 @@ def test_the_page_shows_the_table_the_command_prints(argv, capsys):
         size = 1e9 if max(r["total"] for r in rows) >= 1e9 else 1e6
         shown = [js[k] for k in ("weights", "grads", "optimizer", "activations", "total")]
         shown += [js["comm"][k] for k in ("dp", "tp", "pp") + (("cp",) if a.cp > 1 else ())]
-        assert line == [str(stage), f"{js['params']:,d}"] + [f"{x / size:.2f}" for x in shown]
+        assert line == [str(stage), f"{int(js['params']):,d}"] + [f"{x / size:.2f}" for x in shown]
 
 
 # One planted mistake per kind: (what, text in calc.js, its wrong replacement).
@@ -218,16 +225,58 @@ PLANTED = [
      "return sbh * 10 / split + sbh * 24 / t + sbh * attentionTerm;"),
     ("float rounding: another product order", "return held * layers * perLayer;",
      "return held * (layers * perLayer);"),
+    ("the step time without the bubble", "BigInt(M + pp - 1) * flopsMb", "BigInt(M) * flopsMb"),
     ("the backward as long as the forward", "backward: (tB + 0) / v", "backward: (tF + 0) / v"),
 ]
 
 
+def planted_copy(folder, right, wrong):
+    """calc.js and schedule.js copied into folder, ``right`` replaced by ``wrong`` in the one
+    file that has it; the copy's calc.js."""
+    found = 0
+    for name in ("calc.js", "schedule.js"):
+        with open(os.path.join(EXPLORER, name), encoding="utf-8") as file:
+            source = file.read()
+        found += source.count(right)
+        (folder / name).write_text(source.replace(right, wrong), encoding="utf-8")
+    assert found == 1, f"calc.js and schedule.js have {right!r} {found} times, not once"
+    return str(folder / "calc.js")
+
+
 @pytest.mark.parametrize("what, right, wrong", PLANTED, ids=[p[0] for p in PLANTED])
 def test_a_planted_difference_is_caught(cases, expected, tmp_path, what, right, wrong):
-    with open(CALC, encoding="utf-8") as file:
-        source = file.read()
-    assert source.count(right) == 1, f"calc.js no longer has {right!r}"
-    planted = tmp_path / "calc.js"
-    planted.write_text(source.replace(right, wrong), encoding="utf-8")
-    bad = mismatches(cases, run_js(str(planted), cases), expected)
+    planted = planted_copy(tmp_path, right, wrong)
+    bad = mismatches(cases, run_js(planted, cases), expected)
     assert bad, f"the test did not notice {what}"
+
+
+DIVIDE = r"""
+const calc = require(process.argv[1]);
+const pairs = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(pairs.map(([a, b]) => calc.bigDivide(BigInt(a), BigInt(b)))));
+"""
+
+DIVIDE_PLANTED = [("two roundings", "return Number(q) / Math.pow(2, Number(shift));",
+                   "return Number(scaled) / Number(b) / Math.pow(2, Number(shift));")]
+
+
+def divide(calc_path, pairs):
+    done = subprocess.run([node(), "-e", DIVIDE, calc_path],
+                          input=json.dumps([[str(a), str(b)] for a, b in pairs]),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout, parse_int=float)
+
+
+@pytest.mark.parametrize("plant", [None] + DIVIDE_PLANTED,
+                         ids=["calc.js"] + [p[0] for p in DIVIDE_PLANTED])
+def test_big_integer_division_rounds_once_as_pythons(plant, tmp_path):
+    """The step time divides integer FLOPs past 2^53: bigDivide(a, b) is Python's a / b, the
+    exact quotient rounded once, also on the ties where rounding twice goes the other way."""
+    rng = random.Random(7)
+    pairs = [(rng.randrange(1, 1 << rng.choice([40, 60, 80, 120])), rng.randrange(1, 1 << 12))
+             for _ in range(4000)]
+    pairs += [((1 << 54) + 1, 1), ((1 << 53) + 1, 1), (3 * ((1 << 53) + 1), 3)]   # ties
+    got = divide(planted_copy(tmp_path, *plant[1:]) if plant else CALC, pairs)
+    wrong = [(a, b, a / b, x) for (a, b), x in zip(pairs, got) if a / b != x]
+    assert bool(wrong) == bool(plant), wrong[:3]

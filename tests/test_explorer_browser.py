@@ -5,9 +5,11 @@ The site is built with ``mkdocs build --strict`` and served on 127.0.0.1; Chromi
 over the DevTools protocol by tests/test_docs_browser.py's client. On docs/explorer.md and its
 Korean twin the test types three configurations into the form (input events, as a student's
 typing fires them), reads every number the page shows (each carries ``data-mm``, its name,
-and ``data-value``, the exact double) and compares them with ``minimegatron.tools.memory``
-and the pipeline simulator: bytes exactly, the text as the command line prints it (8.2f in
-the table's unit), the idle fraction and its formula, one SVG block per timeline slot.
+and ``data-value``, the exact double) and compares them with ``minimegatron.tools.memory``,
+the pipeline simulator and the scaling model: bytes and seconds exactly, the text as the
+command line prints it (8.2f in the table's unit), the idle fraction and its formula, one SVG
+block per timeline slot. Then it types predictions into the two exercises (wrong, right,
+3/11, 27 %) and reads the verdicts and the revealed answers.
 Screenshots of each configuration go to ``$MINIMEGATRON_ARTIFACTS/screenshots``. A copy of
 the page served with a planted mistake in calc.js must be caught by the same comparison.
 
@@ -28,7 +30,7 @@ import pytest
 
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
-from minimegatron.tools import memory
+from minimegatron.tools import memory, scaling
 from test_docs_browser import DevTools, QuietHandler, chromium, foreign, open_tab, visit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -86,6 +88,11 @@ def expected(c):
             want[f"stage{stage}.{key}"] = r[key]
         for axis in ("dp", "tp", "pp") + (("cp",) if c["cp"] > 1 else ()):
             want[f"stage{stage}.comm.{axis}"] = r["comm"][axis]
+    step = scaling.step_time(g, scaling.Hardware(), c["dp"], c["tp"], c["pp"], c["micro_batch"],
+                             c["micro_batches"], c["checkpoint"],
+                             memory.PRECISIONS[c["precision"]])
+    want.update({f"step.{part}": step[part] for part in ("total", "compute", "tp", "dp", "pp",
+                                                         "efficiency")})
     chunks = 2 if c["schedule"] == "interleaved" else 1
     sim = simulate(c["schedule"], c["pp"], c["micro_batches"], float(c["t_forward"]),
                    float(c["t_backward"]), chunks)
@@ -110,6 +117,9 @@ def differences(c, page):
         close = abs(got - value) <= 1e-12 if name == "idle" and got is not None else False
         if got != value and not close:
             bad.append((name, got, value))
+        elif name.startswith("step.") and name != "step.efficiency" and \
+                float(text) != float(f"{value:.3g}"):
+            bad.append((name + " text", text, f"{value:.3g}"))
         elif "stage" in name and "params" not in name and text != f"{value / size:.2f}":
             bad.append((name + " text", text, f"{value / size:.2f}"))
         elif name.endswith("params") and text != f"{value:,d}":
@@ -182,7 +192,8 @@ def plant(site_dir):
     os.makedirs(os.path.join(mutant, "assets"))
     for name in os.listdir(os.path.join(site_dir, "assets")):
         if name != "explorer":
-            os.symlink(os.path.join(site_dir, "assets", name), os.path.join(mutant, "assets", name))
+            os.symlink(os.path.join(site_dir, "assets", name),
+                       os.path.join(mutant, "assets", name))
     shutil.copytree(os.path.join(site_dir, "assets", "explorer"),
                     os.path.join(mutant, "assets", "explorer"))
     path = os.path.join(mutant, "assets", "explorer", "calc.js")

@@ -1,17 +1,20 @@
 // The explorer's arithmetic: memory per rank, bytes per step and the pipeline timeline.
 //
 // A line-by-line port of minimegatron/tools/memory.py (rank_report and what it calls) and of
-// minimegatron/parallel/pipeline_parallel/simulator.py (simulate, for gpipe, 1f1b and
-// interleaved), kept in the same order of operations, so every number equals the command
-// line's to the byte: tests/test_explorer.py runs this file under node over thousands of
-// random configurations against the Python. Plain ES5, no library, no network; the page
-// (explorer.js) and node both load it. Integers stay exact below 2^53, as Python's do.
+// tools/scaling.py (step_time), kept in the same order of operations, so every number equals
+// the command line's to the byte; the schedules and the simulator are schedule.js (loaded
+// first), re-exported here. tests/test_explorer.py runs this file under node over thousands
+// of random configurations against the Python. Plain JavaScript, no library, no network; the
+// page (explorer.js) and node both load it. Integers stay exact below 2^53, as Python's do;
+// the step time's FLOPs, past it, are BigInt.
 (function (root) {
   "use strict";
   var MIXED = "mixed";
   var PRECISIONS = {mixed: 2, float32: 4, float64: 8};  // bytes per element (memory.py)
   var ATTENTION = ["ring", "allgather", "ulysses"];
   var SCHEDULES = ["gpipe", "1f1b", "interleaved"];
+  var S = typeof module !== "undefined" && module.exports ? require("./schedule.js")
+                                                          : root.MMSchedule;
 
   // Python's a // b for non-negative integers, exactly (no float rounding of a / b).
   function idiv(a, b) { return (a - a % b) / b; }
@@ -111,7 +114,7 @@
     if (schedule === "gpipe") return M;
     if (schedule === "1f1b") return Math.min(M, pp - stage);
     if (schedule !== "interleaved") throw new Error("unknown schedule " + schedule);
-    var peak = peakInFlight(program("interleaved", pp, M, stage, 2));
+    var peak = S.peakInFlight(S.program("interleaved", pp, M, stage, 2));
     return peak % 2 === 0 ? idiv(peak, 2) : peak / 2;
   }
 
@@ -214,118 +217,67 @@
     return "";
   }
 
-  // ------------------------------------------------------------- schedules (schedules.py)
+  // ------------------------------------------------------------- step time (scaling.py)
 
-  function forwardActions(K, k, i, chunk) {
-    var out = k > 0 ? [{op: "recv_act", mb: i, chunk: chunk}] : [];
-    out.push({op: "forward", mb: i, chunk: chunk});
-    if (k < K - 1) out.push({op: "send_act", mb: i, chunk: chunk});
-    return out;
+  // scaling.Hardware's defaults: DGX-2H, 16 V100 per node, as in Megatron-LM (2019).
+  var HARDWARE = {name: "DGX-2H (16 x V100)", gpus_per_node: 16, peak_flops: 130e12,
+                  efficiency: 0.30, intra_bw: 150e9, inter_bw: 100e9, intra_latency: 2e-6,
+                  inter_latency: 5e-6};
+
+  // Python's int / int: the exact quotient of two BigInts rounded once to a double. The
+  // quotient is taken with 64 bits more than a double holds and a sticky last bit, so
+  // Number() rounds it to nearest-even exactly as Python does.
+  function bigDivide(a, b) {
+    var shift = 0n;
+    while ((a << shift) / b < (1n << 64n)) shift += 64n;
+    var scaled = a << shift, q = scaled / b;
+    if (scaled % b !== 0n) q = q | 1n;
+    return Number(q) / Math.pow(2, Number(shift));
   }
 
-  function backwardActions(K, k, i, chunk) {
-    var out = k < K - 1 ? [{op: "recv_grad", mb: i, chunk: chunk}] : [];
-    out.push({op: "backward", mb: i, chunk: chunk});
-    if (k > 0) out.push({op: "send_grad", mb: i, chunk: chunk});
-    return out;
+  // memory.training_flops as an exact integer: passes * 2BL(12sh^2 + 2s^2h) + 6Bshv.
+  function trainingFlops(g, batch, recompute) {
+    var B = BigInt(batch), T = BigInt(g.seq_len), D = BigInt(g.d_model), H = BigInt(g.n_layer);
+    var forward = 2n * B * H * (12n * T * D * D + 2n * T * T * D);
+    return (recompute ? 4n : 3n) * forward + 6n * B * T * D * BigInt(g.vocab);
   }
 
-  // The action list of stage k under a schedule: gpipe, 1f1b, interleaved (v chunks).
-  function program(schedule, K, M, k, v) {
-    var out = [], i, j;
-    if (schedule === "gpipe") {
-      for (i = 0; i < M; i++) out = out.concat(forwardActions(K, k, i, null));
-      for (i = 0; i < M; i++) out = out.concat(backwardActions(K, k, i, null));
-      return out;
-    }
-    if (schedule === "1f1b") {
-      var warm = Math.min(K - k - 1, M);
-      for (i = 0; i < warm; i++) out = out.concat(forwardActions(K, k, i, null));
-      for (i = 0; i < M - warm; i++) {
-        out = out.concat(forwardActions(K, k, warm + i, null), backwardActions(K, k, i, null));
-      }
-      for (i = M - warm; i < M; i++) out = out.concat(backwardActions(K, k, i, null));
-      return out;
-    }
-    if (schedule !== "interleaved") throw new Error("unknown schedule " + schedule);
-    if (M % K) throw new Error("interleaved needs M a multiple of K");
-    var total = M * v;
-    function step(j, forward) {
-      var group = idiv(j, K * v), position = j % (K * v);
-      var chunk = forward ? idiv(position, K) : v - 1 - idiv(position, K);
-      var make = forward ? forwardActions : backwardActions;
-      return make(K * v, chunk * K + k, group * K + position % K, chunk);
-    }
-    var warmup = Math.min((K - k - 1) * 2 + (v - 1) * K, total);
-    for (j = 0; j < warmup; j++) out = out.concat(step(j, true));
-    for (j = 0; j < total - warmup; j++) out = out.concat(step(warmup + j, true), step(j, false));
-    for (j = total - warmup; j < total; j++) out = out.concat(step(j, false));
-    return out;
+  function link(hw, size, stride) {
+    if (size * stride <= hw.gpus_per_node) return [hw.intra_bw, hw.intra_latency];
+    var perNode = Math.max(1, Math.min(size, idiv(hw.gpus_per_node, stride)));
+    return [Math.min(hw.intra_bw, hw.inter_bw * perNode / hw.gpus_per_node),
+            hw.inter_latency];
   }
 
-  function peakInFlight(actions) {
-    var held = 0, peak = 0;
-    actions.forEach(function (a) {
-      if (a.op === "forward") { held += 1; peak = Math.max(peak, held); }
-      else if (a.op === "backward") held -= 1;
-    });
-    return peak;
+  function allReduceTime(hw, nbytes, size, stride) {
+    if (size === 1) return 0;
+    var bw = link(hw, size, stride);
+    return 2 * (size - 1) * (bw[1] + nbytes / size / bw[0]);
   }
 
-  // simulator.simulate: every stage runs its list against a clock; a receive waits for its
-  // send. Returns {slots: [[{start, end, op, mb, chunk}]], makespan, bubble_fraction}.
-  function simulate(schedule, K, M, tF, tB, v) {
-    v = schedule === "interleaved" ? (v || 2) : 1;
-    var programs = [], s;
-    for (s = 0; s < K; s++) programs.push(program(schedule, K, M, s, v));
-    var duration = {forward: tF / v, backward: (tB + 0) / v};
-    var clock = [], pc = [], slots = [], posted = {};
-    for (s = 0; s < K; s++) { clock.push(0); pc.push(0); slots.push([]); }
-    var progress = true;
-    while (progress) {
-      progress = false;
-      for (s = 0; s < K; s++) {
-        var prog = programs[s];
-        while (pc[s] < prog.length) {
-          var a = prog[pc[s]];
-          var here = (a.chunk || 0) * K + s;                 // loop placement
-          var step = a.op === "recv_act" || a.op === "send_grad" ? -1 : 1;
-          if (a.op.indexOf("recv") === 0) {
-            var key = (here + step) + "," + here + "," + a.mb;
-            if (!(key in posted)) break;
-            clock[s] = Math.max(clock[s], posted[key]);
-            delete posted[key];
-          } else if (a.op.indexOf("send") === 0) {
-            posted[here + "," + (here + step) + "," + a.mb] = clock[s];
-          } else {
-            var t = duration[a.op];
-            slots[s].push({start: clock[s], end: clock[s] + t, op: a.op === "forward" ? "F" : "B",
-                           mb: a.mb, chunk: a.chunk});
-            clock[s] += t;
-          }
-          pc[s] += 1;
-          progress = true;
-        }
-      }
+  // scaling.step_time: seconds per step (compute with the bubble, tp, dp, pp) and efficiency,
+  // as `minimegatron memory` prints under its table.
+  function stepTime(c, hw) {
+    hw = hw || HARDWARE;
+    var g = shape(c), M = c.micro_batches, pp = c.pp, tp = c.tp, dp = c.dp;
+    var flopsRate = hw.peak_flops * hw.efficiency;
+    var flopsMb = trainingFlops(g, c.micro_batch, c.checkpoint);
+    var compute = bigDivide(BigInt(M + pp - 1) * flopsMb, BigInt(tp * pp)) / flopsRate;
+    var sbh = g.seq_len * c.micro_batch * g.d_model * PRECISIONS[c.precision];
+    var perLayer = c.checkpoint ? 6 : 4;
+    var tpTime = M * idiv(g.n_layer, pp) * perLayer * allReduceTime(hw, sbh, tp, 1);
+    var grads = rankParamCount(g, pp, tp, 0) * PRECISIONS[c.precision];
+    var dpTime = allReduceTime(hw, grads, dp, tp);
+    var ppTime = 0;
+    if (pp > 1) {
+      var bw = link(hw, 2, tp * dp);
+      ppTime = 2 * M * (bw[1] + sbh / bw[0]);
     }
-    for (s = 0; s < K; s++) {
-      if (pc[s] < programs[s].length) throw new Error("schedule " + schedule + " deadlocks");
-    }
-    var makespan = Math.max.apply(null, clock);
-    var idle = 0;
-    for (s = 0; s < K; s++) {
-      var busy = slots[s].reduce(function (sum, x) { return sum + (x.end - x.start); }, 0);
-      idle += makespan - busy;
-    }
-    return {slots: slots, makespan: makespan, bubble_fraction: idle / (K * makespan)};
-  }
-
-  // schedules.bubble_formula: (K-1)/(vM + K-1), as [numerator, denominator] in lowest terms.
-  function bubbleFormula(K, M, v) {
-    var num = K - 1, den = (v || 1) * M + K - 1;
-    var a = num, b = den;
-    while (b) { var r = a % b; a = b; b = r; }
-    return [num / a, den / a];
+    var total = compute + tpTime + dpTime + ppTime;
+    var useful = Number(BigInt(M) * flopsMb * BigInt(dp));
+    return {compute: compute, tp: tpTime, dp: dpTime, pp: ppTime, total: total,
+            comm_share: (tpTime + dpTime + ppTime) / total, flops_per_s: useful / total,
+            efficiency: useful / (dp * tp * pp * flopsRate * total)};
   }
 
   var api = {
@@ -333,8 +285,9 @@
     paramCount: paramCount, rankParamCount: rankParamCount, modelStateBytes: modelStateBytes,
     activationBytesPerLayer: activationBytesPerLayer, activationBytes: activationBytes,
     inFlight: inFlight, commBytes: commBytes, rankReport: rankReport, checkConfig: checkConfig,
-    program: program, peakInFlight: peakInFlight, simulate: simulate,
-    bubbleFormula: bubbleFormula
+    program: S.program, peakInFlight: S.peakInFlight, simulate: S.simulate,
+    bubbleFormula: S.bubbleFormula, stepTime: stepTime, HARDWARE: HARDWARE,
+    bigDivide: bigDivide
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.MMCalc = api;

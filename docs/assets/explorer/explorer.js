@@ -21,8 +21,9 @@
       comm: "Bytes each dimension sends per step, per rank", timeline: "Timeline of the schedule",
       idle: "idle fraction", formula: "formula", makespan: "makespan",
       ranks: "ranks", unit: "unit", bad: "This grid cannot split the model: ",
-      derive: "derived on", check: "check", yours: "your prediction",
-      right: "Right: ", wrong: "Not quite: the page computes "
+      derive: "derived on",
+      step: "Predicted step time (scaling model; ZeRO and cp ignored)", compute: "compute",
+      efficiency: "efficiency"
     },
     ko: {
       model: "모델", grid: "Grid와 학습", layers: "layer 수 (L)", hidden: "d_model (h)",
@@ -39,7 +40,7 @@
       comm: "차원마다 step당 보내는 byte (rank마다)", timeline: "schedule의 timeline",
       idle: "idle 비율", formula: "공식", makespan: "makespan",
       ranks: "rank", unit: "단위", bad: "이 grid로는 모델을 나눌 수 없습니다: ",
-      derive: "유도한 곳", check: "확인", yours: "예측",
+      derive: "유도한 곳",
       right: "맞았습니다: ", wrong: "다릅니다: 이 페이지의 계산은 "
     }
   };
@@ -188,6 +189,26 @@
     var note = el("p", {});
     note.appendChild(el("a", {href: link("mm-link-comm")}, t.comm));
     out.appendChild(note);
+    stepBlock(out, c, t);
+  }
+
+  // scaling.step_time on its default hardware, as `minimegatron memory` prints it.
+  function stepBlock(out, c, t) {
+    var step = MMCalc.stepTime(c);
+    var p = el("p", {"class": "mm-step"});
+    p.appendChild(el("a", {href: link("mm-link-step")}, t.step));
+    p.appendChild(document.createTextNode(" " + MMCalc.HARDWARE.name + ": "));
+    ["total", "compute", "tp", "dp", "pp"].forEach(function (part, i) {
+      p.appendChild(document.createTextNode(i === 0 ? "" : i === 1 ? " s = " + t.compute + " " :
+                                            " + " + part + " "));
+      p.appendChild(el("span", {"data-mm": "step." + part, "data-value": String(step[part])},
+                       step[part].toPrecision(3)));
+    });
+    p.appendChild(document.createTextNode(" s; " + t.efficiency + " "));
+    p.appendChild(el("span", {"data-mm": "step.efficiency",
+                              "data-value": String(step.efficiency)},
+                     Math.round(step.efficiency * 100) + " %"));
+    out.appendChild(p);
   }
 
   function timelineBlock(out, c, t) {
