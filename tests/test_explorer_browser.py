@@ -15,15 +15,12 @@ the page served with a planted mistake in calc.js must be caught by the same com
 
 Skipped with a reason without Chromium or mkdocs (a failure under MINIMEGATRON_REQUIRE_BROWSER).
 """
-import functools
-import http.server
+import base64
+import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 
 import pytest
@@ -31,10 +28,12 @@ import pytest
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.tools import memory, scaling
-from test_docs_browser import DevTools, QuietHandler, chromium, foreign, open_tab, visit
+from mpi_harness import time_bound
+from test_docs_browser import (DevTools, build_site, chromium_or_skip, foreign, open_tab,
+                               screenshot_dir, serve, visit)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HANGUL = re.compile("[\uac00-\ud7a3]")
+FIRST_RENDER_S = 3.0          # on a 2-core laptop; stretched with this machine's load
 
 # Three grids a class tries: tp + pp + ZeRO-2 + sequence parallel; a GPT-3-sized 4-stage GPipe
 # with recomputation; context parallelism with all-gather attention, interleaved, ZeRO-3.
@@ -154,7 +153,6 @@ GUESSES = [("zero2", "1", False), ("zero2", "{zero2:.3f}", True), ("bubble", "0.
 
 
 def predict(devtools, session):
-    import json
     want = answers()
     return [(name, guess.format(**want), right,
              devtools.evaluate(PREDICT_JS % (json.dumps(name), json.dumps(guess.format(**want))),
@@ -208,28 +206,13 @@ def plant(site_dir):
 @pytest.fixture(scope="module")
 def explorer():
     """{language: [(config, what the page showed)]}, the mutant's, and the screenshot folder."""
-    skip = pytest.fail if os.environ.get("MINIMEGATRON_REQUIRE_BROWSER") else pytest.skip
-    exe = chromium()
-    if exe is None:
-        skip("no Chromium installed (Debian: apt-get install chromium); CI installs it")
-    try:
-        import material  # noqa: F401
-        import mkdocs  # noqa: F401
-    except ImportError:
-        skip('mkdocs / mkdocs-material not installed (pip install ".[docs]")')
+    exe = chromium_or_skip()
     work = tempfile.mkdtemp(prefix="minimegatron-explorer-")
     site_dir = os.path.join(work, "site")
-    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
-                            site_dir], capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert built.returncode == 0, built.stdout + built.stderr
+    build_site(site_dir)
     plant(site_dir)
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=site_dir))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
-    shots = os.path.join(os.environ.get("MINIMEGATRON_ARTIFACTS",
-                                        os.path.join(ROOT, "artifacts")), "screenshots")
-    os.makedirs(shots, exist_ok=True)
+    server, base = serve(site_dir)
+    shots = screenshot_dir()
     os.makedirs(os.path.join(work, "profile"))
     devtools = DevTools(exe, os.path.join(work, "profile"))
     seen = {}
@@ -239,14 +222,15 @@ def explorer():
             state = visit(devtools, session, base + prefix + "explorer/")
             wait_ready(devtools, session)
             first = devtools.evaluate(READ_JS, session)
+            first["drawn_ms"] = devtools.evaluate(
+                "performance.getEntriesByName('mm-explorer-drawn')[0].startTime", session)
             runs = []
             for index, config in enumerate(CONFIGS):
                 start = len(devtools.events)
-                devtools.evaluate(SET_JS % __import__("json").dumps(config), session)
+                devtools.evaluate(SET_JS % json.dumps(config), session)
                 page = devtools.evaluate(READ_JS, session)
                 shot = os.path.join(shots, f"explorer_{language}_{index + 1}.png")
                 height = devtools.evaluate("document.documentElement.scrollHeight", session)
-                import base64
                 data = devtools.call("Page.captureScreenshot", {
                     "format": "png", "captureBeyondViewport": True,
                     "clip": {"x": 0, "y": 0, "width": 1280, "height": min(height, 8000),
@@ -259,7 +243,7 @@ def explorer():
                                   predictions=predict(devtools, session))
         visit(devtools, session, base + "mutant/explorer/", render_timeout=1.0)
         wait_ready(devtools, session)
-        devtools.evaluate(SET_JS % __import__("json").dumps(CONFIGS[0]), session)
+        devtools.evaluate(SET_JS % json.dumps(CONFIGS[0]), session)
         seen["mutant"] = devtools.evaluate(READ_JS, session)
         seen["mutant"]["predictions"] = predict(devtools, session)
         yield seen, base, shots
@@ -291,6 +275,9 @@ def test_offline_no_console_error_and_in_the_pages_language(explorer, language):
         korean = len(HANGUL.findall(page["text"]))
         assert (korean > 20) if language == "ko" else korean == 0, page["text"][:300]
     assert seen[language]["first"]["shown"], "nothing drawn before the first input"
+    # first render: from navigation to the explorer drawn, Mermaid and KaTeX loaded before it
+    bound = time_bound(FIRST_RENDER_S, 60.0)
+    assert seen[language]["first"]["drawn_ms"] < 1000 * bound, (bound, seen[language]["first"])
 
 
 def test_screenshots_of_three_configurations_per_language(explorer):

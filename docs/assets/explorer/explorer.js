@@ -283,7 +283,7 @@
     box.addEventListener("input", redraw);
     box.addEventListener("change", redraw);
     redraw();
-    if (root.explorerStarted) root.explorerStarted(t);
+    if (window.performance && performance.mark) performance.mark("mm-explorer-drawn");
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
