@@ -8,8 +8,8 @@ typing fires them), reads every number the page shows (each carries ``data-mm``,
 and ``data-value``, the exact double) and compares them with ``minimegatron.tools.memory``,
 the pipeline simulator and the scaling model: bytes and seconds exactly, the text as the
 command line prints it (8.2f in the table's unit), the idle fraction and its formula, one SVG
-block per timeline slot. Then it types predictions into the two exercises (wrong, right,
-3/11, 27 %) and reads the verdicts and the revealed answers.
+block per timeline slot. Then it types predictions into the three exercises (wrong, right,
+3/11, 27 %, 7/3) and reads the verdicts and the revealed answers.
 Screenshots of each configuration go to ``$MINIMEGATRON_ARTIFACTS/screenshots``. A copy of
 the page served with a planted mistake in calc.js must be caught by the same comparison.
 
@@ -140,16 +140,21 @@ PREDICT_JS = r"""((name, guess) => {
 
 def answers():
     """The exercises' answers from the command line's Python: model state at ZeRO-2 and tp 2
-    (GB), and the 1F1B idle fraction at K = 4, M = 8."""
+    (GB), the 1F1B idle fraction at K = 4, M = 8, and the ring's backward bytes over the
+    all-gather's at cp 4."""
     g = memory.GPTShape(51200, 2048, 24, 2048, 16)
     state = memory.model_state_bytes(memory.rank_param_count(g, 1, 2, 0), 8, 2)
+    cp = memory.GPTShape(51200, 4096, 24, 2048, 16)
+    ring, gather = (memory.cp_attention_bytes(cp, 1, 1, 4, kind)["backward"]
+                    for kind in ("ring", "allgather"))
     return {"zero2": (state["weights"] + state["grads"] + state["optimizer"]) / 1e9,
-            "bubble": simulate("1f1b", 4, 8).bubble_fraction}
+            "bubble": simulate("1f1b", 4, 8).bubble_fraction, "cp": ring / gather}
 
 
 # (exercise, what the student types, whether it is right); the right answers from answers().
 GUESSES = [("zero2", "1", False), ("zero2", "{zero2:.3f}", True), ("bubble", "0.5", False),
-           ("bubble", "3/11", True), ("bubble", "27 %", True), ("bubble", "lots", False)]
+           ("bubble", "3/11", True), ("bubble", "27 %", True), ("bubble", "lots", False),
+           ("cp", "1", False), ("cp", "7/3", True), ("cp", "2.33", True)]
 
 
 def predict(devtools, session):
@@ -314,3 +319,4 @@ def test_predict_then_check(explorer, language):
         if language == "ko":
             assert HANGUL.search(page["text"]), page["text"]
     assert 0.27 < want["bubble"] < 0.28 and 2.6 < want["zero2"] < 2.7
+    assert abs(want["cp"] - 7 / 3) < 1e-12

@@ -284,7 +284,8 @@
     MIXED: MIXED, PRECISIONS: PRECISIONS, ATTENTION: ATTENTION, SCHEDULES: SCHEDULES,
     paramCount: paramCount, rankParamCount: rankParamCount, modelStateBytes: modelStateBytes,
     activationBytesPerLayer: activationBytesPerLayer, activationBytes: activationBytes,
-    inFlight: inFlight, commBytes: commBytes, rankReport: rankReport, checkConfig: checkConfig,
+    inFlight: inFlight, commBytes: commBytes, cpAttentionBytes: cpAttentionBytes,
+    rankReport: rankReport, checkConfig: checkConfig,
     program: S.program, peakInFlight: S.peakInFlight, simulate: S.simulate,
     bubbleFormula: S.bubbleFormula, stepTime: stepTime, HARDWARE: HARDWARE,
     bigDivide: bigDivide

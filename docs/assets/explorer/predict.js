@@ -4,6 +4,8 @@
 //   zero2   model state of one rank (weights + gradients + optimizer state, GB) at ZeRO-2, tp 2:
 //           P/rank from rank_param_count, then 2P + 2P/N + 12P/N in mixed precision
 //   bubble  the idle fraction of 1F1B, K = 4 stages, M = 8 micro-batches: (K-1)/(M+K-1)
+//   cp      bytes a rank sends in one layer's attention backward, ring over all-gather, cp 4:
+//           cp_attention_bytes, (2c-1) 2kv/c against 2(c-1)/c kv, 7/3
 // A prediction may be written 0.27, 27 %, or 3/11. Runs only on a page with #mm-predict.
 (function () {
   "use strict";
@@ -12,6 +14,7 @@
                checkpoint: true, precision: "mixed", sequence_parallel: false,
                attention: "ring"};
   var BUBBLE = {schedule: "1f1b", stages: 4, micro_batches: 8};
+  var CP = {vocab: 51200, seq_len: 4096, n_layer: 24, d_model: 2048, n_head: 16};
   var TEXT = {
     en: {
       zero2: "A GPT of 24 layers, d_model 2048, 16 heads, vocabulary 51,200, sequence 2,048, " +
@@ -19,11 +22,16 @@
              "(weights + gradients + optimizer state) does one rank hold?",
       bubble: "1F1B on K = 4 stages with M = 8 micro-batches, forward and backward of equal " +
               "time. What fraction of the time is idle?",
-      unit_zero2: "GB", unit_bubble: "(0.27, 27 % or 3/11)", check: "check",
+      cp: "Context parallelism over cp = 4 ranks, sequence 4,096, d_model 2048: in one " +
+          "layer's attention backward, how many times the all-gather's bytes does the ring " +
+          "send per rank?",
+      unit_zero2: "GB", unit_bubble: "(0.27, 27 % or 3/11)", unit_cp: "x", check: "check",
       right: "Right. ", wrong: "Not quite. ", unreadable: "Write a number, e.g. 0.27 or 3/11.",
       answer: "The answer: ",
       why_zero2: " GB: P = {P} parameters per rank (tp 2), 2P + 2P/N + 12P/N with N = 8.",
-      why_bubble: ": (K - 1) / (M + K - 1) = 3/11, the simulator's idle / (K x makespan)."
+      why_bubble: ": (K - 1) / (M + K - 1) = 3/11, the simulator's idle / (K x makespan).",
+      why_cp: ": the ring sends K/V c - 1 times and dK/dV c times, (2c - 1) 2kv/c; the " +
+              "all-gather's reduce-scatters 2(c - 1)/c kv: 7/3 at c = 4."
     },
     ko: {
       zero2: "layer 24개, d_model 2048, head 16개, 어휘 51,200, sequence 2,048인 GPT를 " +
@@ -31,11 +39,15 @@
              "model state (weight + gradient + optimizer state)는 몇 GB일까요?",
       bubble: "stage K = 4개, micro-batch M = 8개의 1F1B, forward와 backward 시간은 같습니다. " +
               "시간의 몇 분의 몇이 idle일까요?",
-      unit_zero2: "GB", unit_bubble: "(0.27, 27 % 또는 3/11)", check: "확인",
+      cp: "cp = 4개 rank의 context parallelism, sequence 4,096, d_model 2048: layer 하나의 " +
+          "attention backward에서 ring은 rank마다 all-gather의 몇 배 byte를 보낼까요?",
+      unit_zero2: "GB", unit_bubble: "(0.27, 27 % 또는 3/11)", unit_cp: "배", check: "확인",
       right: "맞았습니다. ", wrong: "다릅니다. ", unreadable: "숫자를 쓰세요 (예: 0.27 또는 3/11).",
       answer: "답: ",
       why_zero2: " GB: rank마다 parameter P = {P}개 (tp 2), N = 8에서 2P + 2P/N + 12P/N.",
-      why_bubble: ": (K - 1) / (M + K - 1) = 3/11, simulator의 idle / (K x makespan)."
+      why_bubble: ": (K - 1) / (M + K - 1) = 3/11, simulator의 idle / (K x makespan).",
+      why_cp: ": ring은 K/V를 c - 1번, dK/dV를 c번 보내 (2c - 1) 2kv/c; all-gather의 " +
+              "reduce-scatter는 2(c - 1)/c kv: c = 4에서 7/3."
     }
   };
 
@@ -52,8 +64,10 @@
   function answers() {
     var r = MMCalc.rankReport(ZERO2, 0);
     var sim = MMCalc.simulate(BUBBLE.schedule, BUBBLE.stages, BUBBLE.micro_batches, 1, 1);
+    var ring = MMCalc.cpAttentionBytes(CP, 1, 1, 4, "ring", "mixed").backward;
+    var gather = MMCalc.cpAttentionBytes(CP, 1, 1, 4, "allgather", "mixed").backward;
     return {zero2: {value: (r.weights + r.grads + r.optimizer) / 1e9, params: r.params},
-            bubble: {value: sim.bubble_fraction}};
+            bubble: {value: sim.bubble_fraction}, cp: {value: ring / gather}};
   }
 
   function exercise(root, t, name, answer) {
@@ -85,7 +99,7 @@
       var value = document.createElement("strong");
       value.setAttribute("data-mm", "answer." + name);
       value.setAttribute("data-value", String(answer.value));
-      value.textContent = answer.value.toFixed(name === "bubble" ? 4 : 3);
+      value.textContent = answer.value.toFixed(name === "zero2" ? 3 : 4);
       result.appendChild(value);
       result.appendChild(document.createTextNode(
         t["why_" + name].replace("{P}", (answer.params || 0).toLocaleString("en-US"))));
@@ -108,6 +122,7 @@
     var found = answers();
     exercise(root, t, "zero2", found.zero2);
     exercise(root, t, "bubble", found.bubble);
+    exercise(root, t, "cp", found.cp);
   }
 
   if (typeof module !== "undefined" && module.exports) module.exports = {parse: parse};
