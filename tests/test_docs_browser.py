@@ -323,10 +323,9 @@ FAULT_PAGE = """<!doctype html><html><head><meta charset="utf-8"></head><body>
 </body></html>"""
 
 
-@pytest.fixture(scope="module")
-def site():
-    """(devtools, base URL, {page: state}) for every built page, plus the fault page."""
-    # CI sets MINIMEGATRON_REQUIRE_BROWSER=1, so a missing browser fails there instead
+def chromium_or_skip():
+    """Chromium's path; a skip with the reason when it or mkdocs is missing (a failure when
+    MINIMEGATRON_REQUIRE_BROWSER is set, as CI does)."""
     skip = pytest.fail if os.environ.get("MINIMEGATRON_REQUIRE_BROWSER") else pytest.skip
     exe = chromium()
     if exe is None:
@@ -337,22 +336,45 @@ def site():
         import mkdocs  # noqa: F401
     except ImportError:
         skip('mkdocs / mkdocs-material not installed (pip install ".[docs]")')
-    work = tempfile.mkdtemp(prefix="minimegatron-browser-")
-    site_dir = os.path.join(work, "site")
+    return exe
+
+
+def build_site(site_dir):
+    """``mkdocs build --strict`` of the repository's site into site_dir."""
     built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
                             site_dir], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert built.returncode == 0, built.stdout + built.stderr
-    with open(os.path.join(site_dir, "__fault__.html"), "w", encoding="utf-8") as file:
-        file.write(FAULT_PAGE)
+
+
+def serve(site_dir):
+    """(server, base URL): site_dir served on 127.0.0.1 from a thread."""
     handler = functools.partial(QuietHandler, directory=site_dir)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
-    profile = os.path.join(work, "profile")
-    os.makedirs(profile)
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def screenshot_dir():
+    """$MINIMEGATRON_ARTIFACTS/screenshots (default artifacts/screenshots), created."""
     shots = os.path.join(os.environ.get("MINIMEGATRON_ARTIFACTS",
                                         os.path.join(ROOT, "artifacts")), "screenshots")
     os.makedirs(shots, exist_ok=True)
+    return shots
+
+
+@pytest.fixture(scope="module")
+def site():
+    """(devtools, base URL, {page: state}) for every built page, plus the fault page."""
+    exe = chromium_or_skip()
+    work = tempfile.mkdtemp(prefix="minimegatron-browser-")
+    site_dir = os.path.join(work, "site")
+    build_site(site_dir)
+    with open(os.path.join(site_dir, "__fault__.html"), "w", encoding="utf-8") as file:
+        file.write(FAULT_PAGE)
+    server, base = serve(site_dir)
+    profile = os.path.join(work, "profile")
+    os.makedirs(profile)
+    shots = screenshot_dir()
     devtools = DevTools(exe, profile)
     pages = {}
     try:

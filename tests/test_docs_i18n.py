@@ -36,7 +36,7 @@ KOREAN_FIRST = ["index", "data_parallel", "zero", "pipeline", "tensor_parallel",
                 "teaching", "glossary", "interleaved", "zero_bubble", "sequence_parallel",
                 "context_parallel", "moe", "threed_run", "verification", "checkpoints",
                 "mixed_precision", "where", "architecture", "notes_comm", "performance",
-                "reliability"]
+                "reliability", "explorer"]
 
 
 def read(path):
