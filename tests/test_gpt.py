@@ -83,7 +83,7 @@ def test_dropout_is_seeded_and_identity_in_eval():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"d_model": 30, "n_head": 4}, "not divisible"),
-    ({"n_layer": 0}, "positive int"),
+    ({"n_layer": 0}, "must be an int >= 1"),
     ({"dropout": 1.0}, "dropout"),
 ])
 def test_config_errors(kwargs, message):
