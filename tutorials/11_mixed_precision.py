@@ -32,7 +32,7 @@ import dataclasses
 import numpy as np
 
 from minimegatron import comm
-from minimegatron.backend import to_numpy, xp
+from minimegatron.backend import backend_name, to_numpy, xp
 from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.data.demo import LR, SMALL_CONFIG, batch, make_optimizer
 from minimegatron.i18n import language, text
@@ -183,6 +183,9 @@ def main(steps):
     comm.print0(text("t11.zero", totals=", ".join(f"ZeRO-{z} {t:.1f}"
                                                   for z, t in enumerate(totals))))
     formats()                                     # part two: bf16 and fp8
+    if backend_name() == "cupy":          # ml_dtypes' bf16 and fp8 are NumPy types
+        comm.print0(text("t11.numpy_only"))
+        return
     low_precision(world, steps)
 
 

@@ -46,6 +46,8 @@ MESSAGES = {
                    "a scale\nformat          max     normal  subnormal   epsilon   1e-8 ->",
     "t11.e4m3": "e4m3 of 500 unscaled: {unscaled} (no inf in e4m3fn); scaled by s = {scale:g} "
                 "then / s: {back}",
+    "t11.numpy_only": "bf16 and fp8 training runs on the NumPy backend only: ml_dtypes' types "
+                      "are NumPy dtypes, and CuPy has none (MINIMEGATRON_BACKEND=numpy)",
     "t11.low": "{name} ZeRO-2, no loss scale, {steps} steps: max |loss diff| {loss:.1e}, |weight "
                "diff| {weight:.1e} against one {name} process; {vs32:.1e} against one float32 "
                "process (bf16's epsilon {ulp:g}; AdamW's sign flips: ~2 lr, as above)",

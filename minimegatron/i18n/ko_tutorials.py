@@ -47,6 +47,8 @@ MESSAGES = {
                    "필요합니다\n형식          최댓값    normal  subnormal   epsilon   1e-8 ->",
     "t11.e4m3": "scale 없는 e4m3의 500: {unscaled} (e4m3fn에는 inf가 없음); s = {scale:g}로 "
                 "scale한 뒤 / s: {back}",
+    "t11.numpy_only": "bf16과 fp8 학습은 NumPy backend에서만 실행됩니다: ml_dtypes의 타입은 NumPy "
+                      "dtype이고 CuPy에는 없습니다 (MINIMEGATRON_BACKEND=numpy)",
     "t11.low": "{name} ZeRO-2, loss scale 없음, {steps}단계: {name} 프로세스 하나와 최대 |loss 차| "
                "{loss:.1e}, |weight 차| {weight:.1e}; float32 프로세스 하나와 {vs32:.1e} "
                "(bf16의 epsilon {ulp:g}; AdamW의 부호 뒤집힘: 위처럼 ~2 lr)",
