@@ -40,6 +40,8 @@ import inspect
 import ml_dtypes
 import numpy as np
 
+from minimegatron.comm.waits import waits
+
 # The low-precision dtypes and the unsigned integer of their width that carries them.
 CARRIER = {np.dtype(ml_dtypes.bfloat16): np.dtype(np.uint16),
            np.dtype(ml_dtypes.float8_e4m3fn): np.dtype(np.uint8),
@@ -86,8 +88,8 @@ def carries(kind):
                 return fn(*args, **kwargs)
             road = _moved if kind == "move" else _reduced
             return road(fn, x, signature.bind(*args, **kwargs))
-        return call
-    return mark
+        return waits()(call)              # part of the collective: the hang report's caller
+    return mark                           # is the line that called this wrapper
 
 
 def _finish(result, back):
