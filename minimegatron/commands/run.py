@@ -54,7 +54,7 @@ def main(argv=None):
     opts = parser.parse_args(argv)
     if opts.target.endswith(".py") and not os.path.isfile(opts.target):
         parser.error(say("cli.run.no_script", path=opts.target))
-    if not opts.target.endswith(".py") and opts.target not in COMMANDS:
+    if not opts.target.endswith(".py") and opts.target not in (*COMMANDS, "help"):
         close = difflib.get_close_matches(opts.target, COMMANDS, n=1)
         parser.error(say("cli.run.no_command", name=opts.target, commands=", ".join(COMMANDS))
                      + (say("cli.run.did_you_mean", name=close[0]) if close else ""))
