@@ -25,8 +25,9 @@ The other exercises' blocks go back to the handout's raise too (``blank_others``
 but for the ones the check runs through (``NEEDS``: 4.1's DDP trains a GPT, whose
 backward runs 1.1's MatMul and 1.5's unbroadcast) and those of its own chapter, which a
 student's block may call (``kept_blocks``). So a 10.1 copy holds no answer outside
-chapter 10: no ``fromfile`` (were the static read off) finds 8.2's reference in it. ``tests/test_grader_forgeries_judge.py`` grades every reference block in a copy
-staged this way: each PASSes, so no block of NEEDS is missing.
+chapter 10: no ``fromfile`` (were the static read off) finds 8.2's reference in it.
+``tests/test_grader_forgeries_judge.py`` grades every reference block in a copy staged
+this way: each PASSes, so no block of NEEDS is missing.
 
 Dependencies between cut modules are followed by ``from ... import`` name, at module
 level and inside a kept function; a check module reached any other way (by its text,

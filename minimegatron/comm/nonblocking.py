@@ -5,8 +5,8 @@
     h.wait()                                                       # the mean, in bucket
 
 Each ``i*`` function prepares its buffers as its blocking twin in collectives.py
-does, makes ONE nonblocking mpi4py call on ``group.comm`` (checked there: checked.py) (``Iallreduce``,
-``Iallgather``, ``Ibcast``...) and returns a ``Handle``. ``Handle.wait()``
+does, makes ONE nonblocking mpi4py call on ``group.comm`` (checked there: checked.py)
+(``Iallreduce``, ``Iallgather``, ``Ibcast``...) and returns a ``Handle``. ``Handle.wait()``
 waits for MPI (polling.wait_all: MPI's Waitall, or a yielding poll when ranks
 share cores), finishes the result (a mean's division, a copy back into place)
 and records the trace span, from the start to the end of the wait.

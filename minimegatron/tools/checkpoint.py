@@ -16,7 +16,8 @@ Every decision is taken on ONE rank (world rank 0) and broadcast, so every
 rank raises the same CheckpointError together, never one rank alone:
 
     0. every rank reports what it holds (names, piece shapes and placements,
-       optimizer, dropout streams, expert biases) or why it cannot take part: gather_object -> rank 0
+       optimizer, dropout streams, expert biases) or why it cannot take part:
+       gather_object -> rank 0
 
 Saving, on a tp x cp x ep x dp x pp grid (every rank of ``grid.world`` calls it)::
 

@@ -17,8 +17,8 @@ A checkpoint stores optimizer state per weight, in the weight's full shape
 parameters. ``kind_of`` names the update rule as a file records it (its class, the class it
 wraps, the state fields it keeps per weight), so a load compares the rule, not only the
 outer class: a float16 SGD-with-momentum file keeps (master, momentum), which an AdamW
-run, keeping (master, m, v), cannot resume from. Collective only in ``state_of`` with ZeRO: one Allgather per key and
-flat group (its group: dp x cp).
+run, keeping (master, m, v), cannot resume from. Collective only in ``state_of`` with
+ZeRO: one Allgather per key and flat group (its group: dp x cp).
 """
 import numpy as np
 
