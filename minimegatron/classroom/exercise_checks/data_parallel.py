@@ -20,7 +20,6 @@ gradients and weights.
          freed           after finish() no handle of the step is alive (weak references), and
                          a step after the first leaves no new array memory (tracemalloc)
 """
-import gc
 import weakref
 
 import numpy as np
@@ -30,7 +29,8 @@ from minimegatron.classroom.exercise_checks.dp_problem import (
     BATCH, BUCKET_BYTES, DDP_RUNS, bucket_bytes, compare, config_for, describe, error_text,
     group_of, runs, same_weights, serial, shapes, steps_of, tolerance)
 from minimegatron.classroom.exercise_checks.lesson import Lesson, Point, comm_log
-from minimegatron.classroom.exercise_checks.memory_watch import NewArrays, alive, within
+from minimegatron.classroom.exercise_checks.memory_watch import (
+    NewArrays, alive, alive_after_pauses, within)
 from minimegatron.i18n import text
 
 
@@ -63,9 +63,9 @@ def _weak(handle):
 
 def _still_alive(refs):
     """[1 if the handle is still alive, else 0; None for one never weakly referenced], after
-    the garbage collector when any is (a reference cycle freed late is not a handle kept)."""
-    if any(ref is not None and alive([ref]) for ref in refs):
-        gc.collect()
+    the garbage collector and a pause when any is (a reference cycle freed late, or a frame
+    the hang watchdog held a moment, is not a handle kept)."""
+    alive_after_pauses([ref for ref in refs if ref is not None])
     return [None if ref is None else alive([ref]) for ref in refs]
 
 

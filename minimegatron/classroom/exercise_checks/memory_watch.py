@@ -51,6 +51,24 @@ def alive(refs):
     return sum(ref() is not None for ref in refs)
 
 
+# The hang watchdog (runtime/faults.py) looks at the main thread's frame every tick; while
+# it looks, a frame that has just returned keeps its locals (a handle, an array) alive. A
+# check that finds something alive collects garbage and looks again after these pauses:
+# what a student's code keeps stays alive through all of them, what the watchdog held not.
+PAUSES = (0.0, 0.05, 0.25)
+
+
+def alive_after_pauses(refs):
+    """``alive(refs)``, after the garbage collector and the pauses above when any is."""
+    import gc
+    for pause in PAUSES:
+        if not alive(refs):
+            return 0
+        time.sleep(pause)
+        gc.collect()
+    return alive(refs)
+
+
 class NewArrays:
     """``with NewArrays() as new: ...`` then ``new.settle(budget, refs)``: the bytes of NumPy
     array memory allocated inside the block and still alive, wherever it is kept, and how
@@ -76,7 +94,7 @@ class NewArrays:
         """{"new": bytes, "old_alive": count} (see the class)."""
         import gc
         nbytes, left = sum(t.size for t in self.traces), alive(refs)
-        for pause in (0.0, 0.05):           # the hang watchdog may hold a frame a moment
+        for pause in PAUSES:                # the hang watchdog may hold a frame a moment
             if nbytes <= budget and not left:
                 break
             time.sleep(pause)
