@@ -11,8 +11,11 @@ each kind: the teacher's file is unchanged, not a byte of it is in the feedback,
 cell reads ERROR in bounded time, in bubblewrap and in the fallback.
 
 The unit tests below plant the same things for each function that touches a run folder
-(``hang_report.dump_request``, ``job_files``, the evidence, ``gradebook.write``) and
-show that the grader's old plain ``open`` (the mutants) truncates or quotes the file.
+(``hang_report.dump_request``, ``job_files``, the evidence, ``gradebook.write``, the
+runner's evidence line) and show that the old plain ``open`` (the mutants) truncates,
+appends to or quotes the file. The planting check then returns a right answer, so the
+runner (inside the sandbox) reads its jobs and writes its evidence after the planting:
+through ``plain_files`` too, never through what is there.
 """
 import os
 import shutil
@@ -23,8 +26,8 @@ import pytest
 
 from minimegatron.classroom import exercises, gradebook, grader
 from minimegatron.runtime import hang_report, job_files
-from minimegatron.runtime.plain_files import (NotPlain, create_plain, publish, read_plain,
-                                              tail_of, write_plain)
+from minimegatron.runtime.plain_files import (NotPlain, append_plain, create_plain, publish,
+                                              read_plain, tail_of, write_plain)
 
 SECRET = "REFERENCE_ANSWER_" + "7f3a" * 8
 HAS_BWRAP = shutil.which("bwrap") is not None
@@ -35,6 +38,7 @@ KINDS = ("link", "dangling", "fifo", "device")
 RUN_NAMES = ("log.txt", "evidence_rank0.jsonl", "rank0.pid", "rank0.end", "rank0.dump",
              "jobs.json", "dump.request", ".dump.request")
 BOUND_S = 240.0         # a whole grade of one copy, on a loaded machine
+RIGHT_1_2 = "        return grad_out * ctx.saved[0]\n"     # then writes its evidence line
 
 
 def plant(kind, path, teacher):
@@ -117,6 +121,19 @@ def test_the_old_plain_open_of_the_hang_request_truncates_the_teachers_file(tmp_
     assert not _unchanged(teacher, before)
 
 
+def test_the_runners_old_plain_append_of_its_evidence_writes_the_teachers_file(tmp_path):
+    """The mutant: ``open("evidence_rank0.jsonl", "a")`` as the runner had it follows the
+    link and adds its line to the teacher's file; ``append_plain`` refuses it."""
+    teacher, before = _teacher_file(tmp_path)
+    plant("link", str(tmp_path / "evidence_rank0.jsonl"), teacher)
+    with pytest.raises(NotPlain, match="symbolic link"):
+        append_plain(str(tmp_path / "evidence_rank0.jsonl"), "{}\n")
+    assert _unchanged(teacher, before)
+    with open(tmp_path / "evidence_rank0.jsonl", "a") as f:
+        f.write("{}\n")
+    assert not _unchanged(teacher, before)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_plain_write_refuses_what_is_there_and_a_new_file_is_made_whole(tmp_path, kind):
     _need(kind, "off")
@@ -129,6 +146,8 @@ def test_a_plain_write_refuses_what_is_there_and_a_new_file_is_made_whole(tmp_pa
             write_plain(target, "x", replace=replace)
         with pytest.raises(NotPlain):
             gradebook.write({"a": {"1.2": _cell()}}, csv_path=target)
+        with pytest.raises(NotPlain):
+            append_plain(target, "the runner's evidence line\n")
         assert time.monotonic() - start < 5
     assert _unchanged(teacher, before)
     fresh = str(tmp_path / "fresh")
@@ -137,6 +156,9 @@ def test_a_plain_write_refuses_what_is_there_and_a_new_file_is_made_whole(tmp_pa
     assert read_plain(fresh) == b"two"
     publish(str(tmp_path), "fresh", "three")
     assert read_plain(fresh) == b"three"
+    append_plain(fresh, "four")
+    append_plain(str(tmp_path / "new"), "five")
+    assert read_plain(fresh) == b"threefour" and read_plain(str(tmp_path / "new")) == b"five"
 
 
 def test_a_hard_link_to_the_teachers_file_is_never_written_over(tmp_path):
@@ -215,7 +237,7 @@ def test_a_check_planting_at_every_run_folder_name_gets_ERROR_and_no_teacher_byt
         tmp_path, monkeypatch, kind, mode):
     _need(kind, mode)
     teacher, before = _teacher_file(tmp_path)
-    block = _planting_block(kind, teacher, RUN_NAMES, 8, "    os._exit(0)\n")
+    block = _planting_block(kind, teacher, RUN_NAMES, 8, "") + [RIGHT_1_2]   # the runner
     verdict, seconds = _graded(monkeypatch, _copy(tmp_path, "1.2", block), "1.2", mode, 30)
     text = "\n".join(verdict.lines)
     assert verdict.result == "ERROR" and verdict.missed == ["tampered"], text

@@ -21,6 +21,7 @@ COUNT = ["    onehot = queue[..., None] == xp.arange(num_experts)",
 KEEP = ["    kept = xp.ones(choice.shape, dtype=bool) if capacity is None else slot < capacity",
         "    return choice, slot, kept"]
 
+NO_CAPACITY = "dropless kept as integer ones (read as True, but ~1 = -2: the plan's drops)"
 ROUTING_MUTANTS = {
     "ties go to the higher expert id (sort p, reverse)": (SHAPE + [
         "    choice = xp.argsort(probs, axis=-1, kind=\"stable\")[..., ::-1][..., :k]"]
@@ -63,6 +64,9 @@ ROUTING_MUTANTS = {
         + COUNT[2:] + KEEP, "queue"),
     "probs squeezed first (a single token loses its axis; passed the old grader)": ([
         "    probs = probs.squeeze()"] + SHAPE + TOP + QUEUE + COUNT + KEEP, "top_k"),
+    NO_CAPACITY: (SHAPE + TOP + QUEUE + COUNT + [
+        "    kept = xp.ones(choice.shape, dtype=int) if capacity is None else slot < capacity",
+        "    return choice, slot, kept"], "layer"),
 }
 
 ROUTING_RIGHT = {
@@ -156,6 +160,17 @@ def test_a_top_k_slip_is_not_counted_against_the_queue(verdicts):
     """The queue and the capacity are judged on the student's own choices."""
     missed = verdicts["10.1"]["the k largest, smallest first"].missed
     assert "top_k" in missed and "queue" not in missed and "capacity" not in missed
+
+
+def test_the_no_capacity_layer_alone_catches_integer_ones(verdicts):
+    """kept of 1s, not Trues, when capacity is None: every queue case reads it as True, so
+    only the MoE layer without capacity misses: its plan counts ~1 = -2 drops for each
+    assignment (RoutePlan.dropped), in both languages."""
+    verdict = verdicts["10.1"][NO_CAPACITY]
+    assert verdict.missed == ["layer"], verdict.lines
+    shown, ko = "\n".join(verdict.lines), "\n".join(verdict.ko.lines)
+    assert "capacity None" in shown and "counts -64 dropped" in shown, shown
+    assert "용량 None" in ko and "-64개" in ko, ko
 
 
 def test_only_the_gradient_is_missing_without_the_autograd_all_to_all(verdicts):

@@ -705,4 +705,13 @@ MESSAGES = {
                         "{got}; the first MatMul's input x needs no gradient, so B computes no "
                         "dY W^T there: [[True, False], [True, False]] (the other two only)",
     "zb.shared": "{what} of y = tanh(tanh(x W) W) W (W used three times, float32)",
+    "moe.dropped_count": "{what}: the layer's plan counts {got} dropped assignments "
+                         "(RoutePlan.dropped, the sum of ~kept), expected {want}: kept must be "
+                         "booleans",
+    "tp.no_mpi_count": "rank {rank}, {phase}: the evidence holds no count of the MPI calls "
+                       "(the grader's runner always writes one)",
+    "tp.trace_not_made": "rank {rank}, {phase}: the trace shows {op} over {group}, but no MPI "
+                         "call made it (a span recorded by hand is not a collective)",
+    "tp.made_not_traced": "rank {rank}, {phase}: MPI made {method} over {group}, which the "
+                          "trace does not show (a collective hidden from the trace)",
 }

@@ -669,4 +669,13 @@ MESSAGES = {
                         "MatMul의 입력 x는 기울기가 필요 없으므로 B는 거기서 dY W^T를 계산하지 않습니다: [[True, False], "
                         "[True, False]] (나머지 두 개만)",
     "zb.shared": "y = tanh(tanh(x W) W) W의 {what} (W를 세 번 사용, float32)",
+    "moe.dropped_count": "{what}: 레이어의 plan이 버려진(drop) 배정을 {got}개로 셉니다 "
+                         "(RoutePlan.dropped, ~kept의 합), 기대한 값은 {want}개입니다: kept는 "
+                         "bool이어야 합니다",
+    "tp.no_mpi_count": "랭크 {rank}, {phase}: 증거에 MPI 호출 수가 없습니다 "
+                       "(grader의 runner는 항상 적습니다)",
+    "tp.trace_not_made": "랭크 {rank}, {phase}: trace에는 {group} 위의 {op}가 있지만, 그것을 한 MPI "
+                         "호출이 없습니다 (손으로 적은 span은 집합 통신이 아닙니다)",
+    "tp.made_not_traced": "랭크 {rank}, {phase}: MPI가 {group} 위에서 {method}를 했지만 trace에는 "
+                          "없습니다 (trace에서 숨긴 집합 통신)",
 }

@@ -13,13 +13,15 @@ places, or writes into them, goes through here:
             a link included, makes it fail: nothing is followed or truncated); or,
             with ``replace``, the same open on an existing path that must be a
             plain file of one link (never a link, FIFO, device or a hard link to
-            someone's file), truncated only after the fstat.
+            someone's file), truncated only after the fstat; ``append`` the same
+            open, written at the end (O_APPEND), nothing truncated.
     publish a new file under a random name, then renamed over ``name`` (a rename
             replaces the entry, never follows it): readers see all or nothing.
 
     odd = odd_entry(path, cap)            # None, or why: "symbolic link", "FIFO", ...
     data = read_plain(path, cap)          # bytes, or NotPlain(why)
     write_plain(path, data)               # a new plain file, or NotPlain / OSError
+    append_plain(path, line)              # new, or added to a plain file of one link
     publish(folder, "dump.request", text) # all at once, never through what was there
     with create_plain(path) as log: ...   # a new plain file held open (a process's output)
     tail_of(log.fileno(), 3000)           # its last bytes, read through the fd we hold
@@ -89,28 +91,32 @@ def _why(path, default):
         return default
 
 
-def _open_for_write(path, replace):
-    """An fd open for writing on a plain file at path: new, or (``replace``) an existing
-    plain file of one link, truncated; NotPlain for anything else."""
+def _open_for_write(path, replace, append=False):
+    """An fd open for writing on a plain file at path: new, or (``replace``, ``append``)
+    an existing plain file of one link, truncated or written at its end; NotPlain for
+    anything else."""
+    flags = NEW | (os.O_APPEND if append else 0)
     try:
-        return os.open(path, NEW, 0o600)
+        return os.open(path, flags, 0o600)
     except FileExistsError:
-        if not replace:
+        if not (replace or append):
             raise NotPlain(f"{path}: already there ({_why(path, 'file')})") from None
     except OSError as err:
         raise NotPlain(f"{path}: {err.strerror}") from None
     info = os.lstat(path)                       # a device is never even opened
     if _kind(info.st_mode) is not None:
         raise NotPlain(f"{path}: {_kind(info.st_mode)}")
+    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, flags | (os.O_APPEND if append else 0))
     except OSError as err:                      # swapped for a link or a FIFO since
         raise NotPlain(f"{path}: {_why(path, err.strerror)}") from None
     info = os.fstat(fd)                         # what we opened, not what lstat saw
     if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
         os.close(fd)
         raise NotPlain(f"{path}: {_kind(info.st_mode) or 'hard link'}")
-    os.ftruncate(fd, 0)
+    if not append:
+        os.ftruncate(fd, 0)
     return fd
 
 
@@ -122,6 +128,19 @@ def write_plain(path, data, replace=False):
         data = data.encode("utf-8")
     with os.fdopen(_open_for_write(path, replace), "wb") as f:
         f.write(data)
+
+
+def append_plain(path, data):
+    """Add bytes (or text, as UTF-8) at the end of the plain file at path, made new if
+    missing (one ``write`` of O_APPEND: lines of several writers never interleave). A
+    link, FIFO, device or hard link there is never opened through: NotPlain."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    fd = _open_for_write(path, replace=False, append=True)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
 
 
 def create_plain(path):

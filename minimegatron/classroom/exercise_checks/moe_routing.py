@@ -23,7 +23,9 @@ same problems again and computes every expected value itself with NumPy:
               judge's loop over tokens:
               y_t = sum over t's kept choices e of p_{t,e} expert_e(x_t) (the router's
               probability, not renormalised); a token whose every choice was dropped has
-              y_t = 0 exactly, so x + y = x (the residual carries it)
+              y_t = 0 exactly, so x + y = x (the residual carries it); and the layer's
+              plan counts the assignments it dropped (``RoutePlan.dropped``, ~kept): none
+              without capacity (kept as integer ones counts -2 each there)
 """
 import math
 
@@ -141,11 +143,12 @@ def _layer(seed, router, factor, dtype):
     probs = F.softmax(layer.router(Tensor(asarray(x))), axis=-1).data      # what forward sees
     try:
         y = layer(Tensor(asarray(x))).data
+        dropped = int(layer.last_plan.dropped)          # what the plan tells the training log
     except NotImplementedError:
         raise
     except Exception as err:   # noqa: BLE001 -- a wrong routing may break the layer: evidence
         return {"probs": to_numpy(probs), "y": f"{type(err).__name__}: {err}"}
-    return {"probs": to_numpy(probs), "y": to_numpy(y)}
+    return {"probs": to_numpy(probs), "y": to_numpy(y), "dropped": dropped}
 
 
 def collect_routing(group, seed):
@@ -295,6 +298,17 @@ def judge_layer(ev, seed):
                 raise CheckFailed(text("moe.dropped_moved", what=what, s=s, t=t,
                                        got=show(y[s, t])))
             expect_close(what, y, want, TOLERANCE[dtype])
+            lost = dropped_assignments(np.asarray(got["probs"]), cap)
+            if got.get("dropped") != lost:          # kept read as the plan reads it (~kept)
+                raise CheckFailed(text("moe.dropped_count", what=what, got=got.get("dropped"),
+                                       want=lost))
+
+
+def dropped_assignments(probs, cap):
+    """How many of the (b, T, k) assignments find their expert full (0 when dropless)."""
+    if cap is None:
+        return 0
+    return int((judge_slots(judge_top_k(probs, LAYER_K), LAYER_E) >= cap).sum())
 
 
 LESSONS = {"10.1": Lesson(collect_routing, (Point("top_k", judge_top_k_point),

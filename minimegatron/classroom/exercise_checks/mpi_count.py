@@ -17,6 +17,14 @@ communicator (no copy, no new context), whose communication methods record such 
 in the trace as a comm span of op "<method> (untraced MPI)" and 0 bytes, then make it.
 Every check that reads the collectives from the trace (``lesson.comm_log``) then sees
 it as one more call than the lesson allows.
+
+Apart from the trace, every call (traced or not) is also counted in a list of this
+module (``made_calls``): method, group and the bytes of its buffer. A block that
+rewrites the trace in its own process (records an all_reduce it never made, or hides
+an allgather) leaves the two disagreeing, and the judge compares them
+(``tp_problem.expect_calls``). Both lists live in the process that runs the student's
+code: a block that finds and rewrites both agrees with itself (docs/teaching.md says
+so); the static read is what keeps a block from reaching either.
 The collectives' own checking call (comm_check.py, mismatch.py) is not counted.
 """
 import sys
@@ -54,11 +62,43 @@ def _untraced(method, caller):
     return method[0].islower() or not caller.startswith(PACKAGE_COMM)
 
 
+_made = []       # (method, group name, bytes) of every counted call since made_calls()
+
+
+def _buffer_bytes(method, args):
+    """Bytes of a buffer-API call's send buffer (its receive buffer when the send is
+    MPI.IN_PLACE); 0 for the pickle API or a buffer without nbytes."""
+    if method[0].islower() or not args:
+        return 0
+    mpi = sys.modules.get("mpi4py.MPI")
+    buf = args[1] if len(args) > 1 and mpi is not None and args[0] is mpi.IN_PLACE else args[0]
+    if isinstance(buf, (list, tuple)) and buf:               # [buffer, counts, datatype]
+        buf = buf[0]
+    return int(getattr(buf, "nbytes", 0) or 0)
+
+
+def made_calls():
+    """[(method, group name, bytes)] of every MPI call made since the last time (then
+    forgotten), whoever made it (the package's collectives, the pickle API, a direct
+    call), or None when nothing counts (``count_mpi_calls`` never ran here). The judge
+    pairs them with the trace's collectives (``tp_problem.expect_calls``): a span no MPI
+    call made, or a call no span shows, is a forged or a hidden collective."""
+    from minimegatron.comm import group as group_module
+    if not getattr(group_module.Group, "_counted", False):
+        return None
+    made = list(_made)
+    del _made[:]
+    return made
+
+
 def _counted(base, method):
     made = getattr(base, method)
 
     def call(self, *args, **kwargs):
-        if _untraced(method, _caller_module()):
+        caller = _caller_module()
+        if caller not in NOT_COUNTED:      # counted apart from the trace, always
+            _made.append((method, getattr(self, "group_name", ""), _buffer_bytes(method, args)))
+        if _untraced(method, caller):
             from minimegatron.comm import trace
             now = trace.now()
             trace.record(f"{method} (untraced MPI)", self.group_name, 0, 0, 0, now, now)

@@ -26,7 +26,10 @@ job, one line to ``RUN_DIR/evidence_rank<r>.jsonl``:
 ``todo``: the student's block still raises NotImplementedError; ``error``: the
 student's code raised (the message says where). The grader watches these files
 (a check that makes no progress is a HANG), reads them back as data and judges
-them itself (``grader.py``). The process ends right after the last line with C's
+them itself (``grader.py``). The jobs file is read and the evidence written through
+``runtime/plain_files.py``: student code may plant a link or a FIFO at either name, and
+neither is ever opened through (the runner ends with NotPlain; the grader names what
+was planted, ERROR). The process ends right after the last line with C's
 ``exit`` (``leave``), so no ``atexit`` hook of student code runs.
 """
 import ctypes
@@ -37,6 +40,7 @@ import sys
 import time
 import traceback
 
+from minimegatron.runtime.plain_files import append_plain, read_plain
 from minimegatron.runtime.threads import rank_from_env
 
 
@@ -113,8 +117,7 @@ def leave(code):
 
 def main(argv):
     jobs_file, run_dir, use_mpi = argv[0], argv[1], "--mpi" in argv
-    with open(jobs_file) as f:
-        jobs = json.load(f)
+    jobs = json.loads(read_plain(jobs_file))       # never through a link or a FIFO
     rank = rank_from_env() if use_mpi else 0
     out_file = os.path.join(run_dir, f"evidence_rank{rank}.jsonl")
     current = None
@@ -134,8 +137,7 @@ def main(argv):
         line = json.dumps({"key": job["key"], "id": job["id"], "rank": rank, "status": status,
                            "message": message, "evidence": evidence,
                            "seconds": round(time.perf_counter() - start, 3)})
-        with open(out_file, "a") as f:
-            f.write(line + "\n")
+        append_plain(out_file, line + "\n")        # a plain file of one link, or NotPlain
     if use_mpi:
         from minimegatron.comm.local import finalize
         finalize()

@@ -56,18 +56,34 @@ def alone_group(group):
     return group.split(group.rank, name=f"alone{group.rank}")
 
 
+MADE = "MPI"        # the op of an entry of the MPI calls counted apart from the trace
+
+
 def traced_calls(groups):
-    """The collectives traced since the last reset, as evidence (then reset)."""
+    """The collectives traced since the last reset, as evidence (then reset), followed by
+    the MPI calls counted apart from the trace in the same time (``mpi_count.made_calls``):
+    one entry {"op": MADE, "method": ""} first, then one {"op": MADE, "method", "group",
+    "nbytes"} per call (none at all when nothing counts: not under the grader)."""
+    from minimegatron.classroom.exercise_checks import mpi_count
     from minimegatron.comm import trace
     from minimegatron.comm import world
-    calls = comm_log(list(trace.spans()), list(groups) + [world()])
+    groups = list(groups) + [world()]
+    calls = comm_log(list(trace.spans()), groups)
     trace.reset()
+    made = mpi_count.made_calls()
+    if made is not None:
+        named = {g.name: list(g.ranks) for g in groups}
+        calls += [{"op": MADE, "method": "", "group": "", "nbytes": 0, "bytes_sent": 0}] + [
+            {"op": MADE, "method": method, "group": named.get(name, name), "nbytes": nbytes,
+             "bytes_sent": 0} for method, name, nbytes in made]
     return calls
 
 
 def start_trace():
+    from minimegatron.classroom.exercise_checks import mpi_count
     from minimegatron.comm import trace
     trace.reset()
+    mpi_count.made_calls()                  # forget what was counted before
 
 
 class Products:
@@ -107,9 +123,52 @@ def show_calls(calls):
     return ", ".join(text("tp.call", op=op, group=g, nbytes=n, sent=s) for op, g, n, s in calls)
 
 
+# the MPI methods under each traced collective (buffer API, blocking or not)
+MADE_BY = {"all_reduce": ("Allreduce", "Iallreduce"),
+           "all_gather": ("Allgather", "Allgatherv", "Iallgather", "Iallgatherv"),
+           "reduce_scatter": ("Reduce_scatter_block", "Reduce_scatter",
+                              "Ireduce_scatter_block", "Ireduce_scatter")}
+UNTRACED = " (untraced MPI)"
+
+
+def _made_by(call):
+    """The MPI methods that may stand under a trace entry."""
+    if call["op"].endswith(UNTRACED):
+        return (call["op"][:-len(UNTRACED)],)
+    return MADE_BY.get(call["op"], ())
+
+
+def cross_check(ev, phase, calls):
+    """The trace's collectives, minus MADE entries, once each matched with an MPI call
+    counted apart from the trace (same group, a method that makes that collective, the
+    same bytes where both know them); CheckFailed for a traced collective no MPI call
+    made (a forged span), an MPI call no span shows (a hidden collective), or no count."""
+    traced = [c for c in calls if c["op"] != MADE]
+    made = [c for c in calls if c["op"] == MADE]
+    where = {"rank": world_rank(ev), "phase": text(f"tp.{phase}")}
+    if not made or made[0]["method"] != "":
+        raise CheckFailed(text("tp.no_mpi_count", **where))
+    left = made[1:]
+    for call in traced:
+        match = next((m for m in left if m["method"] in _made_by(call)
+                      and m["group"] == call["group"]
+                      and (not m["nbytes"] or not call["nbytes"]
+                           or int(m["nbytes"]) == int(call["nbytes"]))), None)
+        if match is None:
+            raise CheckFailed(text("tp.trace_not_made", op=call["op"], group=call["group"],
+                                   **where))
+        left.remove(match)
+    if left:
+        raise CheckFailed(text("tp.made_not_traced", method=left[0]["method"],
+                               group=left[0]["group"], **where))
+    return traced
+
+
 def expect_calls(ev, phase, calls, want):
     """CheckFailed unless ``calls`` are exactly ``want``, [(op, world ranks, nbytes)], each
-    sending what the ring model says."""
+    sending what the ring model says, and every one of them is an MPI call counted apart
+    from the trace (``cross_check``)."""
+    calls = cross_check(ev, phase, calls)
     got = [(c["op"], c["group"], int(c["nbytes"]), int(c["bytes_sent"])) for c in calls]
     want = [(op, list(g), int(n), sent(op, g, n)) for op, g, n in want]
     if got != want:
