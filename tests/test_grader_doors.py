@@ -231,10 +231,13 @@ def _graded(monkeypatch, copy, spec, mode, timeout):
     return verdicts[spec], time.monotonic() - start
 
 
-@pytest.mark.parametrize("mode", ["bwrap", "off"])
+@pytest.mark.parametrize("mode", ["off"])      # in bubblewrap: test_grader_forgery_class
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_check_planting_at_every_run_folder_name_gets_ERROR_and_no_teacher_byte(
         tmp_path, monkeypatch, kind, mode):
+    """In the fallback the teacher's file is in reach of the check, so a runner that
+    followed the planted evidence link would write into it; the links, links to nothing
+    and FIFOs planted in bubblewrap are the forgery class's (one launch each there)."""
     _need(kind, mode)
     teacher, before = _teacher_file(tmp_path)
     block = _planting_block(kind, teacher, RUN_NAMES, 8, "") + [RIGHT_1_2]   # the runner

@@ -15,26 +15,17 @@ code open beside her would, against what the grader promises (docs/teaching.md):
                   exercise's reference block (8.2's zigzag) and the check module's
                   judge, and raises them so they reach its feedback
 
-and a right copy of the same four exercises beside them. The class is graded twice,
-each time in one ``grade --class`` (in bubblewrap where the machine has it):
-
-- as in class, the static read on: every hostile cell is SUSPECT (its block never ran),
-  the right copy PASSes every cell;
-- with the static read off (the second wall alone: the staged copy, ``staging.py``):
-  no hostile cell PASSes but the in-process rewrite of the evidence, which only the
-  static read stops (docs/teaching.md says so), and no feedback holds a line of
-  another exercise's reference or of a judge.
+They are graded in one class with every other kind of hostile copy, the static read
+off and on (``test_grader_forgery_class.py``): none PASSes, the in-process rewrite of
+the evidence included (the judge pairs the trace with the MPI calls counted apart).
 
 The mutation: graded with a copy that is NOT staged (``staging.stage`` a no-op), the
 10.1 that calls the judge helpers PASSes and the one that reads the copy quotes 8.2's
 answer: the staging is what stops them.
 """
-import json
 import os
 import pickle
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -110,86 +101,6 @@ def hostile_blocks():
     raise ValueError("\\n".join(found))
     """)),
     }
-
-
-def build_class(class_dir):
-    for name, (ex_id, lines) in hostile_blocks().items():
-        exercises.make(str(class_dir / name))
-        _write_block(str(class_dir / name), ex_id, lines)
-    exercises.make(str(class_dir / "z_right"))
-    exercises.solve(str(class_dir / "z_right"), SPEC.split(","))
-    return class_dir
-
-
-def grade_class(root, static_read):
-    """{student: {id: cell}} of one ``grade --class`` of the class, and its process."""
-    class_dir = build_class(root / "class")
-    env = {**os.environ, "MINIMEGATRON_SANDBOX": "bwrap" if HAS_BWRAP else "off",
-           "MINIMEGATRON_STATIC_READ": static_read}
-    book = root / "book.json"
-    proc = subprocess.run([sys.executable, "-m", "minimegatron", "grade", SPEC, "--class",
-                           str(class_dir), "--json", str(book), "--csv", str(root / "book.csv"),
-                           "--timeout", "60", "--jobs", "2"],
-                          env=env, cwd=root, capture_output=True, text=True, timeout=1500)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    cells = {}
-    for row in json.loads(book.read_text()):
-        cells.setdefault(row["student"], {})[row["exercise"]] = row
-    return cells
-
-
-@pytest.fixture(scope="module")
-def read_on(tmp_path_factory):
-    return grade_class(tmp_path_factory.mktemp("read_on"), "on")
-
-
-@pytest.fixture(scope="module")
-def read_off(tmp_path_factory):
-    return grade_class(tmp_path_factory.mktemp("read_off"), "off")
-
-
-def _cell(cells, name):
-    ex_id = hostile_blocks()[name][0]
-    return cells[name][ex_id]
-
-
-def test_as_in_class_every_hostile_block_is_suspect(read_on):
-    got = {name: _cell(read_on, name)["result"] for name in hostile_blocks()}
-    assert got == {name: "SUSPECT" for name in hostile_blocks()}, json.dumps(read_on)[:4000]
-    kinds = {name: _cell(read_on, name)["missed"] for name in hostile_blocks()}
-    assert kinds == {"h_pickle": ["static: file_io"], "h_judge_helper": ["static: import"],
-                     "h_evidence": ["static: import"], "h_handle": ["static: function_state"],
-                     "h_reference": ["static: import"]}, kinds
-
-
-def test_as_in_class_the_right_copy_passes_every_cell(read_on, read_off):
-    for cells in (read_on, read_off):
-        assert {ex: c["result"] for ex, c in cells["z_right"].items()} == \
-            {ex: "PASS" for ex in SPEC.split(",")}, cells["z_right"]
-
-
-def test_without_the_static_read_no_hostile_block_passes_but_the_in_process_rewrite(read_off):
-    """The staged copy stops the judge helper, the pickle that imports the judge, the copy
-    read for answers; the hand-made handle fails the lesson. What it cannot stop, as
-    docs/teaching.md says: a block running Python of its choosing rewrites, in its own
-    process, what the trace and the MPI counter record (only the static read stops it)."""
-    got = {name: _cell(read_off, name)["result"] for name in hostile_blocks()}
-    assert got == {"h_pickle": "FAIL", "h_judge_helper": "FAIL", "h_evidence": "PASS",
-                   "h_handle": "FAIL", "h_reference": "FAIL"}, got
-    helper = "\n".join(_cell(read_off, "h_judge_helper")["lines"])
-    assert "cannot import name" in helper and "judge_" in helper, helper
-    pickled = "\n".join(_cell(read_off, "h_pickle")["lines"])
-    assert "the pickle ran: no judge in this copy" in pickled, pickled
-
-
-def test_without_the_static_read_no_other_answer_and_no_judge_reaches_the_feedback(read_off):
-    text = json.dumps(read_off)
-    assert ZIGZAG_LINE not in text
-    assert not any(line in text for line in JUDGE_LINES)
-    seen = "\n".join(_cell(read_off, "h_reference")["lines"])
-    assert "Exercise 8.2: cut the S tokens" in seen, seen      # what the copy holds: the blank
-    assert "Cut by the grader (classroom/staging.py)" in seen, seen
-    assert "No such file or directory" in seen and "judge.py" in seen, seen
 
 
 def _grade_unstaged(tmp_path, monkeypatch, name):

@@ -89,7 +89,7 @@ def _copy(tmp_path, ex_id, lines):
     return copy
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", ["off"])      # in bubblewrap: test_grader_forgery_class
 def test_a_block_that_raises_the_environment_shows_none_of_the_teachers(
         tmp_path, monkeypatch, mode):
     _box(mode, monkeypatch)
