@@ -188,19 +188,16 @@ def test_names_and_messages_reach_the_teacher_inert(graded):
     assert all(_clean(cell) for row in rows for cell in row)
     assert all(not row[0].startswith(("=", "+", "-", "@", "\t", "\r")) for row in rows[1:])
     assert "'" + exercises_shown(FORMULA) in [row[0] for row in rows]
-    assert "\\x1b[2J" in proc.stdout or "\\x1b[2J" in proc.stderr or \
-        "\\x1b[2J" in json.dumps(rows)
     assert subprocess.run(["true"], timeout=30).returncode == 0      # the machine forks
 
 
 def test_as_in_class_every_hostile_block_is_suspect_and_the_right_ones_read_clean(tmp_path):
     reference = find_blocks(PACKAGE_DIR)
-    kinds = {}
+    kinds, copy = {}, str(tmp_path / "copy")
+    exercises.make(copy)                 # one copy, each block written in turn, read alone
     for name, (ex_id, lines) in class_blocks(str(tmp_path / "answer.py")).items():
         if name == FORMULA:
             continue                     # a plain raise: no trick to read, its name is one
-        copy = str(tmp_path / f"c{len(kinds)}")
-        exercises.make(copy)
         _write_block(copy, ex_id, lines)
         got = static_read.suspects(find_blocks(os.path.join(copy, "minimegatron")), [ex_id],
                                    reference)
@@ -211,10 +208,8 @@ def test_as_in_class_every_hostile_block_is_suspect_and_the_right_ones_read_clea
         "h_pickle": ["static: file_io"], "h_judge_helper": ["static: import"],
         "h_evidence": ["static: import"], "h_handle": ["static: function_state"],
         "h_reference": ["static: import"]}, kinds
-    right = str(tmp_path / "right")
-    exercises.make(right)
-    exercises.solve(right, SPEC.split(","))
-    assert static_read.suspects(find_blocks(os.path.join(right, "minimegatron")),
+    exercises.solve(copy, SPEC.split(","))               # the right blocks over them
+    assert static_read.suspects(find_blocks(os.path.join(copy, "minimegatron")),
                                 SPEC.split(","), reference) == {}
 
 
