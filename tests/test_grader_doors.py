@@ -121,6 +121,25 @@ def test_the_old_plain_open_of_the_hang_request_truncates_the_teachers_file(tmp_
     assert not _unchanged(teacher, before)
 
 
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_the_runner_never_reads_its_jobs_through_what_is_planted(tmp_path, kind):
+    """A FIFO at jobs.json held the old runner's ``open`` for ever; a link read the
+    teacher's file as its jobs. The runner ends at once, naming it, and writes nothing."""
+    import subprocess
+    import sys
+    teacher, before = _teacher_file(tmp_path)
+    run = tmp_path / "run"
+    run.mkdir()
+    plant(kind, str(run / "jobs.json"), teacher)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", grader.RUNNER, str(run / "jobs.json"),
+                           str(run)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "NotPlain" in proc.stderr, proc.stderr
+    assert {"link": "symbolic link", "fifo": "FIFO"}[kind] in proc.stderr, proc.stderr
+    assert time.monotonic() - start < 30 and _unchanged(teacher, before)
+    assert sorted(os.listdir(run)) == ["jobs.json"]
+
+
 def test_the_runners_old_plain_append_of_its_evidence_writes_the_teachers_file(tmp_path):
     """The mutant: ``open("evidence_rank0.jsonl", "a")`` as the runner had it follows the
     link and adds its line to the teacher's file; ``append_plain`` refuses it."""

@@ -213,11 +213,16 @@ def test_as_in_class_every_hostile_block_is_suspect_and_the_right_ones_read_clea
                                 SPEC.split(","), reference) == {}
 
 
+def copy_records(records):
+    return json.loads(json.dumps(records))
+
+
 def test_the_cross_check_is_what_fails_the_rewritten_trace(tmp_path, monkeypatch):
-    """The rewritten 3.2 graded once, its records judged three ways: as the grader does
-    (FAIL), by the judge without its cross-check (the mutant: PASS), and with the MPI
-    count rewritten to agree with the forged trace (PASS: consistent evidence is what
-    the judge cannot tell from real, docs/teaching.md)."""
+    """The rewritten 3.2 graded once, its records judged four ways: as the grader does
+    (FAIL), by the judge without its cross-check (the mutant: PASS), with the forged span
+    taken out (the all-gather hidden from the trace alone: FAIL), and with the MPI count
+    rewritten to agree with the forged trace (PASS: consistent evidence is what the judge
+    cannot tell from real, docs/teaching.md)."""
     ex_id, lines = hostile_blocks()["h_evidence"]
     copy = str(tmp_path / "copy")
     exercises.make(copy)
@@ -236,6 +241,14 @@ def test_the_cross_check_is_what_fails_the_rewritten_trace(tmp_path, monkeypatch
         m.setattr(tp_problem, "cross_check",
                   lambda ev, phase, calls: [c for c in calls if c["op"] != tp_problem.MADE])
         assert judge(ex_id, records, seed).result == "PASS"
+    hidden = copy_records(records)                  # the all-gather alone, no span forged
+    for ev in hidden:
+        for run in ev["evidence"]["runs"].values():
+            run["forward"] = [c for c in run["forward"] if c["op"] != "all_reduce"]
+    verdict = judge(ex_id, hidden, seed)
+    assert verdict.missed == ["one_all_reduce"], verdict.lines
+    assert "MPI made allgather over [0, 1], which the trace does not show" in \
+        "\n".join(verdict.lines), verdict.lines
     for ev in records:
         for run in ev["evidence"]["runs"].values():
             for call in run["forward"]:
