@@ -131,14 +131,14 @@ def write_plain(path, data, replace=False):
 
 
 def append_plain(path, data):
-    """Add bytes (or text, as UTF-8) at the end of the plain file at path, made new if
-    missing (one ``write`` of O_APPEND: lines of several writers never interleave). A
-    link, FIFO, device or hard link there is never opened through: NotPlain."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    """Add bytes (or text, as UTF-8) at the end of the plain file at path (O_APPEND), made
+    new if missing. A link, FIFO, device or hard link there is never opened through:
+    NotPlain."""
+    view = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
     fd = _open_for_write(path, replace=False, append=True)
     try:
-        os.write(fd, data)
+        while view:
+            view = view[os.write(fd, view):]
     finally:
         os.close(fd)
 

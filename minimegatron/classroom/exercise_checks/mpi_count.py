@@ -17,6 +17,7 @@ communicator (no copy, no new context), whose communication methods record such 
 in the trace as a comm span of op "<method> (untraced MPI)" and 0 bytes, then make it.
 Every check that reads the collectives from the trace (``lesson.comm_log``) then sees
 it as one more call than the lesson allows.
+The collectives' own checking call (comm_check.py, mismatch.py) is not counted.
 
 Apart from the trace, every call (traced or not) is also counted in a list of this
 module (``made_calls``): method, group and the bytes of its buffer. A block that
@@ -25,7 +26,6 @@ an allgather) leaves the two disagreeing, and the judge compares them
 (``tp_problem.expect_calls``). Both lists live in the process that runs the student's
 code: a block that finds and rewrites both agrees with itself (docs/teaching.md says
 so); the static read is what keeps a block from reaching either.
-The collectives' own checking call (comm_check.py, mismatch.py) is not counted.
 """
 import sys
 
