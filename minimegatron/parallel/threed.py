@@ -76,6 +76,7 @@ from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
 from minimegatron.parallel.context_parallel.gpt import context_parallel_model
 from minimegatron.parallel.context_parallel.zigzag import check_split, split_sequence
+from minimegatron.parallel.data_parallel.fsdp2 import fully_shard, hsdp_groups
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.generate import pipeline_generate
@@ -95,9 +96,10 @@ def cp_split(attention):
 
 
 def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
-                    attention="ring"):
+                    attention="ring", fsdp=0):
     """The same ValueError on every rank, before any collective, for a grid that cannot work;
     (micro_batches, zero_stage) as Python ints (numpy's accepted, True refused)."""
+    check_fsdp(grid, zero_stage, fsdp)
     check_tp_config(config, grid.tp_size)
     if grid.cp_size > 1:
         check_cp_config(config, grid.cp_size, attention, cp_split(attention), grid.tp_size)
@@ -116,6 +118,33 @@ def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
         raise ValueError(f"Trainer3D composes zero_stage 0 (DDP), 1 or 2 with the pipeline;"
                          f" got zero_stage={zero_stage!r}")
     return int(micro_batches), int(zero_stage)
+
+
+def check_fsdp(grid, zero_stage, fsdp):
+    """ValueError unless FSDP2 (``fsdp`` = R >= 1 replicas, 0: off) fits the grid."""
+    if isinstance(fsdp, bool) or not isinstance(fsdp, numbers.Integral) or fsdp < 0:
+        raise ValueError(f"fsdp must be an int >= 0 (0: off, 1: FSDP2, R > 1: HSDP with R "
+                         f"replicas), got {fsdp!r}")
+    if not fsdp:
+        return
+    if zero_stage:
+        raise ValueError(f"FSDP2 shards every weight, its gradient and its optimizer state "
+                         f"(ZeRO-3's place): it replaces zero_stage={zero_stage}, a run has "
+                         f"one sharding")
+    if grid.pp_size > 1:
+        raise ValueError("FSDP2 is not composed with the pipeline here: its per-unit "
+                         "all-gather and reduce-scatter would run once per micro-batch inside "
+                         "the schedule (as ZeRO-3); pp must be 1")
+    if (grid.dp_size * grid.cp_size) % fsdp:
+        raise ValueError(f"HSDP: {fsdp} replicas do not divide dp x cp = "
+                         f"{grid.dp_size * grid.cp_size} ranks")
+
+
+def fsdp_groups(grid, fsdp):
+    """(shard group, replicate group or None) of FSDP2 / HSDP over dp x cp."""
+    if fsdp == 1:
+        return grid.dp_cp, None
+    return hsdp_groups(grid.dp_cp, grid.dp_cp.size // fsdp)
 
 
 def build_stage(model, grid, schedule, chunks=1):
@@ -171,12 +200,12 @@ class Trainer3D:
 
     def __init__(self, config, grid, schedule="1f1b", micro_batches=1, zero_stage=0,
                  checkpoint_activations=False, *, optimizer_fn, check_finite=True,
-                 chunks=1, sequence_parallel=False, attention="ring"):
+                 chunks=1, sequence_parallel=False, attention="ring", fsdp=0):
         micro_batches, zero_stage = check_3d_config(config, grid, schedule, micro_batches,
-                                                    zero_stage, chunks, attention)
+                                                    zero_stage, chunks, attention, fsdp)
         agree_on_plan(grid, config, schedule, micro_batches, attention, chunks=chunks,
                       zero_stage=zero_stage, sequence_parallel=sequence_parallel,
-                      recompute=checkpoint_activations)
+                      recompute=checkpoint_activations, fsdp=int(fsdp))
         self.config, self.grid, self.check_finite = config, grid, check_finite
         self.sequence_parallel = sequence_parallel and grid.tp_size > 1
         self.split = cp_split(attention)
@@ -187,6 +216,10 @@ class Trainer3D:
             model = ParallelGPT(config, grid.tp, sequence_parallel=sequence_parallel)
         else:
             model = GPT(config)
+        self.fsdp_shard = None
+        if fsdp:                       # each weight (its tp shard) on dim 0 over dp x cp / R
+            self.fsdp_shard, replicate = fsdp_groups(grid, fsdp)
+            fully_shard(model, self.fsdp_shard, replicate)
         self.stage = build_stage(model, grid, schedule, chunks)
         self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches,
                                      checkpoint_activations)
@@ -194,7 +227,9 @@ class Trainer3D:
         self.zero_stage, params = zero_stage, self.stage.parameters()
         self.rule = rule = optimizer_fn(params)
         agree_on_optimizer(grid, rule)                            # before the weights move
-        if zero_stage == 0:
+        if fsdp:                               # the units reduce-scatter in their backward
+            self.ddp, self.optimizer = None, rule
+        elif zero_stage == 0:
             self.ddp = DistributedDataParallel(self.stage, grid.dp_cp, overlap=False,
                                                check_finite=check_finite)
             self.optimizer = rule
@@ -259,7 +294,7 @@ class Trainer3D:
         if self.ddp is not None:
             with trace.label("dp.grads"):
                 self.ddp.finish()                         # all-reduce (mean) over dp x cp
-        else:
+        elif self.fsdp_shard is None:
             self.optimizer.reduce_gradients()                     # ZeRO: over dp x cp
         with trace.label("dp.loss"):
             mean = comm.all_reduce(xp.asarray([loss]), self.grid.dp_cp, op="mean")

@@ -26,7 +26,9 @@ forward) and activation recomputation cuts that log as it cuts ``aux_log``
 (pipeline_parallel/recompute.py), so a recomputed block does not count twice.
 
 Communication (parallel/expert_parallel/trainer.py): one all-reduce of the
-stacked loads (layers, E) of a stage over dp x cp per step: 8 * L * E bytes.
+stacked loads (layers, E) of a stage over dp x cp per step: 8 * L * E bytes; under
+DualPipe a second one over the mirror pair (each rank holds a copy of the same layers,
+and each copy routed some of the step's micro-batches).
 """
 from minimegatron.backend import xp
 
