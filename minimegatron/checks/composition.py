@@ -32,7 +32,7 @@ process by tests/test_composition.py; refused: the reason), the text that
 ``minimegatron verify --matrix`` prints and docs/verification.md holds; on a world of
 4k ranks the command also trains every cell (``train_matrix``) and prints what it measured.
 ``pairs()``: every pair of elements; ``WIDEST``: the widest grids that fit 8
-ranks (two, as ZeRO-1/2 and the two schedules exclude each other).
+ranks (five, as ZeRO-1/2, the schedules and FSDP2 / pipelines exclude each other).
 ``run_rows(rows, world)`` trains many rows in ONE launch: rows are packed into
 rounds of disjoint blocks of ranks (``pack``), each block a sub-communicator.
 (Checkpoints of each combination: tools/checkpoint*.py's own tests save one grid
@@ -61,9 +61,13 @@ FSDP = {"fsdp2": 1, "hsdp": 2}                       # element -> replicas (Trai
 # CONTEXT_CONFIG with 4 layers: 16 tokens (zigzag over cp = 2, then over tp = 2 with SP),
 # 2 stages x 2 chunks of the interleaved schedule.
 COMPOSE_CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=16, seed=0)
-# The widest grids of 8 ranks, tp2 x cp2 x pp2 with ep = 2 over dp x cp, every feature in one:
+# The widest grids of 8 ranks, tp2 x cp2 x pp2 with ep = 2 over dp x cp, every feature in one;
+# and FSDP2's (no pipeline): HSDP over dp x cp = 2 x 2 of each tp rank, tp2 x dp2 x cp2:
 WIDEST = (("tp", "cp", "pp", "ep", "zero2", "sp", "interleaved", "recompute"),
-          ("tp", "cp", "pp", "ep", "zero1", "sp", "zb", "float16", "recompute"))
+          ("tp", "cp", "pp", "ep", "zero1", "sp", "zb", "float16", "recompute"),
+          ("tp", "cp", "pp", "ep", "zero2", "sp", "dualpipev", "balanced", "recompute"),
+          ("tp", "cp", "pp", "ep", "zero1", "sp", "dualpipe", "bf16", "recompute"),
+          ("tp", "cp", "dp", "hsdp", "sp", "bf16", "recompute"))
 STEPS, BATCH = 2, 4
 ABS_TOL = {"float64": 1e-10}   # float16, bf16, fp8: verify.tolerance (its stated contract)
 
@@ -287,11 +291,17 @@ def passed(row):
 
 
 def train_matrix(world=None):
-    """{(axis, feature): "PASS" or "FAIL"}: every cell that composes, trained on this world
-    (a multiple of 4 ranks: the cells' blocks have 2 or 4) against one process."""
+    """{(axis, feature): "PASS", "FAIL" or "needs N ranks"}: every cell that composes and fits
+    this world (a multiple of 4 ranks: the cells' blocks have 2, 4 or 8) trained against one
+    process; a cell of more ranks than the world (tp x HSDP: tp 2 x 2 replicas x 2 shards)
+    says so."""
+    world = world or comm.world()
     cells = [cell for cell, why in matrix().items() if why is None]
-    return {tuple(row["elements"]): "PASS" if passed(row) else "FAIL"
-            for row in run_rows(cells, world)}
+    fits = [cell for cell in cells if plan(cell).size <= world.size]
+    out = {cell: f"needs {plan(cell).size} ranks" for cell in cells if cell not in fits}
+    out.update({tuple(row["elements"]): "PASS" if passed(row) else "FAIL"
+                for row in run_rows(fits, world)})
+    return out
 
 
 def matrix_table(measured=None):
@@ -312,9 +322,11 @@ def matrix_table(measured=None):
                 row.append(f"SKIP [{reasons.index(why) + 1}]")
         lines.append(f"| {a} | " + " | ".join(row) + " |")
     composing = sum(v is None for v in cells.values())
-    failed = sum(v != "PASS" for v in (measured or {}).values())
+    failed = sum(v == "FAIL" for v in (measured or {}).values())
+    bigger = sum(v not in ("PASS", "FAIL") for v in (measured or {}).values())
     lines.append("")
-    lines.append(f"{composing - failed} PASS, " + (f"{failed} FAIL, " if failed else "")
+    lines.append(f"{composing - failed - bigger} PASS, " + (f"{failed} FAIL, " if failed else "")
+                 + (f"{bigger} not trained (more ranks than here), " if bigger else "")
                  + f"{len(cells) - composing} refused of {len(cells)} cells (axis = 2 with the "
                  "feature; grids: checks/composition.plan; "
                  + ("trained here against one process)." if measured is not None else

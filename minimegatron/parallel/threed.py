@@ -54,8 +54,9 @@ the attention variant's K/V traffic over cp.
 
 Which combinations are supported: any dp x pp x tp that divides the world,
 tp dividing d_model and n_head (the vocabulary is padded), pp <= n_layer, with
-zero_stage 0 (DDP), 1 or 2 over dp. ZeRO-3 is not composed with the pipeline
-here (its per-unit gather hooks would run inside every micro-batch): ValueError.
+zero_stage 0 (DDP), 1 or 2 over dp, or (pp = 1) FSDP2 / HSDP over dp x cp (``fsdp``).
+ZeRO-3 and FSDP2 are not composed with the pipeline here (their per-unit gathers would
+run inside every micro-batch): ValueError.
 
     minimegatron run -n 8 tutorials/08_3d_parallel.py --dp 2 --pp 2 --tp 2
 """
@@ -191,6 +192,11 @@ class Trainer3D:
     step together; the pipeline starts backward from its loss scale S.
     ``attention``: the context-parallel variant when ``grid.cp_size`` > 1 (gradients and
     the loss then average over ``grid.dp_cp``).
+    ``fsdp`` = R >= 1 (pp = 1, no ZeRO; ``check_fsdp``): FSDP2 in place of DDP: every
+    weight this tp rank holds is sharded on dim 0 over dp x cp (R = 1) or over dp x cp / R
+    ranks with R replicas (HSDP; data_parallel/fsdp2.py), all-gathered around each unit's
+    forward and backward, its gradient reduce-scattered there: no DDP all-reduce after the
+    step, and ``named_parameters()`` yields the dim-0 shards of the tp shards.
     At construction every rank of ``grid.world`` agrees on the plan (``agree_on_plan``:
     the config, schedule, M, the cp variant and split, ZeRO, sp; one 8-byte Allgather).
     ``check_finite`` (default on): a NaN/inf loss raises guards.NonFiniteError on

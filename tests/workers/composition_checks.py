@@ -42,13 +42,19 @@ def refusals_before_any_message():
            "dense_zero3": _error(lambda: Trainer3D(config, grid, zero_stage=3,
                                                    optimizer_fn=make_optimizer)),
            "two_stages": _error(lambda: composition.plan(("zero1", "zero2"))),
-           "two_schedules": _error(lambda: composition.plan(("interleaved", "zb")))}
+           "two_schedules": _error(lambda: composition.plan(("interleaved", "zb"))),
+           "fsdp_zero": _error(lambda: Trainer3D(config, grid, zero_stage=1, fsdp=1,
+                                                 optimizer_fn=make_optimizer)),
+           "fsdp_pipeline": _error(lambda: Trainer3D(config, ProcessGrid(dp=4, pp=2), fsdp=1,
+                                                     optimizer_fn=make_optimizer)),
+           "hsdp_replicas": _error(lambda: Trainer3D(config, grid, fsdp=3,
+                                                     optimizer_fn=make_optimizer))}
     out["spans"] = len([s for s in trace.spans() if s["kind"] == "comm"])
     return out
 
 
 def _mutate():
-    """Three wrong implementations at once (each row below exercises one of them)."""
+    """Five wrong implementations at once (each row below exercises one of them)."""
     import importlib
     from minimegatron.parallel.expert_parallel import layer, zero
     recompute = importlib.import_module("minimegatron.parallel.pipeline_parallel.recompute")
@@ -61,9 +67,31 @@ def _mutate():
     zero.ExpertShardedOptimizer.__init__ = not_divided
     layer.gather_to_replicated = gather_from_sequence  # SP: backward sums the tp copies
     recompute._logs = lambda fn: []                    # the aux loss logged twice
+    _mutate_new()
 
 
-MUTANT_ROWS = [("ep", "zero2"), ("ep", "sp"), ("ep", "recompute")]
+def _mutate_new():
+    """Two more: DualPipe's expert loads not summed over the mirror pair (each copy of a
+    layer counts only its own micro-batches); HSDP's gradients never averaged over the
+    replicas (each replica steps on half the batch)."""
+    from minimegatron.nn.moe.balancing import take_load, update_expert_bias
+    from minimegatron.nn.moe.gpt import moe_layers
+    from minimegatron.parallel.data_parallel import fsdp2
+    from minimegatron.parallel.expert_parallel.trainer import MoETrainer
+
+    def one_copy(self):
+        layers = moe_layers(self.stage)
+        update_expert_bias(layers, comm.all_reduce(take_load(layers), self.load_group))
+    MoETrainer.balance_experts = one_copy
+    shard_init = fsdp2.ShardedUnit.__init__
+
+    def no_replicas(self, name, module, group, replicate, state):
+        shard_init(self, name, module, group, None, state)
+    fsdp2.ShardedUnit.__init__ = no_replicas
+
+
+MUTANT_ROWS = [("ep", "zero2"), ("ep", "sp"), ("ep", "recompute"), ("dualpipe", "balanced"),
+               ("tp", "hsdp")]
 
 
 def train_with_mutants(rows):
