@@ -117,6 +117,18 @@ def test_wrong_implementations_fail(trained):
         assert max(row["loss"], row["grad"], row["weight"]) > 100 * row["tol"], row
 
 
+def test_fsdp2_under_tp_gathers_and_reduce_scatters_each_tp_shard_over_dp_alone(trained):
+    """dp 2 x tp 2 (the tp + FSDP2 row trains it equal to one process): each tp rank's shard
+    of a weight is cut again on dim 0 over its dp group, whose collectives send the
+    calculator's bytes; nothing of FSDP2 runs over tp."""
+    for rank, res in enumerate(trained):
+        r = res["fsdp_tp"]
+        assert r["groups"] == [r["dp"]] and r["dp"] != r["tp"], (rank, r)
+        assert r["ops"] == ["all_gather", "reduce_scatter"], (rank, r)
+        assert r["sent"] == r["formula"] > 0, (rank, r)
+        assert r["shards"]["wte.weight"] == [4, 16], (rank, r)   # 16 rows / tp 2 / dp 2
+
+
 REFUSALS = {"clip_zero": "clip_grad with ZeRO", "sp_length": "6 tokens does not split over tp=4",
             "zero3_pipeline": "zero_stage=3", "dense_zero3": "zero_stage=3",
             "two_stages": "one\nzero_stage", "two_schedules": "two pipeline schedules",
