@@ -138,8 +138,6 @@ BALANCING_MUTANTS = {
         "    return bias + rate * xp.sign(xp.median(load) - load)"], "direction"),
     "by the deviation's size: rate * (mean - load)": ([
         "    return bias + rate * (load.mean() - load)"], "sign_only"),
-    "by the deviation relative to the mean": (MEAN + [
-        "    return bias + rate * (mean - load) / xp.maximum(mean, 1.0)"], "sign_only"),
     "an expert at the mean nudged up (where(load > mean, -rate, rate))": (MEAN + [
         "    return bias + xp.where(load > mean, -rate, rate)"], "at_mean"),
     "a step that shrinks as the bias grows (state creeping into the rate)": ([
