@@ -77,7 +77,8 @@ from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
 from minimegatron.parallel.context_parallel.gpt import context_parallel_model
 from minimegatron.parallel.context_parallel.zigzag import check_split, split_sequence
-from minimegatron.parallel.data_parallel.fsdp2 import fully_shard, hsdp_groups
+from minimegatron.parallel.data_parallel.fsdp2 import fully_shard
+from minimegatron.parallel.data_parallel.fsdp2_grid import check_fsdp, fsdp_groups
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.generate import pipeline_generate
@@ -119,33 +120,6 @@ def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
         raise ValueError(f"Trainer3D composes zero_stage 0 (DDP), 1 or 2 with the pipeline;"
                          f" got zero_stage={zero_stage!r}")
     return int(micro_batches), int(zero_stage)
-
-
-def check_fsdp(grid, zero_stage, fsdp):
-    """ValueError unless FSDP2 (``fsdp`` = R >= 1 replicas, 0: off) fits the grid."""
-    if isinstance(fsdp, bool) or not isinstance(fsdp, numbers.Integral) or fsdp < 0:
-        raise ValueError(f"fsdp must be an int >= 0 (0: off, 1: FSDP2, R > 1: HSDP with R "
-                         f"replicas), got {fsdp!r}")
-    if not fsdp:
-        return
-    if zero_stage:
-        raise ValueError(f"FSDP2 shards every weight, its gradient and its optimizer state "
-                         f"(ZeRO-3's place): it replaces zero_stage={zero_stage}, a run has "
-                         f"one sharding")
-    if grid.pp_size > 1:
-        raise ValueError("FSDP2 is not composed with the pipeline here: its per-unit "
-                         "all-gather and reduce-scatter would run once per micro-batch inside "
-                         "the schedule (as ZeRO-3); pp must be 1")
-    if (grid.dp_size * grid.cp_size) % fsdp:
-        raise ValueError(f"HSDP: {fsdp} replicas do not divide dp x cp = "
-                         f"{grid.dp_size * grid.cp_size} ranks")
-
-
-def fsdp_groups(grid, fsdp):
-    """(shard group, replicate group or None) of FSDP2 / HSDP over dp x cp."""
-    if fsdp == 1:
-        return grid.dp_cp, None
-    return hsdp_groups(grid.dp_cp, grid.dp_cp.size // fsdp)
 
 
 def build_stage(model, grid, schedule, chunks=1):
