@@ -162,3 +162,16 @@ def test_verify_matrix_prints_the_table_and_trains_it_on_four_ranks():
     assert "64 PASS, 1 not trained (more ranks than here), 5 refused of 70 cells" in \
         trained.stdout
     assert "trained here against one process" in trained.stdout
+
+
+def test_fsdp_takes_a_replica_count_and_refuses_what_it_cannot_run():
+    from types import SimpleNamespace
+    from minimegatron.parallel.data_parallel.fsdp2_grid import check_fsdp
+    grid = SimpleNamespace(dp_size=4, cp_size=1, pp_size=1)
+    for bad in (True, -1, 1.5, "hsdp"):
+        with pytest.raises(ValueError, match="fsdp must be an int >= 0"):
+            check_fsdp(grid, 0, bad)
+    with pytest.raises(ValueError, match="3 replicas do not divide dp x cp = 4"):
+        check_fsdp(grid, 0, 3)
+    check_fsdp(grid, 0, 0), check_fsdp(grid, 0, 1), check_fsdp(grid, 0, 4)    # off, FSDP2, HSDP
+    check_fsdp(SimpleNamespace(dp_size=1, cp_size=1, pp_size=2), 1, 0)        # off: anything
