@@ -1,8 +1,8 @@
-"""Exercises 10.1 (MoE routing: top-k with capacity) and 10.2 (the expert-parallel dispatch
-layout): the reference PASSes, right answers written another way PASS, and every wrong
-answer misses its point.
+"""Exercises 10.1 (MoE routing: top-k with capacity), 10.2 (the expert-parallel dispatch
+layout) and 10.3 (aux-loss-free balancing: the expert bias): the reference PASSes, right
+answers written another way PASS, and every wrong answer misses its point.
 
-10.1 is graded in one process; 10.2 on 4 ranks (dp groups [0, 2] and [1, 3] as ep groups
+10.1 and 10.3 are graded in one process; 10.2 on 4 ranks (dp groups [0, 2] and [1, 3] as ep groups
 of 2, the world as an ep group of 4). Both exercises and all their mutants are graded in
 one go (``grade_lessons``); each mutant must FAIL, and among the points it misses must be
 the one named here, in English and in Korean.
@@ -132,8 +132,36 @@ DISPATCH_RIGHT = {
         "        1, 0, 2, 3).reshape(-1, width)"],
 }
 
-MUTANTS = {"10.1": ROUTING_MUTANTS, "10.2": DISPATCH_MUTANTS}
-RIGHT = {"10.1": ROUTING_RIGHT, "10.2": DISPATCH_RIGHT}
+MEAN = ["    mean = load.mean()"]
+BALANCING_MUTANTS = {
+    "the overloaded expert made MORE attractive (sign of load - mean)": ([
+        "    return bias + rate * xp.sign(load - load.mean())"], "direction"),
+    "the step alone, the old bias dropped": ([
+        "    return rate * xp.sign(load.mean() - load)"], "direction"),
+    "the median in place of the mean": ([
+        "    return bias + rate * xp.sign(xp.median(load) - load)"], "direction"),
+    "by the deviation's size: rate * (mean - load)": ([
+        "    return bias + rate * (load.mean() - load)"], "sign_only"),
+    "an expert at the mean nudged up (where(load > mean, -rate, rate))": (MEAN + [
+        "    return bias + xp.where(load > mean, -rate, rate)"], "at_mean"),
+    "a step that shrinks as the bias grows (state creeping into the rate)": ([
+        "    step = rate / (1.0 + 10.0 * xp.abs(bias).max())",
+        "    return bias + step * xp.sign(load.mean() - load)"], "balances"),
+}
+
+BALANCING_RIGHT = {
+    "two wheres, the mean as sum / E": [
+        "    mean = load.sum() / load.size",
+        "    up = xp.where(load < mean, rate, 0.0)",
+        "    return bias + up - xp.where(load > mean, rate, 0.0)"],
+    "minus the sign of load - mean, on a copy": [
+        "    new = bias.copy()",
+        "    new -= rate * xp.sign(load - load.mean())",
+        "    return new"],
+}
+
+MUTANTS = {"10.1": ROUTING_MUTANTS, "10.2": DISPATCH_MUTANTS, "10.3": BALANCING_MUTANTS}
+RIGHT = {"10.1": ROUTING_RIGHT, "10.2": DISPATCH_RIGHT, "10.3": BALANCING_RIGHT}
 
 
 @pytest.fixture(scope="module")

@@ -3,21 +3,28 @@
 Elements: the five axes {tp, cp, ep, dp, pp} and the features {ZeRO-1, ZeRO-2,
 SP (sequence parallelism), interleaved 1F1B, ZB (zero-bubble ZB-H1), float16
 (mixed precision), bf16 (float32 masters, no loss scale), fp8 (bf16 with scaled fp8
-matmuls), recompute (activation recomputation)}. ``plan(elements)``
+matmuls), recompute (activation recomputation), FSDP2 (every weight sharded on dim 0),
+HSDP (FSDP2 over 2 shards x 2 replicas), DualPipe, DualPipeV, balanced (the MoE router's
+expert bias in place of the aux loss)}. ``plan(elements)``
 turns a set of them into one run: every named axis of size 2, and what a
-feature needs (SP: tp = 2; interleaved / ZB: pp = 2, M = 2; ZeRO: dp x cp >= 2;
+feature needs (SP: tp = 2; interleaved / ZB: pp = 2, M = 2; DualPipe(V): pp = 2, M = 2pp
+= 4; ZeRO, FSDP2: dp x cp >= 2; HSDP: dp x cp = 4;
 ep: MoE with ep = 2 folded over dp x cp, with ZeRO dp x cp = 4 so that the
-experts are sharded over an edp group of 2). With ep the model is an MoEGPT
+experts are sharded over an edp group of 2; balanced: ep's MoE, dropless, gamma 0.05).
+With ep the model is an MoEGPT
 (checks/moe.check_moe, MoETrainer), else the dense GPT (checks/threed.check_3d,
-Trainer3D); both return max |difference| from one process of the loss, every
-gradient and every weight after each step.
+Trainer3D; FSDP2: ``fsdp``, the weights of each tp rank sharded over its dp x cp group);
+both return max |difference| from one process of the loss, every
+gradient and every weight (and every expert bias) after each step.
 
 What cannot compose is refused by ``plan`` (or by the trainers' own checks,
 called here without a message: ``refusal``) with the reason, the same on every
 rank before any collective. Refused by construction: one ZeRO stage per run, one
-pipeline schedule per run (interleaved 1F1B or zero-bubble: zbv is zero-bubble's own
-two-chunk V), one precision per run (float16, bf16 or fp8), and fp8 with SP or ep
-(their matmuls stay bf16). A bf16 or fp8 row holds checks/verify.py's contract with
+pipeline schedule per run (interleaved 1F1B, zero-bubble, DualPipe or DualPipeV: zbv is
+zero-bubble's own two-chunk V), one precision per run (float16, bf16 or fp8), fp8 with SP
+or ep (their matmuls stay bf16), FSDP2 or HSDP (one of the two) with ep (MoETrainer's
+experts sync over edp); by Trainer3D (threed.check_fsdp): FSDP2 with ZeRO (one sharding)
+or with a pipeline. A bf16 or fp8 row holds checks/verify.py's contract with
 one process (its tolerance), not float64's 1e-10.
 
 ``matrix()``: the axes x features table (PASS: runs and is trained against one
@@ -25,7 +32,7 @@ process by tests/test_composition.py; refused: the reason), the text that
 ``minimegatron verify --matrix`` prints and docs/verification.md holds; on a world of
 4k ranks the command also trains every cell (``train_matrix``) and prints what it measured.
 ``pairs()``: every pair of elements; ``WIDEST``: the widest grids that fit 8
-ranks (two, as ZeRO-1/2 and the two schedules exclude each other).
+ranks (five, as ZeRO-1/2, the schedules and FSDP2 / pipelines exclude each other).
 ``run_rows(rows, world)`` trains many rows in ONE launch: rows are packed into
 rounds of disjoint blocks of ranks (``pack``), each block a sub-communicator.
 (Checkpoints of each combination: tools/checkpoint*.py's own tests save one grid
@@ -40,18 +47,27 @@ from minimegatron.data.demo import GPTConfig
 from minimegatron.parallel.split import padded
 
 AXES = ("tp", "cp", "ep", "dp", "pp")
-FEATURES = ("zero1", "zero2", "sp", "interleaved", "zb", "float16", "bf16", "fp8", "recompute")
+FEATURES = ("zero1", "zero2", "sp", "interleaved", "zb", "float16", "bf16", "fp8", "recompute",
+            "fsdp2", "hsdp", "dualpipe", "dualpipev", "balanced")
 ELEMENTS = AXES + FEATURES
 LABELS = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "sp": "SP", "interleaved": "interleaved",
           "zb": "ZB", "float16": "float16", "bf16": "bf16", "fp8": "fp8",
-          "recompute": "recompute"}
+          "recompute": "recompute", "fsdp2": "FSDP2", "hsdp": "HSDP", "dualpipe": "DualPipe",
+          "dualpipev": "DualPipeV", "balanced": "balanced"}
 PRECISIONS = {"float16": "float16", "bf16": "bfloat16", "fp8": "fp8"}   # element -> dtype
+SCHEDULES = {"interleaved": "interleaved", "zb": "zb-h1", "dualpipe": "dualpipe",
+             "dualpipev": "dualpipev"}                                  # element -> schedule
+FSDP = {"fsdp2": 1, "hsdp": 2}                       # element -> replicas (Trainer3D's fsdp)
 # CONTEXT_CONFIG with 4 layers: 16 tokens (zigzag over cp = 2, then over tp = 2 with SP),
 # 2 stages x 2 chunks of the interleaved schedule.
 COMPOSE_CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=16, seed=0)
-# The widest grids of 8 ranks, tp2 x cp2 x pp2 with ep = 2 over dp x cp, every feature in one:
+# The widest grids of 8 ranks, tp2 x cp2 x pp2 with ep = 2 over dp x cp, every feature in one;
+# and FSDP2's (no pipeline): HSDP over dp x cp = 2 x 2 of each tp rank, tp2 x dp2 x cp2:
 WIDEST = (("tp", "cp", "pp", "ep", "zero2", "sp", "interleaved", "recompute"),
-          ("tp", "cp", "pp", "ep", "zero1", "sp", "zb", "float16", "recompute"))
+          ("tp", "cp", "pp", "ep", "zero1", "sp", "zb", "float16", "recompute"),
+          ("tp", "cp", "pp", "ep", "zero2", "sp", "dualpipev", "balanced", "recompute"),
+          ("tp", "cp", "pp", "ep", "zero1", "sp", "dualpipe", "bf16", "recompute"),
+          ("tp", "cp", "dp", "hsdp", "sp", "bf16", "recompute"))
 STEPS, BATCH = 2, 4
 ABS_TOL = {"float64": 1e-10}   # float16, bf16, fp8: verify.tolerance (its stated contract)
 
@@ -72,6 +88,8 @@ class Plan:
     dtype: str
     recompute: bool
     batch_size: int
+    fsdp: int = 0                 # 0: DDP / ZeRO; 1: FSDP2; 2: HSDP (2 replicas)
+    balanced: bool = False        # the MoE router's expert bias, no aux loss
 
     @property
     def size(self):
@@ -92,34 +110,46 @@ def plan(elements):
     if {"zero1", "zero2"} <= s:
         raise ValueError("ZeRO-1 and ZeRO-2 are two stages of one optimizer: a run has one "
                          "zero_stage")
-    if {"interleaved", "zb"} <= s:
-        raise ValueError("interleaved 1F1B and zero-bubble are two pipeline schedules: a run "
-                         "has one (zbv is zero-bubble's own two-chunk V)")
+    if len(s & set(SCHEDULES)) > 1:
+        raise ValueError(" and ".join(LABELS[e] for e in SCHEDULES if e in s)
+                         + " are two pipeline schedules: a run has one (zbv is zero-bubble's "
+                         "own two-chunk V, DualPipeV DualPipe's V-shaped half)")
     if len(s & set(PRECISIONS)) > 1:
         raise ValueError("float16, bf16 and fp8 are three precisions: a run has one dtype")
-    if "fp8" in s and s & {"sp", "ep"}:
+    if "fp8" in s and s & {"sp", "ep", "balanced"}:
         raise ValueError("fp8 runs the blocks' x @ W matmuls; SP fuses its all-gather into its "
                          "own matmul and MoE's experts and router are batched or routing: "
                          "they stay bf16, so fp8 does not compose with SP or ep here")
+    if {"fsdp2", "hsdp"} <= s:
+        raise ValueError("HSDP is FSDP2 over (replicate, shard) groups: a run shards its "
+                         "weights one way, name one of the two")
+    if s & set(FSDP) and s & {"ep", "balanced"}:
+        raise ValueError("FSDP2 shards the dense GPT of Trainer3D; MoETrainer's experts live "
+                         "on ep ranks and sync over edp (DDP or ZeRO-1/2): FSDP2 and HSDP do "
+                         "not compose with ep (nor the balanced MoE router) here")
     size = {a: 2 if a in s else 1 for a in AXES}
     if "sp" in s:
         size["tp"] = 2
-    if s & {"interleaved", "zb"}:
+    if s & set(SCHEDULES):
         size["pp"] = 2
+    if "balanced" in s:                                # the expert bias is an MoE router's
+        size["ep"] = 2
     zero = 1 if "zero1" in s else 2 if "zero2" in s else 0
-    if "ep" in s:                                      # ep = 2 folds over dp x cp
+    fsdp = next((FSDP[e] for e in FSDP if e in s), 0)
+    if size["ep"] > 1:                                 # ep = 2 folds over dp x cp
         want = 4 if zero and size["cp"] == 1 else 2    # ZeRO: an edp group of 2 to shard
         size["dp"] = max(size["dp"], want // size["cp"])
-    elif zero:
-        size["dp"] = max(size["dp"], 2 // size["cp"])  # ZeRO shards over dp x cp >= 2
-    schedule = ("interleaved" if "interleaved" in s else "zb-h1" if "zb" in s else "1f1b")
-    m = 2 if size["pp"] > 1 else 1
+    elif zero or fsdp:                                 # ZeRO, FSDP2 shard over dp x cp >= 2,
+        size["dp"] = max(size["dp"], 2 * fsdp // size["cp"], 2 // size["cp"])   # HSDP 2 x 2
+    schedule = next((SCHEDULES[e] for e in SCHEDULES if e in s), "1f1b")
+    m = 2 * size["pp"] if schedule.startswith("dualpipe") else 2 if size["pp"] > 1 else 1
     return Plan(dp=size["dp"], pp=size["pp"], tp=size["tp"], cp=size["cp"], ep=size["ep"],
                 zero_stage=zero, sequence_parallel="sp" in s, schedule=schedule,
                 chunks=2 if schedule == "interleaved" else 1, micro_batches=m,
                 dtype=next((PRECISIONS[e] for e in PRECISIONS if e in s), "float64"),
                 recompute="recompute" in s,
-                batch_size=padded(BATCH, size["dp"] * m))
+                batch_size=padded(BATCH, size["dp"] * m), fsdp=fsdp,
+                balanced="balanced" in s)
 
 
 def config_of(p):
@@ -129,9 +159,10 @@ def config_of(p):
 
 
 def moe_of(p):
-    """The MoEConfig of an ep run: capacity 1.0 (drops), dropless when cp splits sequences."""
-    from minimegatron.checks.moe import DROPLESS, MOE
-    return DROPLESS if p.cp > 1 else MOE
+    """The MoEConfig of an ep run: capacity 1.0 (drops), dropless when cp splits sequences;
+    balanced: dropless with the expert bias (gamma 0.05) and no aux loss."""
+    from minimegatron.checks.moe import BALANCED, DROPLESS, MOE
+    return BALANCED if p.balanced else DROPLESS if p.cp > 1 else MOE
 
 
 class _Sizes:
@@ -150,7 +181,8 @@ def refusal(elements):
     try:
         p = plan(elements)
         config, sizes = config_of(p), _Sizes(p)
-        check_3d_config(config, sizes, p.schedule, p.micro_batches, p.zero_stage, p.chunks)
+        check_3d_config(config, sizes, p.schedule, p.micro_batches, p.zero_stage, p.chunks,
+                        fsdp=p.fsdp)
         if p.ep > 1:
             check_moe_grid(config, moe_of(p), sizes, p.sequence_parallel)
             check_expert_parallel(p.ep, p.dp, p.cp, moe_of(p).num_experts)
@@ -175,13 +207,14 @@ def run_one(elements, mpi_comm):
                         mpi_comm=mpi_comm, schedule=p.schedule, zero_stage=p.zero_stage,
                         checkpoint_activations=p.recompute, chunks=p.chunks,
                         sequence_parallel=p.sequence_parallel)
+        out["weight"] = max(out["weight"], out["bias"])       # the expert biases: state too
     else:
         from minimegatron.checks.threed import check_3d
         out = check_3d((p.dp, p.pp, p.tp, p.cp), steps=STEPS, schedule=p.schedule,
                        micro_batches=p.micro_batches, batch_size=p.batch_size, config=config,
                        mpi_comm=mpi_comm, zero_stage=p.zero_stage,
                        checkpoint_activations=p.recompute, chunks=p.chunks,
-                       sequence_parallel=p.sequence_parallel)
+                       sequence_parallel=p.sequence_parallel, fsdp=p.fsdp)
     return {k: float(out[k]) for k in ("loss", "grad", "weight")}
 
 
@@ -258,11 +291,17 @@ def passed(row):
 
 
 def train_matrix(world=None):
-    """{(axis, feature): "PASS" or "FAIL"}: every cell that composes, trained on this world
-    (a multiple of 4 ranks: the cells' blocks have 2 or 4) against one process."""
+    """{(axis, feature): "PASS", "FAIL" or "needs N ranks"}: every cell that composes and fits
+    this world (a multiple of 4 ranks: the cells' blocks have 2, 4 or 8) trained against one
+    process; a cell of more ranks than the world (tp x HSDP: tp 2 x 2 replicas x 2 shards)
+    says so."""
+    world = world or comm.world()
     cells = [cell for cell, why in matrix().items() if why is None]
-    return {tuple(row["elements"]): "PASS" if passed(row) else "FAIL"
-            for row in run_rows(cells, world)}
+    fits = [cell for cell in cells if plan(cell).size <= world.size]
+    out = {cell: f"needs {plan(cell).size} ranks" for cell in cells if cell not in fits}
+    out.update({tuple(row["elements"]): "PASS" if passed(row) else "FAIL"
+                for row in run_rows(fits, world)})
+    return out
 
 
 def matrix_table(measured=None):
@@ -283,9 +322,11 @@ def matrix_table(measured=None):
                 row.append(f"SKIP [{reasons.index(why) + 1}]")
         lines.append(f"| {a} | " + " | ".join(row) + " |")
     composing = sum(v is None for v in cells.values())
-    failed = sum(v != "PASS" for v in (measured or {}).values())
+    failed = sum(v == "FAIL" for v in (measured or {}).values())
+    bigger = sum(v not in ("PASS", "FAIL") for v in (measured or {}).values())
     lines.append("")
-    lines.append(f"{composing - failed} PASS, " + (f"{failed} FAIL, " if failed else "")
+    lines.append(f"{composing - failed - bigger} PASS, " + (f"{failed} FAIL, " if failed else "")
+                 + (f"{bigger} not trained (more ranks than here), " if bigger else "")
                  + f"{len(cells) - composing} refused of {len(cells)} cells (axis = 2 with the "
                  "feature; grids: checks/composition.plan; "
                  + ("trained here against one process)." if measured is not None else

@@ -32,6 +32,7 @@ from minimegatron.comm import trace
 from minimegatron.checks.common import max_abs_diff, serial_reference
 from minimegatron.checks.precision import check_optimizer, unscaled
 from minimegatron.data.demo import DEMO_CONFIG, VERIFY_CONFIG, batch, make_optimizer
+from minimegatron.parallel.data_parallel.fsdp2 import shard_rows
 from minimegatron.parallel.grid import ProcessGrid, factorisations
 from minimegatron.parallel.split import flatten
 from minimegatron.parallel.tensor_parallel.shards import shard_of
@@ -43,7 +44,8 @@ from minimegatron.tools.memory_measure import measure
 
 def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
              config=VERIFY_CONFIG, mpi_comm=None, zero_stage=0, checkpoint_activations=False,
-             chunks=1, sequence_parallel=False, attention="ring", grad_group="dp_cp"):
+             chunks=1, sequence_parallel=False, attention="ring", grad_group="dp_cp",
+             fsdp=0):
     """{"loss", "grad", "weight": max abs diff, "compared": #params, "losses": [..]}.
 
     ``grid_dims``: (dp, pp, tp) or (dp, pp, tp, cp). ``mpi_comm``: the communicator
@@ -59,7 +61,7 @@ def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
     trainer = Trainer3D(config, grid, schedule=schedule, micro_batches=micro_batches,
                         zero_stage=zero_stage, checkpoint_activations=checkpoint_activations,
                         chunks=chunks, sequence_parallel=sequence_parallel,
-                        attention=attention,
+                        attention=attention, fsdp=fsdp,
                         optimizer_fn=lambda ps: check_optimizer(ps, config, grid.world))
     ref = serial_reference(config, steps, batch_size)
     diffs = {"loss": 0.0, "grad": 0.0, "weight": 0.0, "compared": 0, "losses": []}
@@ -68,7 +70,9 @@ def check_3d(grid_dims, steps=3, schedule="1f1b", micro_batches=2, batch_size=8,
         diffs[key] = max(diffs[key], value)
 
     def shard(name, full):
-        return shard_of(name, full, grid.tp_rank, grid.tp_size)
+        mine = shard_of(name, full, grid.tp_rank, grid.tp_size)
+        rows = trainer.fsdp_shard                      # FSDP2: my rows of my tp shard
+        return mine if rows is None else shard_rows(mine, rows.rank, rows.size)
     for step in range(steps):
         x, y = batch(config, batch_size, step)
         loss = trainer.forward_backward(x, y)

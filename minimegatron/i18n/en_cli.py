@@ -88,7 +88,7 @@ MESSAGES = {
                           "MINIMEGATRON_BACKEND, else numpy)",
     "cli.verify.steps": "AdamW steps per row (default 2)",
     "cli.verify.matrix": "print the composition table (axes x features: PASS, or refused and "
-                         "why) and exit; on 4k ranks each cell is trained",
+                         "why) and exit; on 4k ranks each cell that fits is trained",
     "cli.verify.unknown": "unknown scheme(s) {unknown}; choose from {schemes}",
     "cli.verify.header": "minimegatron verify: {n} ranks, {dtype}, {steps} {rule} steps per "
                          "row, schemes {schemes}",

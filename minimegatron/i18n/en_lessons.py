@@ -714,4 +714,44 @@ MESSAGES = {
                          "call made it (a span recorded by hand is not a collective)",
     "tp.made_not_traced": "rank {rank}, {phase}: MPI made {method} over {group}, which the "
                           "trace does not show (a collective hidden from the trace)",
+    # exercise 10.3: auxiliary-loss-free balancing
+    "point.10.3.direction": "an expert above the mean load is made LESS attractive (its bias "
+                            "goes down by gamma), one below it more (up by gamma): b + gamma "
+                            "sign(mean - load), the old bias kept",
+    "point.10.3.direction.hint": "return bias + rate * xp.sign(load.mean() - load): mean - load "
+                                 "(not load - mean) is positive for an expert that got too "
+                                 "few tokens; add the step to the bias, do not return the step",
+    "point.10.3.sign_only": "the step is exactly gamma whatever the size of the deviation "
+                            "(deviations of 1 token and of millions, loads up to 10^7): only "
+                            "the sign of the load's deviation counts",
+    "point.10.3.sign_only.hint": "rate * xp.sign(...), not rate * (mean - load) nor the "
+                                 "deviation relative to the mean: a busy step must not move "
+                                 "the bias more than a quiet one",
+    "point.10.3.at_mean": "an expert whose load is exactly the mean keeps its bias, and a "
+                          "perfectly balanced step moves no bias (sign(0) = 0)",
+    "point.10.3.at_mean.hint": "xp.sign gives 0 at 0: a where(load > mean, -rate, rate) "
+                               "nudges the experts at the mean up",
+    "point.10.3.balances": "in an MoE layer whose router sends most tokens to two experts, "
+                           "each step's bias is the rule replayed on the loads the layer "
+                           "counted, and the loads even out: the spread of the last steps' "
+                           "loads is under half of the first step's",
+    "point.10.3.balances.hint": "bias_update runs once per step per layer on that step's "
+                                "load (E,): keep it a pure function of (bias, load, rate), "
+                                "with no state of its own between calls",
+    "balance.case": "load {load}, gamma {rate}",
+    "balance.raised": "{what}: raised {error}",
+    "balance.bad_shape": "{what}: the bias came back of shape {shape}, expected {want}",
+    "balance.direction": "{what}: expert {e} with load {load} (mean {mean}) moved by {got}, "
+                         "expected {want}: above the mean the bias goes down, below it up",
+    "balance.magnitude": "{what}: expert {e} with load {load} (mean {mean}) moved by {got}, "
+                         "expected exactly gamma = {rate}: the sign of the deviation, not its "
+                         "size",
+    "balance.at_mean": "{what}: expert {e} has exactly the mean load {mean} but its bias moved "
+                       "by {got}: at the mean the bias stays",
+    "balance.layer": "the MoE layer with a skewed router",
+    "balance.replay": "the MoE layer, step {step}: the load was {load}, the bias became {got}, "
+                      "the rule gives {want}",
+    "balance.spread": "the MoE layer did not even out: the spread (max - min) of the loads "
+                      "went from {first} at the first step to {last} over the last steps of "
+                      "{steps}",
 }

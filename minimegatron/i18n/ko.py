@@ -149,6 +149,12 @@ EXERCISES = {
              "note": "전문가 병렬화(GShard, Switch, Megatron): 랭크마다 전문가 E/ep개; 토큰은 "
                      "all-to-all 두 번으로 전문가의 랭크에 갔다가 돌아오며, 각각 시퀀스당 E x C x h인 "
                      "채워진 버퍼의 (ep-1)/ep를 보냅니다."},
+    "10.3": {"title": "aux-loss 없는 균형: expert bias",
+             "hint": "bias + rate * xp.sign(load.mean() - load)를 돌려주세요: 평균 load 위의 "
+                     "expert는 gamma만큼 내리고, 아래는 gamma만큼 올리고, 평균이면 그대로",
+             "note": "auxiliary loss 없는 균형 (DeepSeek-V3): expert마다 bias를 두어 router의 "
+                     "score에 선택할 때만 더하고, step마다 load 편차의 부호로 조금 움직입니다, "
+                     "b_i <- b_i + gamma sign(mean(load) - load_i)."},
 }
 
 MESSAGES = {

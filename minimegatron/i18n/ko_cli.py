@@ -90,7 +90,7 @@ MESSAGES = {
                           "없으면 numpy)",
     "cli.verify.steps": "행마다 AdamW 단계 수 (기본값 2)",
     "cli.verify.matrix": "조합표를 찍고 끝냅니다 (axes x features: PASS, 또는 거절과 그 "
-                         "이유); rank 수가 4의 배수이면 칸마다 학습합니다",
+                         "이유); rank 수가 4의 배수이면 들어맞는 칸마다 학습합니다",
     "cli.verify.unknown": "알 수 없는 방식 {unknown}; 다음 중에서 고르세요: {schemes}",
     "cli.verify.header": "minimegatron verify: rank {n}개, {dtype}, 행마다 {rule} {steps}단계, "
                          "방식 {schemes}",

@@ -678,4 +678,43 @@ MESSAGES = {
                          "호출이 없습니다 (손으로 적은 span은 집합 통신이 아닙니다)",
     "tp.made_not_traced": "랭크 {rank}, {phase}: MPI가 {group} 위에서 {method}를 했지만 trace에는 "
                           "없습니다 (trace에서 숨긴 집합 통신)",
+    # exercise 10.3: auxiliary-loss-free balancing
+    "point.10.3.direction": "평균 load보다 많이 받은 expert는 덜 끌리게 (bias가 gamma만큼 "
+                            "내려가고), 적게 받은 expert는 더 끌리게 (gamma만큼 올라가게) "
+                            "합니다: b + gamma sign(mean - load), 원래 bias는 그대로 둔 채",
+    "point.10.3.direction.hint": "bias + rate * xp.sign(load.mean() - load)를 돌려주세요: "
+                                 "mean - load는 (load - mean이 아니라) token을 너무 적게 받은 "
+                                 "expert에서 양수입니다; step만 돌려주지 말고 bias에 더하세요",
+    "point.10.3.sign_only": "step은 편차의 크기와 상관없이 정확히 gamma입니다 (token 1개의 "
+                            "편차와 수백만의 편차, 10^7까지의 load): load 편차의 부호만 셉니다",
+    "point.10.3.sign_only.hint": "rate * (mean - load)도, 평균에 대한 상대 편차도 아닌 "
+                                 "rate * xp.sign(...): 바쁜 step이 조용한 step보다 bias를 더 "
+                                 "움직이면 안 됩니다",
+    "point.10.3.at_mean": "load가 정확히 평균인 expert는 bias를 그대로 두고, 완전히 균형 잡힌 "
+                          "step은 어떤 bias도 움직이지 않습니다 (sign(0) = 0)",
+    "point.10.3.at_mean.hint": "xp.sign은 0에서 0입니다: where(load > mean, -rate, rate)는 "
+                               "평균에 있는 expert를 올려 버립니다",
+    "point.10.3.balances": "router가 대부분의 token을 expert 두 개로 보내는 MoE layer에서, "
+                           "각 step의 bias는 layer가 센 load에 규칙을 다시 적용한 것과 같고, "
+                           "load가 고르게 됩니다: 마지막 step들의 load 폭은 첫 step의 절반 "
+                           "아래입니다",
+    "point.10.3.balances.hint": "bias_update는 layer마다 step마다 그 step의 load (E,)로 한 번 "
+                                "불립니다: 호출 사이에 자기 상태를 두지 말고 (bias, load, rate)"
+                                "의 순수 함수로 두세요",
+    "balance.case": "load {load}, gamma {rate}",
+    "balance.raised": "{what}: {error}를 냈습니다",
+    "balance.bad_shape": "{what}: bias가 모양 {shape}로 돌아왔습니다, 기대한 모양 {want}",
+    "balance.direction": "{what}: load {load}인 expert {e} (평균 {mean})가 {got}만큼 "
+                         "움직였습니다, 기대한 값 {want}: 평균 위면 bias가 내려가고, 아래면 "
+                         "올라갑니다",
+    "balance.magnitude": "{what}: load {load}인 expert {e} (평균 {mean})가 {got}만큼 "
+                         "움직였습니다, 기대한 값은 정확히 gamma = {rate}: 편차의 크기가 아니라 "
+                         "부호입니다",
+    "balance.at_mean": "{what}: expert {e}의 load가 정확히 평균 {mean}인데 bias가 {got}만큼 "
+                       "움직였습니다: 평균에서는 bias가 그대로입니다",
+    "balance.layer": "router가 치우친 MoE layer",
+    "balance.replay": "MoE layer, step {step}: load는 {load}, bias는 {got}가 되었고, 규칙으로는 "
+                      "{want}입니다",
+    "balance.spread": "MoE layer가 고르게 되지 않았습니다: load의 폭 (max - min)이 첫 step의 "
+                      "{first}에서 {steps} step 중 마지막 step들의 {last}가 되었습니다",
 }

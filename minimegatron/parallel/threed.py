@@ -54,8 +54,9 @@ the attention variant's K/V traffic over cp.
 
 Which combinations are supported: any dp x pp x tp that divides the world,
 tp dividing d_model and n_head (the vocabulary is padded), pp <= n_layer, with
-zero_stage 0 (DDP), 1 or 2 over dp. ZeRO-3 is not composed with the pipeline
-here (its per-unit gather hooks would run inside every micro-batch): ValueError.
+zero_stage 0 (DDP), 1 or 2 over dp, or (pp = 1) FSDP2 / HSDP over dp x cp (``fsdp``).
+ZeRO-3 and FSDP2 are not composed with the pipeline here (their per-unit gathers would
+run inside every micro-batch): ValueError.
 
     minimegatron run -n 8 tutorials/08_3d_parallel.py --dp 2 --pp 2 --tp 2
 """
@@ -76,6 +77,8 @@ from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel
 from minimegatron.parallel.context_parallel.gpt import check_config as check_cp_config
 from minimegatron.parallel.context_parallel.gpt import context_parallel_model
 from minimegatron.parallel.context_parallel.zigzag import check_split, split_sequence
+from minimegatron.parallel.data_parallel.fsdp2 import fully_shard
+from minimegatron.parallel.data_parallel.fsdp2_grid import check_fsdp, fsdp_groups
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.pipeline_parallel.engine import PipelineEngine
 from minimegatron.parallel.pipeline_parallel.generate import pipeline_generate
@@ -95,9 +98,10 @@ def cp_split(attention):
 
 
 def check_3d_config(config, grid, schedule, micro_batches, zero_stage, chunks=1,
-                    attention="ring"):
+                    attention="ring", fsdp=0):
     """The same ValueError on every rank, before any collective, for a grid that cannot work;
     (micro_batches, zero_stage) as Python ints (numpy's accepted, True refused)."""
+    check_fsdp(grid, zero_stage, fsdp)
     check_tp_config(config, grid.tp_size)
     if grid.cp_size > 1:
         check_cp_config(config, grid.cp_size, attention, cp_split(attention), grid.tp_size)
@@ -162,6 +166,11 @@ class Trainer3D:
     step together; the pipeline starts backward from its loss scale S.
     ``attention``: the context-parallel variant when ``grid.cp_size`` > 1 (gradients and
     the loss then average over ``grid.dp_cp``).
+    ``fsdp`` = R >= 1 (pp = 1, no ZeRO; ``check_fsdp``): FSDP2 in place of DDP: every
+    weight this tp rank holds is sharded on dim 0 over dp x cp (R = 1) or over dp x cp / R
+    ranks with R replicas (HSDP; data_parallel/fsdp2.py), all-gathered around each unit's
+    forward and backward, its gradient reduce-scattered there: no DDP all-reduce after the
+    step, and ``named_parameters()`` yields the dim-0 shards of the tp shards.
     At construction every rank of ``grid.world`` agrees on the plan (``agree_on_plan``:
     the config, schedule, M, the cp variant and split, ZeRO, sp; one 8-byte Allgather).
     ``check_finite`` (default on): a NaN/inf loss raises guards.NonFiniteError on
@@ -171,12 +180,12 @@ class Trainer3D:
 
     def __init__(self, config, grid, schedule="1f1b", micro_batches=1, zero_stage=0,
                  checkpoint_activations=False, *, optimizer_fn, check_finite=True,
-                 chunks=1, sequence_parallel=False, attention="ring"):
+                 chunks=1, sequence_parallel=False, attention="ring", fsdp=0):
         micro_batches, zero_stage = check_3d_config(config, grid, schedule, micro_batches,
-                                                    zero_stage, chunks, attention)
+                                                    zero_stage, chunks, attention, fsdp)
         agree_on_plan(grid, config, schedule, micro_batches, attention, chunks=chunks,
                       zero_stage=zero_stage, sequence_parallel=sequence_parallel,
-                      recompute=checkpoint_activations)
+                      recompute=checkpoint_activations, fsdp=int(fsdp))
         self.config, self.grid, self.check_finite = config, grid, check_finite
         self.sequence_parallel = sequence_parallel and grid.tp_size > 1
         self.split = cp_split(attention)
@@ -187,6 +196,10 @@ class Trainer3D:
             model = ParallelGPT(config, grid.tp, sequence_parallel=sequence_parallel)
         else:
             model = GPT(config)
+        self.fsdp_shard = None
+        if fsdp:                       # each weight (its tp shard) on dim 0 over dp x cp / R
+            self.fsdp_shard, replicate = fsdp_groups(grid, fsdp)
+            fully_shard(model, self.fsdp_shard, replicate)
         self.stage = build_stage(model, grid, schedule, chunks)
         self.engine = PipelineEngine(self.stage, grid.pp, schedule, micro_batches,
                                      checkpoint_activations)
@@ -194,7 +207,9 @@ class Trainer3D:
         self.zero_stage, params = zero_stage, self.stage.parameters()
         self.rule = rule = optimizer_fn(params)
         agree_on_optimizer(grid, rule)                            # before the weights move
-        if zero_stage == 0:
+        if fsdp:                               # the units reduce-scatter in their backward
+            self.ddp, self.optimizer = None, rule
+        elif zero_stage == 0:
             self.ddp = DistributedDataParallel(self.stage, grid.dp_cp, overlap=False,
                                                check_finite=check_finite)
             self.optimizer = rule
@@ -259,7 +274,7 @@ class Trainer3D:
         if self.ddp is not None:
             with trace.label("dp.grads"):
                 self.ddp.finish()                         # all-reduce (mean) over dp x cp
-        else:
+        elif self.fsdp_shard is None:
             self.optimizer.reduce_gradients()                     # ZeRO: over dp x cp
         with trace.label("dp.loss"):
             mean = comm.all_reduce(xp.asarray([loss]), self.grid.dp_cp, op="mean")

@@ -159,7 +159,7 @@ EXERCISES = [
              "ZB-H1 (Qi et al. 2024) keeps 1F1B's order of F and B and its peak of K "
              "micro-batches held, and runs each W later, in the gaps: bubble "
              "(p-1)(T_F+T_B-T_W) instead of 1F1B's (p-1)(T_F+T_B+T_W)."),
-    # mixture of experts: 10.1 (one process), 10.2 (ep groups of 2 and 4)
+    # mixture of experts: 10.1 (one process), 10.2 (ep groups of 2 and 4), 10.3 (one)
     Exercise("10.1", "MoE routing: top-k with capacity", "moe_routing", 1,
              "choice: the k experts of largest prob, largest first, ties to the LOWER id "
              "(a stable argsort of -probs); queue each sequence's k*T assignments slot-major "
@@ -176,6 +176,12 @@ EXERCISES = [
              "Expert parallelism (GShard, Switch, Megatron): E/ep experts per rank; tokens "
              "travel to their experts' ranks and back with two all-to-alls, each sending "
              "(ep-1)/ep of a capacity-padded buffer of E x C x h per sequence.", group="dp"),
+    Exercise("10.3", "aux-loss-free balancing: the expert bias", "moe_balancing", 1,
+             "return bias + rate * xp.sign(load.mean() - load): each expert above the mean "
+             "load down by gamma, below it up by gamma, at the mean unchanged",
+             "Auxiliary-loss-free balancing (DeepSeek-V3): a per-expert bias added to the "
+             "router's scores for the choice only, nudged after each step by the sign of the "
+             "load's deviation, b_i <- b_i + gamma sign(mean(load) - load_i)."),
 ]
 
 

@@ -26,14 +26,18 @@ forward) and activation recomputation cuts that log as it cuts ``aux_log``
 (pipeline_parallel/recompute.py), so a recomputed block does not count twice.
 
 Communication (parallel/expert_parallel/trainer.py): one all-reduce of the
-stacked loads (layers, E) of a stage over dp x cp per step: 8 * L * E bytes.
+stacked loads (layers, E) of a stage over dp x cp per step: 8 * L * E bytes; under
+DualPipe a second one over the mirror pair (each rank holds a copy of the same layers,
+and each copy routed some of the step's micro-batches).
 """
 from minimegatron.backend import xp
 
 
 def bias_update(bias, load, rate):
     """b + gamma * sign(mean(load) - load): the new bias of one layer; load (E,)."""
-    return bias + rate * xp.sign(load.mean() - load)
+    # EXERCISE 10.3 begin
+    return bias + rate * xp.sign(load.mean() - load)       # (E,) +-gamma, 0 at the mean
+    # EXERCISE 10.3 end
 
 
 def take_load(layers):

@@ -4,6 +4,8 @@ master.py   DataParallel: the master/gather style (scatter the batch, gather to 
 ddp.py      DistributedDataParallel: buckets, one all-reduce per bucket as its gradients arrive
 zero.py     ShardedOptimizer: ZeRO-1 and ZeRO-2 (optimizer state / gradients split over dp)
 zero3.py    Zero3: the parameters split too, all-gathered for each forward and backward
+fsdp2.py    fully_shard: FSDP2, each parameter split on its dim 0 (HSDP: replicate x shard)
+fsdp2_grid.py  FSDP2 / HSDP on a grid: which grids take it, its groups (Trainer3D's fsdp)
 
     from minimegatron.parallel.data_parallel import DistributedDataParallel, ShardedOptimizer
 """

@@ -13,7 +13,8 @@ Trainer3D's plan (parallel/threed.py) with three changes:
   starts every micro-batch's backward from S x loss_m / M.
 - aux-loss-free balancing (``moe.bias_update_rate`` > 0, nn/moe/balancing.py):
   each stage's loads (layers, E) of the step's micro-batches summed over dp x cp
-  (``load_group``), one all-reduce of 8 L E bytes, then every rank nudges its
+  (``load_group``), one all-reduce of 8 L E bytes (DualPipe: and a second over the
+  mirror pair, each holding a copy of the layers), then every rank nudges its
   routers' biases alike: the choices stay one process's.
 
 Composed with every feature Trainer3D has: ZeRO-1/2 (``zero_stage``: dense
@@ -125,13 +126,18 @@ class MoETrainer(Trainer3D):
     def balance_experts(self):
         """Aux-loss-free balancing: this stage's loads of the step (layers, E) summed over
         the router's replicas (dp x cp; tp ranks route the same tokens, pp stages hold
-        other layers), then every rank nudges its biases by the same signs."""
+        other layers; DualPipe: and over the mirror pair, whose two copies of a layer each
+        routed some of the micro-batches), then every rank nudges its biases by the same
+        signs."""
         layers = moe_layers(self.stage)
         if not layers:
             return
         load = take_load(layers)                                  # (L, E) this rank's tokens
         with trace.label("dp.load"):
             load = comm.all_reduce(load, self.load_group)         # every replica's tokens
+        if self.engine.mirror is not None:       # the same layers, in the same order
+            with trace.label("pp.mirror.load"):
+                load = comm.all_reduce(load, self.engine.mirror)  # both copies' tokens
         update_expert_bias(layers, load)
 
     def forward_backward(self, inputs, targets):
