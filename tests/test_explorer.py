@@ -227,6 +227,7 @@ PLANTED = [
      "return sbh * 10 / split + sbh * 24 / t + sbh * attentionTerm;"),
     ("float rounding: another product order", "return held * layers * perLayer;",
      "return held * (layers * perLayer);"),
+    ("interleaved's pp sends counted as 1F1B's", "2 * (chunks || 1)", "2 * 1"),
     ("the step time without the bubble", "BigInt(M + pp - 1) * flopsMb", "BigInt(M) * flopsMb"),
     ("the backward as long as the forward", "backward: (tB + 0) / v", "backward: (tF + 0) / v"),
 ]

@@ -25,6 +25,7 @@ import time
 
 import pytest
 
+from minimegatron.checks import measured
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.tools import memory, scaling
@@ -138,6 +139,46 @@ PREDICT_JS = r"""((name, guess) => {
 })(%s, %s)"""
 
 
+# Pick verify row i in the page's list of measured rows; the form it set and what it shows.
+PICK_JS = r"""((i) => {
+  const select = document.querySelector("#mm-explorer [data-mm=verify-row]");
+  select.value = String(i);
+  select.dispatchEvent(new Event("change", {bubbles: true}));
+  const root = document.getElementById("mm-explorer"), shown = {};
+  root.querySelectorAll("[data-mm^='measured.'][data-value], [data-mm^='stage'][data-value]")
+    .forEach(el => { shown[el.dataset.mm] = Number(el.dataset.value); });
+  return {form: JSON.parse(root.dataset.ready), shown,
+          heads: [...root.querySelectorAll("[data-mm-row]")].map(h => h.dataset.mmRow)};
+})(%d)"""
+
+
+def measured_differences(row, page):
+    """[what differs] between what the page shows for a measured verify row and the calculator:
+    every measured byte equal to the prediction (the Python's and the page's own), the loss
+    bookkeeping, the idle fraction within measured.IDLE_TOLERANCE of the simulator's."""
+    c, name = row["config"], f"{row['scheme']} " + "x".join(map(str, row["dims"]))
+    bad = [("form", k, page["form"].get(k), v) for k, v in c.items() if page["form"].get(k) != v]
+    if name not in page["heads"]:
+        bad.append(("no measured block", name, page["heads"]))
+    stages, idle = measured.predicted(c)
+    shown = page["shown"]
+    for k, want in enumerate(stages):
+        for axis, value in want.items():
+            got = shown.get(f"measured.{name}.stage{k}.{axis}")
+            mine = shown.get(f"stage{k}.comm.{axis}", 0.0 if axis == "cp" else None)
+            if got != value or mine != value:
+                bad.append((f"stage{k}.{axis}", got, mine, value))
+    if shown.get(f"measured.{name}.loss") != measured.loss_bytes(c):
+        bad.append(("loss", shown.get(f"measured.{name}.loss")))
+    got = shown.get(f"measured.{name}.idle")
+    if idle is None:
+        bad += [("idle shown", got)] if got is not None else []
+    elif got is None or abs(got - idle) > measured.IDLE_TOLERANCE or \
+            abs(shown.get(f"measured.{name}.idle_predicted") - idle) > 1e-12:
+        bad.append(("idle", got, shown.get(f"measured.{name}.idle_predicted"), idle))
+    return bad
+
+
 def answers():
     """The exercises' answers from the command line's Python: model state at ZeRO-2 and tp 2
     (GB), the 1F1B idle fraction at K = 4, M = 8, and the ring's backward bytes over the
@@ -186,6 +227,9 @@ def wait_ready(devtools, session, timeout=30.0):
         time.sleep(0.05)
 
 
+MUTANT_ROW = 9                # a tp row: the mutant page's measured.js sends 8 bytes more
+
+
 def plant(site_dir):
     """A copy of the English explorer under /mutant/ whose calc.js counts Adam as 8 bytes."""
     mutant = os.path.join(site_dir, "mutant")
@@ -199,6 +243,12 @@ def plant(site_dir):
                        os.path.join(mutant, "assets", name))
     shutil.copytree(os.path.join(site_dir, "assets", "explorer"),
                     os.path.join(mutant, "assets", "explorer"))
+    data = measured.read(os.path.join(mutant, "assets", "explorer", "measured.js"))
+    data["rows"][MUTANT_ROW]["measured"]["stages"][0]["tp"] += 8      # one byte count off
+    with open(os.path.join(mutant, "assets", "explorer", "measured.js"), "w",
+              encoding="utf-8") as file:
+        file.write(measured.render(data["ranks"], data["rows"], [
+            (o["scheme"], o["dims"], o["why"]) for o in data["not_on_the_page"]]))
     path = os.path.join(mutant, "assets", "explorer", "calc.js")
     with open(path, encoding="utf-8") as file:
         source = file.read()
@@ -246,11 +296,16 @@ def explorer():
                 runs.append((config, page))
             seen[language] = dict(state=state, first=first, runs=runs,
                                   predictions=predict(devtools, session))
+            start = len(devtools.events)
+            seen[language]["verify"] = [devtools.evaluate(PICK_JS % i, session)
+                                        for i in range(len(measured.read()["rows"]))]
+            seen[language]["verify_errors"] = errors_since(devtools, session, start)
         visit(devtools, session, base + "mutant/explorer/", render_timeout=1.0)
         wait_ready(devtools, session)
         devtools.evaluate(SET_JS % json.dumps(CONFIGS[0]), session)
         seen["mutant"] = devtools.evaluate(READ_JS, session)
         seen["mutant"]["predictions"] = predict(devtools, session)
+        seen["mutant"]["verify"] = devtools.evaluate(PICK_JS % MUTANT_ROW, session)
         yield seen, base, shots
     finally:
         devtools.close()
@@ -320,3 +375,19 @@ def test_predict_then_check(explorer, language):
             assert HANGUL.search(page["text"]), page["text"]
     assert 0.27 < want["bubble"] < 0.28 and 2.6 < want["zero2"] < 2.7
     assert abs(want["cp"] - 7 / 3) < 1e-12
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_the_page_shows_the_measured_runs_equal_to_the_prediction(explorer, language):
+    """Every verify row of measured.js picked in the page's list: the form set to its
+    configuration, the bytes measured in its run shown and equal to the calculator's, the
+    idle fraction within the tolerance, no console error; the mutant's one byte is caught."""
+    seen, _, _ = explorer
+    rows = measured.read()["rows"]
+    assert len(seen[language]["verify"]) == len(rows) >= 60
+    for row, page in zip(rows, seen[language]["verify"]):
+        bad = measured_differences(row, page)
+        assert not bad, f"{language} {row['scheme']} {row['dims']}: {bad}"
+    assert not seen[language]["verify_errors"], seen[language]["verify_errors"]
+    bad = measured_differences(rows[MUTANT_ROW], seen["mutant"]["verify"])
+    assert [b[0] for b in bad] == ["stage0.tp"], bad

@@ -349,7 +349,7 @@ def cp_attention_bytes(cfg, micro_batch, tp=1, cp=1, attention="ring", precision
 
 def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
                recompute=False, precision=MIXED, sequence_parallel=False, cp=1,
-               attention="ring"):
+               attention="ring", chunks=1):
     """Bytes one rank of stage `stage` sends per training step, by parallel dimension.
 
     dp: gradients G = P_rank * b: all-reduce (ZeRO 0), 2(N-1)/N * G; ZeRO 2 reduce-scatter
@@ -360,6 +360,9 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
         2 more with recomputation); the embedding (forward) and the head input (backward)
         add one all-reduce of sbh each, the vocab-parallel loss three of sb values.
     pp: sbh values per micro-batch to the next stage (forward), as many back (backward).
+        Interleaved (``chunks`` = v model chunks per rank, pp > 1): a micro-batch crosses
+        every rank v times, so a rank sends v activations (v - 1 on the last stage) and v
+        gradients (v - 1 on the first) per micro-batch: 2v - [first] - [last] sends, not 2.
     sequence parallel (tensor_parallel/sequence.py), counted in all-reduces of the same
     bytes (an all-gather or reduce-scatter is half of one): per layer the 4 (or 6) of tp
     plus 1 for the 2 backward re-gathers and 6 all-reduces of h
@@ -384,7 +387,8 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
     first, last = (sbh + 0.5 * local * h_b, 1.5 * sbh + 2 * h_b) if sp else (sbh, sbh)
     tp_values += (stage == 0) * first + (stage == pp - 1) * (last + 3 * sbh / g.d_model)
     tp_bytes = micro_batches * all_reduce_bytes(tp_values, tp)
-    pp_bytes = micro_batches * sbh / (tp if sp else 1) * ((stage < pp - 1) + (stage > 0))
+    sends = 0 if pp == 1 else 2 * chunks - (stage == pp - 1) - (stage == 0)
+    pp_bytes = micro_batches * sbh / (tp if sp else 1) * sends
     attn = cp_attention_bytes(g, micro_batch, tp, cp, attention, precision)
     cp_bytes = micro_batches * g.n_layer // pp * (attn["forward"] * (2 if recompute else 1)
                                                   + attn["backward"])
@@ -446,7 +450,8 @@ def rank_report(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, ze
                                 if attention == "ring" else 0)
     report["total"] += report["activations"] + report["ring_in_flight"]
     report["comm"] = comm_bytes(cfg, micro_batch, micro_batches, dp, pp, tp, stage, zero,
-                                checkpoint, precision, sequence_parallel, cp, attention)
+                                checkpoint, precision, sequence_parallel, cp, attention,
+                                2 if schedule == "interleaved" else 1)
     return report
 
 

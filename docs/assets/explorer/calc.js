@@ -152,7 +152,7 @@
 
   // Bytes one rank of stage `stage` sends per step, by dimension (memory.comm_bytes).
   function commBytes(g, mb, M, dp, pp, tp, stage, zero, recompute, precision, sp, cp,
-                     attention) {
+                     attention, chunks) {
     var b = PRECISIONS[precision];
     var local = idiv(g.seq_len, cp);
     var sbh = local * mb * g.d_model * b;
@@ -168,7 +168,10 @@
     tpValues += (stage === 0 ? 1 : 0) * first +
                 (stage === pp - 1 ? 1 : 0) * (last + 3 * sbh / g.d_model);
     var tpBytes = M * allReduceBytes(tpValues, tp);
-    var ppBytes = M * sbh / (spOn ? tp : 1) * ((stage < pp - 1 ? 1 : 0) + (stage > 0 ? 1 : 0));
+    // interleaved (v chunks): a micro-batch crosses every rank v times, 2v - first - last sends
+    var sends = pp === 1 ? 0 : 2 * (chunks || 1) - (stage === pp - 1 ? 1 : 0) -
+                               (stage === 0 ? 1 : 0);
+    var ppBytes = M * sbh / (spOn ? tp : 1) * sends;
     var attn = cpAttentionBytes(g, mb, tp, cp, attention, precision);
     var cpBytes = idiv(M * g.n_layer, pp) * (attn.forward * (recompute ? 2 : 1) +
                                              attn.backward);
@@ -191,7 +194,8 @@
         ringInFlightBytes(g, c.micro_batch, c.tp, c.cp, c.precision).backward : 0;
     r.total += r.activations + r.ring_in_flight;
     r.comm = commBytes(g, c.micro_batch, c.micro_batches, c.dp, c.pp, c.tp, stage, c.zero,
-                       c.checkpoint, c.precision, c.sequence_parallel, c.cp, c.attention);
+                       c.checkpoint, c.precision, c.sequence_parallel, c.cp, c.attention,
+                       c.schedule === "interleaved" ? 2 : 1);
     return r;
   }
 

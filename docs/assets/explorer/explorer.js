@@ -3,7 +3,8 @@
 // Every number comes from calc.js (MMCalc), which tests/test_explorer.py holds equal to
 // `minimegatron memory` and `minimegatron timeline`. Runs only on a page with #mm-explorer;
 // no library, no network. Each shown number carries data-mm (its name) and data-value (the
-// exact double) so tests/test_explorer_browser.py reads what the student sees.
+// exact double) so tests/test_explorer_browser.py reads what the student sees. verify_runs.js
+// adds the bytes and idle fraction measured in verify's runs (measured.js) when it is loaded.
 (function () {
   "use strict";
   var TEXT = {
@@ -255,7 +256,7 @@
     out.appendChild(p);
   }
 
-  function draw(root, box, out, t) {
+  function draw(root, box, out, t, lang) {
     var c = read(box);
     out.textContent = "";
     var bad = valid(c);
@@ -268,6 +269,7 @@
     for (var stage = 0; stage < c.pp; stage++) rows.push(MMCalc.rankReport(c, stage));
     memoryBlock(out, c, rows, t);
     timelineBlock(out, c, t);
+    if (window.MMVerifyRuns) MMVerifyRuns.block(out, c, rows, lang, el, link("mm-link-verify"));
     root.setAttribute("data-ready", JSON.stringify(c));
   }
 
@@ -275,11 +277,13 @@
     var root = document.getElementById("mm-explorer");
     if (!root || root.getAttribute("data-started")) return;
     root.setAttribute("data-started", "1");
-    var t = TEXT[document.documentElement.lang === "ko" ? "ko" : "en"];
+    var lang = document.documentElement.lang === "ko" ? "ko" : "en";
+    var t = TEXT[lang];
     var box = form(root, t);
     var out = el("div", {"class": "mm-out"});
     root.appendChild(out);
-    var redraw = function () { draw(root, box, out, t); };
+    var redraw = function () { draw(root, box, out, t, lang); };
+    if (window.MMVerifyRuns) MMVerifyRuns.picker(box, lang, el, redraw);
     box.addEventListener("input", redraw);
     box.addEventListener("change", redraw);
     redraw();
