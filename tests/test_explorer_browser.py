@@ -9,13 +9,14 @@ and ``data-value``, the exact double) and compares them with ``minimegatron.tool
 the pipeline simulator and the scaling model: bytes and seconds exactly, the text as the
 command line prints it (8.2f in the table's unit), the idle fraction and its formula, one SVG
 block per timeline slot. Then it types predictions into the three exercises (wrong, right,
-3/11, 27 %, 7/3) and reads the verdicts and the revealed answers.
+1/17, 5.9 %, 7/3) and reads the verdicts and the revealed answers.
 Screenshots of each configuration go to ``$MINIMEGATRON_ARTIFACTS/screenshots``. A copy of
 the page served with a planted mistake in calc.js must be caught by the same comparison.
 
 Skipped with a reason without Chromium or mkdocs (a failure under MINIMEGATRON_REQUIRE_BROWSER).
 """
 import base64
+from fractions import Fraction
 import json
 import os
 import re
@@ -26,7 +27,7 @@ import time
 import pytest
 
 from minimegatron.checks import measured
-from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula
+from minimegatron.parallel.pipeline_parallel.schedules import SPLIT, bubble_formula
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.tools import memory, scaling
 from mpi_harness import time_bound
@@ -49,7 +50,13 @@ CONFIGS = [
          dp=2, tp=1, pp=4, cp=2, precision="float32", zero=3, schedule="interleaved",
          attention="allgather", t_forward=1, t_backward=2, sequence_parallel=False,
          checkpoint=False),
+    dict(layers=16, hidden=1024, heads=16, vocab=51200, seq=2048, micro_batch=1,
+         micro_batches=8, dp=2, tp=2, pp=4, cp=1, precision="mixed", zero=1, schedule="zbv",
+         attention="ring", t_forward=1, t_backward=1, t_weight=1, sequence_parallel=True,
+         checkpoint=False),
 ]
+for _config in CONFIGS:
+    _config.setdefault("t_weight", "")      # empty: `minimegatron timeline`'s default T_W
 
 # Set the form as typing would: each field changed, then an input event that bubbles.
 SET_JS = """((config) => {
@@ -94,8 +101,14 @@ def expected(c):
     want.update({f"step.{part}": step[part] for part in ("total", "compute", "tp", "dp", "pp",
                                                          "efficiency")})
     chunks = 2 if c["schedule"] == "interleaved" else 1
-    sim = simulate(c["schedule"], c["pp"], c["micro_batches"], float(c["t_forward"]),
-                   float(c["t_backward"]), chunks)
+    split = c["schedule"] in SPLIT
+    t_weight = float(split) if c.get("t_weight", "") == "" else float(c["t_weight"])
+    times = (float(c["t_forward"]), float(c["t_backward"]))
+    sim = simulate(c["schedule"], c["pp"], c["micro_batches"], *times, chunks, t_weight)
+    if split:                        # the paper's bubble beside 1F1B's, as the command prints
+        want["bubble"] = sim.bubble
+        want["bubble_1f1b"] = simulate("1f1b", c["pp"], c["micro_batches"], *times,
+                                       t_weight=t_weight).bubble
     want["idle"] = sim.bubble_fraction
     want["makespan"] = sim.makespan
     want["formula"] = float(bubble_formula(c["pp"], c["micro_batches"], chunks))
@@ -114,7 +127,8 @@ def differences(c, page):
         bad.append(("names", sorted(set(page["shown"]) ^ set(want))))
     for name, value in want.items():
         got, text = page["shown"].get(name, (None, ""))
-        close = abs(got - value) <= 1e-12 if name == "idle" and got is not None else False
+        close = abs(got - value) <= 1e-9 if name in ("idle", "bubble", "bubble_1f1b") and \
+            got is not None else False
         if got != value and not close:
             bad.append((name, got, value))
         elif name.startswith("step.") and name != "step.efficiency" and \
@@ -135,6 +149,7 @@ PREDICT_JS = r"""((name, guess) => {
   const verdict = box.querySelector(`[data-mm="verdict.${name}"]`);
   const answer = verdict.querySelector("[data-value]");
   return {verdict: verdict.className, text: verdict.textContent,
+          question: box.querySelector("p").textContent,
           value: answer ? Number(answer.dataset.value) : null};
 })(%s, %s)"""
 
@@ -181,20 +196,34 @@ def measured_differences(row, page):
 
 def answers():
     """The exercises' answers from the command line's Python: model state at ZeRO-2 and tp 2
-    (GB), the 1F1B idle fraction at K = 4, M = 8, and the ring's backward bytes over the
-    all-gather's at cp 4."""
+    (GB), ZBV's idle fraction at K = 4, M = 8, T_F = T_B = T_W = 1 (1F1B's is in the
+    question), and the ring's backward bytes over the all-gather's at cp 4."""
     g = memory.GPTShape(51200, 2048, 24, 2048, 16)
     state = memory.model_state_bytes(memory.rank_param_count(g, 1, 2, 0), 8, 2)
     cp = memory.GPTShape(51200, 4096, 24, 2048, 16)
     ring, gather = (memory.cp_attention_bytes(cp, 1, 1, 4, kind)["backward"]
                     for kind in ("ring", "allgather"))
     return {"zero2": (state["weights"] + state["grads"] + state["optimizer"]) / 1e9,
-            "bubble": simulate("1f1b", 4, 8).bubble_fraction, "cp": ring / gather}
+            "bubble": simulate("zbv", 4, 8, 1.0, 1.0, t_weight=1.0).bubble_fraction,
+            "cp": ring / gather}
+
+
+def bubble_words():
+    """What the bubble exercise's question and answer must say, from the simulator: 1F1B's
+    idle fraction and makespan, ZBV's makespan and both bubbles (the paper's)."""
+    plain, zbv = (simulate(name, 4, 8, 1.0, 1.0, t_weight=1.0) for name in ("1f1b", "zbv"))
+    fraction = Fraction(plain.bubble_fraction).limit_denominator(200)
+    return {"question": ["K = 4", "M = 8", f"{fraction.numerator}/{fraction.denominator}",
+                         f"makespan {plain.makespan:g}"],
+            "answer": [f"{Fraction(zbv.bubble_fraction).limit_denominator(200)}",
+                       f"{zbv.makespan:g}", f"{plain.makespan:g}", f"{zbv.bubble:g}",
+                       f"{plain.bubble:g}"]}
 
 
 # (exercise, what the student types, whether it is right); the right answers from answers().
 GUESSES = [("zero2", "1", False), ("zero2", "{zero2:.3f}", True), ("bubble", "0.5", False),
-           ("bubble", "3/11", True), ("bubble", "27 %", True), ("bubble", "lots", False),
+           ("bubble", "1/17", True), ("bubble", "5.9 %", True), ("bubble", "lots", False),
+           ("bubble", "3/11", False),
            ("cp", "1", False), ("cp", "7/3", True), ("cp", "2.33", True)]
 
 
@@ -340,7 +369,7 @@ def test_offline_no_console_error_and_in_the_pages_language(explorer, language):
     assert seen[language]["first"]["drawn_ms"] < 1000 * bound, (bound, seen[language]["first"])
 
 
-def test_screenshots_of_three_configurations_per_language(explorer):
+def test_screenshots_of_each_configuration_per_language(explorer):
     _, _, shots = explorer
     for language in ("en", "ko"):
         for index in range(1, len(CONFIGS) + 1):
@@ -363,7 +392,7 @@ def test_a_planted_mistake_in_the_page_is_caught(explorer):
 
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_predict_then_check(explorer, language):
-    """A wrong prediction is told wrong and shown the answer, a right one (0.273, 3/11 or 27 %)
+    """A wrong prediction is told wrong and shown the answer, a right one (1/17 or 5.9 % for ZBV)
     right; the answer the page reveals is the command line's, exactly."""
     seen, _, _ = explorer
     want = answers()
@@ -373,7 +402,11 @@ def test_predict_then_check(explorer, language):
             assert page["value"] == want[name], (name, page, want[name])
         if language == "ko":
             assert HANGUL.search(page["text"]), page["text"]
-    assert 0.27 < want["bubble"] < 0.28 and 2.6 < want["zero2"] < 2.7
+        if name == "bubble" and guess != "lots":     # the wording is the simulator's
+            words = bubble_words()
+            assert all(w in page["question"] for w in words["question"]), (page, words)
+            assert all(w in page["text"] for w in words["answer"]), (page, words)
+    assert abs(want["bubble"] - 1 / 17) < 1e-12 and 2.6 < want["zero2"] < 2.7
     assert abs(want["cp"] - 7 / 3) < 1e-12
 
 

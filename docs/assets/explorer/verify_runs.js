@@ -57,6 +57,7 @@
       event.stopPropagation();
       var row = data().rows[Number(select.value)];
       if (!row) return;
+      box.querySelector("[name=t_weight]").value = "";     // the command's default
       Object.keys(row.config).forEach(function (k) {
         var input = box.querySelector("[name=\"" + k + "\"]");
         if (!input) return;
