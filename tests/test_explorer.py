@@ -26,19 +26,21 @@ import pytest
 from minimegatron.parallel.pipeline_parallel.schedules import bubble_formula, get_schedule, \
     peak_in_flight
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
-from minimegatron.tools import memory, scaling
+from minimegatron.tools import memory, memory_moe, scaling
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPLORER = os.path.join(ROOT, "docs", "assets", "explorer")
 CALC = os.path.join(EXPLORER, "calc.js")            # it loads schedule.js from its folder
 CASES = 3000
+PLANT_CASES = 1000                    # a planted mistake must show within the first 1000
 EXACT_BELOW = 2 ** 53                 # JavaScript integers are exact below this, as Python's
 
 # Reads the configurations on stdin, prints what calc.js computes for each.
 RUNNER = r"""
 const calc = require(process.argv[1]);
+const moe = require(require("path").join(require("path").dirname(process.argv[1]), "moe.js"));
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
-const out = cases.map(c => {
+const out = cases.map(c => { try {
   const rows = [];
   for (let stage = 0; stage < c.pp; stage++) rows.push(calc.rankReport(c, stage));
   const sim = calc.simulate(c.schedule, c.pp, c.micro_batches, c.t_forward, c.t_backward, 2,
@@ -48,9 +50,11 @@ const out = cases.map(c => {
     peaks.push(calc.peakInFlight(calc.program(c.schedule, c.pp, c.micro_batches, k, 2)));
   return {rows, sim, peaks, formula: calc.bubbleFormula(c.pp, c.micro_batches,
                                                         c.schedule === "interleaved" ? 2 : 1),
-          check: calc.checkConfig(c), step: calc.stepTime(c), params: calc.paramCount(
+          check: calc.checkConfig(c), step: calc.stepTime(c),
+          moe: c.experts ? moe.report(c) : null,
+          moe_check: moe.check(c), params: calc.paramCount(
             {vocab: c.vocab, seq_len: c.seq, n_layer: c.layers, d_model: c.hidden})};
-});
+} catch (error) { return {error: String(error)}; } });
 process.stdout.write(JSON.stringify(out));
 """
 
@@ -99,7 +103,12 @@ def random_config(rng):
                  attention=rng.choice(list(memory.ATTENTION)),
                  t_forward=rng.choice([1.0, 0.5, 1.3, 0.1]),
                  t_backward=rng.choice([1.0, 2.0, 2.7, 0.3]),
-                 t_weight=rng.choice([0.5, 1.0, 1.7] + ([] if schedule in SPLIT else [0.0] * 3)))
+                 t_weight=rng.choice([0.5, 1.0, 1.7] + ([] if schedule in SPLIT else [0.0] * 3)),
+                 experts=rng.choice([2, 4, 8, 16, 64]), top_k=rng.randint(1, 2),
+                 capacity_factor=rng.choice([0.5, 1.0, 1.25, 2.0, 0.3]),
+                 moe_every=rng.randint(1, 3))
+        c["ep"] = rng.choice([d for d in range(1, c["experts"] + 1)
+                              if c["experts"] % d == 0 and c["dp"] * cp % d == 0])
         if 5 * heads * c["seq"] ** 2 * c["micro_batch"] * 8 < EXACT_BELOW:
             return c
 
@@ -119,8 +128,17 @@ def python_side(c):
     step = scaling.step_time(g, scaling.Hardware(), c["dp"], c["tp"], c["pp"], c["micro_batch"],
                              c["micro_batches"], c["checkpoint"],
                              memory.PRECISIONS[c["precision"]])
+    moe = [dict(memory_moe.moe_rank_params(g, c["experts"], c["moe_every"], c["ep"], c["pp"],
+                                           c["tp"], stage),
+                ep=memory_moe.ep_bytes(g, c["experts"], c["top_k"], c["capacity_factor"],
+                                       c["micro_batch"], c["micro_batches"], c["ep"], c["pp"],
+                                       stage, c["moe_every"], c["precision"]))
+           for stage in range(c["pp"])]
+    buffer = memory_moe.dispatch_buffer_bytes(g, c["experts"], c["top_k"],
+                                              c["capacity_factor"], c["micro_batch"],
+                                              c["precision"])
     return rows, sim, peaks, bubble_formula(c["pp"], c["micro_batches"], chunks), \
-        memory.param_count(g), step
+        memory.param_count(g), step, {"stages": moe, "buffer": buffer}
 
 
 def run_js(calc_path, cases):
@@ -138,7 +156,10 @@ def mismatches(cases, results, expected=None):
     (``expected``: python_side of each case, when already computed)."""
     found = []
     for c, js, want in zip(cases, results, expected or map(python_side, cases)):
-        rows, sim, peaks, formula, params, step = want
+        rows, sim, peaks, formula, params, step, moe = want
+        if "error" in js:                     # calc.js threw where the Python computes
+            found.append((c, js["error"]))
+            continue
         bad = []
         for stage, (py, got) in enumerate(zip(rows, js["rows"])):
             bad += [(stage, k, py[k], got[k]) for k in KEYS if py[k] != got[k]]
@@ -160,6 +181,8 @@ def mismatches(cases, results, expected=None):
             bad.append(("param_count / check", params, js["params"], js["check"]))
         if step != js["step"]:
             bad.append(("step time", step, js["step"]))
+        if moe != js["moe"] or js["moe_check"] != "":
+            bad.append(("moe", moe, js["moe"], js["moe_check"]))
         if bad:
             found.append((c, bad))
     return found
@@ -251,12 +274,16 @@ PLANTED = [
      'return K - k; }, K + 1, "zb-h1"'),
     ("ZBV's cool-down B0 W0 as W0 B0", 'run("B", 0); run("W", 0); }', 'run("W", 0); run("B", 0); }'),
     ("DualPipe's W last in, first out", "out.push(waiting.shift())", "out.push(waiting.pop())"),
-    ("DualPipeV's chunks placed in a loop", 'schedule === "zbv" || schedule === "dualpipe" ||',
+    ("DualPipe's messages placed in a loop", 'schedule === "zbv" || schedule === "dualpipe" ||',
      'schedule === "zbv" ||'),
     ("W's activations released at B", '? "weight"\n', '? "backward"\n'),
     ("dualpipe holding its stage once", "(pp - 1 - stage === stage ? 0 :", "(true ? 0 :"),
+    ("MoE: the all-to-all's backward left out", "return M * nP * 4 *", "return M * nP * 2 *"),
+    ("MoE: the experts' MLP split by tp", "idiv(nP * experts, ep) * expertSize(h)",
+     "idiv(nP * experts, ep * tp) * expertSize(h)"),
+    ("MoE: the capacity rounded down", "return Math.ceil(topK", "return Math.floor(topK"),
     ("the step time without the bubble", "BigInt(M + pp - 1) * flopsMb", "BigInt(M) * flopsMb"),
-    ("the backward as long as the forward", "backward: (tB + 0) / v", "backward: (tF + 0) / v"),
+    ("the backward as long as the forward", "backward: (tB + (split", "backward: (tF + (split"),
 ]
 
 
@@ -264,19 +291,22 @@ def planted_copy(folder, right, wrong):
     """calc.js and schedule.js copied into folder, ``right`` replaced by ``wrong`` in the one
     file that has it; the copy's calc.js."""
     found = 0
-    for name in ("calc.js", "schedule.js", "zb.js"):
+    for name in ("calc.js", "schedule.js", "zb.js", "moe.js"):
         with open(os.path.join(EXPLORER, name), encoding="utf-8") as file:
             source = file.read()
         found += source.count(right)
         (folder / name).write_text(source.replace(right, wrong), encoding="utf-8")
-    assert found == 1, f"calc.js, schedule.js and zb.js have {right!r} {found} times, not once"
+    assert found == 1, f"the explorer's files have {right!r} {found} times, not once"
     return str(folder / "calc.js")
 
 
 @pytest.mark.parametrize("what, right, wrong", PLANTED, ids=[p[0] for p in PLANTED])
 def test_a_planted_difference_is_caught(cases, expected, tmp_path, what, right, wrong):
+    """On the first PLANT_CASES configurations (every schedule and setting is among them), to
+    keep the mutants' node runs short."""
     planted = planted_copy(tmp_path, right, wrong)
-    bad = mismatches(cases, run_js(planted, cases), expected)
+    some = cases[:PLANT_CASES]
+    bad = mismatches(some, run_js(planted, some), expected[:PLANT_CASES])
     assert bad, f"the test did not notice {what}"
 
 

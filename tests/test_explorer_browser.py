@@ -29,7 +29,7 @@ import pytest
 from minimegatron.checks import measured
 from minimegatron.parallel.pipeline_parallel.schedules import SPLIT, bubble_formula
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
-from minimegatron.tools import memory, scaling
+from minimegatron.tools import memory, memory_moe, scaling
 from mpi_harness import time_bound
 from test_docs_browser import (DevTools, build_site, chromium_or_skip, foreign, open_tab,
                                screenshot_dir, serve, visit)
@@ -53,10 +53,11 @@ CONFIGS = [
     dict(layers=16, hidden=1024, heads=16, vocab=51200, seq=2048, micro_batch=1,
          micro_batches=8, dp=2, tp=2, pp=4, cp=1, precision="mixed", zero=1, schedule="zbv",
          attention="ring", t_forward=1, t_backward=1, t_weight=1, sequence_parallel=True,
-         checkpoint=False),
+         checkpoint=False, experts=8, top_k=2, capacity_factor=1.25, ep=2, moe_every=2),
 ]
 for _config in CONFIGS:
     _config.setdefault("t_weight", "")      # empty: `minimegatron timeline`'s default T_W
+    _config.setdefault("experts", 0)        # a dense GPT: no MoE block
 
 # Set the form as typing would: each field changed, then an input event that bubbles.
 SET_JS = """((config) => {
@@ -110,6 +111,15 @@ def expected(c):
         want["bubble_1f1b"] = simulate("1f1b", c["pp"], c["micro_batches"], *times,
                                        t_weight=t_weight).bubble
     want["idle"] = sim.bubble_fraction
+    for stage in range(c["pp"] if c["experts"] else 0):
+        want.update({f"moe.stage{stage}.{k}": v for k, v in memory_moe.moe_rank_params(
+            g, c["experts"], c["moe_every"], c["ep"], c["pp"], c["tp"], stage).items()})
+        want[f"moe.stage{stage}.ep"] = memory_moe.ep_bytes(
+            g, c["experts"], c["top_k"], c["capacity_factor"], c["micro_batch"],
+            c["micro_batches"], c["ep"], c["pp"], stage, c["moe_every"], c["precision"])
+    if c["experts"]:
+        want["moe.buffer"] = memory_moe.dispatch_buffer_bytes(
+            g, c["experts"], c["top_k"], c["capacity_factor"], c["micro_batch"], c["precision"])
     want["makespan"] = sim.makespan
     want["formula"] = float(bubble_formula(c["pp"], c["micro_batches"], chunks))
     return want, sum(len(row) for row in sim.slots)
@@ -134,6 +144,9 @@ def differences(c, page):
         elif name.startswith("step.") and name != "step.efficiency" and \
                 float(text) != float(f"{value:.3g}"):
             bad.append((name + " text", text, f"{value:.3g}"))
+        elif name.startswith("moe."):
+            if text != f"{value:,d}":
+                bad.append((name + " text", text, f"{value:,d}"))
         elif "stage" in name and "params" not in name and text != f"{value / size:.2f}":
             bad.append((name + " text", text, f"{value / size:.2f}"))
         elif name.endswith("params") and text != f"{value:,d}":

@@ -108,6 +108,8 @@
                                      value: pair[1]}));
       box.appendChild(label);
     });
+    if (window.MMMoE) MMMoE.inputs(box, document.documentElement.lang === "ko" ? "ko" : "en",
+                                   el);
     ["sequence_parallel", "checkpoint"].forEach(function (name) {
       var label = el("label", {});
       label.appendChild(el("input", {type: "checkbox", name: name}));
@@ -297,6 +299,7 @@
     for (var stage = 0; stage < c.pp; stage++) rows.push(MMCalc.rankReport(c, stage));
     memoryBlock(out, c, rows, t);
     timelineBlock(out, c, t);
+    if (window.MMMoE) MMMoE.block(out, c, lang, el, link("mm-link-moe"));
     if (window.MMVerifyRuns) MMVerifyRuns.block(out, c, rows, lang, el, link("mm-link-verify"));
     root.setAttribute("data-ready", JSON.stringify(c));
   }

@@ -58,6 +58,8 @@
       var row = data().rows[Number(select.value)];
       if (!row) return;
       box.querySelector("[name=t_weight]").value = "";     // the command's default
+      var experts = box.querySelector("[name=experts]");
+      if (experts) experts.value = "0";                     // verify's rows here are dense
       Object.keys(row.config).forEach(function (k) {
         var input = box.querySelector("[name=\"" + k + "\"]");
         if (!input) return;
