@@ -18,6 +18,7 @@ Planted differences (a byte of the file, a row left out, a calculator that forge
 interleaved schedule's extra crossings, an idle fraction off) must each be found.
 """
 import copy
+import os
 
 import pytest
 
@@ -25,6 +26,7 @@ from minimegatron.checks import measured
 from minimegatron.tools import memory
 from mpi_harness import run_mpi
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 AGAIN = [("zero1", [4, 1, 1, 1]), ("tp-sp", [1, 1, 4, 1]), ("pp-interleaved", [1, 4, 1, 4])]
 
 
@@ -46,6 +48,9 @@ def test_the_file_is_what_the_code_measures_and_predicts(data):
     assert len(data["rows"]) + len(data["not_on_the_page"]) == 125     # verify's 8-rank rows
     assert all(r["predicted"]["stages"][0]["dp"] > 0 for r in data["rows"] if r["dims"][0] > 1)
     assert sum(r["measured"]["idle"] is not None for r in data["rows"]) >= 20
+    for page, words in (("explorer.md", "({} of them"), ("explorer.ko.md", "({}개")):
+        with open(os.path.join(ROOT, "docs", page), encoding="utf-8") as file:
+            assert words.format(len(data["rows"])) in file.read(), page   # the page's count
 
 
 def planted(data, change):
@@ -71,11 +76,13 @@ def test_planted_differences_are_found(data, monkeypatch):
     def not_the_same(d):
         d["rows"][20]["measured"]["stages"][0]["same_on_every_rank"] = False
     assert planted(data, not_the_same)
-    # a calculator that counts interleaved's sends as 1F1B's (comm_bytes without its chunks)
+    # a calculator that counts every schedule's sends as 1F1B's (comm_bytes without it)
     monkeypatch.setattr(measured, "rank_report", lambda *a: dict(
         memory.rank_report(*a), comm=memory.comm_bytes(*a[:8], *a[9:14])))
     found = measured.problems(data)
-    assert found and all("pp-interleaved" in f for f in found), found
+    assert found and all(any(s in f for s in ("interleaved", "zbv", "dualpipe")) for f in found)
+    assert {s for s in ("interleaved", "zbv", "dualpipev", "dualpipe [2") if
+            any(s in f for f in found)} == {"interleaved", "zbv", "dualpipev", "dualpipe [2"}
 
 
 def test_three_rows_measured_again_on_4_ranks(data):

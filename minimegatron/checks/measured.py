@@ -14,12 +14,13 @@ returns, for each pipeline stage:
     predicted  ``tools.memory.rank_report``'s comm bytes of the same configuration
 
 and, for a pipeline (pp > 1), the idle fraction measured on one traced step with emulated
-device time (device_time.py: every forward lasts T_F, every backward T_B = 2 T_F; a real run's
-compute, then a sleep that frees the core) next to ``simulate``'s. Bytes are exact; the idle
-fraction carries the OS's wake-up delays (a few hundredths on a busy 2-core machine).
+device time (device_time.py: F, B and W last T_F each, a backward that is not split 2 T_F;
+a real run's compute, then a sleep that frees the core) next to ``simulate``'s. Bytes are
+exact; the idle fraction carries the OS's wake-up delays (a few hundredths when busy).
 
 Rows the page cannot set (``unmodelled``): master-style DataParallel, ZeRO-3 (not composed with
-the 3D trainer), FSDP2 / HSDP, the zero-bubble and DualPipe schedules and every MoE row.
+the 3D trainer), FSDP2 / HSDP and every MoE row. DualPipe's all-reduce of the two copies'
+gradients over the mirror pair is in no dimension: reported apart (``outside_the_dimensions``).
 
     mpiexec -n 8 python benchmarks/explorer_measured.py      (writes the page's measured.js)
 """
@@ -37,7 +38,7 @@ from minimegatron.parallel.threed import Trainer3D
 from minimegatron.tools.memory import GPTShape, rank_report
 from minimegatron.tools.trace_gather import gather_timeline
 
-T_FORWARD, T_BACKWARD = 0.05, 0.1           # emulated seconds: the page's times 1 and 2
+T_FORWARD = 0.08          # emulated seconds of F, B and W each: the page's times 1, 1 and 1
 IDLE_TOLERANCE = 0.06     # |measured - simulated| idle: wake-up delays on a busy 2-core machine
 AXES = ("dp", "tp", "pp", "cp")
 ZERO = {"zero1": 1, "zero2": 2}
@@ -51,9 +52,8 @@ def unmodelled(scheme):
     """Why the explorer cannot set a verify row of this scheme, or None if it can."""
     kind = verify.SCHEMES[scheme].kind
     if kind in ("moe", "moe3d", "moex"):
-        return "MoE: the explorer has no experts (tools/memory_moe.py)"
-    if kind in ("zb", "dual"):
-        return f"{scheme[3:]}: the explorer's schedules are gpipe, 1f1b and interleaved"
+        return ("MoE: not measured here (its trainer is checks/moe.py); the page computes its "
+                "all-to-all bytes with tools/memory_moe.py")
     return UNMODELLED.get(scheme)
 
 
@@ -77,14 +77,14 @@ def page_config(scheme, dims):
     config = verify.common_config(scheme)
     size = verify.fit(scheme, dims)[0]
     kind = verify.SCHEMES[scheme].kind
-    schedule = scheme[3:] if kind == "pipe" else "1f1b"
+    schedule = scheme[3:] if kind in ("pipe", "zb", "dual") else "1f1b"
     return dict(layers=config.n_layer, hidden=config.d_model, heads=config.n_head,
                 vocab=config.vocab_size, seq=config.seq_len, micro_batch=size // (dp * m),
                 micro_batches=m, dp=dp, tp=tp, pp=pp, cp=cp, zero=ZERO.get(scheme, 0),
                 schedule="gpipe" if schedule == "naive" else schedule, checkpoint=False,
                 precision="float64", sequence_parallel=scheme in ("tp-sp", "4d-sp"),
                 attention=verify._attention(scheme) if kind in ("cp", "4d") else "ring",
-                t_forward=1, t_backward=2)
+                t_forward=1, t_backward=1, t_weight=1)      # B + W = 2 where they run as one
 
 
 def _shape(c):
@@ -102,28 +102,34 @@ def predicted(c):
         stages.append({axis: r["comm"][axis] for axis in AXES})
     chunks = 2 if c["schedule"] == "interleaved" else 1
     idle = simulate(c["schedule"], c["pp"], c["micro_batches"], float(c["t_forward"]),
-                    float(c["t_backward"]), chunks).bubble_fraction if c["pp"] > 1 else None
+                    float(c["t_backward"]), chunks, float(c["t_weight"])).bubble_fraction \
+        if c["pp"] > 1 else None
     return stages, idle
 
 
 def sent_by_axis(spans):
-    """({dp, tp, pp, cp} bytes sent, loss bookkeeping bytes) of this rank's traced spans."""
-    sent, loss = dict.fromkeys(AXES, 0), 0
+    """({dp, tp, pp, cp} bytes sent, loss bookkeeping bytes, bytes in no dimension: DualPipe's
+    mirror all-reduce) of this rank's traced spans."""
+    sent, loss, other = dict.fromkeys(AXES, 0), 0, 0
     for s in spans:
         axis = trace.dimension_of(s.get("group"))
-        if s["kind"] != "comm" or axis is None:
+        if s["kind"] != "comm":
             continue
-        if s["label"] == "dp.loss" or (axis == "pp" and s["op"] == "broadcast"):
+        if axis is None:
+            other += s["bytes_sent"]
+            continue
+        if s["label"] == "dp.loss" or (axis == "pp" and s["nbytes"] == 8 and
+                                       s["op"] in ("broadcast", "all_reduce")):
             loss += s["bytes_sent"]                       # the step's loss, 8 bytes
             continue
         sent["dp" if axis == "dp_cp" else axis] += s["bytes_sent"]
-    return sent, loss
+    return sent, loss, other
 
 
 def pipeline_idle(group):
     """On the pipeline's first stage: 1 - compute / (K x makespan) of the traced step, the
     makespan from the first compute's start to the last one's end; None elsewhere."""
-    spans = gather_timeline(group, ops=("forward", "backward"))
+    spans = gather_timeline(group, ops=("forward", "backward", "weight"))
     if spans is None:
         return None
     busy = sum(s["end"] - s["start"] for s in spans)
@@ -148,16 +154,16 @@ def measure_row(scheme, dims, world, split_cache):
                         chunks=verify.INTERLEAVED_CHUNKS if c["schedule"] == "interleaved"
                         else 1, optimizer_fn=make_optimizer)
     trainer.train_step(*batch(config, batch_size, 0))     # the optimizer state now exists
-    if pp > 1:
-        trainer.engine.device_time = DeviceTime(T_FORWARD, T_BACKWARD)
+    if pp > 1:                        # B and W one T_FORWARD each; as one backward: 2 T_FORWARD
+        trainer.engine.device_time = DeviceTime(T_FORWARD, T_FORWARD, T_FORWARD)
     comm.barrier(world)
     trace.enable()
     trace.reset()
     trainer.forward_backward(*batch(config, batch_size, 1))   # the step that is measured
     trainer.step()
-    sent, loss = sent_by_axis(trace.spans())
+    sent, loss, other = sent_by_axis(trace.spans())
     idle = pipeline_idle(grid.pp) if pp > 1 else None
-    every = comm.gather_object((grid.pp_rank, sent, loss, idle), world)
+    every = comm.gather_object((grid.pp_rank, sent, (loss, other), idle), world)
     if every is None:
         return None
     stages, idle_predicted = predicted(c)
@@ -169,7 +175,8 @@ def measure_row(scheme, dims, world, split_cache):
     idles = [i for _, _, _, i in every if i is not None]
     return {"scheme": scheme, "label": verify.SCHEMES[scheme].label, "dims": list(dims),
             "config": c,
-            "measured": {"stages": measured, "loss_bytes": max(b for _, _, b, _ in every),
+            "measured": {"stages": measured, "loss_bytes": max(b[0] for _, _, b, _ in every),
+                         "outside_the_dimensions": max(b[1] for _, _, b, _ in every),
                          "idle": sum(idles) / len(idles) if idles else None},
             "predicted": {"stages": stages, "idle": idle_predicted}}
 
@@ -200,9 +207,11 @@ def read(path=OUT):
 
 def loss_bytes(c):
     """The loss bookkeeping of the rank that sends most: an 8-byte all-reduce over dp x cp
-    (2(N-1)/N x 8) and, on the last stage, the broadcast to the other K - 1 stages."""
-    n = c["dp"] * c["cp"]
-    return 2 * (n - 1) / n * 8 + 8 * (c["pp"] - 1)
+    (2(N-1)/N x 8) and, on the last stage, the broadcast to the other K - 1 stages (DualPipe,
+    whose two ends hold losses: an all-reduce over pp)."""
+    n, k = c["dp"] * c["cp"], c["pp"]
+    over_pp = 2 * (k - 1) / k * 8 if c["schedule"] == "dualpipe" else 8 * (k - 1)
+    return 2 * (n - 1) / n * 8 + over_pp
 
 
 def problems(data):

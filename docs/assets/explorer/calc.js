@@ -166,11 +166,11 @@
 
   // Bytes one rank of stage `stage` sends per step, by dimension (memory.comm_bytes).
   function commBytes(g, mb, M, dp, pp, tp, stage, zero, recompute, precision, sp, cp,
-                     attention, chunks) {
+                     attention, schedule) {
     var b = PRECISIONS[precision];
     var local = idiv(g.seq_len, cp);
     var sbh = local * mb * g.d_model * b;
-    var grads = rankParamCount(g, pp, tp, stage) * b;
+    var grads = pipelineParamCount(g, pp, tp, stage, schedule) * b;
     var ranks = dp * cp;
     var dpBytes = (zero === 1 || zero === 3 ? 3 : 2) * (ranks - 1) / ranks * grads;
     var spOn = sp && tp > 1 ? 1 : 0;
@@ -182,9 +182,14 @@
     tpValues += (stage === 0 ? 1 : 0) * first +
                 (stage === pp - 1 ? 1 : 0) * (last + 3 * sbh / g.d_model);
     var tpBytes = M * allReduceBytes(tpValues, tp);
-    // interleaved (v chunks): a micro-batch crosses every rank v times, 2v - first - last sends
-    var sends = pp === 1 ? 0 : 2 * (chunks || 1) - (stage === pp - 1 ? 1 : 0) -
-                               (stage === 0 ? 1 : 0);
+    // 1F1B's sends; interleaved (v = 2): a micro-batch crosses every rank v times, 2v - first
+    // - last; zbv, dualpipev: a V, down and back up, twice 1F1B's
+    var sends = (stage < pp - 1 ? 1 : 0) + (stage > 0 ? 1 : 0);
+    if (schedule === "interleaved" && pp > 1) {
+      sends = 2 * 2 - (stage === pp - 1 ? 1 : 0) - (stage === 0 ? 1 : 0);
+    } else if (schedule === "zbv" || schedule === "dualpipev") {
+      sends = 2 * sends;
+    }
     var ppBytes = M * sbh / (spOn ? tp : 1) * sends;
     var attn = cpAttentionBytes(g, mb, tp, cp, attention, precision);
     var cpBytes = idiv(M * g.n_layer, pp) * (attn.forward * (recompute ? 2 : 1) +
@@ -209,7 +214,7 @@
     r.total += r.activations + r.ring_in_flight;
     r.comm = commBytes(g, c.micro_batch, c.micro_batches, c.dp, c.pp, c.tp, stage, c.zero,
                        c.checkpoint, c.precision, c.sequence_parallel, c.cp, c.attention,
-                       c.schedule === "interleaved" ? 2 : 1);
+                       c.schedule);
     return r;
   }
 

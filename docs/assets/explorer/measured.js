@@ -200,122 +200,12 @@ var MMMeasured = {
   {
    "dims": [
     1,
-    2,
-    1,
-    8
-   ],
-   "scheme": "pp-zb-h1",
-   "why": "zb-h1: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-zb-h1",
-   "why": "zb-h1: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    8,
-    1,
-    8
-   ],
-   "scheme": "pp-zb-h1",
-   "why": "zb-h1: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    2,
-    1,
-    8
-   ],
-   "scheme": "pp-zb-h1",
-   "why": "zb-h1: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-zb-h1",
-   "why": "zb-h1: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    2,
-    1,
-    8
-   ],
-   "scheme": "pp-zb-h2",
-   "why": "zb-h2: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-zb-h2",
-   "why": "zb-h2: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
     8,
     1,
     8
    ],
    "scheme": "pp-zb-h2",
-   "why": "zb-h2: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    2,
-    1,
-    8
-   ],
-   "scheme": "pp-zb-h2",
-   "why": "zb-h2: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-zb-h2",
-   "why": "zb-h2: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    2,
-    1,
-    8
-   ],
-   "scheme": "pp-zbv",
-   "why": "zbv: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-zbv",
-   "why": "zbv: the explorer's schedules are gpipe, 1f1b and interleaved"
+   "why": "schedule 'zb-h2' needs at least 15 micro-batches for 8 stages (the first stage's warm-up); got 8"
   },
   {
    "dims": [
@@ -325,97 +215,7 @@ var MMMeasured = {
     8
    ],
    "scheme": "pp-zbv",
-   "why": "zbv: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    2,
-    1,
-    8
-   ],
-   "scheme": "pp-zbv",
-   "why": "zbv: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-zbv",
-   "why": "zbv: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    2,
-    1,
-    4
-   ],
-   "scheme": "pp-dualpipe",
-   "why": "dualpipe: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-dualpipe",
-   "why": "dualpipe: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    8,
-    1,
-    16
-   ],
-   "scheme": "pp-dualpipe",
-   "why": "dualpipe: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    2,
-    1,
-    4
-   ],
-   "scheme": "pp-dualpipe",
-   "why": "dualpipe: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-dualpipe",
-   "why": "dualpipe: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    2,
-    1,
-    4
-   ],
-   "scheme": "pp-dualpipev",
-   "why": "dualpipev: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    1,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-dualpipev",
-   "why": "dualpipev: the explorer's schedules are gpipe, 1f1b and interleaved"
+   "why": "2 chunks x 8 stages: pipeline of 16 stages, but the model has only 8 layers: every stage needs at least one layer"
   },
   {
    "dims": [
@@ -425,27 +225,7 @@ var MMMeasured = {
     16
    ],
    "scheme": "pp-dualpipev",
-   "why": "dualpipev: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    2,
-    1,
-    4
-   ],
-   "scheme": "pp-dualpipev",
-   "why": "dualpipev: the explorer's schedules are gpipe, 1f1b and interleaved"
-  },
-  {
-   "dims": [
-    2,
-    4,
-    1,
-    8
-   ],
-   "scheme": "pp-dualpipev",
-   "why": "dualpipev: the explorer's schedules are gpipe, 1f1b and interleaved"
+   "why": "2 chunks x 8 stages: pipeline of 16 stages, but the model has only 8 layers: every stage needs at least one layer"
   },
   {
    "dims": [
@@ -457,7 +237,7 @@ var MMMeasured = {
     2
    ],
    "scheme": "moe-ep",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -469,7 +249,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-ep",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -481,7 +261,7 @@ var MMMeasured = {
     8
    ],
    "scheme": "moe-ep",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -493,7 +273,7 @@ var MMMeasured = {
     2
    ],
    "scheme": "moe-dropless",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -505,7 +285,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-dropless",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -517,7 +297,7 @@ var MMMeasured = {
     8
    ],
    "scheme": "moe-dropless",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -529,7 +309,7 @@ var MMMeasured = {
     2
    ],
    "scheme": "moe-3d",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -541,7 +321,7 @@ var MMMeasured = {
     2
    ],
    "scheme": "moe-3d",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -553,7 +333,7 @@ var MMMeasured = {
     2
    ],
    "scheme": "moe-3d",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -565,7 +345,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-3d",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -577,7 +357,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-3d",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -589,7 +369,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-3d",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -601,7 +381,7 @@ var MMMeasured = {
     2
    ],
    "scheme": "moe-3d",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -613,7 +393,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-zero1",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -625,7 +405,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-zero2",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -637,7 +417,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-sp",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -649,7 +429,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-recompute",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -661,7 +441,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-interleaved",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -673,7 +453,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-zb",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   },
   {
    "dims": [
@@ -685,7 +465,7 @@ var MMMeasured = {
     4
    ],
    "scheme": "moe-balanced",
-   "why": "MoE: the explorer has no experts (tools/memory_moe.py)"
+   "why": "MoE: not measured here (its trainer is checks/moe.py); the page computes its all-to-all bytes with tools/memory_moe.py"
   }
  ],
  "ranks": 8,
@@ -706,8 +486,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -722,6 +503,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -761,8 +543,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -777,6 +560,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -816,8 +600,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -832,6 +617,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -871,8 +657,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 1
@@ -887,6 +674,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -926,8 +714,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 1
@@ -942,6 +731,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -981,8 +771,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 1
@@ -997,6 +788,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1036,8 +828,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 2
@@ -1052,6 +845,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1091,8 +885,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 2
@@ -1107,6 +902,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1146,8 +942,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 2
@@ -1162,6 +959,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1201,8 +999,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 24,
     "zero": 0
@@ -1217,6 +1016,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 0,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1256,8 +1056,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 4,
     "vocab": 24,
     "zero": 0
@@ -1272,6 +1073,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 0,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1311,8 +1113,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 8,
     "vocab": 24,
     "zero": 0
@@ -1327,6 +1130,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 0,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1366,8 +1170,9 @@ var MMMeasured = {
     "schedule": "gpipe",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -1380,8 +1185,9 @@ var MMMeasured = {
    ],
    "label": "pipe naive",
    "measured": {
-    "idle": 0.5060585969265781,
+    "idle": 0.5087733641938768,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1434,8 +1240,9 @@ var MMMeasured = {
     "schedule": "gpipe",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -1448,8 +1255,9 @@ var MMMeasured = {
    ],
    "label": "pipe naive",
    "measured": {
-    "idle": 0.7525948815761724,
+    "idle": 0.751496129612067,
     "loss_bytes": 24,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1528,8 +1336,9 @@ var MMMeasured = {
     "schedule": "gpipe",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -1542,8 +1351,9 @@ var MMMeasured = {
    ],
    "label": "pipe naive",
    "measured": {
-    "idle": 0.8758594316942326,
+    "idle": 0.8764492613465035,
     "loss_bytes": 56,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1674,8 +1484,9 @@ var MMMeasured = {
     "schedule": "gpipe",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -1688,8 +1499,9 @@ var MMMeasured = {
    ],
    "label": "pipe GPipe",
    "measured": {
-    "idle": 0.2073104815797136,
+    "idle": 0.21274481184148464,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1742,8 +1554,9 @@ var MMMeasured = {
     "schedule": "gpipe",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -1756,8 +1569,9 @@ var MMMeasured = {
    ],
    "label": "pipe GPipe",
    "measured": {
-    "idle": 0.44190470236956153,
+    "idle": 0.4448292265611896,
     "loss_bytes": 24,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1836,8 +1650,9 @@ var MMMeasured = {
     "schedule": "gpipe",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -1850,8 +1665,9 @@ var MMMeasured = {
    ],
    "label": "pipe GPipe",
    "measured": {
-    "idle": 0.6450101003979027,
+    "idle": 0.6457468974882585,
     "loss_bytes": 56,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -1982,8 +1798,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -1996,8 +1813,9 @@ var MMMeasured = {
    ],
    "label": "pipe 1F1B",
    "measured": {
-    "idle": 0.21168498624681498,
+    "idle": 0.20922509243420293,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2050,8 +1868,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -2064,8 +1883,9 @@ var MMMeasured = {
    ],
    "label": "pipe 1F1B",
    "measured": {
-    "idle": 0.4366313443959738,
+    "idle": 0.4384932434296569,
     "loss_bytes": 24,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2144,8 +1964,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -2158,8 +1979,9 @@ var MMMeasured = {
    ],
    "label": "pipe 1F1B",
    "measured": {
-    "idle": 0.6382529349692652,
+    "idle": 0.637169446053762,
     "loss_bytes": 56,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2290,8 +2112,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 4,
     "vocab": 24,
     "zero": 0
@@ -2304,8 +2127,9 @@ var MMMeasured = {
    ],
    "label": "3D",
    "measured": {
-    "idle": 0.33846892515373594,
+    "idle": 0.33069610324061727,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2358,8 +2182,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 24,
     "zero": 0
@@ -2372,8 +2197,9 @@ var MMMeasured = {
    ],
    "label": "3D",
    "measured": {
-    "idle": 0.6026944228732116,
+    "idle": 0.6048200954494505,
     "loss_bytes": 24,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2452,8 +2278,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 4,
     "vocab": 24,
     "zero": 0
@@ -2468,6 +2295,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2507,8 +2335,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 24,
     "zero": 0
@@ -2521,8 +2350,9 @@ var MMMeasured = {
    ],
    "label": "3D",
    "measured": {
-    "idle": 0.33155225262587723,
+    "idle": 0.33250136555336396,
     "loss_bytes": 16,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2575,8 +2405,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -2589,8 +2420,9 @@ var MMMeasured = {
    ],
    "label": "3D",
    "measured": {
-    "idle": 0.6080086418182975,
+    "idle": 0.6066620155832565,
     "loss_bytes": 32,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2669,8 +2501,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 24,
     "zero": 0
@@ -2685,6 +2518,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2724,8 +2558,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -2738,8 +2573,9 @@ var MMMeasured = {
    ],
    "label": "3D",
    "measured": {
-    "idle": 0.3365180331964075,
+    "idle": 0.33755077822336765,
     "loss_bytes": 20,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2792,8 +2628,9 @@ var MMMeasured = {
     "schedule": "interleaved",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -2806,8 +2643,9 @@ var MMMeasured = {
    ],
    "label": "pipe interl.",
    "measured": {
-    "idle": 0.13689857689074872,
+    "idle": 0.12353991040358561,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2860,8 +2698,9 @@ var MMMeasured = {
     "schedule": "interleaved",
     "seq": 8,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 24,
     "zero": 0
@@ -2874,8 +2713,9 @@ var MMMeasured = {
    ],
    "label": "pipe interl.",
    "measured": {
-    "idle": 0.29586996702775464,
+    "idle": 0.28606926847902686,
     "loss_bytes": 24,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -2954,8 +2794,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": true,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 24,
     "zero": 0
@@ -2970,6 +2811,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 0,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -3009,8 +2851,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": true,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 4,
     "vocab": 24,
     "zero": 0
@@ -3025,6 +2868,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 0,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -3064,8 +2908,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 8,
     "sequence_parallel": true,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 8,
     "vocab": 24,
     "zero": 0
@@ -3080,6 +2925,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 0,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 0,
@@ -3119,8 +2965,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3136,6 +2983,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 16384,
@@ -3175,8 +3023,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3192,6 +3041,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 40960,
@@ -3231,8 +3081,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3248,6 +3099,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 90112,
@@ -3287,8 +3139,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3304,6 +3157,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 8192,
@@ -3343,8 +3197,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3360,6 +3215,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 24576,
@@ -3399,8 +3255,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3416,6 +3273,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 57344,
@@ -3455,8 +3313,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3472,6 +3331,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 8192,
@@ -3511,8 +3371,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3528,6 +3389,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 14,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 12288,
@@ -3567,8 +3429,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 4,
     "vocab": 16,
     "zero": 0
@@ -3584,6 +3447,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 16384,
@@ -3623,8 +3487,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -3638,8 +3503,9 @@ var MMMeasured = {
    ],
    "label": "4D ring",
    "measured": {
-    "idle": 0.33883441490714,
+    "idle": 0.3403075049213697,
     "loss_bytes": 16,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 16384,
@@ -3692,8 +3558,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -3709,6 +3576,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 16384,
@@ -3748,8 +3616,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3763,8 +3632,9 @@ var MMMeasured = {
    ],
    "label": "4D ring",
    "measured": {
-    "idle": 0.3380237611304543,
+    "idle": 0.33449753819504524,
     "loss_bytes": 20,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 16384,
@@ -3817,8 +3687,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -3834,6 +3705,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 40960,
@@ -3873,8 +3745,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -3888,8 +3761,9 @@ var MMMeasured = {
    ],
    "label": "4D ring",
    "measured": {
-    "idle": 0.3399165998756005,
+    "idle": 0.3368575492391301,
     "loss_bytes": 20,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 40960,
@@ -3942,8 +3816,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 4,
     "vocab": 16,
     "zero": 0
@@ -3959,6 +3834,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 8192,
@@ -3998,8 +3874,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -4013,8 +3890,9 @@ var MMMeasured = {
    ],
    "label": "4D allgather",
    "measured": {
-    "idle": 0.3389310823591384,
+    "idle": 0.3354134176813652,
     "loss_bytes": 16,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 8192,
@@ -4067,8 +3945,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -4084,6 +3963,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 8192,
@@ -4123,8 +4003,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -4138,8 +4019,9 @@ var MMMeasured = {
    ],
    "label": "4D allgather",
    "measured": {
-    "idle": 0.33974716288975243,
+    "idle": 0.3442121839070581,
     "loss_bytes": 20,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 8192,
@@ -4192,8 +4074,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -4209,6 +4092,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 24576,
@@ -4248,8 +4132,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -4263,8 +4148,9 @@ var MMMeasured = {
    ],
    "label": "4D allgather",
    "measured": {
-    "idle": 0.3370947011033141,
+    "idle": 0.33591959021663653,
     "loss_bytes": 20,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 24576,
@@ -4317,8 +4203,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -4332,8 +4219,9 @@ var MMMeasured = {
    ],
    "label": "4D Ulysses",
    "measured": {
-    "idle": 0.3371024571430282,
+    "idle": 0.3403809455766139,
     "loss_bytes": 16,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 8192,
@@ -4386,8 +4274,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -4403,6 +4292,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 8192,
@@ -4442,8 +4332,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -4457,8 +4348,9 @@ var MMMeasured = {
    ],
    "label": "4D Ulysses",
    "measured": {
-    "idle": 0.3392712215585518,
+    "idle": 0.33792967115060146,
     "loss_bytes": 20,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 8192,
@@ -4511,8 +4403,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": false,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 1,
     "vocab": 16,
     "zero": 0
@@ -4526,8 +4419,9 @@ var MMMeasured = {
    ],
    "label": "4D Ulysses",
    "measured": {
-    "idle": 0.34973300688708653,
+    "idle": 0.3357164544083836,
     "loss_bytes": 20,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 12288,
@@ -4563,6 +4457,1962 @@ var MMMeasured = {
     ]
    },
    "scheme": "4d-ulysses"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "zb-h1",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    2,
+    1,
+    8
+   ],
+   "label": "pipe ZB-H1",
+   "measured": {
+    "idle": 0.04600587844904527,
+    "loss_bytes": 8,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.04,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zb-h1"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "zb-h1",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    4,
+    1,
+    8
+   ],
+   "label": "pipe ZB-H1",
+   "measured": {
+    "idle": 0.1289213709223258,
+    "loss_bytes": 24,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.1111111111111111,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zb-h1"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 8,
+    "precision": "float64",
+    "schedule": "zb-h1",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    8,
+    1,
+    8
+   ],
+   "label": "pipe ZB-H1",
+   "measured": {
+    "idle": 0.2539138665729809,
+    "loss_bytes": 56,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.22580645161290322,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zb-h1"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "zb-h1",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    2,
+    1,
+    8
+   ],
+   "label": "pipe ZB-H1",
+   "measured": {
+    "idle": 0.05196483885497119,
+    "loss_bytes": 16,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 414720,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 413184,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.04,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 414720.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 413184.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zb-h1"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "zb-h1",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    4,
+    1,
+    8
+   ],
+   "label": "pipe ZB-H1",
+   "measured": {
+    "idle": 0.12357582412000606,
+    "loss_bytes": 32,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 211456,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 209920,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.1111111111111111,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 211456.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 209920.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zb-h1"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "zb-h2",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    2,
+    1,
+    8
+   ],
+   "label": "pipe ZB-H2",
+   "measured": {
+    "idle": 0.049064946615661076,
+    "loss_bytes": 8,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.04,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zb-h2"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "zb-h2",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    4,
+    1,
+    8
+   ],
+   "label": "pipe ZB-H2",
+   "measured": {
+    "idle": 0.1127909030440355,
+    "loss_bytes": 24,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.1111111111111111,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zb-h2"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "zb-h2",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    2,
+    1,
+    8
+   ],
+   "label": "pipe ZB-H2",
+   "measured": {
+    "idle": 0.04030619047610562,
+    "loss_bytes": 16,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 414720,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 413184,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.04,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 414720.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 413184.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zb-h2"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "zb-h2",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    4,
+    1,
+    8
+   ],
+   "label": "pipe ZB-H2",
+   "measured": {
+    "idle": 0.11739214143230581,
+    "loss_bytes": 32,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 211456,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 209920,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.1111111111111111,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 211456.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 209920.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zb-h2"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "zbv",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    2,
+    1,
+    8
+   ],
+   "label": "pipe ZBV",
+   "measured": {
+    "idle": 0.02372914601587464,
+    "loss_bytes": 8,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.02040816326530612,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zbv"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "zbv",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    4,
+    1,
+    8
+   ],
+   "label": "pipe ZBV",
+   "measured": {
+    "idle": 0.08085098627570181,
+    "loss_bytes": 24,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.058823529411764705,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zbv"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "zbv",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    2,
+    1,
+    8
+   ],
+   "label": "pipe ZBV",
+   "measured": {
+    "idle": 0.032109274797338966,
+    "loss_bytes": 16,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 421376,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 406528,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.02040816326530612,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 421376.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 406528.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zbv"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "zbv",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    4,
+    1,
+    8
+   ],
+   "label": "pipe ZBV",
+   "measured": {
+    "idle": 0.07841385304824439,
+    "loss_bytes": 32,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 218112,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.058823529411764705,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 218112.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-zbv"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 2,
+    "micro_batches": 4,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "dualpipe",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    2,
+    1,
+    4
+   ],
+   "label": "pp DualPipe",
+   "measured": {
+    "idle": 0.043982575121493006,
+    "loss_bytes": 8,
+    "outside_the_dimensions": 827904,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-dualpipe"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "dualpipe",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    4,
+    1,
+    8
+   ],
+   "label": "pp DualPipe",
+   "measured": {
+    "idle": 0.10119961743268346,
+    "loss_bytes": 12,
+    "outside_the_dimensions": 421376,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.07692307692307693,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-dualpipe"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 16,
+    "pp": 8,
+    "precision": "float64",
+    "schedule": "dualpipe",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    8,
+    1,
+    16
+   ],
+   "label": "pp DualPipe",
+   "measured": {
+    "idle": 0.1280746933669471,
+    "loss_bytes": 14,
+    "outside_the_dimensions": 218112,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.1111111111111111,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-dualpipe"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 4,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "dualpipe",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    2,
+    1,
+    4
+   ],
+   "label": "pp DualPipe",
+   "measured": {
+    "idle": 0.014379304309509011,
+    "loss_bytes": 16,
+    "outside_the_dimensions": 827904,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 827904,
+      "pp": 8192,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 827904,
+      "pp": 8192,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 827904.0,
+      "pp": 8192.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 827904.0,
+      "pp": 8192.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-dualpipe"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "dualpipe",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    4,
+    1,
+    8
+   ],
+   "label": "pp DualPipe",
+   "measured": {
+    "idle": 0.09378603540972713,
+    "loss_bytes": 20,
+    "outside_the_dimensions": 421376,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 421376,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 406528,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 406528,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 421376,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.07692307692307693,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 421376.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 406528.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 406528.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 421376.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-dualpipe"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 2,
+    "micro_batches": 4,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "dualpipev",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    2,
+    1,
+    4
+   ],
+   "label": "pp DualPipeV",
+   "measured": {
+    "idle": 0.09290526703607122,
+    "loss_bytes": 8,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.07692307692307693,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-dualpipev"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 1,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "dualpipev",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    1,
+    4,
+    1,
+    8
+   ],
+   "label": "pp DualPipeV",
+   "measured": {
+    "idle": 0.13034091233016204,
+    "loss_bytes": 24,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 0,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.1111111111111111,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 0.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-dualpipev"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 4,
+    "pp": 2,
+    "precision": "float64",
+    "schedule": "dualpipev",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    2,
+    1,
+    4
+   ],
+   "label": "pp DualPipeV",
+   "measured": {
+    "idle": 0.0851279616612218,
+    "loss_bytes": 16,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 421376,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 406528,
+      "pp": 16384,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.07692307692307693,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 421376.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 406528.0,
+      "pp": 16384.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-dualpipev"
+  },
+  {
+   "config": {
+    "attention": "ring",
+    "checkpoint": false,
+    "cp": 1,
+    "dp": 2,
+    "heads": 8,
+    "hidden": 32,
+    "layers": 8,
+    "micro_batch": 1,
+    "micro_batches": 8,
+    "pp": 4,
+    "precision": "float64",
+    "schedule": "dualpipev",
+    "seq": 8,
+    "sequence_parallel": false,
+    "t_backward": 1,
+    "t_forward": 1,
+    "t_weight": 1,
+    "tp": 1,
+    "vocab": 24,
+    "zero": 0
+   },
+   "dims": [
+    2,
+    4,
+    1,
+    8
+   ],
+   "label": "pp DualPipeV",
+   "measured": {
+    "idle": 0.15540348938794885,
+    "loss_bytes": 32,
+    "outside_the_dimensions": 0,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 218112,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 65536,
+      "same_on_every_rank": true,
+      "tp": 0
+     },
+     {
+      "cp": 0,
+      "dp": 203264,
+      "pp": 32768,
+      "same_on_every_rank": true,
+      "tp": 0
+     }
+    ]
+   },
+   "predicted": {
+    "idle": 0.1111111111111111,
+    "stages": [
+     {
+      "cp": 0,
+      "dp": 218112.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 65536.0,
+      "tp": 0.0
+     },
+     {
+      "cp": 0,
+      "dp": 203264.0,
+      "pp": 32768.0,
+      "tp": 0.0
+     }
+    ]
+   },
+   "scheme": "pp-dualpipev"
   },
   {
    "config": {
@@ -4580,8 +6430,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": true,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 4,
     "vocab": 16,
     "zero": 0
@@ -4597,6 +6448,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 8,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 16384,
@@ -4636,8 +6488,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": true,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -4651,8 +6504,9 @@ var MMMeasured = {
    ],
    "label": "4D ring+SP",
    "measured": {
-    "idle": 0.33632817887171934,
+    "idle": 0.3372919161768898,
     "loss_bytes": 16,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 16384,
@@ -4705,8 +6559,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": true,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -4722,6 +6577,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 16384,
@@ -4761,8 +6617,9 @@ var MMMeasured = {
     "schedule": "1f1b",
     "seq": 16,
     "sequence_parallel": true,
-    "t_backward": 2,
+    "t_backward": 1,
     "t_forward": 1,
+    "t_weight": 1,
     "tp": 2,
     "vocab": 16,
     "zero": 0
@@ -4778,6 +6635,7 @@ var MMMeasured = {
    "measured": {
     "idle": null,
     "loss_bytes": 12,
+    "outside_the_dimensions": 0,
     "stages": [
      {
       "cp": 40960,

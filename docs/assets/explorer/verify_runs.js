@@ -3,7 +3,7 @@
 // A picker loads a row's configuration into the form; whenever the form holds a configuration
 // that one of those rows ran, the page shows the bytes each dimension sent per stage in that
 // run beside its own prediction (MMCalc.rankReport), and the idle fraction measured with
-// backward = 2 x forward beside the simulator's. Each measured number carries data-mm
+// F, B and W of one unit each beside the simulator's. Each measured number carries data-mm
 // "measured.<row>.stage<k>.<axis>" / "measured.<row>.idle" and data-value (the exact value),
 // which tests/test_explorer_browser.py reads. explorer.js calls picker() and block().
 (function (root) {
@@ -12,14 +12,15 @@
     en: {pick: "load a configuration verify runs on 8 ranks", none: "(choose)",
          head: "Measured in verify's run", ranks: "ranks", stage: "stage",
          measured: "measured", predicted: "predicted", bytes: "bytes sent per step",
-         idle: "idle fraction with backward = 2 x forward: measured ",
+         idle: "idle fraction with F, B and W one unit each (a backward not split: 2): " +
+               "measured ",
          vs: ", simulator ", loss: "not in the calculator: the loss itself, ",
          loss_unit: " B per rank (all-reduce over dp x cp, broadcast over pp)",
          how: "how it was measured", equal: "equal", differs: "DIFFERS"},
     ko: {pick: "verify가 rank 8개에서 돌리는 설정 불러오기", none: "(선택)",
          head: "verify의 실행에서 측정한 값", ranks: "rank", stage: "stage",
          measured: "측정", predicted: "예측", bytes: "step마다 보낸 byte",
-         idle: "backward = 2 x forward에서 idle 비율: 측정 ",
+         idle: "F, B, W가 각각 한 단위 (나누지 않은 backward는 2)일 때 idle 비율: 측정 ",
          vs: ", simulator ", loss: "계산기에 없는 것: loss 자체, ",
          loss_unit: " B (rank마다; dp x cp의 all-reduce, pp의 broadcast)",
          how: "측정한 방법", equal: "같음", differs: "다름"}
@@ -115,7 +116,7 @@
       p.appendChild(document.createTextNode(t.loss_unit));
       if (row.measured.idle !== null) {
         var v = c.schedule === "interleaved" ? 2 : 1;
-        var sim = MMCalc.simulate(c.schedule, c.pp, c.micro_batches, 1, 2, v);
+        var sim = MMCalc.simulate(c.schedule, c.pp, c.micro_batches, 1, 1, v, 1);
         p.appendChild(document.createTextNode(". " + t.idle));
         p.appendChild(el("strong", {"data-mm": "measured." + id + ".idle",
                                     "data-value": String(row.measured.idle)},
