@@ -9,10 +9,10 @@ things that still fail when the file drifts from what the code measures:
   configuration and prediction what the calculator gives now (a change in tools/memory.py or
   the simulator shows), every measured byte equal to its prediction on every rank of its stage,
   the loss bookkeeping 2(N-1)/N x 8 + 8(K-1) bytes, the idle fraction within IDLE_TOLERANCE;
-- three rows measured again on 4 ranks in one launch (ZeRO-1 over dp 4, tp 4 with sequence
-  parallelism, interleaved on 4 stages): a row of 4 ranks runs on sub-communicators of 4 in
-  verify's 8-rank run, so each rank sends what it sent there; the bytes must equal the file's
-  exactly and the idle fraction the simulator's within the tolerance.
+- four rows measured again on 4 ranks in one launch (ZeRO-1 over dp 4, tp 4 with sequence
+  parallelism, interleaved on 4 stages, ZBV on 2): a row of d ranks runs on sub-communicators
+  of d in verify's 8-rank run, so each rank sends what it sent there; the bytes must equal the
+  file's exactly and the idle fraction the simulator's within the tolerance.
 
 Planted differences (a byte of the file, a row left out, a calculator that forgets the
 interleaved schedule's extra crossings, an idle fraction off) must each be found.
@@ -27,7 +27,8 @@ from minimegatron.tools import memory
 from mpi_harness import run_mpi
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-AGAIN = [("zero1", [4, 1, 1, 1]), ("tp-sp", [1, 1, 4, 1]), ("pp-interleaved", [1, 4, 1, 4])]
+AGAIN = [("zero1", [4, 1, 1, 1]), ("tp-sp", [1, 1, 4, 1]), ("pp-interleaved", [1, 4, 1, 4]),
+         ("pp-zbv", [1, 2, 1, 8])]
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +86,7 @@ def test_planted_differences_are_found(data, monkeypatch):
             any(s in f for f in found)} == {"interleaved", "zbv", "dualpipev", "dualpipe [2"}
 
 
-def test_three_rows_measured_again_on_4_ranks(data):
+def test_four_rows_measured_again_on_4_ranks(data):
     again = run_mpi(4, "workers/measured_checks.py:measure", [AGAIN], timeout=240)[0]
     for (scheme, dims), got in zip(AGAIN, again):
         want = row(data, scheme, dims)
@@ -100,3 +101,7 @@ def test_three_rows_measured_again_on_4_ranks(data):
     # 2v = 4 messages per micro-batch and the first 2v - 1 = 3
     inter = row(data, "pp-interleaved", [1, 4, 1, 4])["measured"]["stages"]
     assert 3 * inter[1]["pp"] == 4 * inter[0]["pp"] > 0
+    # ZBV, a V on 2 ranks: each rank sends an activation and a gradient of each chunk (the
+    # V's turn stays on rank 1), twice what ZB-H1's stages send (one chunk, the same M and b)
+    zbv, h1 = (row(data, s, [1, 2, 1, 8])["measured"]["stages"] for s in ("pp-zbv", "pp-zb-h1"))
+    assert [s["pp"] for s in zbv] == [2 * s["pp"] for s in h1] and h1[0]["pp"] > 0
