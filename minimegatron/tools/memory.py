@@ -349,7 +349,7 @@ def cp_attention_bytes(cfg, micro_batch, tp=1, cp=1, attention="ring", precision
 
 def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zero=0,
                recompute=False, precision=MIXED, sequence_parallel=False, cp=1,
-               attention="ring"):
+               attention="ring", schedule="1f1b"):
     """Bytes one rank of stage `stage` sends per training step, by parallel dimension.
 
     dp: gradients G = P_rank * b: all-reduce (ZeRO 0), 2(N-1)/N * G; ZeRO 2 reduce-scatter
@@ -360,6 +360,13 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
         2 more with recomputation); the embedding (forward) and the head input (backward)
         add one all-reduce of sbh each, the vocab-parallel loss three of sb values.
     pp: sbh values per micro-batch to the next stage (forward), as many back (backward).
+        Interleaved (v = 2 model chunks per rank, pp > 1): a micro-batch crosses every rank
+        v times, so a rank sends v activations (v - 1 on the last stage) and v gradients
+        (v - 1 on the first) per micro-batch: 2v - [first] - [last] sends, not 2. zbv and
+        dualpipev (two chunks in a V): twice 1F1B's, the V's turn on the last rank in memory;
+        dualpipe: 1F1B's (half the micro-batches go down, half up). The dp gradients are the
+        rank's whole ``pipeline_param_count`` (dualpipe: two stages); tp's first / last
+        stage terms stay 1F1B's placement. (Each found by benchmarks/explorer_measured.py.)
     sequence parallel (tensor_parallel/sequence.py), counted in all-reduces of the same
     bytes (an all-gather or reduce-scatter is half of one): per layer the 4 (or 6) of tp
     plus 1 for the 2 backward re-gathers and 6 all-reduces of h
@@ -374,7 +381,7 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
     b = PRECISIONS[precision]
     local = g.seq_len // cp                                       # tokens on this rank
     sbh = local * micro_batch * g.d_model * b
-    grads = rank_param_count(g, pp, tp, stage) * b
+    grads = pipeline_param_count(g, pp, tp, stage, schedule) * b
     ranks = dp * cp                                               # who sums the gradients
     dp_bytes = (3 if zero in (1, 3) else 2) * (ranks - 1) / ranks * grads
     sp = sequence_parallel and tp > 1
@@ -384,7 +391,12 @@ def comm_bytes(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, zer
     first, last = (sbh + 0.5 * local * h_b, 1.5 * sbh + 2 * h_b) if sp else (sbh, sbh)
     tp_values += (stage == 0) * first + (stage == pp - 1) * (last + 3 * sbh / g.d_model)
     tp_bytes = micro_batches * all_reduce_bytes(tp_values, tp)
-    pp_bytes = micro_batches * sbh / (tp if sp else 1) * ((stage < pp - 1) + (stage > 0))
+    sends = (stage < pp - 1) + (stage > 0)                    # 1F1B's, gpipe's, dualpipe's
+    if schedule == "interleaved" and pp > 1:
+        sends = 2 * 2 - (stage == pp - 1) - (stage == 0)      # v = 2 chunks in a loop
+    elif schedule in ("zbv", "dualpipev"):
+        sends = 2 * sends                                     # a V: down and back up
+    pp_bytes = micro_batches * sbh / (tp if sp else 1) * sends
     attn = cp_attention_bytes(g, micro_batch, tp, cp, attention, precision)
     cp_bytes = micro_batches * g.n_layer // pp * (attn["forward"] * (2 if recompute else 1)
                                                   + attn["backward"])
@@ -446,7 +458,8 @@ def rank_report(cfg, micro_batch, micro_batches=1, dp=1, pp=1, tp=1, stage=0, ze
                                 if attention == "ring" else 0)
     report["total"] += report["activations"] + report["ring_in_flight"]
     report["comm"] = comm_bytes(cfg, micro_batch, micro_batches, dp, pp, tp, stage, zero,
-                                checkpoint, precision, sequence_parallel, cp, attention)
+                                checkpoint, precision, sequence_parallel, cp, attention,
+                                schedule)
     return report
 
 

@@ -22,6 +22,12 @@ and the dispatch's receive, the combine's send and receive are the same size: 4 
 values in flight. Dropless the size follows the router: k b s h values on average, up to
 k b s h x ep received by one rank whose experts every token chose.
 
+Bytes over ep per step, padded (``ep_bytes``): every micro-batch crosses the stage's n_p MoE
+layers, each runs four all-to-alls of one padded buffer (dispatch and combine forward, and
+their backward), each rank sending the ep - 1 other ranks' part (dispatch.padded_bytes):
+
+    ep bytes     M n_p 4 (ep - 1)(E/ep) C h b x bytes per value     (no recomputation)
+
     minimegatron memory moe --layers 2 --hidden 16 --heads 4 --vocab 16 --seq 8 \\
         --experts 8 --top-k 2 --ep 4 --dp 8 --micro-batch 1 --precision float64
 """
@@ -70,6 +76,18 @@ def dispatch_buffer_bytes(cfg, experts, top_k, capacity_factor, micro_batch, pre
     g = GPTShape.of(cfg)
     capacity = math.ceil(top_k * g.seq_len * capacity_factor / experts)
     return experts * micro_batch * capacity * g.d_model * PRECISIONS[precision]
+
+
+def ep_bytes(cfg, experts, top_k, capacity_factor, micro_batch, micro_batches=1, ep=1, pp=1,
+             stage=0, every=1, precision="mixed"):
+    """Bytes one rank of stage ``stage`` sends over ep per step, padded (module docstring)."""
+    from minimegatron.parallel.expert_parallel.dispatch import padded_bytes
+    from minimegatron.parallel.pipeline_parallel import stage_layers
+    g = GPTShape.of(cfg)
+    n_p = len(moe_layer_indices(g.n_layer, every, stage_layers(g.n_layer, pp, stage)))
+    capacity = math.ceil(top_k * g.seq_len * capacity_factor / experts)
+    return micro_batches * n_p * 4 * padded_bytes(ep, experts, capacity, g.d_model,
+                                                  micro_batch, PRECISIONS[precision])
 
 
 def moe_text(a):

@@ -12,7 +12,8 @@
   var MIXED = "mixed";
   var PRECISIONS = {mixed: 2, float32: 4, float64: 8};  // bytes per element (memory.py)
   var ATTENTION = ["ring", "allgather", "ulysses"];
-  var SCHEDULES = ["gpipe", "1f1b", "interleaved"];
+  var SCHEDULES = ["gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zbv", "dualpipe",
+                   "dualpipev"];
   var S = typeof module !== "undefined" && module.exports ? require("./schedule.js")
                                                           : root.MMSchedule;
 
@@ -44,6 +45,20 @@
     if (stage === 0) count += vocabShard + g.seq_len * h;
     if (stage === pp - 1) count += 2 * h + vocabShard;
     return count;
+  }
+
+  // memory.pipeline_param_count: zbv and dualpipev hold virtual stages k and 2K-1-k of 2K
+  // (a V), dualpipe stages k and K-1-k of K (every stage twice); the others stage k's.
+  function pipelineParamCount(g, pp, tp, stage, schedule) {
+    if (schedule === "zbv" || schedule === "dualpipev") {
+      return rankParamCount(g, 2 * pp, tp, stage) + rankParamCount(g, 2 * pp, tp,
+                                                                   2 * pp - 1 - stage);
+    }
+    if (schedule === "dualpipe") {
+      return rankParamCount(g, pp, tp, stage) +
+        (pp - 1 - stage === stage ? 0 : rankParamCount(g, pp, tp, pp - 1 - stage));
+    }
+    return rankParamCount(g, pp, tp, stage);
   }
 
   // ------------------------------------------------------------- model state
@@ -109,13 +124,12 @@
   }
 
   // Micro-batches whose activations stage k holds at peak: GPipe M, 1F1B min(M, K - k),
-  // interleaved read off its action list (peak / v).
+  // any other schedule read off its action list (peak x the part of a stage a chunk holds).
   function inFlight(pp, M, stage, schedule) {
     if (schedule === "gpipe") return M;
     if (schedule === "1f1b") return Math.min(M, pp - stage);
-    if (schedule !== "interleaved") throw new Error("unknown schedule " + schedule);
-    var peak = S.peakInFlight(S.program("interleaved", pp, M, stage, 2));
-    return peak % 2 === 0 ? idiv(peak, 2) : peak / 2;
+    if (SCHEDULES.indexOf(schedule) < 0) throw new Error("unknown schedule " + schedule);
+    return S.peakInFlight(S.program(schedule, pp, M, stage, 2)) * S.chunkShare(schedule, 2);
   }
 
   function activationBytes(g, mb, M, pp, tp, stage, schedule, checkpoint, precision, sp, cp,
@@ -152,11 +166,11 @@
 
   // Bytes one rank of stage `stage` sends per step, by dimension (memory.comm_bytes).
   function commBytes(g, mb, M, dp, pp, tp, stage, zero, recompute, precision, sp, cp,
-                     attention) {
+                     attention, schedule) {
     var b = PRECISIONS[precision];
     var local = idiv(g.seq_len, cp);
     var sbh = local * mb * g.d_model * b;
-    var grads = rankParamCount(g, pp, tp, stage) * b;
+    var grads = pipelineParamCount(g, pp, tp, stage, schedule) * b;
     var ranks = dp * cp;
     var dpBytes = (zero === 1 || zero === 3 ? 3 : 2) * (ranks - 1) / ranks * grads;
     var spOn = sp && tp > 1 ? 1 : 0;
@@ -168,7 +182,15 @@
     tpValues += (stage === 0 ? 1 : 0) * first +
                 (stage === pp - 1 ? 1 : 0) * (last + 3 * sbh / g.d_model);
     var tpBytes = M * allReduceBytes(tpValues, tp);
-    var ppBytes = M * sbh / (spOn ? tp : 1) * ((stage < pp - 1 ? 1 : 0) + (stage > 0 ? 1 : 0));
+    // 1F1B's sends; interleaved (v = 2): a micro-batch crosses every rank v times, 2v - first
+    // - last; zbv, dualpipev: a V, down and back up, twice 1F1B's
+    var sends = (stage < pp - 1 ? 1 : 0) + (stage > 0 ? 1 : 0);
+    if (schedule === "interleaved" && pp > 1) {
+      sends = 2 * 2 - (stage === pp - 1 ? 1 : 0) - (stage === 0 ? 1 : 0);
+    } else if (schedule === "zbv" || schedule === "dualpipev") {
+      sends = 2 * sends;
+    }
+    var ppBytes = M * sbh / (spOn ? tp : 1) * sends;
     var attn = cpAttentionBytes(g, mb, tp, cp, attention, precision);
     var cpBytes = idiv(M * g.n_layer, pp) * (attn.forward * (recompute ? 2 : 1) +
                                              attn.backward);
@@ -181,7 +203,7 @@
   // schedule, checkpoint, precision, sequence_parallel, attention.
   function rankReport(c, stage) {
     var g = shape(c);
-    var params = rankParamCount(g, c.pp, c.tp, stage);
+    var params = pipelineParamCount(g, c.pp, c.tp, stage, c.schedule);   // dualpipe: two
     var r = modelStateBytes(params, c.dp * c.cp, c.zero, c.precision);
     r.params = params;
     r.activations = activationBytes(g, c.micro_batch, c.micro_batches, c.pp, c.tp, stage,
@@ -191,7 +213,8 @@
         ringInFlightBytes(g, c.micro_batch, c.tp, c.cp, c.precision).backward : 0;
     r.total += r.activations + r.ring_in_flight;
     r.comm = commBytes(g, c.micro_batch, c.micro_batches, c.dp, c.pp, c.tp, stage, c.zero,
-                       c.checkpoint, c.precision, c.sequence_parallel, c.cp, c.attention);
+                       c.checkpoint, c.precision, c.sequence_parallel, c.cp, c.attention,
+                       c.schedule);
     return r;
   }
 
@@ -213,6 +236,15 @@
     if (c.sequence_parallel && idiv(c.seq, c.cp) % c.tp) return "seq / cp must split over tp";
     if (c.schedule === "interleaved" && c.micro_batches % c.pp) {
       return "interleaved needs micro-batches a multiple of pp";
+    }
+    if ((c.schedule === "zbv" || c.schedule === "dualpipev") && c.layers % (2 * c.pp)) {
+      return "layers % (2 pp) must be 0 (two chunks per stage in a V)";
+    }
+    try {                                // the schedule's own rule (M, K), as the command's
+      for (var stage = 0; stage < c.pp; stage++) inFlight(c.pp, c.micro_batches, stage,
+                                                           c.schedule);
+    } catch (error) {
+      return error.message;
     }
     return "";
   }
@@ -283,10 +315,11 @@
   var api = {
     MIXED: MIXED, PRECISIONS: PRECISIONS, ATTENTION: ATTENTION, SCHEDULES: SCHEDULES,
     paramCount: paramCount, rankParamCount: rankParamCount, modelStateBytes: modelStateBytes,
+    pipelineParamCount: pipelineParamCount,
     activationBytesPerLayer: activationBytesPerLayer, activationBytes: activationBytes,
     inFlight: inFlight, commBytes: commBytes, cpAttentionBytes: cpAttentionBytes,
     rankReport: rankReport, checkConfig: checkConfig,
-    program: S.program, peakInFlight: S.peakInFlight, simulate: S.simulate,
+    program: S.program, peakInFlight: S.peakInFlight, simulate: S.simulate, SPLIT: S.SPLIT,
     bubbleFormula: S.bubbleFormula, stepTime: stepTime, HARDWARE: HARDWARE,
     bigDivide: bigDivide
   };

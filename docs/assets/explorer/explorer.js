@@ -3,7 +3,8 @@
 // Every number comes from calc.js (MMCalc), which tests/test_explorer.py holds equal to
 // `minimegatron memory` and `minimegatron timeline`. Runs only on a page with #mm-explorer;
 // no library, no network. Each shown number carries data-mm (its name) and data-value (the
-// exact double) so tests/test_explorer_browser.py reads what the student sees.
+// exact double) so tests/test_explorer_browser.py reads what the student sees. verify_runs.js
+// adds the bytes and idle fraction measured in verify's runs (measured.js) when it is loaded.
 (function () {
   "use strict";
   var TEXT = {
@@ -15,6 +16,9 @@
       attention: "cp attention", zero: "ZeRO stage", sequence_parallel: "sequence parallelism",
       checkpoint: "activation checkpointing (recomputation)", schedule: "schedule",
       t_forward: "forward time", t_backward: "backward time",
+      t_weight: "weight gradient time W (empty: 1 with W apart, else 0)",
+      bubble: "bubble (the most a stage idles inside its own span)",
+      bubble_1f1b: "1F1B at the same times",
       memory: "Memory per rank", stage: "stage", params: "parameters / rank",
       weights: "weights", grads: "gradients", optimizer: "optimizer state",
       activations: "activations", ring_in_flight: "ring K/V buffers", total: "total",
@@ -34,6 +38,9 @@
       sequence_parallel: "sequence parallelism",
       checkpoint: "activation checkpointing (재계산)", schedule: "schedule",
       t_forward: "forward 시간", t_backward: "backward 시간",
+      t_weight: "weight gradient 시간 W (비우면 W를 따로 돌릴 때 1, 아니면 0)",
+      bubble: "bubble (한 stage가 자기 구간 안에서 가장 오래 쉬는 시간)",
+      bubble_1f1b: "같은 시간에서 1F1B",
       memory: "rank마다 메모리", stage: "stage", params: "rank마다 parameter",
       weights: "weight", grads: "gradient", optimizer: "optimizer state",
       activations: "activation", ring_in_flight: "ring K/V buffer", total: "합계",
@@ -45,13 +52,15 @@
     }
   };
   var COLORS = {weights: "#4C78A8", grads: "#F58518", optimizer: "#54A24B",
-                activations: "#B279A2", ring_in_flight: "#8C8C8C", F: "#4C78A8", B: "#F58518"};
+                activations: "#B279A2", ring_in_flight: "#8C8C8C", F: "#4C78A8", B: "#F58518",
+                W: "#2A9D8F"};
   var PARTS = ["weights", "grads", "optimizer", "activations", "ring_in_flight"];
   var NUMBERS = [["layers", 8], ["hidden", 512], ["heads", 8], ["vocab", 51200], ["seq", 1024],
                  ["micro_batch", 8], ["micro_batches", 4], ["dp", 4], ["tp", 2], ["pp", 2],
                  ["cp", 1]];
   var CHOICES = [["precision", ["mixed", "float32", "float64"]], ["zero", ["0", "1", "2", "3"]],
-                 ["schedule", ["1f1b", "gpipe", "interleaved"]],
+                 ["schedule", ["1f1b", "gpipe", "interleaved", "zb-h1", "zb-h2", "zbv",
+                               "dualpipe", "dualpipev"]],
                  ["attention", ["ring", "allgather", "ulysses"]]];
   var SVG = "http://www.w3.org/2000/svg";
 
@@ -93,12 +102,14 @@
       label.appendChild(select);
       box.appendChild(label);
     });
-    [["t_forward", "1"], ["t_backward", "2"]].forEach(function (pair) {
+    [["t_forward", "1"], ["t_backward", "2"], ["t_weight", ""]].forEach(function (pair) {
       var label = el("label", {}, t[pair[0]] + " ");
-      label.appendChild(el("input", {type: "number", min: "0.1", step: "0.1", name: pair[0],
+      label.appendChild(el("input", {type: "number", min: "0", step: "0.1", name: pair[0],
                                      value: pair[1]}));
       box.appendChild(label);
     });
+    if (window.MMMoE) MMMoE.inputs(box, document.documentElement.lang === "ko" ? "ko" : "en",
+                                   el);
     ["sequence_parallel", "checkpoint"].forEach(function (name) {
       var label = el("label", {});
       label.appendChild(el("input", {type: "checkbox", name: name}));
@@ -113,6 +124,8 @@
     var c = {};
     box.querySelectorAll("input, select").forEach(function (input) {
       if (input.type === "checkbox") c[input.name] = input.checked;
+      else if (input.name === "t_weight") c.t_weight = input.value === "" ? null
+                                                                           : Number(input.value);
       else if (input.name === "precision" || input.name === "schedule" ||
                input.name === "attention") c[input.name] = input.value;
       else c[input.name] = Number(input.value);
@@ -125,6 +138,10 @@
       return !(Number.isInteger(c[p[0]]) && c[p[0]] >= 1 && c[p[0]] <= 1e6);
     }).map(function (p) { return p[0]; });
     if (!(c.t_forward > 0 && c.t_backward > 0)) bad.push("t_forward, t_backward");
+    if (c.t_weight !== null && !(c.t_weight > 0 ||
+                                 c.t_weight === 0 && MMCalc.SPLIT.indexOf(c.schedule) < 0)) {
+      bad.push("t_weight (> 0 with W apart)");
+    }
     return bad.length ? bad.join(", ") + " must be positive integers" : MMCalc.checkConfig(c);
   }
 
@@ -213,7 +230,10 @@
 
   function timelineBlock(out, c, t) {
     var v = c.schedule === "interleaved" ? 2 : 1;
-    var sim = MMCalc.simulate(c.schedule, c.pp, c.micro_batches, c.t_forward, c.t_backward, v);
+    var split = MMCalc.SPLIT.indexOf(c.schedule) >= 0;   // `minimegatron timeline`'s default
+    var tW = c.t_weight === null ? (split ? 1 : 0) : c.t_weight;
+    var sim = MMCalc.simulate(c.schedule, c.pp, c.micro_batches, c.t_forward, c.t_backward, v,
+                              tW);
     var f = MMCalc.bubbleFormula(c.pp, c.micro_batches, v);
     var head = el("h3", {}, t.timeline + " (" + c.schedule + ") ");
     head.appendChild(el("a", {href: link("mm-link-bubble")}, t.derive + " pipeline"));
@@ -244,7 +264,8 @@
     p.appendChild(document.createTextNode(t.idle + " = "));
     p.appendChild(el("strong", {"data-mm": "idle", "data-value": String(sim.bubble_fraction)},
                      sim.bubble_fraction.toFixed(4)));
-    p.appendChild(document.createTextNode("; " + t.formula + " (K - 1) / (" +
+    p.appendChild(document.createTextNode("; " + (split ? "1F1B " : "") + t.formula +
+                                          " (K - 1) / (" +
                                           (v > 1 ? "vM" : "M") + " + K - 1) = " +
                                           f[0] + "/" + f[1] + " = "));
     p.appendChild(el("span", {"data-mm": "formula", "data-value": String(f[0] / f[1])},
@@ -252,10 +273,20 @@
     p.appendChild(document.createTextNode("; " + t.makespan + " "));
     p.appendChild(el("span", {"data-mm": "makespan", "data-value": String(sim.makespan)},
                      String(sim.makespan)));
+    if (split) {                 // the zero-bubble paper's bubble beside 1F1B's, as the command
+      var plain = MMCalc.simulate("1f1b", c.pp, c.micro_batches, c.t_forward, c.t_backward, 1,
+                                  tW);
+      p.appendChild(document.createTextNode("; " + t.bubble + " "));
+      p.appendChild(el("strong", {"data-mm": "bubble", "data-value": String(sim.bubble)},
+                       String(+sim.bubble.toFixed(4))));
+      p.appendChild(document.createTextNode(", " + t.bubble_1f1b + " "));
+      p.appendChild(el("span", {"data-mm": "bubble_1f1b", "data-value": String(plain.bubble)},
+                       String(+plain.bubble.toFixed(4))));
+    }
     out.appendChild(p);
   }
 
-  function draw(root, box, out, t) {
+  function draw(root, box, out, t, lang) {
     var c = read(box);
     out.textContent = "";
     var bad = valid(c);
@@ -268,6 +299,8 @@
     for (var stage = 0; stage < c.pp; stage++) rows.push(MMCalc.rankReport(c, stage));
     memoryBlock(out, c, rows, t);
     timelineBlock(out, c, t);
+    if (window.MMMoE) MMMoE.block(out, c, lang, el, link("mm-link-moe"));
+    if (window.MMVerifyRuns) MMVerifyRuns.block(out, c, rows, lang, el, link("mm-link-verify"));
     root.setAttribute("data-ready", JSON.stringify(c));
   }
 
@@ -275,11 +308,13 @@
     var root = document.getElementById("mm-explorer");
     if (!root || root.getAttribute("data-started")) return;
     root.setAttribute("data-started", "1");
-    var t = TEXT[document.documentElement.lang === "ko" ? "ko" : "en"];
+    var lang = document.documentElement.lang === "ko" ? "ko" : "en";
+    var t = TEXT[lang];
     var box = form(root, t);
     var out = el("div", {"class": "mm-out"});
     root.appendChild(out);
-    var redraw = function () { draw(root, box, out, t); };
+    var redraw = function () { draw(root, box, out, t, lang); };
+    if (window.MMVerifyRuns) MMVerifyRuns.picker(box, lang, el, redraw);
     box.addEventListener("input", redraw);
     box.addEventListener("change", redraw);
     redraw();

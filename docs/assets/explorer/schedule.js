@@ -1,5 +1,6 @@
 // The pipeline schedules as action lists and the simulator that times them: a line-by-line port
-// of minimegatron/parallel/pipeline_parallel/schedules.py (gpipe, 1f1b, interleaved),
+// of minimegatron/parallel/pipeline_parallel/schedules.py (gpipe, 1f1b, interleaved; the
+// zero-bubble and DualPipe schedules are zb.js, loaded first),
 // actions.py and simulator.py (simulate, the idle fraction), in the same order of operations,
 // so the timeline and its idle fraction equal `minimegatron timeline`'s (tests/test_explorer.py
 // runs it under node against the Python). calc.js uses it for the activations a stage holds.
@@ -9,23 +10,32 @@
   // Python's a // b for non-negative integers, exactly.
   function idiv(a, b) { return (a - a % b) / b; }
 
-  function forwardActions(K, k, i, chunk) {
-    var out = k > 0 ? [{op: "recv_act", mb: i, chunk: chunk}] : [];
-    out.push({op: "forward", mb: i, chunk: chunk});
-    if (k < K - 1) out.push({op: "send_act", mb: i, chunk: chunk});
-    return out;
+  var Z = typeof module !== "undefined" && module.exports ? require("./zb.js")
+                                                          : root.MMZeroBubble;
+  var forwardActions = Z.forwardActions, backwardActions = Z.backwardActions;
+  var SPLIT = ["zb-h1", "zb-h2", "zbv", "dualpipe", "dualpipev"];   // schedules with W
+  var OPS = {forward: "F", backward: "B", weight: "W"};
+
+  // schedules.chunk_share: the part of a stage's layers one chunk's step runs: 1/v
+  // (interleaved), 1/2 (zbv, dualpipev: two half chunks), 1 (dualpipe: two whole stages).
+  function chunkShare(schedule, v) {
+    if (schedule === "interleaved") return 1 / v;
+    return schedule === "zbv" || schedule === "dualpipev" ? 0.5 : 1;
   }
 
-  function backwardActions(K, k, i, chunk) {
-    var out = k < K - 1 ? [{op: "recv_grad", mb: i, chunk: chunk}] : [];
-    out.push({op: "backward", mb: i, chunk: chunk});
-    if (k > 0) out.push({op: "send_grad", mb: i, chunk: chunk});
-    return out;
+  // schedules.placement: virtual stage of (K, stage, chunk); a loop, or a V.
+  function place(schedule, K, s, chunk) {
+    if (schedule === "zbv" || schedule === "dualpipe" || schedule === "dualpipev") {
+      return Z.vPlacement(K, s, chunk);
+    }
+    return chunk * K + s;
   }
 
-  // The action list of stage k under a schedule: gpipe, 1f1b, interleaved (v chunks).
+  // The action list of stage k under a schedule: gpipe, 1f1b, interleaved (v chunks), and
+  // zb.js's zb-h1, zb-h2, zbv, dualpipe, dualpipev.
   function program(schedule, K, M, k, v) {
     var out = [], i, j;
+    if (SPLIT.indexOf(schedule) >= 0) return Z[schedule](K, M, k);
     if (schedule === "gpipe") {
       for (i = 0; i < M; i++) out = out.concat(forwardActions(K, k, i, null));
       for (i = 0; i < M; i++) out = out.concat(backwardActions(K, k, i, null));
@@ -56,22 +66,36 @@
     return out;
   }
 
+  // Most micro-batches whose forward is done and backward (or W, if any) is not.
   function peakInFlight(actions) {
     var held = 0, peak = 0;
+    var release = actions.some(function (a) { return a.op === "weight"; }) ? "weight"
+                                                                             : "backward";
     actions.forEach(function (a) {
       if (a.op === "forward") { held += 1; peak = Math.max(peak, held); }
-      else if (a.op === "backward") held -= 1;
+      else if (a.op === release) held -= 1;
     });
     return peak;
   }
 
   // simulator.simulate: every stage runs its list against a clock; a receive waits for its
-  // send. Returns {slots: [[{start, end, op, mb, chunk}]], makespan, bubble_fraction}.
-  function simulate(schedule, K, M, tF, tB, v) {
+  // send. A schedule with W runs B in tB and W in tW (> 0); one without, its backward in
+  // tB + tW. Returns {slots: [[{start, end, op, mb, chunk}]], makespan, bubble_fraction,
+  // bubble (the zero-bubble paper's: the most a stage idles inside its own span)}.
+  function simulate(schedule, K, M, tF, tB, v, tW) {
     v = schedule === "interleaved" ? (v || 2) : 1;
+    tW = tW || 0;
     var programs = [], s;
     for (s = 0; s < K; s++) programs.push(program(schedule, K, M, s, v));
-    var duration = {forward: tF / v, backward: (tB + 0) / v};
+    var split = programs.some(function (p) {
+      return p.some(function (a) { return a.op === "weight"; });
+    });
+    if (split && !(tW > 0)) {
+      throw new Error("schedule '" + schedule + "' runs W on its own: need t_weight > 0");
+    }
+    var share = chunkShare(schedule, v);
+    var duration = {forward: tF * share, weight: tW * share,
+                    backward: (tB + (split ? 0 : tW)) * share};
     var clock = [], pc = [], slots = [], posted = {};
     for (s = 0; s < K; s++) { clock.push(0); pc.push(0); slots.push([]); }
     var progress = true;
@@ -81,7 +105,7 @@
         var prog = programs[s];
         while (pc[s] < prog.length) {
           var a = prog[pc[s]];
-          var here = (a.chunk || 0) * K + s;                 // loop placement
+          var here = place(schedule, K, s, a.chunk || 0);
           var step = a.op === "recv_act" || a.op === "send_grad" ? -1 : 1;
           if (a.op.indexOf("recv") === 0) {
             var key = (here + step) + "," + here + "," + a.mb;
@@ -92,8 +116,8 @@
             posted[here + "," + (here + step) + "," + a.mb] = clock[s];
           } else {
             var t = duration[a.op];
-            slots[s].push({start: clock[s], end: clock[s] + t, op: a.op === "forward" ? "F" : "B",
-                           mb: a.mb, chunk: a.chunk});
+            slots[s].push({start: clock[s], end: clock[s] + t, op: OPS[a.op], mb: a.mb,
+                           chunk: a.chunk});
             clock[s] += t;
           }
           pc[s] += 1;
@@ -102,15 +126,20 @@
       }
     }
     for (s = 0; s < K; s++) {
-      if (pc[s] < programs[s].length) throw new Error("schedule " + schedule + " deadlocks");
+      if (pc[s] < programs[s].length || Object.keys(posted).length) {
+        throw new Error("schedule " + schedule + " deadlocks");
+      }
     }
     var makespan = Math.max.apply(null, clock);
-    var idle = 0;
+    var idle = 0, bubble = -Infinity;
     for (s = 0; s < K; s++) {
       var busy = slots[s].reduce(function (sum, x) { return sum + (x.end - x.start); }, 0);
       idle += makespan - busy;
+      var row = slots[s];
+      bubble = Math.max(bubble, row[row.length - 1].end - row[0].start - busy);
     }
-    return {slots: slots, makespan: makespan, bubble_fraction: idle / (K * makespan)};
+    return {slots: slots, makespan: makespan, bubble_fraction: idle / (K * makespan),
+            bubble: bubble};
   }
 
   // schedules.bubble_formula: (K-1)/(vM + K-1), as [numerator, denominator] in lowest terms.
@@ -122,7 +151,7 @@
   }
 
   var api = {program: program, peakInFlight: peakInFlight, simulate: simulate,
-             bubbleFormula: bubbleFormula};
+             bubbleFormula: bubbleFormula, chunkShare: chunkShare, SPLIT: SPLIT};
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.MMSchedule = api;
 })(this);
