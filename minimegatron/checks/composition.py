@@ -16,9 +16,9 @@ What cannot compose is refused by ``plan`` (or by the trainers' own checks,
 called here without a message: ``refusal``) with the reason, the same on every
 rank before any collective. Refused by construction: one ZeRO stage per run, one
 pipeline schedule per run (interleaved 1F1B or zero-bubble: zbv is zero-bubble's own
-two-chunk V), one precision per run (float16, bf16 or fp8), and fp8 with SP or ep
-(their matmuls stay bf16). A bf16 or fp8 row holds checks/verify.py's contract with
-one process (its tolerance), not float64's 1e-10.
+two-chunk V) and one precision per run (float16, bf16 or fp8; fp8 with SP gathers the
+e4m3 bytes, with ep the experts run a grouped fp8 matmul). A bf16 or fp8 row holds
+checks/verify.py's contract with one process (its tolerance), not float64's 1e-10.
 
 ``matrix()``: the axes x features table (PASS: runs and is trained against one
 process by tests/test_composition.py; refused: the reason), the text that
@@ -97,10 +97,6 @@ def plan(elements):
                          "has one (zbv is zero-bubble's own two-chunk V)")
     if len(s & set(PRECISIONS)) > 1:
         raise ValueError("float16, bf16 and fp8 are three precisions: a run has one dtype")
-    if "fp8" in s and s & {"sp", "ep"}:
-        raise ValueError("fp8 runs the blocks' x @ W matmuls; SP fuses its all-gather into its "
-                         "own matmul and MoE's experts and router are batched or routing: "
-                         "they stay bf16, so fp8 does not compose with SP or ep here")
     size = {a: 2 if a in s else 1 for a in AXES}
     if "sp" in s:
         size["tp"] = 2

@@ -127,7 +127,8 @@ float32 in rank order), and, against the usual one-process run, within a stated 
 
 Reductions of bf16 run in float32 on the wire (comm/wire.py) and inside every op
 (autodiff/function.py); the fp8 rows cover the schemes whose matmuls go through
-``x @ W`` (FP8_SCHEMES), the others are a SKIP that says why.
+``x @ W`` (FP8_SCHEMES: sequence parallelism gathers its e4m3 bytes, the MoE experts run
+a grouped fp8 matmul with a scale per expert), the others are a SKIP that says why.
 
 The command (argparse, printing) is ``minimegatron/commands/verify.py``; this module
 is the plain functions it calls (``run_rows``, ``table``).
@@ -178,12 +179,15 @@ TWIN = {"float16": ("float64", VS_FLOAT64), "bfloat16": ("float32", 8 * EPS_BF16
 # the float32 run's max |gradient| (~0.03 here; a missing all-reduce moves one by ~0.2). The
 # weights, bf16 roundings of float32 masters, keep the bf16 tolerance.
 FLIPS = {"fp8": 2.0 ** -4}
-# fp8 rows: the schemes whose Linear matmuls go through ``x @ W`` (autodiff/fp8.py). Not
-# tp-sp / 4d-sp (sequence parallelism fuses its all-gather into its own matmul) nor MoE
-# (the experts' batched 3-D weights stay bf16).
+# fp8 rows: the schemes whose Linear matmuls go through ``x @ W`` (autodiff/fp8.py),
 FP8_SCHEMES = ("dp", "ddp", "zero1", "zero2", "zero3", "tp", "pp-naive", "pp-gpipe",
                "pp-1f1b", "3d", "pp-interleaved", "cp-ring", "cp-allgather", "cp-ulysses",
                "4d-ring", "4d-allgather", "4d-ulysses", "pp-zb-h1", "pp-zb-h2", "pp-zbv")
+# sequence parallelism's fused gather (tensor_parallel/sequence_fp8.py: the e4m3 bytes
+# travel) and the MoE experts (a grouped fp8 matmul, one scale per expert):
+FP8_SCHEMES += ("tp-sp", "4d-sp")
+FP8_SCHEMES += ("moe-ep", "moe-dropless", "moe-3d", "moe-zero1", "moe-zero2", "moe-sp",
+                "moe-recompute", "moe-interleaved", "moe-zb", "moe-balanced")
 KEYS = ("loss", "grad", "weight")
 ABORT_AFTER_S = 60.0      # a rank that raised waits this long for the others to report
 
@@ -497,7 +501,7 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
         split_cache[size] = world.split(color=world.rank // size, name=f"verify{size}")
     diffs, (batch_size, reason) = {}, fit(scheme, dims)
     if dtype == "fp8" and scheme not in FP8_SCHEMES:
-        reason = "fp8: its matmuls stay bf16 (sequence parallelism's fused gather, MoE experts)"
+        reason = "fp8: its matmuls stay bf16 (not one of FP8_SCHEMES)"
     if reason:                                  # decided alike on every rank, no message
         return _row(scheme, dims, None, "SKIP", 0.0, note=reason)
     try:
