@@ -149,6 +149,14 @@ EXERCISES = {
              "note": "전문가 병렬화(GShard, Switch, Megatron): 랭크마다 전문가 E/ep개; 토큰은 "
                      "all-to-all 두 번으로 전문가의 랭크에 갔다가 돌아오며, 각각 시퀀스당 E x C x h인 "
                      "채워진 버퍼의 (ep-1)/ep를 보냅니다."},
+    "7.2": {"title": "fp8: per-tensor scale, cast, 곱하기, unscale",
+            "hint": "sx, sw = 각 tensor 자신의 scale_for(..., E4M3, agree) (X는 rows, W는 w); "
+                    "qx, qw = float32 tensor에 scale을 곱해 e4m3로 cast한 것; y = qx와 qw의 "
+                    "float32 곱 (matmul(..., np.float32))을 sx * sw로 나눈 것",
+            "note": "fp8 학습 (Transformer Engine, torchao, nanochat): forward는 e4m3, "
+                    "gradient는 e5m2이고, tensor마다 자기 amax에서 얻은 2의 거듭제곱 scale을 "
+                    "곱해 가장 큰 값이 형식의 최댓값 가까이 오게 합니다; 곱은 float32로 누적하고 "
+                    "1/(s_X s_W)로 unscale합니다."},
 }
 
 MESSAGES = {
