@@ -33,6 +33,18 @@ def test_the_sp_gathers_in_fp8_move_a_quarter_of_float32s_bytes(results):
         assert f8["reduce_scatter"] == f32["reduce_scatter"] > 0   # dX: summed in float32
 
 
+def test_a_whole_sp_step_in_fp8_gathers_a_quarter_of_float32_in_the_blocks(results):
+    """The blocks' fused gathers (forward, and backward's regather of X) move e4m3: a quarter;
+    the gradients' gathers (g-bar's backward) and the head's (not fp8) move bf16: a half."""
+    for res in results:
+        f32, f8 = res["step_bytes"]["float32"], res["step_bytes"]["fp8"]
+        assert set(f32) == set(f8) and all(v > 0 for v in f32.values()), (f32, f8)
+        for label, sent in f32.items():
+            quarter = label.startswith("blocks.") and not label.endswith(".backward")
+            assert f8[label] * (4 if quarter else 2) == sent, (label, f8[label], sent)
+        assert {"blocks.0", "blocks.1.backward.regather"} <= set(f32)
+
+
 def test_an_expert_parallel_fp8_layer_is_bitwise_one_process(results):
     for res in results:
         ep = res["ep"]

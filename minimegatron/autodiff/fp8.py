@@ -166,12 +166,12 @@ def fp8_matmul(x, w, agree=None):
     return Fp8Matmul.apply(x, w, agree)
 
 
-def mark(module, agree=None):
-    """Mark every 2-D weight under ``module``: its matmuls run in fp8 (scales agreed by
-    ``agree``, see ``scale_for``). Returns the names marked."""
+def mark(module, agree=None, ndim=2):
+    """Mark every 2-D weight under ``module`` (``ndim=3``: stacked experts'): its matmuls run
+    in fp8 (scales agreed by ``agree``, see ``scale_for``). Returns the names marked."""
     names = []
     for name, p in module.named_parameters():
-        if p.ndim == 2:
+        if p.ndim == ndim:
             p.fp8, p.fp8_agree = True, agree
             names.append(name)
     return names
@@ -180,9 +180,4 @@ def mark(module, agree=None):
 def mark_experts(module):
     """Mark the experts' stacked 3-D weights under ``module`` (grouped fp8, a scale per
     expert); the router and the biases stay bf16. Returns the names marked."""
-    names = []
-    for name, p in module.named_parameters():
-        if p.ndim == 3:
-            p.fp8, p.fp8_agree = True, None
-            names.append(name)
-    return names
+    return mark(module, ndim=3)

@@ -8,6 +8,8 @@ World of 4 ranks, split into two pairs (strict subsets). Returned per rank:
   within a bf16 rounding; and the trace's bytes: the two gathers of X (forward, backward's
   regather) a quarter of the float32 layer's, the reduce-scatter (float32 on the wire)
   equal. "sp_no_agree": the same with each rank's own scale (the mutant): not bitwise.
+  "step_bytes": a whole training step of a sequence-parallel ParallelGPT, its all-gathers
+  by trace label, in float32 and in fp8.
 - "ep": an MoE layer in fp8 with its 8 experts over ep = 2 (each expert's grouped fp8
   matmul, a scale per expert) next to one process's MoE in fp8: output, dX and every
   local expert's gradient bit for bit equal (every row of expert e reaches the rank
@@ -29,10 +31,11 @@ from minimegatron.autodiff.tensor import Tensor
 from minimegatron.checks import moe as moe_checks
 from minimegatron.checks import verify
 from minimegatron.comm import all_reduce, trace
+from minimegatron.data.demo import VERIFY_CONFIG, batch
 from minimegatron.nn.moe import MoE, init_by_name
 from minimegatron.parallel.expert_parallel.layer import ExpertParallelMoE
 from minimegatron.parallel.split import rows_of
-from minimegatron.parallel.tensor_parallel import sequence_fp8
+from minimegatron.parallel.tensor_parallel import ParallelGPT, sequence_fp8
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear
 from minimegatron.parallel.tensor_parallel.sequence import seq_chunk
 
@@ -99,6 +102,26 @@ def sp_bytes(group):
         for s in trace.spans():
             if s["kind"] == "comm" and s["group"] == group.name and s["op"] != "all_reduce":
                 sent[s["op"]] = sent.get(s["op"], 0) + s["bytes_sent"]
+        out[name] = sent
+    return out
+
+
+def sp_step_bytes(group):
+    """{label: all-gather bytes} of one forward + backward of a 2-block sequence-parallel
+    ParallelGPT on ``group``, in float32 and in fp8 (a whole step, not one layer)."""
+    out = {}
+    for name, extra in (("float32", {"dtype": "float32"}),
+                        ("fp8", {"dtype": "bfloat16", "fp8": True})):
+        config = dataclasses.replace(VERIFY_CONFIG, n_layer=2, **extra)
+        model = ParallelGPT(config, group, sequence_parallel=True)
+        x, y = batch(config, 2, 0)
+        comm.barrier(group)
+        trace.reset()
+        model.loss(x, y).backward()
+        sent = {}
+        for s in trace.spans():
+            if s["kind"] == "comm" and s["op"] == "all_gather" and s["group"] == group.name:
+                sent[s["label"]] = sent.get(s["label"], 0) + s["bytes_sent"]
         out[name] = sent
     return out
 
@@ -177,5 +200,5 @@ def check_all():
     world = comm.world()
     pair = world.split(world.rank // 2, name="pair")
     return {"sp": sp_layer(pair), "sp_no_agree": sp_layer(pair, agree=False),
-            "bytes": sp_bytes(pair), "ep": ep_layer(pair),
+            "bytes": sp_bytes(pair), "step_bytes": sp_step_bytes(pair), "ep": ep_layer(pair),
             "ep_unmarked": ep_layer(pair, mark_parallel=False), "rows": rows_with_mistakes(world)}
