@@ -22,6 +22,8 @@ def test_the_sp_gather_moves_one_process_e4m3_bytes_with_agreed_scales(results):
         assert sp["q_bitwise"] is True and sp["y"] == 0.0 and sp["dw"] == 0.0, sp
         assert 0 < sp["dx"] <= 2.0 ** -7 * sp["dx_scale"], sp   # 2 partial dX summed: a
                                                                 # bf16 ulp of the largest
+        assert sp["kept"] == [2 * 8 // 2 * 16, 16 * 8 // 2]    # e4m3 X_r (B, T/t, in) and
+                                                               # A_i (in, out/t): 1 byte each
         wrong = res["sp_no_agree"]                          # each rank its own scale
         assert wrong["q_bitwise"] is False and wrong["y"] > 0.1 * wrong["scale"], wrong
 

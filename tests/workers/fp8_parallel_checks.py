@@ -74,13 +74,14 @@ def sp_layer(group, agree=True):
     cols = rows_of(np.arange(OUT), group.rank, group.size)          # my columns of A
     xr = Tensor(seq_chunk(x, group), requires_grad=True)            # (B, T/t, IN)
     y = layer(xr)                                                   # (B, T, OUT/t)
+    kept = [int(a.nbytes) for a in y._node.ctx.saved]                # X_r's and A_i's bytes
     gathered = comm.all_gather(y._node.ctx.saved[0], group, axis=1)  # (B, T, IN) e4m3
     y.backward(np.ascontiguousarray(g[..., cols]))
     return {"q_bitwise": _bits_equal(gathered, q_serial),
             "y": _diff(y.data, ys.data[..., cols]),
             "dw": _diff(layer.weight.grad, ws.grad[:, cols]),
             "dx": _diff(xr.grad, seq_chunk(xs.grad, group)),
-            "scale": float(np.abs(ys.data.astype(np.float32)).max()),
+            "kept": kept, "scale": float(np.abs(ys.data.astype(np.float32)).max()),
             "dx_scale": float(np.abs(xs.grad.astype(np.float32)).max())}
 
 
