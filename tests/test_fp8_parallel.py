@@ -31,8 +31,12 @@ def test_the_sp_gather_moves_one_process_e4m3_bytes_with_agreed_scales(results):
 def test_the_sp_gathers_in_fp8_move_a_quarter_of_float32s_bytes(results):
     for res in results:
         f32, f8 = res["bytes"]["float32"], res["bytes"]["fp8"]
-        assert f32["all_gather"] > 0 and f8["all_gather"] * 4 == f32["all_gather"]
-        assert f8["reduce_scatter"] == f32["reduce_scatter"] > 0   # dX: summed in float32
+        assert set(f32) == set(f8) == {"all_gather fc", "all_gather fc.backward.regather",
+                                       "reduce_scatter fc.backward"}, (f32, f8)
+        for gather in ("all_gather fc", "all_gather fc.backward.regather"):    # X, X again
+            assert f32[gather] > 0 and f8[gather] * 4 == f32[gather], (gather, f32, f8)
+        dx = "reduce_scatter fc.backward"                           # dX: summed in float32
+        assert f8[dx] == f32[dx] > 0, (f32, f8)
 
 
 def test_a_whole_sp_step_in_fp8_gathers_a_quarter_of_float32_in_the_blocks(results):

@@ -86,7 +86,7 @@ def sp_layer(group, agree=True):
 
 
 def sp_bytes(group):
-    """{op: bytes} of one forward + backward of the SP column layer, float32 and fp8."""
+    """{"op label": bytes} of one forward + backward of the SP column layer, float32 and fp8."""
     x, w, g = _sp_data()
     out = {}
     for name, dtype in (("float32", "float32"), ("fp8", "bfloat16")):
@@ -98,11 +98,14 @@ def sp_bytes(group):
         xr = Tensor(seq_chunk(x.astype(dtype), group), requires_grad=True)
         comm.barrier(group)
         trace.reset()
-        layer(xr).backward(np.ascontiguousarray(g[..., cols].astype(dtype)))
+        with trace.label("fc"):                        # forward "fc", backward "fc.backward*"
+            y = layer(xr)
+        y.backward(np.ascontiguousarray(g[..., cols].astype(dtype)))
         sent = {}
         for s in trace.spans():
             if s["kind"] == "comm" and s["group"] == group.name and s["op"] != "all_reduce":
-                sent[s["op"]] = sent.get(s["op"], 0) + s["bytes_sent"]
+                key = f"{s['op']} {s['label']}"
+                sent[key] = sent.get(key, 0) + s["bytes_sent"]
         out[name] = sent
     return out
 
