@@ -100,3 +100,77 @@ def test_a_gpt_with_fp8_marks_the_blocks_linears_only_and_trains():
     assert loss.item() != plain.item() and abs(loss.item() - plain.item()) < 1e-2
     loss.backward()
     assert all(np.all(np.isfinite(p.grad.astype(np.float32))) for p in model.parameters())
+
+
+def experts_data(seed=0):
+    """4 experts of very different sizes: expert 0's activations ~1000, expert 3's ~1e-3."""
+    rng = np.random.default_rng(seed)
+    size = np.array([1000.0, 3.0, 0.1, 1e-3]).reshape(4, 1, 1)
+    x = (rng.normal(size=(4, 6, 16)) * size).astype(np.float32)       # (E, c, k)
+    w = (rng.normal(size=(4, 16, 8)) * 0.05).astype(np.float32)       # (E, k, m)
+    g = (rng.normal(size=(4, 6, 8)) * 1e-2).astype(np.float32)        # (E, c, m)
+    return x, w, g
+
+
+def grouped_errors():
+    """Per expert, the worst relative error of Y, dX, dW of the grouped fp8 matmul."""
+    x, w, g = experts_data()
+    xt, wt = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+    y = fp8.fp8_matmul(xt, wt)                      # a 3-D weight: the grouped matmul
+    y.backward(g)
+    x64, w64, g64 = x.astype(np.float64), w.astype(np.float64), g.astype(np.float64)
+    want = {"y": x64 @ w64, "dx": g64 @ w64.transpose(0, 2, 1),
+            "dw": x64.transpose(0, 2, 1) @ g64}
+    got = {"y": y.data, "dx": xt.grad, "dw": wt.grad}
+    return [max(np.abs(got[k][e] - want[k][e]).max() / np.abs(want[k][e]).max()
+                if np.all(np.isfinite(got[k][e])) else np.inf for k in want) for e in range(4)]
+
+
+def test_the_grouped_fp8_matmul_scales_each_expert_on_its_own(monkeypatch):
+    assert max(grouped_errors()) < 0.2       # every expert within fp8's error (e5m2: 2^-3)
+    one_scale = lambda x, fmt: fp8.quantize(x, fmt)    # noqa: E731 - one scale for the stack
+    monkeypatch.setattr(fp8, "quantize_grouped", one_scale)
+    errors = grouped_errors()
+    assert errors[0] < 0.2 and errors[3] > 0.9         # the small expert underflows to 0
+    monkeypatch.setattr(fp8, "quantize_grouped", lambda x, fmt: (
+        x.astype(fmt), np.ones((len(x), 1, 1), np.float32)))              # no scale at all
+    assert grouped_errors()[0] == np.inf               # 1000 x 3: past e4m3's 448, NaN
+
+
+def test_grouped_experts_equal_the_expert_by_expert_path_bit_for_bit():
+    """ExpertMLPs' fast path (one grouped fp8 matmul) and the readable one (expert by expert,
+    as dropless runs them): the same scales, the same bits, forward and backward."""
+    from minimegatron.autodiff import functional as F
+    from minimegatron.autodiff.ops import concatenate
+    from minimegatron.nn.moe.experts import ExpertMLPs
+    rng = np.random.default_rng(1)
+    experts = ExpertMLPs(4, 8, "bfloat16")
+    for p in experts.parameters():
+        p.data = (rng.normal(size=p.shape) * 0.3).astype(ml_dtypes.bfloat16)
+    assert fp8.mark_experts(experts) == ["fc1.weight", "fc2.weight"]
+    rows = (rng.normal(size=(12, 8)) * 3).astype(ml_dtypes.bfloat16)
+    runs = []
+    for grouped in (True, False):
+        x = Tensor(rows.copy(), requires_grad=True)
+        for p in experts.parameters():
+            p.grad = None
+        y = experts(x, [3] * 4) if grouped else concatenate(
+            [experts.fc2.one(F.gelu(experts.fc1.one(x[3 * e:3 * e + 3], e)), e)
+             for e in range(4)], axis=0)
+        y.backward(np.ones_like(y.data))
+        runs.append([y.data, x.grad] + [p.grad for p in experts.parameters()])
+    assert all(np.array_equal(a.view(np.uint16), b.view(np.uint16)) for a, b in zip(*runs))
+
+
+def test_a_moe_gpt_in_fp8_marks_the_experts_and_not_the_router():
+    from minimegatron.checks.moe import MOE
+    from minimegatron.nn.moe import MoEGPT
+    model = MoEGPT(FP8_CONFIG, MOE)
+    marked = {n for n, p in model.named_parameters() if getattr(p, "fp8", False)}
+    experts = {n for n in marked if ".experts." in n}
+    assert experts == {f"blocks.{i}.mlp.experts.fc{j}.weight" for i in range(2)
+                       for j in (1, 2)} and model.moe.every == 1
+    assert not any("router" in n or n.endswith("bias") for n in marked)
+    x, y = batch(FP8_CONFIG, 4, 0)
+    model.loss(x, y).backward()
+    assert all(np.all(np.isfinite(p.grad.astype(np.float32))) for p in model.parameters())

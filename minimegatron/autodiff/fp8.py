@@ -39,6 +39,17 @@ dY_i) takes its scale from the amax of the WHOLE tensor: one MAX all-reduce of a
 over the tp group per scale (ParallelGPT passes ``agree``; Megatron's amax reduction
 group), so every element rounds exactly as in one process and only the float32 sums of
 the partial products differ in order.
+
+Experts. A mixture of experts keeps E weights stacked, W (E, in, out), and runs them as one
+batched (grouped) matmul on (E, c, in). Each expert is its own matmul, so each gets its own
+scales (a grouped GEMM's per-GEMM scales, as Transformer Engine's GroupedLinear keeps them):
+
+    Y[e] = (q_X[e] @ q_W[e]) / (s_X[e] s_W[e])       s[e] = scale_for(X[e]), shape (E, 1, 1)
+
+``mark_experts(module)`` marks the stacked weights, and ``x @ W`` on a marked 3-D W runs
+``Fp8GroupedMatmul``; an expert run alone (dropless) is ``fp8_matmul(x, W[e])``, the same
+scales. The router (its softmax picks the experts) stays bf16. Under expert parallelism
+every row of expert e reaches the one rank that holds W[e], so its amax needs no agreement.
 """
 import ml_dtypes
 import numpy as np
@@ -71,6 +82,13 @@ def quantize(x, fmt, agree=None):
     return (x.astype(np.float32) * s).astype(fmt), s
 
 
+def quantize_grouped(x, fmt):
+    """(q, s) for stacked experts x (E, ...): one scale per expert, s of shape (E, 1, ..., 1)."""
+    s = np.array([scale_for(x[e], fmt) for e in range(x.shape[0])], np.float32)
+    s = s.reshape((-1,) + (1,) * (x.ndim - 1))                         # (E, 1, 1)
+    return (x.astype(np.float32) * s).astype(fmt), s
+
+
 def dequantize(q, s, dtype=np.float32):
     """q / s in ``dtype``."""
     return (q.astype(np.float32) / s).astype(dtype)
@@ -90,13 +108,16 @@ class Fp8Matmul(Function):
     @staticmethod
     def forward(ctx, x, w, agree=None):
         rows = x.reshape(-1, x.shape[-1])                                  # (N, k)
-        qx, sx = quantize(rows, E4M3, agree)
-        qw, sw = quantize(w, E4M3, agree)
+        # EXERCISE 7.2 begin
+        sx, sw = scale_for(rows, E4M3, agree), scale_for(w, E4M3, agree)   # each its own amax
+        qx = (rows.astype(np.float32) * sx).astype(E4M3)                   # (N, k) 1 byte
+        qw = (w.astype(np.float32) * sw).astype(E4M3)                      # (k, m) 1 byte
+        y = matmul(qx, qw, np.float32) / (sx * sw)                         # (N, m) float32
+        # EXERCISE 7.2 end
         ctx.save_for_backward(qx, qw)                                      # 1 byte each
         ctx.scales, ctx.shape, ctx.dtypes = (sx, sw), x.shape, (x.dtype, w.dtype)
         ctx.agree = agree
-        y = scaled_matmul(qx, sx, qw, sw, x.dtype)                         # (N, m)
-        return y.reshape(x.shape[:-1] + w.shape[-1:])                      # (..., m)
+        return y.astype(x.dtype).reshape(x.shape[:-1] + w.shape[-1:])      # (..., m)
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -111,17 +132,52 @@ class Fp8Matmul(Function):
         return gx, gw, None
 
 
+class Fp8GroupedMatmul(Function):
+    """Y[e] = X[e] W[e] in fp8 for every expert e at once, each with its own scales.
+
+    X (E, c, k) and W (E, k, m), stacked experts; Y (E, c, m) in X's dtype.
+    """
+    @staticmethod
+    def forward(ctx, x, w):
+        qx, sx = quantize_grouped(x, E4M3)                                 # (E, c, k)
+        qw, sw = quantize_grouped(w, E4M3)                                 # (E, k, m)
+        ctx.save_for_backward(qx, qw)                                      # 1 byte each
+        ctx.scales, ctx.dtypes = (sx, sw), (x.dtype, w.dtype)
+        return scaled_matmul(qx, sx, qw, sw, x.dtype)                      # (E, c, m)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        qx, qw = ctx.saved
+        (sx, sw), (x_dtype, w_dtype) = ctx.scales, ctx.dtypes
+        qg, sg = quantize_grouped(grad_out, E5M2)                          # (E, c, m)
+        gx = gw = None
+        if ctx.needs_input_grad[0]:
+            gx = scaled_matmul(qg, sg, qw.transpose(0, 2, 1), sw, x_dtype)  # (E, c, k)
+        if ctx.needs_input_grad[1]:
+            gw = scaled_matmul(qx.transpose(0, 2, 1), sx, qg, sg, w_dtype)  # (E, k, m)
+        return gx, gw
+
+
 def fp8_matmul(x, w, agree=None):
-    """x @ w through Fp8Matmul (what ``x @ W`` does on a marked W)."""
+    """x @ w through Fp8Matmul, or Fp8GroupedMatmul for stacked experts' 3-D w (what
+    ``x @ W`` does on a marked W)."""
+    if w.ndim == 3:
+        return Fp8GroupedMatmul.apply(x, w)
     return Fp8Matmul.apply(x, w, agree)
 
 
-def mark(module, agree=None):
-    """Mark every 2-D weight under ``module``: its matmuls run in fp8 (scales agreed by
-    ``agree``, see ``scale_for``). Returns the names marked."""
+def mark(module, agree=None, ndim=2):
+    """Mark every 2-D weight under ``module`` (``ndim=3``: stacked experts'): its matmuls run
+    in fp8 (scales agreed by ``agree``, see ``scale_for``). Returns the names marked."""
     names = []
     for name, p in module.named_parameters():
-        if p.ndim == 2:
+        if p.ndim == ndim:
             p.fp8, p.fp8_agree = True, agree
             names.append(name)
     return names
+
+
+def mark_experts(module):
+    """Mark the experts' stacked 3-D weights under ``module`` (grouped fp8, a scale per
+    expert); the router and the biases stay bf16. Returns the names marked."""
+    return mark(module, ndim=3)

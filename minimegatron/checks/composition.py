@@ -21,11 +21,13 @@ What cannot compose is refused by ``plan`` (or by the trainers' own checks,
 called here without a message: ``refusal``) with the reason, the same on every
 rank before any collective. Refused by construction: one ZeRO stage per run, one
 pipeline schedule per run (interleaved 1F1B, zero-bubble, DualPipe or DualPipeV: zbv is
-zero-bubble's own two-chunk V), one precision per run (float16, bf16 or fp8), fp8 with SP
-or ep (their matmuls stay bf16), FSDP2 or HSDP (one of the two) with ep (MoETrainer's
-experts sync over edp); by Trainer3D (threed.check_fsdp): FSDP2 with ZeRO (one sharding)
-or with a pipeline. A bf16 or fp8 row holds checks/verify.py's contract with
-one process (its tolerance), not float64's 1e-10.
+zero-bubble's own two-chunk V), one precision per run (float16, bf16 or fp8; fp8 with SP
+gathers the e4m3 bytes, with ep the experts run a grouped fp8 matmul), fp8 with the
+balanced router (one token routed differently flips a bias by a whole gamma), FSDP2 or
+HSDP (one of the two) with ep (MoETrainer's experts sync over edp); by Trainer3D
+(threed.check_fsdp): FSDP2 with ZeRO (one sharding) or with a pipeline. A bf16 or fp8
+row holds checks/verify.py's contract with one process (its tolerance), not float64's
+1e-10.
 
 ``matrix()``: the axes x features table (PASS: runs and is trained against one
 process by tests/test_composition.py; refused: the reason), the text that
@@ -116,10 +118,11 @@ def plan(elements):
                          "own two-chunk V, DualPipeV DualPipe's V-shaped half)")
     if len(s & set(PRECISIONS)) > 1:
         raise ValueError("float16, bf16 and fp8 are three precisions: a run has one dtype")
-    if "fp8" in s and s & {"sp", "ep", "balanced"}:
-        raise ValueError("fp8 runs the blocks' x @ W matmuls; SP fuses its all-gather into its "
-                         "own matmul and MoE's experts and router are batched or routing: "
-                         "they stay bf16, so fp8 does not compose with SP or ep here")
+    if {"fp8", "balanced"} <= s:
+        raise ValueError("fp8 with the balanced router: one token routed differently in fp8 "
+                         "flips the sign of an expert's load deviation and moves its bias by a "
+                         "whole gamma, so the biases do not follow one process within fp8's "
+                         "tolerance (verify's fp8 moe-balanced row leaves them out)")
     if {"fsdp2", "hsdp"} <= s:
         raise ValueError("HSDP is FSDP2 over (replicate, shard) groups: a run shards its "
                          "weights one way, name one of the two")

@@ -754,4 +754,39 @@ MESSAGES = {
     "balance.spread": "the MoE layer did not even out: the spread (max - min) of the loads "
                       "went from {first} at the first step to {last} over the last steps of "
                       "{steps}",
+    # exercise 7.2: fp8 per-tensor scales
+    "point.7.2.own_scale": "each tensor is scaled by the power of two from ITS OWN amax, s = "
+                           "2^floor(log2(448 / amax)), and cast element for element: q = "
+                           "e4m3(s x) (X past 448 is NaN unscaled, W ~1e-3 underflows to 0)",
+    "point.7.2.own_scale.hint": "sx = scale_for(rows, E4M3, agree) and sw = scale_for(w, E4M3, "
+                                "agree): one scale per tensor, each from that tensor; then "
+                                "qx = (rows.astype(np.float32) * sx).astype(E4M3), qw alike",
+    "point.7.2.one_byte": "what backward keeps is e4m3 (float8_e4m3fn: 3 mantissa bits for "
+                          "forward values), one byte per element: a quarter of float32",
+    "point.7.2.one_byte.hint": "cast qx and qw to E4M3 (not bf16, not E5M2: e5m2 is for "
+                               "gradients); the lines after your block save them as they are",
+    "point.7.2.float32": "y = (q_X @ q_W accumulated in float32) / (s_X s_W): the products "
+                         "summed in float32 and unscaled by both scales, rounded once to X's "
+                         "dtype",
+    "point.7.2.float32.hint": "y = matmul(qx, qw, np.float32) / (sx * sw): without np.float32 "
+                              "the sum is rounded to e4m3; divide by BOTH scales",
+    "point.7.2.agree": "with agree (a tensor split over tp ranks) each scale comes from the "
+                       "agreed amax of the whole tensor, so every rank rounds as one process",
+    "point.7.2.agree.hint": "pass agree to scale_for for both tensors: scale_for(rows, E4M3, "
+                            "agree), scale_for(w, E4M3, agree)",
+    "fp8.raised": "{case}: Fp8Matmul's forward raised {error}",
+    "fp8.scales": "{case}: the scales (s_X, s_W) were {got}, expected {want} (each tensor's "
+                  "own: 2^floor(log2(448 / its amax)))",
+    "fp8.cast": "{case}: {count} of the {size} values of {name} are not e4m3(s x) of their "
+                "tensor and its own scale (NaN: a value past 448 cast unscaled; 0: a small one "
+                "underflowed)",
+    "fp8.kept": "backward keeps arrays of dtypes {dtypes}, {nbytes} bytes for {sizes} values: "
+                "expected float8_e4m3fn, one byte per value",
+    "fp8.y_shape": "y came back as {dtype} of shape {shape}, expected bfloat16 (X's dtype) of "
+                   "shape {want}",
+    "fp8.product": "y = {got} where (q_X @ q_W in float32) / (s_X s_W) is {want} (ratio "
+                   "{ratio:g}: a scale not divided out, or a sum rounded to fp8)",
+    "fp8.agreed": "with agree (the whole tensor's amax is larger) the scales were {got}, "
+                  "expected {want}; without agree they are {alone}: the scales must come "
+                  "from the agreed amax",
 }

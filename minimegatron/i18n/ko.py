@@ -155,6 +155,14 @@ EXERCISES = {
              "note": "auxiliary loss 없는 균형 (DeepSeek-V3): expert마다 bias를 두어 router의 "
                      "score에 선택할 때만 더하고, step마다 load 편차의 부호로 조금 움직입니다, "
                      "b_i <- b_i + gamma sign(mean(load) - load_i)."},
+    "7.2": {"title": "fp8: per-tensor scale, cast, 곱하기, unscale",
+            "hint": "sx, sw = 각 tensor 자신의 scale_for(..., E4M3, agree) (X는 rows, W는 w); "
+                    "qx, qw = float32 tensor에 scale을 곱해 e4m3로 cast한 것; y = qx와 qw의 "
+                    "float32 곱 (matmul(..., np.float32))을 sx * sw로 나눈 것",
+            "note": "fp8 학습 (Transformer Engine, torchao, nanochat): forward는 e4m3, "
+                    "gradient는 e5m2이고, tensor마다 자기 amax에서 얻은 2의 거듭제곱 scale을 "
+                    "곱해 가장 큰 값이 형식의 최댓값 가까이 오게 합니다; 곱은 float32로 누적하고 "
+                    "1/(s_X s_W)로 unscale합니다."},
 }
 
 MESSAGES = {

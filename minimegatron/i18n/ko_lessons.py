@@ -717,4 +717,38 @@ MESSAGES = {
                       "{want}입니다",
     "balance.spread": "MoE layer가 고르게 되지 않았습니다: load의 폭 (max - min)이 첫 step의 "
                       "{first}에서 {steps} step 중 마지막 step들의 {last}가 되었습니다",
+    # exercise 7.2: fp8 per-tensor scale
+    "point.7.2.own_scale": "tensor마다 자기 자신의 amax에서 얻은 2의 거듭제곱 s = "
+                           "2^floor(log2(448 / amax))로 scale하고 원소마다 cast합니다: q = "
+                           "e4m3(s x) (448을 넘는 X는 scale 없이 NaN이 되고, ~1e-3인 W는 0으로 "
+                           "underflow합니다)",
+    "point.7.2.own_scale.hint": "sx = scale_for(rows, E4M3, agree), sw = scale_for(w, E4M3, "
+                                "agree): tensor마다 scale 하나, 각각 그 tensor에서; 그다음 "
+                                "qx = (rows.astype(np.float32) * sx).astype(E4M3), qw도 같게",
+    "point.7.2.one_byte": "backward가 보관하는 것은 e4m3 (float8_e4m3fn: forward 값을 위한 "
+                          "mantissa 3 bit), 원소당 1 byte: float32의 4분의 1입니다",
+    "point.7.2.one_byte.hint": "qx와 qw를 E4M3로 cast하세요 (bf16도, E5M2도 아닙니다: e5m2는 "
+                               "gradient용); block 뒤의 줄들이 그대로 저장합니다",
+    "point.7.2.float32": "y = (float32로 누적한 q_X @ q_W) / (s_X s_W): 곱을 float32로 더하고 "
+                         "두 scale로 unscale한 뒤, X의 dtype으로 한 번만 반올림합니다",
+    "point.7.2.float32.hint": "y = matmul(qx, qw, np.float32) / (sx * sw): np.float32가 없으면 "
+                              "합이 e4m3로 반올림됩니다; 두 scale 모두로 나누세요",
+    "point.7.2.agree": "agree가 있으면 (tp rank들에 나뉜 tensor) 각 scale은 tensor 전체의 합의된 "
+                       "amax에서 나오므로, 모든 rank가 프로세스 하나처럼 반올림합니다",
+    "point.7.2.agree.hint": "두 tensor 모두 scale_for에 agree를 넘기세요: scale_for(rows, E4M3, "
+                            "agree), scale_for(w, E4M3, agree)",
+    "fp8.raised": "{case}: Fp8Matmul의 forward가 {error}를 냈습니다",
+    "fp8.scales": "{case}: scale (s_X, s_W)이 {got}였고, 기대값은 {want}입니다 (tensor마다 "
+                  "자기 것: 2^floor(log2(448 / 그 amax)))",
+    "fp8.cast": "{case}: {name}의 값 {size}개 중 {count}개가 자기 tensor와 자기 scale의 "
+                "e4m3(s x)가 아닙니다 (NaN: 448을 넘는 값을 scale 없이 cast; 0: 작은 값이 "
+                "underflow)",
+    "fp8.kept": "backward가 dtype {dtypes}의 배열을 보관합니다, 값 {sizes}개에 {nbytes} byte: "
+                "기대값은 float8_e4m3fn, 값당 1 byte",
+    "fp8.y_shape": "y가 shape {shape}의 {dtype}로 돌아왔고, 기대값은 shape {want}의 bfloat16 "
+                   "(X의 dtype)입니다",
+    "fp8.product": "y = {got}인데 (float32로 계산한 q_X @ q_W) / (s_X s_W)는 {want}입니다 (비율 "
+                   "{ratio:g}: 나누지 않은 scale, 또는 fp8로 반올림한 합)",
+    "fp8.agreed": "agree가 있을 때 (tensor 전체의 amax가 더 큼) scale이 {got}였고, 기대값은 "
+                  "{want}입니다; agree 없이는 {alone}입니다: scale은 합의된 amax에서 나와야 합니다",
 }

@@ -131,6 +131,14 @@ EXERCISES = [
              "Mixed-precision training (Megatron, DeepSpeed): 20 bytes per parameter; on an "
              "inf/nan gradient every rank skips the step and the loss scale is halved.",
              group="dp"),
+    Exercise("7.2", "fp8: per-tensor scales, cast, multiply, unscale", "fp8_scale", 1,
+             "sx, sw = each tensor's own scale_for(..., E4M3, agree) (rows for X, w for W); "
+             "qx, qw = e4m3 casts of the float32 tensors times their scales; y = the float32 "
+             "product of qx and qw (matmul(..., np.float32)) divided by sx * sw",
+             "fp8 training (Transformer Engine, torchao, nanochat): e4m3 in forward, e5m2 for "
+             "gradients, each tensor scaled by a power of two from its own amax so that its "
+             "largest value lands near the format's max; products accumulate in float32 and "
+             "are unscaled by 1/(s_X s_W)."),
     Exercise("8.1", "context parallel: the online-softmax merge", "context_parallel", 4,
              "new_lse = log(e^lse + e^block_lse), computed from top = the larger of lse and "
              "block_lse in each row (top + log(e^(lse-top) + e^(block_lse-top))); return "

@@ -9,8 +9,10 @@ experts run as ONE batched matmul on (E, c, D); dropless, each expert runs on
 its own block. The names follow the GPT's (``...experts.fc2.weight`` starts
 like ``fc2``, nn/init.py), so expert parallelism can build the full weight and
 keep its rows e*E/ep .. (e+1)*E/ep ("master weight, then split").
+In fp8 (``fp8.mark_experts``) each expert's matmul has its own scales: the batched
+call is one grouped fp8 matmul, an expert alone an fp8 matmul of W[e] (autodiff/fp8.py).
 """
-from minimegatron.autodiff import functional as F
+from minimegatron.autodiff import fp8, functional as F
 from minimegatron.backend import xp
 from minimegatron.nn.module import Module, Parameter
 from minimegatron.autodiff.ops import concatenate
@@ -30,7 +32,9 @@ class StackedLinear(Module):
         return x @ self.weight + self.bias.reshape(experts, 1, out)
 
     def one(self, x, e):
-        """(c, in) -> (c, out) through expert e alone."""
+        """(c, in) -> (c, out) through expert e alone (in fp8 if its weights are marked)."""
+        if getattr(self.weight, "fp8", False):
+            return fp8.fp8_matmul(x, self.weight[e]) + self.bias[e]
         return x @ self.weight[e] + self.bias[e]
 
 

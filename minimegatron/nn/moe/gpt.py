@@ -12,6 +12,7 @@ all it takes. ``moe_layers(model)`` lists a model's MoE layers and
 ``balance_experts(model)`` is one process's aux-loss-free bias update, after a step's
 forwards (balancing.py).
 """
+from minimegatron.autodiff import fp8
 from minimegatron.nn.gpt import GPT
 from minimegatron.nn.init import gpt_init
 from minimegatron.nn.moe.balancing import take_load, update_expert_bias
@@ -55,6 +56,8 @@ class MoEGPT(GPT):
             if moe.is_moe_layer(i):
                 block.mlp = MoE(config.d_model, moe, config.dtype)
                 init_by_name(block.mlp, f"blocks.{i}.mlp", config)
+                if config.fp8:
+                    fp8.mark_experts(block.mlp)     # grouped fp8, a scale per expert
 
     def loss(self, idx, targets):
         """Mean next-token cross entropy + the MoE layers' aux losses (their value)."""

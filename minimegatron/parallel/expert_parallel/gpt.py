@@ -16,6 +16,7 @@ not here.)
 With cp > 1 the sequence's aux-loss counts are summed over ``grid.cp``; the
 capacity queue needs a whole sequence on one rank, so cp needs dropless.
 """
+from minimegatron.autodiff import fp8
 from minimegatron.nn.gpt import GPT
 from minimegatron.parallel.expert_parallel.layer import ExpertParallelMoE
 
@@ -32,6 +33,8 @@ def use_experts(model, config, moe, ep_group, seq_group=None, sp_group=None):
             layer = ExpertParallelMoE(config.d_model, moe, ep_group, config.dtype, seq_group,
                                       sp_group)
             layer.load_full(f"blocks.{i}.mlp", config)
+            if config.fp8:                 # each local expert's own scales: no agreement
+                fp8.mark_experts(layer)
             block.mlp = layer
     model.moe = moe
     return model

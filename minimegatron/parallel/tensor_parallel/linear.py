@@ -20,6 +20,7 @@ from minimegatron.parallel.tensor_parallel.mappings import (copy_to_tp, gather_f
 from minimegatron.parallel.tensor_parallel.sequence import (gather_matmul,
                                                             reduce_scatter_to_sequence,
                                                             shared_param)
+from minimegatron.parallel.tensor_parallel.sequence_fp8 import fp8_gather_matmul
 
 
 def _full_weights(kind, in_features, out_features, tp, bias, master_weight, master_bias,
@@ -72,7 +73,9 @@ class ColumnParallelLinear(Module):
         self.last_partial = None
 
     def forward(self, x):
-        if self.sequence_parallel:
+        if self.sequence_parallel and getattr(self.weight, "fp8", False):   # e4m3 gathered
+            y = fp8_gather_matmul(x, self.weight, self.tp_group, self.weight.fp8_agree)
+        elif self.sequence_parallel:
             y = gather_matmul(x, self.weight, self.tp_group)   # g: (B, T, out/tp) = X A_i
         else:
             x = copy_to_tp(x, self.tp_group)             # f: (..., in) on every rank

@@ -60,7 +60,8 @@ def check_sequence_length(steps, tp):
                          f"over tp={tp} ranks; use a length divisible by {tp}")
 
 
-def _labelled(ctx, suffix=".backward"):
+def labelled(ctx, suffix=".backward"):
+    """The trace label of a backward collective: the forward's label + ``suffix``."""
     return trace.label(f"{ctx.label}{suffix}") if ctx.label else contextlib.nullcontext()
 
 
@@ -81,7 +82,7 @@ class GatherFromSequence(Function):
     def backward(ctx, grad_out):
         if ctx.group.size == 1:
             return grad_out, None
-        with _labelled(ctx):
+        with labelled(ctx):
             return reduce_scatter(grad_out, ctx.group, axis=SEQ), None       # (B, T/t, D)
 
 
@@ -98,7 +99,7 @@ class ReduceScatterToSequence(Function):
     def backward(ctx, grad_out):
         if ctx.group.size == 1:
             return grad_out, None
-        with _labelled(ctx):
+        with labelled(ctx):
             return all_gather(grad_out, ctx.group, axis=SEQ), None           # (B, T, D)
 
 
@@ -150,13 +151,13 @@ class GatherMatmul(Function):
     def backward(ctx, grad_out):
         x, weight = ctx.saved
         if ctx.group.size > 1:
-            with _labelled(ctx, ".backward.regather"):
+            with labelled(ctx, ".backward.regather"):
                 x = all_gather(x, ctx.group, axis=SEQ)                     # (B, T, in)
         rows, grad_rows = x.reshape(-1, x.shape[-1]), grad_out.reshape(-1, grad_out.shape[-1])
         grad_w = matmul(rows.T, grad_rows)                        # (in, B*T)(B*T, out/t)
         grad_x = matmul(grad_out, weight.T)                                 # (B, T, in)
         if ctx.group.size > 1:
-            with _labelled(ctx):
+            with labelled(ctx):
                 grad_x = reduce_scatter(grad_x, ctx.group, axis=SEQ)       # (B, T/t, in)
         return grad_x, grad_w, None
 
