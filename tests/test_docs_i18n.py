@@ -212,7 +212,7 @@ def grading_ranks():
 
 
 RANKS_EN = re.compile(r"(?:on|of) (\d+) ranks|(\d+) ranks? \(|on one rank|one process")
-RANKS_KO = re.compile(r"(\d+)개의?\s+랭크|랭크(?:\(rank\))?\s+(\d+)개|(\d+) rank|한 프로세스")
+RANKS_KO = re.compile(r"(\d+)개의?\s+rank|rank\s+(\d+)개|(\d+) rank|한 프로세스")
 
 
 def said_ranks(text, pattern):

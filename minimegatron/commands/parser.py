@@ -24,7 +24,7 @@ import re
 import textwrap
 
 from minimegatron import i18n
-from minimegatron.i18n import book_errors
+from minimegatron.i18n import book_errors, josa
 
 MSGIDS = {
     "usage: ": "argparse.usage",
@@ -62,9 +62,10 @@ def say(key, /, **fields):
 
 
 def translate(msgid):
-    """argparse's ``msgid`` in the current language (itself when the catalogue lacks it)."""
+    """argparse's ``msgid`` in the current language (itself when the catalogue lacks it); a
+    Korean %-template fits its particles to the values argparse puts in (``josa.Percent``)."""
     key = MSGIDS.get(msgid)
-    return msgid if key is None else say(key)
+    return msgid if key is None else josa.percent(say(key))
 
 
 def _ngettext(singular, plural, n):
@@ -111,6 +112,12 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         with speaking_argparse():
             super().__init__(*args, **kwargs)
+
+    def parse_args(self, args=None, namespace=None):
+        """``parse_known_args``, then argparse's own "unrecognized arguments" (built here, after
+        the wrapped call returned) in the reader's language too."""
+        with speaking_argparse():
+            return super().parse_args(args, namespace)
 
     def parse_known_args(self, args=None, namespace=None):
         with speaking_argparse():
