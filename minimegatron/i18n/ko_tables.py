@@ -37,7 +37,7 @@ MESSAGES = {
     "t14.head_factor": "    계수   C       버려짐   expert가 없는 토큰",
     "t14.head_a2a": "all-to-all             호출  호출당 바이트 (trace)  공식",
     "t14.head_memory": "                            측정     계산기",
-    "t14.expert_params": "expert parameter",
-    "t14.dense_params": "dense parameter",
+    "t14.expert_params": "expert의 parameter",
+    "t14.dense_params": "dense 부분의 parameter",
     "t14.dispatch_buffer": "dispatch 버퍼 (바이트)",
 }
