@@ -23,7 +23,9 @@ from mpi_harness import REPO_ROOT, run_script
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 ENGLISH = ["not done yet", "source notes", "expected", "got ", "PASS", "FAIL", "exercise(s)",
            "ranks 0", "grading", "micro-batches", "in order", "the sum is"]
-WRONG = {   # plausible wrong answers: all-reduce over the world, backwards in reverse order
+WRONG = {   # plausible wrong answers: all-reduce over the world, backwards in reverse order,
+            # tanh's derivative with the wrong sign (docs/exercises.ko.md's sample)
+    "1.3": ["        return grad_out * (1 + ctx.saved[0] ** 2)\n"],
     "3.2": ["        from minimegatron.comm import world\n",
             "        return x if group.size == 1 else all_reduce(x, world())\n"],
     "2.1": ["    for i in range(num_micro_batches):\n",
@@ -89,6 +91,27 @@ def _point(ex_id, name, hint=False):
         return i18n.text(f"point.{ex_id}.{name}" + (".hint" if hint else ""))
 
 
+def _page_sample():
+    """The grader's Korean output as docs/exercises.ko.md shows it (its marked block)."""
+    from test_docs_i18n import korean_outputs
+    with open(os.path.join(REPO_ROOT, "docs", "exercises.ko.md"), encoding="utf-8") as f:
+        sample, = korean_outputs(f.read())
+    return sample
+
+
+def _sample(copy, reports):
+    """The page's sample (a wrong 1.3, a blank 3.2) from a run's reports, or the page's own
+    block: the copy's path as /home/ana/class/ana, arrays (random values) as [[...]."""
+    if "page" in reports:
+        text = reports["page"]
+    else:
+        text = "".join([i18n.text("grader.grading", count=2, package=os.path.join(
+            copy, "minimegatron")) + "\n", _verdicts(reports["wrong"])["1.3"],
+            _verdicts(reports["blank"])["3.2"], i18n.text("grader.summary", count=2, passed=0)
+            + "\n"]).replace(copy, "/home/ana/class/ana")
+    return re.sub(r"\[\[.*\]", "[[...]", text)
+
+
 def test_korean_grader_run(monkeypatch, tmp_path):
     blank, wrong = str(tmp_path / "blank"), str(tmp_path / "wrong")
     exercises.make(blank)
@@ -104,15 +127,20 @@ def test_korean_grader_run(monkeypatch, tmp_path):
     monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
     reports = {}
     for name, path in (("blank", blank), ("wrong", wrong), ("reference", REPO_ROOT)):
-        out = io.StringIO()
-        verdicts = grader.grade(path, "3.2,2.1", timeout=60, out=out)
-        assert verdicts == {"2.1": name == "reference", "3.2": name == "reference"}, name
+        out, ids = io.StringIO(), ["1.3", "2.1", "3.2"] if name == "wrong" else ["2.1", "3.2"]
+        verdicts = grader.grade(path, ",".join(ids), timeout=60, out=out)
+        assert verdicts == {ex_id: name == "reference" for ex_id in ids}, name
         reports[name] = out.getvalue()
         sections = _verdicts(reports[name])
-        assert sorted(sections) == ["2.1", "3.2"], reports[name]
-        for section in sections.values():
-            _assert_korean(section)
-        assert f"연습 문제 2개 중 {2 if name == 'reference' else 0}개 통과" in reports[name]
+        assert sorted(sections) == ids, reports[name]
+        for ex_id, section in sections.items():      # 1.3's formula line holds no Hangul
+            if ex_id == "1.3":
+                assert english_lines(section) == [], section
+            else:
+                _assert_korean(section)
+        passed = 2 if name == "reference" else 0
+        assert f"연습 문제 {len(ids)}개 중 {passed}개 통과" in reports[name]
+    assert _sample(blank, reports) == _sample(blank, {"page": _page_sample()})
     blank_32 = _verdicts(reports["blank"])["3.2"]
     assert blank_32.startswith("미완성  3.2  g: forward는 all-reduce, backward는 항등 "
                                "[rank 4개, rank 2개짜리 tp group]")
