@@ -3,7 +3,7 @@ MINIMEGATRON_LANG=ko (tests/korean_lines.py's rule), each proven to catch the En
 replaced.
 
 - argparse's own "unrecognized arguments" (``parse_args`` builds it after the wrapped
-  ``parse_known_args`` returned, so it needs its own wrapping);
+  ``parse_known_args`` returned, so it needs its own wrapping), with the flag meant;
 - the rank-count errors of tutorials 02 and 08 (one process, where they need 2 and 8);
 - verify's SKIP reasons, its own and the book's, for every scheme on 1 and 3 ranks.
 """
@@ -16,6 +16,7 @@ import pytest
 from korean_lines import english_lines
 from minimegatron import i18n
 from minimegatron.checks import verify
+from minimegatron.commands.parser import ArgumentParser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,7 +39,8 @@ def test_the_rule_catches_the_english_these_mistakes_used_to_print():
 
 
 @pytest.mark.parametrize("argv, said", [
-    (["-m", "minimegatron", "memory", "--bogus"], "알 수 없는 인자: --bogus"),
+    (["-m", "minimegatron", "memory", "--layrs=4", "--bogus"],
+     "알 수 없는 인자: --layrs=4 --bogus. 혹시 --layers를 뜻했나요?"),
     (["tutorials/02_worked_example.py"], "-n 1이 아니라 -n 2로 실행하세요"),
     (["tutorials/08_3d_parallel.py"], "이 job의 rank는 1개입니다. -n 8로 실행하거나"),
 ])
@@ -46,6 +48,18 @@ def test_a_mistake_is_answered_in_korean(argv, said):
     code, out = run_ko(*argv)
     assert code != 0 and said in out, out
     assert english_lines(out) == [], out
+
+
+def test_a_misspelt_flag_is_answered_with_the_one_meant(capsys):
+    parser = ArgumentParser(prog="demo")
+    parser.add_argument("--layers", type=int)
+    parser.add_argument("--micro-batches", type=int)
+    for argv, said in ((["--layrs=2"], "arguments: --layrs=2; did you mean --layers?"),
+                       (["--micro-bathces", "2"], "did you mean --micro-batches?"),
+                       (["--zzz"], "unrecognized arguments: --zzz\n")):
+        with pytest.raises(SystemExit):
+            parser.parse_args(argv)
+        assert said in capsys.readouterr().err
 
 
 def test_every_verify_skip_reason_is_korean(monkeypatch):

@@ -20,6 +20,7 @@ English when MINIMEGATRON_LANG is unknown: the command reports that once, itself
 """
 import argparse
 import contextlib
+import difflib
 import re
 import textwrap
 
@@ -114,10 +115,22 @@ class ArgumentParser(argparse.ArgumentParser):
             super().__init__(*args, **kwargs)
 
     def parse_args(self, args=None, namespace=None):
-        """``parse_known_args``, then argparse's own "unrecognized arguments" (built here, after
-        the wrapped call returned) in the reader's language too."""
+        """``parse_known_args``, then argparse's own "unrecognized arguments" in the reader's
+        language too (argparse builds it after the wrapped call returned), with the options a
+        misspelt one was likely meant to be: "--layer; did you mean --layers?"."""
         with speaking_argparse():
-            return super().parse_args(args, namespace)
+            args, unknown = self.parse_known_args(args, namespace)
+            if unknown:
+                self.error(translate("unrecognized arguments: %s") % " ".join(unknown)
+                           + self._did_you_mean(unknown))
+            return args
+
+    def _did_you_mean(self, unknown):
+        """"; did you mean --x?" for the unknown options close to one of this parser's."""
+        known = [option for option in self._option_string_actions if option.startswith("--")]
+        close = [match for word in unknown if word.startswith("--")
+                 for match in difflib.get_close_matches(word.split("=")[0], known, n=1)]
+        return say("cli.did_you_mean", options=", ".join(close)) if close else ""
 
     def parse_known_args(self, args=None, namespace=None):
         with speaking_argparse():

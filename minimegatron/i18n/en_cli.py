@@ -15,6 +15,7 @@ MESSAGES = {
     "argparse.error": "%(prog)s: error: %(message)s\n",
     "argparse.required": "the following arguments are required: %s",
     "argparse.unrecognized": "unrecognized arguments: %s",
+    "cli.did_you_mean": "; did you mean {options}?",
     "argparse.argument": "argument %(argument_name)s: %(message)s",
     "argparse.choice": "invalid choice: %(value)r (choose from %(choices)s)",
     "argparse.invalid": "invalid %(type)s value: %(value)r",

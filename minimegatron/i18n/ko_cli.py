@@ -15,6 +15,7 @@ MESSAGES = {
     "argparse.error": "%(prog)s: 오류: %(message)s\n",
     "argparse.required": "다음 인자가 필요합니다: %s",
     "argparse.unrecognized": "알 수 없는 인자: %s",
+    "cli.did_you_mean": ". 혹시 {options}을 뜻했나요?",
     "argparse.argument": "인자 %(argument_name)s: %(message)s",
     "argparse.choice": "잘못된 선택 %(value)r (다음 중에서 고르세요: %(choices)s)",
     "argparse.invalid": "잘못된 %(type)s 값: %(value)r",
