@@ -69,7 +69,7 @@ CODE_SPAN = re.compile(r"`+[^`\n]*`+")
 # a test regenerates may carry it (KOREAN_OUTPUTS; test_i18n.py compares the grader's).
 OUTPUT_MARK = "<!-- 출력: MINIMEGATRON_LANG=ko -->"
 KOREAN_OUTPUT = "(what the program prints under MINIMEGATRON_LANG=ko)"
-KOREAN_OUTPUTS = {"exercises.ko.md": 1}
+KOREAN_OUTPUTS = {"exercises.ko.md": 1, "memory.ko.md": 1}
 
 
 def korean_outputs(text):
@@ -104,7 +104,7 @@ def drift(english, korean):
     a, b = structure(english), structure(korean)
     for i, block in enumerate(b["code blocks"]):      # the English output at the same place
         if block == ("text", KOREAN_OUTPUT) and i < len(a["code blocks"]) \
-                and a["code blocks"][i][0] == "text":
+                and a["code blocks"][i][0] in ("text", ""):
             a["code blocks"][i] = block
     return {kind: (a[kind], b[kind]) for kind in a if a[kind] != b[kind]}
 
@@ -119,6 +119,15 @@ def test_only_a_regenerated_block_is_a_korean_output_sample():
     assert set(drift(english, unmarked)) == {"code blocks"}       # unmarked: it may not
     python = korean.replace("x = 1", "x = 2")
     assert set(drift(english, python)) == {"code blocks"}         # nor may any other block
+
+
+def test_the_memory_pages_table1_is_what_the_korean_command_prints(monkeypatch, capsys):
+    from minimegatron.commands import memory as memory_command
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    assert memory_command.main(["table1"]) == 0
+    printed = capsys.readouterr().out
+    sample, = korean_outputs(read(os.path.join(DOCS, "memory.ko.md")))
+    assert "parameter" in sample and sample in printed, (sample, printed)
 
 
 def exercise_hook():
