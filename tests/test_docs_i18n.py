@@ -69,7 +69,7 @@ CODE_SPAN = re.compile(r"`+[^`\n]*`+")
 # a test regenerates may carry it (KOREAN_OUTPUTS; test_i18n.py compares the grader's).
 OUTPUT_MARK = "<!-- 출력: MINIMEGATRON_LANG=ko -->"
 KOREAN_OUTPUT = "(what the program prints under MINIMEGATRON_LANG=ko)"
-KOREAN_OUTPUTS = {"exercises.ko.md": 1, "memory.ko.md": 1}
+KOREAN_OUTPUTS = {"exercises.ko.md": 1, "memory.ko.md": 2}
 
 
 def korean_outputs(text):
@@ -121,13 +121,14 @@ def test_only_a_regenerated_block_is_a_korean_output_sample():
     assert set(drift(english, python)) == {"code blocks"}         # nor may any other block
 
 
-def test_the_memory_pages_table1_is_what_the_korean_command_prints(monkeypatch, capsys):
+def test_the_memory_pages_tables_are_what_the_korean_command_prints(monkeypatch, capsys):
     from minimegatron.commands import memory as memory_command
     monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
-    assert memory_command.main(["table1"]) == 0
-    printed = capsys.readouterr().out
-    sample, = korean_outputs(read(os.path.join(DOCS, "memory.ko.md")))
-    assert "parameter" in sample and sample in printed, (sample, printed)
+    samples = korean_outputs(read(os.path.join(DOCS, "memory.ko.md")))
+    for view, sample in zip(("table1", "zero"), samples, strict=True):
+        assert memory_command.main([view]) == 0
+        printed = capsys.readouterr().out
+        assert re.search("[\uac00-\ud7a3]", sample) and sample in printed, (sample, printed)
 
 
 def exercise_hook():
