@@ -311,7 +311,7 @@ def test_a_prefix_is_kept_and_an_unknown_message_stays_english():
     prefixed = "minimegatron timeline: --schedule zb-h2: " + message("schedule.warm_up")
     assert book_errors.translate(prefixed, "ko") == (
         "minimegatron timeline: --schedule zb-h2: schedule 'zb-h2'에는 stage 4개에 micro-batch가 "
-        "적어도 7개 필요합니다 (첫 stage의 warm-up); 받은 값 2")
+        "적어도 7개 필요합니다 (첫 stage의 warm-up). 받은 값 2")
     for text in ("something else: went wrong", "", "오류: 이미 한국어"):
         assert book_errors.translate(text, "ko") == text
     assert book_errors.translate(message("grid.world"), "en") == message("grid.world")
@@ -329,7 +329,7 @@ def test_a_reworded_message_no_longer_matches():
      "수의 배수여야 합니다: M=6, K=4"),
     (memory.main, ["--schedule", "zb-h2", "--pp", "4"],
      "minimegatron memory: 오류: --schedule zb-h2: schedule 'zb-h2'에는 stage 4개에 "
-     "micro-batch가 적어도 7개 필요합니다 (첫 stage의 warm-up); 받은 값 1")])
+     "micro-batch가 적어도 7개 필요합니다 (첫 stage의 warm-up). 받은 값 1")])
 def test_commands_print_the_book_errors_in_korean(main, argv, korean, monkeypatch, capsys):
     monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
     with pytest.raises(SystemExit) as code:
@@ -382,13 +382,13 @@ def test_a_collective_mismatch_keeps_each_ranks_call_and_translates_the_framing(
     site = english.splitlines()[1].rpartition(" at ")[2]
     assert site.startswith("tests/workers/mismatch_messages.py:"), english
     assert book_errors.translate(english, "ko") == (
-        "group 'world'에서 collective 불일치 (shape가 다릅니다); 데이터는 옮기지 "
+        "group 'world'에서 collective 불일치 (shape가 다릅니다), 데이터는 옮기지 "
         "않았습니다:\n"
         f"  rank 0 (world 0): {site}에서 all_reduce(shape=(4,), dtype=float64, op='sum')\n"
         f"  rank 1 (world 1): {site}에서 all_reduce(shape=(8,), dtype=float64, op='sum')")
     assert book_errors.translate(message("mismatch.pair"), "ko").startswith(
         "group 'world'에서 collective 불일치 (all_to_allv의 개수가 맞지 않습니다: rank 0은 "
-        "rank 1에게 row 1개를 보내는데, rank 1은 rank 0에게서 2개를 기다립니다); ")
+        "rank 1에게 row 1개를 보내는데, rank 1은 rank 0에게서 2개를 기다립니다), ")
     p2p = book_errors.translate(message("mismatch.p2p"), "ko").splitlines()
     assert p2p[1].endswith("에서 send(shape=(4,), dtype=float32)를 보냈습니다"), p2p
     assert p2p[2].endswith("에서 recv(shape=(4,), dtype=float64)로 받습니다"), p2p

@@ -195,7 +195,7 @@ def test_verify_on_one_rank_says_nothing_parallel_ran(lang, words):
     assert words in last and "minimegatron run -n 8 verify" in last, proc.stdout
     if lang == "ko":                          # the progress lines, the table and its summary
         assert english_lines(proc.stdout) == [], proc.stdout
-        assert "행 1개 중 1개 통과, 0개 건너뜀 (float64; 허용 오차 = max(1e-09, 100 x" in proc.stdout
+        assert "행 1개 중 1개 통과, 0개 건너뜀 (float64, 허용 오차 = max(1e-09, 100 x" in proc.stdout
 
 
 def test_the_dispatcher_table_is_every_command():

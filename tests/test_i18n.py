@@ -207,7 +207,7 @@ def test_tutorial_02_in_korean():
                                 env={"MINIMEGATRON_LANG": "ko"})
     assert code == 0, err
     for heading in ("직렬 계산 Y = X A = [[ 74,  98], [258, 346]]",
-                    "--- 열 방향 분할: A를 열 단위로 분할, X는 복사 (f); Y = cat(Y_1, Y_2)",
+                    "--- 열 방향 분할: A를 열 단위로 분할, X는 복사 (f), Y = cat(Y_1, Y_2)",
                     "--- 행 방향 분할: A를 행 단위로 분할, X는 열 단위로 분할, Y = Y_1 + Y_2 (g)",
                     "[rank 1] Y_2 = [[ 63,  83], [163, 215]]   합친 Y = [[ 74,  98], [258, 346]]",
                     "분할    부분 곱                 합치기        Y == X A",

@@ -71,12 +71,12 @@ def test_a_failing_job_in_korean():
     assert english_lines(said) == [], said
     for rank in (0, 1):        # the abort hook's line, the error again in Korean, the summary
         assert f"[rank {rank}] 처리되지 않은 예외, 모든 rank를 중단합니다:" in err, err
-    assert "CollectiveMismatch: group 'world'에서 collective 불일치 (shape가 다릅니다); " \
+    assert "CollectiveMismatch: group 'world'에서 collective 불일치 (shape가 다릅니다), " \
            "데이터는 옮기지 않았습니다:" in err, err
     assert re.search(r"  rank 1 \(world 1\): \S+mismatch_job.py:\d+에서 "
                      r"all_reduce\(shape=\(3,\), dtype=float64, op='sum'\)", err), err
     assert ("minimegatron run: job이 실패했습니다 (종료 코드 1): rank 0: CollectiveMismatch "
-            "예외 발생: group 'world'에서 collective 불일치 (shape가 다릅니다); 데이터는 "
+            "예외 발생: group 'world'에서 collective 불일치 (shape가 다릅니다), 데이터는 "
             "옮기지 않았습니다:; rank 1: ") in err, err
 
 
@@ -94,7 +94,7 @@ def test_a_hanging_job_in_korean():
 
 
 @pytest.mark.parametrize("mode, korean", [
-    ("sysexit", ["[rank 1] rank [0]이 1초 뒤에도 아직 도는 동안 끝났습니다 (종료 코드 3); "
+    ("sysexit", ["[rank 1] rank [0]이 1초 뒤에도 아직 도는 동안 끝났습니다 (종료 코드 3). "
                  "모든 rank를 중단합니다",
                  "minimegatron run: job이 실패했습니다 (종료 코드 3): rank 1: rank [0]이 "
                  "아직 도는 동안 끝났습니다 (종료 코드 3)"]),

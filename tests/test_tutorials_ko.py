@@ -70,7 +70,7 @@ def test_every_tutorial_key_in_both_languages_with_the_fields_passed():
 KOREAN_RUNS = [   # (ranks, tutorial, args, Korean lines, English phrases that must be gone)
     (2, "03_tensor_parallel_mlp.py", [],
      ["Megatron MLP, D=8, ffn=32, rank 2개, X (2, 4, 8)",
-      "[rank 1] A_1 = A의 열 16..31: 모양(shape) (8, 16); B_1 = B의 행: 모양 (16, 8)",
+      "[rank 1] A_1 = A의 열 16..31: 모양(shape) (8, 16), B_1 = B의 행: 모양 (16, 8)",
       "all-reduce: forward 1번, backward 1번 (각각 512 바이트"],
      ["columns", "shape (8", "all-reduces:", "parameters", "per rank"]),
     (4, "09_interleaved_1f1b.py", [],
@@ -84,7 +84,7 @@ KOREAN_RUNS = [   # (ranks, tutorial, args, Korean lines, English phrases that m
      ["skipped", "overflow:", "bytes per parameter", "measured on one process"]),
     (2, "05_data_parallel.py", ["--steps", "2"],
      ["rank 2개, 배치(batch) 16: rank당 8행, parameter 26,624개",
-      "[rank 1] 각 배치의 행 8..15; 마지막 로컬 DDP 손실(loss) ",
+      "[rank 1] 각 배치의 행 8..15, 마지막 로컬 DDP 손실(loss) ",
       "DataParallel: 마스터(master)가 rank 1의 1.0배 (= N-1) 바이트를 옮깁니다. DDP: 모든 "
       "rank가 같은 213.0k = 2(N-1)/N x gradient 213.0k"],
      ["rows per rank", "of each batch", "bytes per step per rank", "the master moves"]),

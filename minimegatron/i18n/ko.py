@@ -47,7 +47,7 @@ EXERCISES = {
                     "동시에 둡니다. GPipe는 M개를 둡니다."},
     "3.1": {"title": "f: forward는 항등, backward는 all-reduce",
             "hint": "f의 backward: 모든 rank의 dL/dX는 ctx.group rank들의 grad_out의 합(SUM)"
-                    "입니다 (집합 통신 한 번); 그것과 group 인자 몫의 None을 반환하세요",
+                    "입니다 (집합 통신 한 번). 그것과 group 인자 몫의 None을 반환하세요",
             "note": F_AND_G},
     "3.2": {"title": "g: forward는 all-reduce, backward는 항등",
             "hint": "g의 forward: 모든 rank가 group rank들의 x의 합(SUM)을 받습니다 "
@@ -121,7 +121,7 @@ EXERCISES = {
                     "2cp-1-i, 앞쪽 청크와 그 거울상을 가지므로, 모든 rank가 같은 양의 인과 "
                     "어텐션을 계산합니다."},
     "9.1": {"title": "zero bubble: backward를 B와 W로 나누기",
-            "hint": "weights = node.inputs 중 weight인 것 (is_weight); 하나도 없으면 "
+            "hint": "weights = node.inputs 중 weight인 것 (is_weight), 하나도 없으면 "
                     "node.fn.backward 전체를 지금 돌려주세요. 있으면 (node.fn, node.ctx, "
                     "node.inputs, grad_outs, weights)를 W를 위해 self.steps에 붙이고, gradient가 "
                     "필요하면서 weight가 아닌 입력의 마스크로 masked_backward(...)를 돌려주세요",
@@ -137,7 +137,7 @@ EXERCISES = {
                     "대신 (p-1)(T_F+T_B-T_W)."},
     "10.1": {"title": "MoE 라우팅: 용량이 있는 top-k",
              "hint": "choice: 확률이 가장 큰 전문가 k개, 큰 것부터, 동점은 번호가 더 작은 쪽 "
-                     "(-probs의 안정 argsort); 각 시퀀스의 배정 k*T개를 슬롯 우선으로 줄 세우고 "
+                     "(-probs의 안정 argsort), 각 시퀀스의 배정 k*T개를 슬롯 우선으로 줄 세우고 "
                      "(모든 첫 선택을 토큰 순서로, 그다음 모든 두 번째 선택): slot = 앞서 같은 "
                      "전문가를 고른 수, kept = slot < capacity (None이면 모두 True)",
              "note": "(요약) GShard / Switch 라우팅: 각 토큰은 top-k 전문가에게 갑니다. 각 전문가는 "
@@ -183,7 +183,7 @@ MESSAGES = {
     "grader.hang_stacks": "종료될 때 각 rank가 기다리던 곳:",
     "grader.too_much_output": "검사가 {mib} MiB 넘게 출력해서 종료했습니다: 반복문 안에 print가 "
                               "있습니까?",
-    "grader.crashed": "검사가 결과를 보고하기 전에 비정상 종료했습니다 (종료 코드 {code}); "
+    "grader.crashed": "검사가 결과를 보고하기 전에 비정상 종료했습니다 (종료 코드 {code}). "
                       "출력의 끝부분:\n{tail}",
     "grader.forged": "한 rank가 이 연습 문제를 두 번 보고했습니다: 그 보고는 채점기의 러너만 "
                      "쓰므로 학생 코드가 하나를 쓴 것이고, 이 연습 문제는 통과할 수 없습니다",
@@ -218,7 +218,7 @@ MESSAGES = {
     # tutorials/00_autodiff_and_gpt.py
     "t00.mpi_note": "(프로세스 하나로 하는 실습: minimegatron run -n {n}에서는 rank 0만 실행하고 나머지는 "
                     "바로 끝납니다)",
-    "t00.part1": "1부: y = sum(tanh(x @ w)); dy/dw = x^T (1 - tanh^2(x @ w))",
+    "t00.part1": "1부: y = sum(tanh(x @ w)), dy/dw = x^T (1 - tanh^2(x @ w))",
     "t00.compare": "  자동 미분(autodiff): {autodiff}  손으로 계산: {hand}",
     "t00.part2": "\n2부: parameter {params:,}개인 GPT, AdamW {steps}단계",
     "t00.start": "  손실은 log(10) = {start:.2f} 근처에서 시작, 하한 3/16 log(10) = {floor:.2f}",
@@ -240,7 +240,7 @@ MESSAGES = {
     # tutorials/02_worked_example.py
     "t02.ranks": "손으로 푸는 예제는 A를 rank 2개에 나눕니다. -n {n}이 아니라 -n 2로 실행하세요",
     "t02.serial": "X = {X}\nA = {A}\n직렬 계산 Y = X A = {Y}\n",
-    "t02.column_how": "A를 열 단위로 분할, X는 복사 (f); Y = cat(Y_1, Y_2)",
+    "t02.column_how": "A를 열 단위로 분할, X는 복사 (f), Y = cat(Y_1, Y_2)",
     "t02.row_how": "A를 행 단위로 분할, X는 열 단위로 분할, Y = Y_1 + Y_2 (g)",
     "t02.heading": "--- {split} 분할: {how}",
     "t02.local": "A_{n} = {A_i}   입력 = {X_i}\nY_{n} = {Y_i}   합친 Y = {Y}",

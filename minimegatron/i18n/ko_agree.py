@@ -4,7 +4,7 @@ MESSAGES = {
     "t08.yes": "예",
     "t08.no": "아니요",
     "t08.other_dimensions": "다른 차원 (trace.comm_by_dimension: cp, ep, dp x cp, edp): 한 "
-                            "rank에서 최대 {others:,d} B, 공식 0 (cp, ep 축 없음); 각 rank가 "
+                            "rank에서 최대 {others:,d} B, 공식 0 (cp, ep 축 없음), 각 rank가 "
                             "보낸 모든 바이트가 어느 차원에 들어감: {counted}",
     "t12.by_dimension": "그 스텝들에서 각 rank가 차원별로 보낸 바이트 "
                         "(trace.comm_by_dimension)와 공식:",

@@ -73,7 +73,7 @@ MESSAGES = {
     "cli.run.did_you_mean": "; {name!r}을 뜻했나요?",
     "cli.run.too_many": "-n {n}: 이 machine은 rank를 최대 {most}개까지 감당합니다 (core "
                         "{cores}개 x {per_core}, 사용 가능한 memory {memory} MB / rank당 "
-                        "{rank_mb} MB, open file {files}개 / rank당 {per_rank}개); 그래도 "
+                        "{rank_mb} MB, open file {files}개 / rank당 {per_rank}개), 그래도 "
                         "띄우려면 {env}={n}을 설정하세요",
     "cli.run.over_override": "-n {n}: {env}={most}가 허용하는 것보다 많습니다. 띄우려면 그 "
                              "값을 올리세요",
@@ -91,8 +91,8 @@ MESSAGES = {
                           "없으면 numpy)",
     "cli.verify.steps": "행마다 AdamW 단계 수 (기본값 2)",
     "cli.verify.matrix": "조합표를 찍고 끝냅니다 (axes x features: PASS, 또는 거절과 그 "
-                         "이유); rank 수가 4의 배수이면 칸마다 학습합니다",
-    "cli.verify.unknown": "알 수 없는 방식 {unknown}; 다음 중에서 고르세요: {schemes}",
+                         "이유), rank 수가 4의 배수이면 칸마다 학습합니다",
+    "cli.verify.unknown": "알 수 없는 방식 {unknown}, 다음 중에서 고르세요: {schemes}",
     "cli.verify.header": "minimegatron verify: rank {n}개, {dtype}, 행마다 {rule} {steps}단계, "
                          "방식 {schemes}",
     "cli.verify.no_grid": "이 방식들의 격자 중 rank {n}개에 맞는 것이 없습니다: 3D는 1보다 큰 "
@@ -116,9 +116,9 @@ MESSAGES = {
     "cli.verify.skip.chunks": "chunk {chunks}개 x stage {pp}개: ",
     "cli.verify.head": "방식         격자 (dp x pp x tp, M)    최대|loss 차| 최대|grad 차| "
                        "최대|weight 차|    허용 오차{vs64}  상태",
-    "cli.verify.summary": "행 {count}개 중 {passed}개 통과, {skipped}개 건너뜀 ({dtype}; 허용 "
+    "cli.verify.summary": "행 {count}개 중 {passed}개 통과, {skipped}개 건너뜀 ({dtype}, 허용 "
                           "오차 = max({floor}, {safety} x weight를 한 ulp 움직였을 때 프로세스 "
-                          "하나가 자기 자신에서 벗어나는 정도{vs64}); {failed}",
+                          "하나가 자기 자신에서 벗어나는 정도{vs64}), {failed}",
     "cli.verify.vs64": "; vs {ref} = (차이 + 프로세스 하나의 {half} 오차) / ({scale} x {reference} "
                        "실행의 최대 |값|), 1 이하면 통과",
     "cli.verify.flips": "fp8: gradient 허용 오차는 적어도 float32 실행의 최대 |gradient|의 "
@@ -170,7 +170,7 @@ MESSAGES = {
     "cli.memory.heads_split": "--hidden {hidden}은 --heads {heads}로 나누어떨어져야 합니다 "
                         "(head마다 hidden/heads 차원)",
     "cli.memory.enumerated": "--schedule {schedule}은 action list에서 읽으므로 "
-                             "--micro-batches {most}까지입니다 (받은 값 {micro}); gpipe와 "
+                             "--micro-batches {most}까지입니다 (받은 값 {micro}). gpipe와 "
                              "1f1b는 공식이라 어떤 수든 됩니다",
     "cli.memory.split": "--layers {layers}는 --pp {pp}로, --hidden {hidden}과 --heads {heads}는 "
                         "--tp {tp}로 나누어떨어져야 합니다",

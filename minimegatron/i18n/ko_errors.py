@@ -26,11 +26,11 @@ MESSAGES = {
     "sp.tokens": "sequence parallel: token {steps}개인 sequence가 tp={tp} rank에 나뉘지 "
                  "않습니다. {tp}로 나누어떨어지는 길이를 쓰세요",
     "cp.tokens": "context parallel: token {steps}개인 sequence가 같은 크기의 chunk {parts}개로 "
-                 "나뉘지 않습니다 ({split} 분할, cp={cp} rank); {parts}로 나누어떨어지는 "
+                 "나뉘지 않습니다 ({split} 분할, cp={cp} rank). {parts}로 나누어떨어지는 "
                  "길이를 쓰세요",
     "cp.attention": "context parallel: attention은 {valid} 중 하나여야 합니다, 받은 값 {got}",
     "cp.dropout": "context parallel: dropout={p}은 지원하지 않습니다 (mask가 token을 "
-                  "따라가야 합니다); dropout=0을 쓰세요",
+                  "따라가야 합니다), dropout=0을 쓰세요",
     "cp.ulysses_heads": "Ulysses: head {heads}개가 cp={cp} rank에 나뉘지 않습니다. {cp}로 "
                         "나누어떨어지는 head 수를 쓰세요 (또는 ring / all-gather attention)",
     "cp.ulysses_tp_heads": "Ulysses: tp rank 하나의 head {heads}개 (head {all_heads}개 / "
@@ -47,7 +47,7 @@ MESSAGES = {
                     "받은 값 {value}",
     "moe.int": "MoEConfig.{name}은 1 이상의 int여야 합니다, 받은 값 {value}",
     "moe.capacity_most": "MoE: capacity_factor={value} > num_experts/top_k = {most}: {most}에서 "
-                         "이미 모든 expert에 모든 token이 들어갈 자리가 있습니다 (C = T); 그 "
+                         "이미 모든 expert에 모든 token이 들어갈 자리가 있습니다 (C = T). 그 "
                          "이하를 쓰거나 dropless면 None을 쓰세요",
     "moe.clip": "MoETrainer: clip_grad는 0보다 큰 유한한 수여야 합니다 (None: clipping 안 함), "
                 "받은 값 {value}",
@@ -73,7 +73,7 @@ MESSAGES = {
     "matmul.shapes": "matmul: shape {first}와 {second}가 맞지 않습니다 (첫째의 마지막 축이 "
                      "둘째의 끝에서 두 번째 축과 같아야 합니다)",
     "dropout.rng": "p > 0인 dropout에는 seed를 준 rng가 필요합니다 (backend.host_rng)",
-    "backend.unknown": "모르는 backend {name}; {valid} 중 하나를 고르세요",
+    "backend.unknown": "모르는 backend {name}, {valid} 중 하나를 고르세요",
     "recompute.tensor": "recompute(fn, ...): fn은 Tensor 하나를 돌려줘야 합니다",
     # optimizers, mixed precision, data parallel
     "optim.interval": "{name}은 {interval} 안의 유한한 수여야 합니다, 받은 값 {value}",
@@ -86,7 +86,7 @@ MESSAGES = {
     "scaler.interval": "growth_interval은 1 이상의 int여야 합니다, 받은 값 {value}",
     "mixed.wraps": "MixedPrecisionOptimizer는 Optimizer (SGD, AdamW)를 감쌉니다",
     "ddp.empty": "DistributedDataParallel: module에 학습할 parameter가 없습니다",
-    "ddp.dtypes": "DistributedDataParallel: parameter들의 dtype이 서로 다릅니다 {dtypes}; "
+    "ddp.dtypes": "DistributedDataParallel: parameter들의 dtype이 서로 다릅니다 {dtypes}. "
                   "flat gradient buffer 하나는 dtype 하나를 담습니다",
     "ddp.reduce_dtype": "reduce_dtype은 None, 'float16', 'float32' 중 하나여야 합니다, "
                         "받은 값 {value}",
@@ -96,7 +96,7 @@ MESSAGES = {
     "zero.optimizer": "ZeRO에는 optimizer=Optimizer (예: AdamW(...))가 필요합니다: 그 update "
                       "규칙을 rank마다 자기 조각에 적용합니다",
     # pipelines: schedules, stages, the engine, 3D
-    "schedule.unknown": "모르는 schedule {name}; 쓸 수 있는 것: {valid}",
+    "schedule.unknown": "모르는 schedule {name}, 쓸 수 있는 것: {valid}",
     "schedule.sizes": "num_stages >= 1, num_micro_batches >= 1, 0 <= stage < num_stages여야 "
                       "합니다. 받은 값 num_stages={stages}, num_micro_batches={micro}, "
                       "stage={stage}",
@@ -106,18 +106,18 @@ MESSAGES = {
                        "num_chunks={asked}는 'interleaved'만 받습니다",
     "schedule.num_chunks": "num_chunks는 1 이상의 int여야 합니다, 받은 값 {value}",
     "schedule.warm_up": "schedule {name}에는 stage {stages}개에 micro-batch가 적어도 "
-                        "{least}개 필요합니다 (첫 stage의 warm-up); 받은 값 {micro}",
+                        "{least}개 필요합니다 (첫 stage의 warm-up). 받은 값 {micro}",
     "schedule.dualpipe": "schedule {name}에는 짝수 개의 stage와, stage 수의 두 배 이상인 "
                          "짝수 개의 micro-batch가 필요합니다 (절반은 아래로, 절반은 위로 "
                          "갑니다): 받은 값 stage {stages}개, micro-batch {micro}개",
     "schedule.dualpipev": "schedule {name}에는 stage {stages}개에 micro-batch가 적어도 "
-                          "{least}개 필요합니다 (stage 수의 두 배: V의 chunk 2P개); 받은 값 "
+                          "{least}개 필요합니다 (stage 수의 두 배: V의 chunk 2P개). 받은 값 "
                           "{micro}",
     "schedule.times": "step 시간은 양수여야 합니다. 받은 값 t_forward={forward}, "
                       "t_backward={backward}, t_weight={weight}",
     "schedule.t_weight": "schedule {name}은 W를 따로 돌립니다: t_weight > 0이어야 합니다, "
                          "받은 값 t_weight={weight}",
-    "schedule.op": "모르는 op {op}; 쓸 수 있는 op: {valid}",
+    "schedule.op": "모르는 op {op}, 쓸 수 있는 op: {valid}",
     "stage.layers": "stage {stages}개의 pipeline인데 모델의 layer는 {layers}개뿐입니다: "
                     "stage마다 layer가 적어도 하나 필요합니다",
     "stage.index": "stage {stage}이 0..{last} 안에 없습니다",
@@ -132,7 +132,7 @@ MESSAGES = {
     "threed.split": "sequence {batch}개인 global batch가 dp={dp} x micro-batch {micro}개로 "
                     "나뉘지 않습니다: {parts}의 배수를 쓰세요",
     # collectives (comm/)
-    "comm.op": "모르는 reduction op {op}; {valid} 중 하나를 고르세요",
+    "comm.op": "모르는 reduction op {op}, {valid} 중 하나를 고르세요",
     "comm.mean": "op='mean'에는 부동소수점 dtype이 필요합니다, 받은 값 {dtype}",
     "comm.inplace": "all_reduce: inplace=True와 out=은 함께 쓸 수 없습니다",
     "comm.out": "{op}: out 인자{why}",
@@ -146,7 +146,7 @@ MESSAGES = {
     "comm.all_to_all": "all_to_all: 길이 {length}인 축 {axis}이 같은 크기의 chunk "
                        "{size}개로 나뉘지 않습니다 ({group}의 rank마다 하나)",
     # a CollectiveMismatch: rank마다의 줄은 호출(식별자)과 호출한 곳을 그대로 둡니다
-    "mismatch.collective": "group {quoted}에서 collective 불일치 ({reason}); 데이터는 옮기지 "
+    "mismatch.collective": "group {quoted}에서 collective 불일치 ({reason}), 데이터는 옮기지 "
                            "않았습니다:\n{lines}",
     "mismatch.rank_line": "  {who} (world {world_ranks}): {site}에서 {call}",
     "mismatch.the_collective": "호출한 collective가 다릅니다",
@@ -158,7 +158,7 @@ MESSAGES = {
     "mismatch.counts": "all_to_allv의 개수가 맞지 않습니다: {pairs}",
     "mismatch.pair": "rank {sender}은 rank {receiver}에게 row {sent}개를 보내는데, rank "
                      "{receiver}은 rank {sender}에게서 {expected}개를 기다립니다",
-    "mismatch.fields": "{what}이 다음 항목에서 다릅니다: {names}; {why}",
+    "mismatch.fields": "{what}이 다음 항목에서 다릅니다: {names}. {why}",
     "mismatch.fields_all": "{what}의 항목 자체가 다릅니다. {why}",
     "mismatch.why_agreed": "같은 크기의 메시지로는 드러나지 않으므로 첫 step 전에 맞춰 봅니다",
     "mismatch.why_step": "step과 group마다 한 번 맞춰 봅니다. step의 collective는 여기서 따라 "
@@ -175,7 +175,7 @@ MESSAGES = {
                          "입력 또는 출력, weight는 모두 유한){note}",
     "finite.scale": "{where}: 최소 loss scale {scale}에서 overflow (지금까지 {skipped} step "
                     "건너뜀): 어떤 scale에서도 gradient가 유한하지 않습니다 (NaN/inf weight나 "
-                    "입력, 발산한 모델); 계속하려면 at_min_scale='warn'을 주세요",
+                    "입력, 발산한 모델), 계속하려면 at_min_scale='warn'을 주세요",
     "act.output": "{quoted}의 출력",
     "at.step": ", step {step}",
     "where.serial": "직렬 실행",

@@ -35,10 +35,10 @@ MESSAGES = {
     "faults.finished_code": "끝났습니다 (종료 코드 {code})",
     "faults.still_ran": "rank {running}이 아직 도는 동안 {ended}",
     "faults.still_run": "[rank {rank}] rank {running}이 {grace:g}초 뒤에도 아직 도는 "
-                        "동안 {ended}{why}; 모든 rank를 중단합니다",
+                        "동안 {ended}{why}. 모든 rank를 중단합니다",
     "faults.grace_env": " ({env})",
     "faults.stuck": "{what}에서 기다리지만 rank {rank}은 {seconds:.1f}초 전에 {ended}",
-    "faults.aborting": "[rank {rank}] {text}; 모든 rank를 중단합니다",
+    "faults.aborting": "[rank {rank}] {text}. 모든 rank를 중단합니다",
     "faults.world_of_one": "minimegatron: 오류: rank {expected}개 중 하나로 시작했는데 MPI가 "
                            "보는 world는 1입니다: 이 mpiexec는 mpi4py가 불러온 MPI "
                            "({library})가 아닌 다른 MPI의 것입니다. 맞는 mpiexec를 찾아 주는 "

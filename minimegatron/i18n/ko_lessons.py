@@ -14,7 +14,7 @@ MESSAGES = {
                                 "(k, n)(n, m) = (k, m)",
     "point.1.1.batched": "배치가 있으면 전치는 마지막 두 축만 바꾸고, broadcast로 늘어난 배치 "
                          "축은 두 gradient 모두에서 합쳐 없앱니다 (unbroadcast)",
-    "point.1.1.batched.hint": "모든 축을 뒤집는 .T가 아니라 xp.swapaxes(a2, -1, -2); 그다음 "
+    "point.1.1.batched.hint": "모든 축을 뒤집는 .T가 아니라 xp.swapaxes(a2, -1, -2), 그다음 "
                               "unbroadcast(..., x2.shape)와 unbroadcast(..., a2.shape)",
     "point.1.1.vectors": "벡터(1차원) X나 A는 1차원 gradient를 돌려받습니다: 계산에 쓴 행렬 x2, "
                          "a2가 아니라 x.shape과 a.shape",
@@ -162,7 +162,7 @@ MESSAGES = {
     "sched.bad_action": "{where}: {item}은 Action (op, micro-batch, 청크)이 아닙니다",
     "sched.stage_count": "K={stages}: 동작 목록 {got}개, stage마다 하나여야 합니다",
     "sched.deadlock": "K={stages}, M={micro}, v={chunks}, 시뮬레이션: {error}",
-    "sched.order": "{where}: forward (F)와 backward (B)의 순서가 {got}; 기댓값 {want}\n  동작: "
+    "sched.order": "{where}: forward (F)와 backward (B)의 순서가 {got}, 기댓값 {want}\n  동작: "
                    "{actions}",
     "sched.held": "{where}: 동시에 가진 micro-batch activation {got}개, 기댓값 {want}\n  동작: "
                   "{actions}",
@@ -361,7 +361,7 @@ MESSAGES = {
     "dp.shape": "rank {rank}, {run}, 스텝 {step}: {what}의 모양이 {got}, 기댓값 {want}",
     "dp.dtype": "rank {rank}, {run}, 스텝 {step}: {what}의 자료형이 {got}, 기댓값 {want}",
     "dp.differs": "rank {rank}, {run}, 스텝 {step}: {what}이 한 프로세스와 최대 {diff:.3g}"
-                  " 다릅니다 (허용 오차 {tol:.0e}); 인덱스 {index}에서 값 {got:.6g}, 기댓값 "
+                  " 다릅니다 (허용 오차 {tol:.0e}). 인덱스 {index}에서 값 {got:.6g}, 기댓값 "
                   "{want:.6g} (전체적으로 값 / 기댓값 ~ {ratio:.3g})",
     "dp.loss_differs": "group {group}에서 {run}, 스텝 {step}: 평균 손실 {got:.10g}, 한 프로세스 "
                        "{want:.10g} (허용 오차 {tol:.0e})",
@@ -388,7 +388,7 @@ MESSAGES = {
     "dp.update_args": "rank {rank}, {run}, 스텝 {step}: update의 param이 self.shard인가 "
                       "{param} (모양 {shape}, 기댓값 [{length}]), grad가 self.grad_shard인가 "
                       "{grad}, state가 flat.state인가 {state}, step {got} (기댓값 {want})",
-    "dp.state_shape": "rank {rank}, {run}: optimizer 상태의 모양이 {got}; 기댓값은 각각 "
+    "dp.state_shape": "rank {rank}, {run}: optimizer 상태의 모양이 {got}, 기댓값은 각각 "
                       "[{length}] (이 rank의 조각)",
     "dp.gather_calls": "rank {rank}, {run}, 스텝 {step}: 업데이트가 {got}을 했습니다. "
                        "기댓값은 group {group} 위의 all_gather 한 번, {nbytes} 바이트",
@@ -417,7 +417,7 @@ MESSAGES = {
                            "비트 단위로 그대로 둡니다",
     "point.7.1.zero_skip.hint": "어느 rank든 오버플로가 나면 update()가 모든 rank에서 True를 "
                                 "돌려주어야 어떤 rank도 스텝을 밟지 않습니다",
-    "mp.flag_calls": "rank {rank}: update {steps}번이 집합 통신 {count}번을 했습니다 ({got}); "
+    "mp.flag_calls": "rank {rank}: update {steps}번이 집합 통신 {count}번을 했습니다 ({got}). "
                      "group {group} 위의 all_reduce {steps}번이어야 합니다",
     "mp.flag_bytes": "플래그 all-reduce가 {nbytes}바이트를 옮겼습니다: 숫자 하나면 됩니다",
     "mp.skip_poison": "rank {rank} (group {group}), 스텝 {step}: 건너뛰지 않았지만 group의 "
@@ -427,14 +427,14 @@ MESSAGES = {
                         "{settings}에서 기댓값은 {want}",
     "mp.scale_wrong": "스텝 {step}: 스케일 {got}, {settings}에서 기댓값 {want}",
     "mp.zero_skip_wrong": "rank {rank}: float16 ZeRO-2, 스텝 1에 한 rank에 inf: 스텝별 건너뜀 "
-                          "{got} (기댓값 [False, True, False, False]); 스텝 1에서 weight "
+                          "{got} (기댓값 [False, True, False, False]), 스텝 1에서 weight "
                           "그대로: {unchanged}",
     "mp.zero_scales": "float16 ZeRO-2: 스텝별 손실 스케일 {got}, 기댓값 "
                       "[256.0, 256.0, 128.0, 128.0]",
     # 8.x context parallel (exercise_checks/context_parallel.py)
     "point.8.1.union": "서로 겹치지 않는 키에 대한 두 조각의 (O, lse)를 병합하면 그 키 전체에 "
                        "대한 어텐션이 됩니다: O와 lse",
-    "point.8.1.union.hint": "new_lse = log(e^lse + e^block_lse); 각 조각의 출력은 소프트맥스 "
+    "point.8.1.union.hint": "new_lse = log(e^lse + e^block_lse), 각 조각의 출력은 소프트맥스 "
                             "질량 중 제 몫 e^(lse - new_lse)와 e^(block_lse - new_lse)로 "
                             "가중합니다: 이전 출력도 다시 스케일하세요",
     "point.8.1.stable": "lse 행이 +-1000이고 조각끼리 1000 떨어져 있어도 결과가 유한하고 "
@@ -452,8 +452,8 @@ MESSAGES = {
                            "모든 키에 대한 lse를 돌려주어야 합니다",
     "point.8.2.mirror": "rank i는 S/(2cp) 토큰짜리 청크 2cp개 중 청크 i, 그다음 청크 "
                         "2cp-1-i를 각각 오름차순으로 가집니다, 어떤 cp에서든",
-    "point.8.2.mirror.hint": "size = steps // (2 * cp); 앞쪽 청크는 rank, 그 거울상은 "
-                             "2 * cp - 1 - rank (cp = 2에만 맞는 상수가 아니라); 앞쪽 청크가 "
+    "point.8.2.mirror.hint": "size = steps // (2 * cp), 앞쪽 청크는 rank, 그 거울상은 "
+                             "2 * cp - 1 - rank (cp = 2에만 맞는 상수가 아니라), 앞쪽 청크가 "
                              "먼저",
     "point.8.2.partition": "rank들의 위치를 모으면 0..S-1이고, 모든 토큰이 정확히 한 번, "
                            "rank마다 S/cp개입니다",
@@ -482,9 +482,9 @@ MESSAGES = {
                   "않습니다",
     "cp.raised": "positions(S={steps}, rank={rank}, cp={cp})가 {error}를 냈습니다",
     "cp.callers_held": "positions(S={steps}, rank={rank}, cp={cp})를 든 채 다른 rank의 것을 모두 "
-                       "요청한 뒤: {got}; 혼자일 때는 {want} (호출들이 공유한 버퍼)",
+                       "요청한 뒤: {got}, 혼자일 때는 {want} (호출들이 공유한 버퍼)",
     "cp.callers_again": "첫 호출자가 제 배열을 제자리에서 옮긴 뒤 다시 요청한 positions(S={steps}, "
-                        "rank={rank}, cp={cp}): {got}; 혼자일 때는 {want} (두 호출자에게 건넨 배열 "
+                        "rank={rank}, cp={cp}): {got}, 혼자일 때는 {want} (두 호출자에게 건넨 배열 "
                         "하나)",
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, 기댓값 {want}",
     "cp.not_partition": "S={steps}, cp={cp}: rank들이 {got}를 가집니다, 모든 토큰이 한 번씩이 "
@@ -559,7 +559,7 @@ MESSAGES = {
     "zb.held": "{where}: 한 번에 micro-batch {got}개 보관 (F는 끝났고 W는 아직), 최대 "
                "{most}개\n  동작: {actions}",
     "zb.bubble": "{name}(K={stages}, M={micro}), T_F={t_f}, T_B={t_b}, T_W={t_w}: 시뮬레이션한 "
-                 "bubble {got}; 표의 값은 {table}, 1F1B는 {plain}",
+                 "bubble {got}, 표의 값은 {table}, 1F1B는 {plain}",
     # exercises 10.1 and 10.2: mixture of experts
     "point.10.1.top_k": "각 토큰의 선택은 확률이 가장 큰 전문가(expert) k개이고, 큰 것부터이며, "
                         "확률이 같으면 전문가 번호가 더 작은 쪽으로 갑니다 (동점이 가득한 행, E는 "
@@ -572,16 +572,16 @@ MESSAGES = {
                         "선택, slot = 같은 시퀀스에서 앞서 같은 전문가를 고른 배정의 수 (토큰 "
                         "하나일 때도, 토큰이 2048개를 넘을 때도)",
     "point.10.1.queue.hint": "queue = choice.transpose(0, 2, 1).reshape(b, k * T) (토큰 "
-                             "우선인 choice.reshape(b, T * k)가 아닙니다); 각 시퀀스의 큐 "
+                             "우선인 choice.reshape(b, T * k)가 아닙니다), 각 시퀀스의 큐 "
                              "축을 따라 cumsum으로 세고 1을 빼세요",
     "point.10.1.capacity": "kept = slot < C, C = ceil(k T f / E), 용량 계수(capacity factor) "
                            "0.5, 1, 1.25, 2에서: 각 전문가의 처음 C개 배정은 남고, 나머지는 "
-                           "버려집니다(drop); 드롭리스(capacity None)는 모든 배정을 남깁니다",
+                           "버려집니다(drop). 드롭리스(capacity None)는 모든 배정을 남깁니다",
     "point.10.1.capacity.hint": "슬롯은 0부터 세므로 슬롯 C가 용량을 넘는 첫 번째입니다: "
                                 "kept = slot < capacity, capacity가 None이면 모두 True",
     "point.10.1.layer": "여러분의 라우팅 위의 MoE 레이어는 토큰별 반복문과 같습니다: y_t = t의 "
                         "남은 선택 e에 대한 p[t, e] expert_e(x_t)의 합 (라우터 확률 그대로, "
-                        "재정규화하지 않음); 모든 선택을 잃은 토큰은 y_t = 0이 정확히 되어 "
+                        "재정규화하지 않음), 모든 선택을 잃은 토큰은 y_t = 0이 정확히 되어 "
                         "잔차(residual)가 그것을 나릅니다 (x + y = x)",
     "point.10.1.layer.hint": "모든 배정의 slot과 kept를 돌려주세요: 레이어는 남은 배정을 그 "
                              "전문가의 slot번 행에 쓰고, 버려진 배정은 자리를 차지하면 안 "
@@ -595,7 +595,7 @@ MESSAGES = {
     "point.10.2.layout": "rank r의 전문가들이 받는 것은 [로컬 전문가 i][보낸 rank q][용량 "
                          "슬롯] 순서입니다: 모든 rank q에서 차례로, q가 전문가 r*E/ep + i를 "
                          "위해 가진 b*C개의 채워진 행 (ep group 2개짜리와 4개짜리, 값으로 확인)",
-    "point.10.2.layout.hint": "send는 (ep, E/ep, b*C, h), [받을 rank][그 전문가][슬롯]; 도착한 "
+    "point.10.2.layout.hint": "send는 (ep, E/ep, b*C, h), [받을 rank][그 전문가][슬롯], 도착한 "
                               "것은 [보낸 rank][내 전문가][슬롯]: 올투올 다음에 "
                               "transpose(1, 0, 2, 3)",
     "point.10.2.layer": "컴바인(combine, 같은 올투올로 되돌아감, 역순 배치)과 함께 모든 토큰의 "
@@ -668,7 +668,7 @@ MESSAGES = {
     "ad.products": "{case}: 필요한 gradient {want}개에 대해 여러분의 backward가 곱(GEMM)을 {got}번 계산했습니다: 필요한 "
                    "gradient만, 각각 한 번씩 계산하세요",
     "cp.long_positions": "S = {steps}, cp = {cp}, rank {rank}: 긴 시퀀스의 위치가 틀렸습니다: 자료형 {dtype}, "
-                         "{size}개 (기대값은 정수 {want}개, 청크 rank 다음 그 거울 청크); 작은 정수 자료형(int8, int16)은 "
+                         "{size}개 (기대값은 정수 {want}개, 청크 rank 다음 그 거울 청크), 작은 정수 자료형(int8, int16)은 "
                          "위치 {steps} - 1을 담을 수 없습니다",
     "cp.float32_merge": "float32 조각 두 개: 병합이 자료형 {dtypes}의 O와 lse를 주었거나, 도중에 float64를 거쳤습니다 "
                         "(그리고 다시 변환): 조각의 자료형으로 병합하세요, float32는 처음부터 끝까지 float32입니다",

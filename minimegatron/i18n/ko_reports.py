@@ -66,11 +66,11 @@ MESSAGES = {
     "report.config.off": "끔",
     "report.config.sp": ", sequence parallel",
     "report.config.unit": "rank마다, {unit} = 10^{power} byte; 통신 = step마다 보내는 byte",
-    "report.config.flops": "step마다 FLOPs (batch {batch}): {flops:.3e}; Megatron의 "
+    "report.config.flops": "step마다 FLOPs (batch {batch}): {flops:.3e}, Megatron의 "
                            "96BsLh^2(...) 공식: {megatron:.3e} (재계산을 가정)",
     "report.config.predicted": "{hardware}에서 예측한 step (scaling.step_time, ZeRO와 cp는 "
                                "빼고): {total:.3g} s = 계산 {compute:.3g} + tp {tp:.3g} "
-                               "+ dp {dp:.3g} + pp {pp:.3g}; 효율 {efficiency:.0%}",
+                               "+ dp {dp:.3g} + pp {pp:.3g}, 효율 {efficiency:.0%}",
     "report.table2.title": "Korthikanti et al. 2022, Table 2: transformer layer마다 "
                            "activation 메모리 (16-bit), s={s} b={b} h={h} a={a} t={t}",
     # scaling (tools/scaling.py)
@@ -92,7 +92,7 @@ MESSAGES = {
     "report.moe.grid": "grid dp={dp} cp={cp} pp={pp} tp={tp}, ep={ep}: dp x cp 위에 접힘",
     "report.moe.buffer": "dispatch 버퍼 (E b C h, capacity factor {factor:g}): {bytes:,d} "
                          "byte; MoE layer마다 4개가 동시에 쓰임 (dispatch와 combine, 보내기와 "
-                         "받기); all-to-all은 각각의 (ep-1)/ep를 보냅니다",
+                         "받기), all-to-all은 각각의 (ep-1)/ep를 보냅니다",
     "report.moe.dropless": "dropless: 버퍼 크기는 router를 따르고, 평균 k b s h 값",
     # mixed precision (tools/memory_mixed.py)
     "report.precision.title": "float16, bf16, fp8의 parameter마다 byte: 측정 | 공식 (AdamW, DDP는 "
@@ -116,7 +116,7 @@ MESSAGES = {
     "report.timeline.held": "최대로 가진 activation, stage마다: {peaks}",
     "report.timeline.interleaved": "makespan {makespan:g}, bubble {fraction:.4f} = "
                                    "(K-1)/(vM+K-1) = {formula} (그냥 1F1B {plain} = "
-                                   "{plain_value:.4f}); 쉼/일 {ratio} = (1/v)(K-1)/M "
+                                   "{plain_value:.4f}), 쉼/일 {ratio} = (1/v)(K-1)/M "
                                    "(Megatron의 t_pb/t_id)",
     "report.timeline.chunk_held": "최대로 가진 chunk activation, stage마다: {peaks} (각각 "
                                   "stage의 1/{chunks})",
@@ -127,15 +127,15 @@ MESSAGES = {
                                  "{table:g}{assumes}) 대 1f1b {plain:g} (표 "
                                  "{plain_expression} = {plain_table:g})",
     "report.timeline.zb_assumes": ", {assumption}을 가정",
-    "report.timeline.zb_makespan": "makespan {makespan:g} 대 1f1b {plain:g}; 쉼 / (stage 수 "
+    "report.timeline.zb_makespan": "makespan {makespan:g} 대 1f1b {plain:g}, 쉼 / (stage 수 "
                                    "* makespan) {fraction:.4f} 대 1f1b {plain_fraction:.4f}",
     "report.timeline.zb_held": "최대로 가진 activation (F는 끝, W는 아직), stage마다: {peaks} "
                                "(1f1b: {plain_peaks})",
     "report.timeline.zb_chunk_held": "최대로 가진 chunk activation (F는 끝, W는 아직), stage"
-                                     "마다: {peaks} (1f1b: {plain_peaks}); chunk 하나는 "
+                                     "마다: {peaks} (1f1b: {plain_peaks}), chunk 하나는 "
                                      "stage layer의 1/{chunks}",
     "report.timeline.dual_held": "최대로 가진 chunk activation (F는 끝, W는 아직), rank마다: "
-                                 "{peaks} (1f1b: {plain_peaks}); stage 단위로: {stages} "
+                                 "{peaks} (1f1b: {plain_peaks}), stage 단위로: {stages} "
                                  "(DeepSeek의 표: PP + 1)",
     "report.timeline.rank": "rank {rank}: 계산 {compute:.4f} s, 통신/대기 {comm:.4f} s",
     "report.timeline.measured": "측정한 bubble (계산하지 않은 시간) {bubble:.4f}",

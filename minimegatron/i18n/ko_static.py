@@ -43,5 +43,5 @@ MESSAGES = {
     "static.string": "문자열에 {name}이 들어 있습니다: 속성을 글자로 찾는 방법입니다",
     "static.escape": "블록보다 덜 들여쓴 문장({name}): 연습 문제의 함수를 벗어났습니다",
     "static.past_end": "블록의 끝 표시를 넘어 이어지는 코드({name})",
-    "static.unread": "이 블록을 끝까지 읽지 못했습니다 ({name}); 직접 읽어 보세요",
+    "static.unread": "이 블록을 끝까지 읽지 못했습니다 ({name}). 직접 읽어 보세요",
 }

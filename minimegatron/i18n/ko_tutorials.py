@@ -3,7 +3,7 @@
 MESSAGES = {
     # tutorials/03_tensor_parallel_mlp.py
     "t03.heading": "Megatron MLP, D={d}, ffn={ffn}, rank {tp}개, X (2, 4, {d})\n",
-    "t03.shards": "A_{rank} = A의 열 {first}..{last}: 모양(shape) {a_shape}; "
+    "t03.shards": "A_{rank} = A의 열 {first}..{last}: 모양(shape) {a_shape}, "
                   "B_{rank} = B의 행: 모양 {b_shape}\n"
                   "  부분 곱(partial product) GeLU(X A_i) B_i [0, 0, :3] = {partial}",
     "t03.each": "각각 {nbytes} 바이트 = float64 값 2*4*{d}개",
@@ -45,13 +45,13 @@ MESSAGES = {
                    "AdamW의 한 걸음이 약 2 lr = {two_lr:g} 만큼 달라집니다 (checks/precision.py)",
     "t11.formats": "\nhalf 형식들 (ml_dtypes.finfo): bf16은 float32의 범위, fp8은 scale이 "
                    "필요합니다\n형식          최댓값    normal  subnormal   epsilon   1e-8 ->",
-    "t11.e4m3": "scale 없는 e4m3의 500: {unscaled} (e4m3fn에는 inf가 없음); s = {scale:g}로 "
+    "t11.e4m3": "scale 없는 e4m3의 500: {unscaled} (e4m3fn에는 inf가 없음), s = {scale:g}로 "
                 "scale한 뒤 / s: {back}",
     "t11.numpy_only": "bf16과 fp8 학습은 NumPy backend에서만 실행됩니다: ml_dtypes의 타입은 NumPy "
                       "dtype이고 CuPy에는 없습니다 (MINIMEGATRON_BACKEND=numpy)",
     "t11.low": "{name} ZeRO-2, loss scale 없음, {steps}단계: {name} 프로세스 하나와 최대 |loss 차| "
-               "{loss:.1e}, |weight 차| {weight:.1e}; float32 프로세스 하나와 {vs32:.1e} "
-               "(bf16의 epsilon {ulp:g}; AdamW의 부호 뒤집힘: 위처럼 ~2 lr)",
+               "{loss:.1e}, |weight 차| {weight:.1e}, float32 프로세스 하나와 {vs32:.1e} "
+               "(bf16의 epsilon {ulp:g}, AdamW의 부호 뒤집힘: 위처럼 ~2 lr)",
     "t11.yes": "예",
     "t11.no": "아니요(NO)",
     "t11.bytes": "\nparameter당 바이트, 프로세스 하나에서 측정 (parameter {params:,}개): "
@@ -81,7 +81,7 @@ MESSAGES = {
                  "dropout 0): 측정값 / 공식",
     "t10.equal": "같음",
     "t10.different": "다름(DIFFERENT)",
-    "t10.note": "  (프로세스 하나: b[sbh(21 + as/h) + 2sb]; 시퀀스 병렬화(sequence parallel)는 이 "
+    "t10.note": "  (프로세스 하나: b[sbh(21 + as/h) + 2sb], 시퀀스 병렬화(sequence parallel)는 이 "
                 "전부를 t로 나눕니다)\n\n   이 모양(shape)에 대한 논문의 표 2 (16비트): "
                 "tp {tp:,.0f} B, tp+sp {sp:,.0f} B  (minimegatron memory table2)",
     "t10.part3": "\n3. tp={t} + 시퀀스 병렬화와 프로세스 하나 비교, AdamW {steps}단계: "
@@ -90,7 +90,7 @@ MESSAGES = {
     # tutorials/05_data_parallel.py
     "t05.heading": "rank {n}개, 배치(batch) {batch}: rank당 {rows}행, "
                    "parameter {params:,}개",
-    "t05.rows": "각 배치의 행 {first}..{last}; 마지막 로컬 DDP 손실(loss) {loss:.6f}",
+    "t05.rows": "각 배치의 행 {first}..{last}, 마지막 로컬 DDP 손실(loss) {loss:.6f}",
     "t05.bytes": "\nrank당 단계별 바이트 (trace; kB = 1000 B), 그리고 DataParallel의 rank가 "
                  "weight 외에\n보관하는 것 (gradient + AdamW optimizer "
                  "상태(optimizer state)):",
@@ -107,7 +107,7 @@ MESSAGES = {
     "t06.fsdp2_head": "             weight            gradient      optimizer 상태       "
                       "gathered peak     스텝당 보낸 양",
     "t06.margin": "여유(margin): N의 배수로 패딩(padding), 최대 4 * 8 * N * groups 바이트 (flat group "
-                  "하나면 {margin} B); G = 8P = {g:,d} B; sent/step이 model보다 "
+                  "하나면 {margin} B), G = 8P = {g:,d} B; sent/step이 model보다 "
                   "크면 그 차이는 패딩입니다 (ZeRO stage 3은 층마다 패딩합니다).",
     # tutorials/07_pipeline.py
     "t07.heading": "{layers}층 GPT, 배치(batch) {batch}, stage {stages}개",
@@ -115,7 +115,7 @@ MESSAGES = {
     "t07.why": "\nplain에서는 각 단계가 실제 계산 시간에 단계 사이 Python 오버헤드(overhead)까지 "
                "걸리는데,\n공식은 이것을 세지 않습니다 (노트북처럼 rank들이 코어(core)를 "
                "나눠 쓰면, stage는 이웃이 계산하는 동안\n더 느리게 계산하고 메시지가 도착한 뒤에도 "
-               "코어를 기다립니다); emulated에서는 모든 단계가\n코어 없이 잠든 고정된 장치 "
+               "코어를 기다립니다), emulated에서는 모든 단계가\n코어 없이 잠든 고정된 장치 "
                "시간(device time)만큼 걸려 GPU stage처럼 기다리므로, 타임라인(timeline)이 "
                "공식을 따릅니다.\n(이 컴퓨터: rank {ranks}개에 코어 {cores}개)",
     "t07.compute": "emulated 단계 안에서 micro-batch 하나의 실제 계산 시간, 최대: "
@@ -135,7 +135,7 @@ MESSAGES = {
     # tutorials/08_3d_parallel.py
     "t08.ranks": "--dp {dp} x --pp {pp} x --tp {tp} = {product}인데 이 job의 rank는 {n}개입니다. "
                  "-n {product}로 실행하거나 flag를 바꾸세요",
-    "t08.heading": "3D 병렬화(3D parallelism) GPT: rank {n}개 = dp {dp} x pp {pp} x tp {tp}; "
+    "t08.heading": "3D 병렬화(3D parallelism) GPT: rank {n}개 = dp {dp} x pp {pp} x tp {tp}, "
                    "{schedule}, 복제본(replica)마다 크기 {size}인 micro-batch {m}개, "
                    "전역 배치(global batch) {batch}, AdamW {steps}단계",
     "t08.serial": "직렬 기준(serial reference): rank 0 혼자 {steps}단계, {seconds:.2f} 초",
@@ -146,11 +146,11 @@ MESSAGES = {
     "t08.predicted": "tools/memory.rank_report의 예측 (float64, ZeRO 0), stage별:",
     "t08.traffic": "(통신량은 8바이트 손실(loss)만큼 다릅니다: dp로는 all-reduce, pp로는 "
                    "마지막 stage에서 broadcast)",
-    "t08.max": "max |3D - serial|, {steps}단계: {worst:.2e}; 단계 시간 중앙값 {ms:.1f} ms",
+    "t08.max": "max |3D - serial|, {steps}단계: {worst:.2e}, 단계 시간 중앙값 {ms:.1f} ms",
     "t08.timeline": "마지막 단계의 타임라인(timeline): {path}",
     "t08.chrome": "같은 타임라인의 Chrome trace (https://ui.perfetto.dev): {path}",
     "t08.writes": "\nGPT가 쓰는 글 (프롬프트(prompt) {prompt!r}, {chars}자, 온도(temperature) "
-                  "{temperature}, seed 0); 학습 전: 그리드(grid)가 weight를 물려받는 직렬 모델, "
+                  "{temperature}, seed 0), 학습 전: 그리드(grid)가 weight를 물려받는 직렬 모델, "
                   "학습 후: 그리드에서 샘플링 (모든 rank가 참여)",
     "t08.before": "학습 전",
     "t08.after": "{steps}단계 학습 후",
@@ -179,7 +179,7 @@ MESSAGES = {
     "t13.grid": "\n{name}, K={K} stage, M={M} micro-batch, T_F = T_B = "
                 "T_W (시뮬레이션, W<i>: micro-batch i의 weight gradient, '..' 유휴)",
     "t13.measured": "\nrank {K}개에서 한 스텝, M={M}, 에뮬레이션한 장치 시간: F, B, W마다 "
-                    "{ms:g} ms (1F1B의 backward는 B + W); bubble = 한 stage가 첫 단계와 "
+                    "{ms:g} ms (1F1B의 backward는 B + W), bubble = 한 stage가 첫 단계와 "
                     "마지막 단계 사이에 가장 오래 쉬는 시간",
     "t13.drawn": "타임라인과 크롬 트레이스(Chrome trace, https://ui.perfetto.dev): {out}에 "
                  "파일 {files}개",
@@ -195,7 +195,7 @@ MESSAGES = {
     "t13.fail": "실패(FAIL)",
     # tutorials/14_mixture_of_experts.py
     "t14.part1": "1. 모든 블록에 MoE가 있는 GPT: 전문가(expert) E={experts}개, top-{k}, 전문가와 "
-                 "시퀀스마다 용량 C={cap}; ep={ep}를 dp={dp}에 접어 넣음, 배치 {batch}, 한 "
+                 "시퀀스마다 용량 C={cap}, ep={ep}를 dp={dp}에 접어 넣음, 배치 {batch}, 한 "
                  "프로세스와 나란히 AdamW {steps} 스텝. 스텝마다: 손실, 배치 전체의 전문가별 "
                  "배정 수 (균등: {uniform:g}), 각 rank의 전문가들이 계산한 실제 행 수 (채워진 "
                  "버퍼: {padded}행)",
