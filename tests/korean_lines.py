@@ -30,7 +30,8 @@ KEPT = {"bubble", "gradient", "gradients", "forward", "backward", "rank", "ranks
         "mixed", "full", "numpy", "cupy", "config", "scaling", "chunk", "chunks", "trace",
         "span", "spans", "logits", "seed", "master", "router", "group", "groups",
         "parameter", "parameters", "weight", "weights", "activation", "activations",
-        "optimizer", "gather"}
+        "optimizer", "gather", "sequence", "softmax", "dispatch", "combine", "shard", "shards",
+        "bucket", "buckets", "checkpoint"}
 _PUNCT = "()[]{}<>:;,.!?'\"`|*"
 
 

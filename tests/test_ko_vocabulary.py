@@ -27,7 +27,11 @@ BANNED = {
     "스테이지": "stage", "파라미터": "parameter", "매개변수": "parameter", "가중치": "weight",
     "옵티마이저": "optimizer", "그룹": "group", "텐서": "tensor", "활성값": "activation",
     "파이프라인": "pipeline", "스케줄": "schedule", "개더": "gather", "올리듀스": "all-reduce",
-    "버블": "bubble",
+    "버블": "bubble", "인터리브드": "interleaved", "디스패치": "dispatch", "컴바인": "combine",
+    "드롭리스": "dropless", "지그재그": "zigzag", "라우터": "router", "워밍업": "warm-up",
+    "쿨다운": "cool-down", "버킷": "bucket", "샤드": "shard", "체크포인트": "checkpoint",
+    "소프트맥스": "softmax", "어텐션": "attention", "청크": "chunk", "토큰": "token",
+    "시퀀스": "sequence",
 }
 CALQUE = re.compile("|".join(f"(?:{c})" for c in BANNED))
 # the glossary rows whose Korean column must be the notes' term itself

@@ -41,8 +41,8 @@ EXERCISES = {
             "note": "\"Mini-batch를 더 잘게 쪼갠 Micro-batch로 학습을 진행합니다.\" (요약) stage K개, "
                     "micro-batch M개일 때 bubble 비율은 schedule의 (K-1)/(M+K-1)입니다."},
     "2.2": {"title": "1F1B schedule",
-            "hint": "워밍업(warm-up)으로 forward min(K-k-1, M)개, 그다음 한 단계마다 forward 하나와 "
-                    "backward 하나, 끝으로 남은 backward들 (쿨다운, cool-down)",
+            "hint": "warm-up으로 forward min(K-k-1, M)개, 그다음 한 단계마다 forward 하나와 "
+                    "backward 하나, 끝으로 남은 backward들 (cool-down)",
             "note": "(요약) 1F1B는 stage k에 최대 min(M, K - k)개 micro-batch의 activation만 "
                     "동시에 둡니다. GPipe는 M개를 둡니다."},
     "3.1": {"title": "f: forward는 항등, backward는 all-reduce",
@@ -70,7 +70,7 @@ EXERCISES = {
                     "y = g(partial): reduce_from_tp(partial, self.tp_group)",
             "note": ROW_SPLIT + " ... Y1 + Y2 = Y"},
     "4.1": {"title": "DDP: gradient all-reduce",
-            "hint": "평탄한 gradient 버퍼에서 버킷(bucket)의 조각(bucket.reduce)에 대한 논블로킹 "
+            "hint": "평탄한 gradient 버퍼에서 bucket의 조각(bucket.reduce)에 대한 논블로킹 "
                     "all-reduce(op mean)를 제자리에서(in place) 하나만 시작하고, 그 핸들을 "
                     "bucket.handle에 두세요",
             "note": "\"forward -> backward -> (all-reduce) -> gradient `DistributedDataParallel`은 "
@@ -81,19 +81,19 @@ EXERCISES = {
             "note": "\"모델이 커짐에 따라 발생하는 메모리 문제를 해결하기 위해 ZeRO를 함께 사용할 수 "
                     "있습니다.\" (요약) ring all-reduce는 rank마다 buffer의 2(N-1)/N을 보내고, "
                     "reduce-scatter와 all-gather는 각각 (N-1)/N을 보냅니다."},
-    "5.2": {"title": "ZeRO: 자기 샤드(shard)를 업데이트하고 weight를 all-gather",
+    "5.2": {"title": "ZeRO: 자기 shard를 업데이트하고 weight를 all-gather",
             "hint": "no_grad() 안에서 self.optimizer.update를 이 rank의 조각(self.shard, "
                     "self.grad_shard, flat.state, self.step_count)에만 적용한 다음, 조각들을 "
                     "펼친 전체 weight로 all-gather하세요: full",
             "note": "(요약) 혼합 정밀도(mixed precision) Adam(K = 12)의 장치당 ZeRO 메모리: 기준 16*P "
                     "바이트, 1단계: 4P + 12P/N; 2단계: 2P + 14P/N; 3단계: 16P/N."},
-    "6.1": {"title": "인터리브드(interleaved) 1F1B: 워밍업 횟수",
-            "hint": "K개 중 rank k는 모델 청크(chunk) v개로 (K-k-1)*2 + (v-1)*K번의 청크 forward로 "
-                    "워밍업하되, 전체 M*v번(total)보다 많이 하지는 않습니다",
-            "note": "(요약) 인터리브드 1F1B (Megatron-LM 2021): K개의 rank가 각각 모델 청크 v개를 가지며, "
+    "6.1": {"title": "interleaved 1F1B: warm-up 횟수",
+            "hint": "K개 중 rank k는 모델 chunk v개로 (K-k-1)*2 + (v-1)*K번의 chunk forward로 "
+                    "warm-up하되, 전체 M*v번(total)보다 많이 하지는 않습니다",
+            "note": "(요약) interleaved 1F1B (Megatron-LM 2021): K개의 rank가 각각 모델 chunk v개를 가지며, "
                     "bubble이 v분의 1인 (1/v)(K-1)/M로 줄고 메시지는 v배가 됩니다."},
-    "6.2": {"title": "시퀀스 병렬화의 g-bar: 시퀀스 축으로 reduce-scatter",
-            "hint": "g-bar의 forward: rank r은 group rank들의 x의 합(SUM) 중 토큰 r*T/tp .. "
+    "6.2": {"title": "sequence 병렬화의 g-bar: sequence 축으로 reduce-scatter",
+            "hint": "g-bar의 forward: rank r은 group rank들의 x의 합(SUM) 중 token r*T/tp .. "
                     "(r+1)*T/tp (축 SEQ)를 받습니다 (집합 통신 한 번, group.size == 1이면 할 "
                     "일이 없습니다)",
             "note": "(요약) Korthikanti 외 2022: g-bar는 forward에서 reduce-scatter, backward에서 "
@@ -106,20 +106,21 @@ EXERCISES = {
                     "growth_interval번마다 스케일을 키우세요",
             "note": "\"Training시 필요 memory = 8.3B * 20 = 166GBytes\" (요약) gradient에 inf/nan이 "
                     "있으면 모든 rank가 그 step을 건너뛰고 loss scale을 절반으로 줄입니다."},
-    "8.1": {"title": "컨텍스트 병렬화(context parallel): 온라인 소프트맥스 병합",
+    "8.1": {"title": "컨텍스트 병렬화(context parallel): online softmax 병합",
             "hint": "new_lse = log(e^lse + e^block_lse)를 행마다 lse와 block_lse 중 큰 값 top에서 "
                     "계산하고 (top + log(e^(lse-top) + e^(block_lse-top))), "
                     "e^(lse-new_lse) out + e^(block_lse-new_lse) block_out과 new_lse를 "
                     "돌려주세요",
-            "note": "(요약) 온라인 소프트맥스(Milakov & Gimelshein 2018; flash attention, ring attention): "
-                    "서로 겹치지 않는 키에 대한 두 부분 어텐션은 lse = log(e^lse_1 + e^lse_2), "
+            "note": "(요약) online softmax(Milakov & Gimelshein 2018; flash attention, ring "
+                    "attention): "
+                    "서로 겹치지 않는 키에 대한 두 부분 attention은 lse = log(e^lse_1 + e^lse_2), "
                     "O = e^(lse_1 - lse) O_1 + e^(lse_2 - lse) O_2로 합쳐집니다."},
-    "8.2": {"title": "컨텍스트 병렬화(context parallel): 지그재그(zigzag) 배정",
-            "hint": "S개 토큰을 크기 size = steps // (2 * cp)인 청크 2cp개로 자르고, 청크 rank의 "
-                    "위치, 그다음 청크 2*cp - 1 - rank의 위치를 오름차순으로 돌려주세요",
-            "note": "(요약) 지그재그(Megatron-LM 컨텍스트 병렬화): cp의 rank i는 시퀀스의 청크 i와 "
-                    "2cp-1-i, 앞쪽 청크와 그 거울상을 가지므로, 모든 rank가 같은 양의 인과 "
-                    "어텐션을 계산합니다."},
+    "8.2": {"title": "컨텍스트 병렬화(context parallel): zigzag 배정",
+            "hint": "S개 token을 크기 size = steps // (2 * cp)인 chunk 2cp개로 자르고, chunk rank의 "
+                    "위치, 그다음 chunk 2*cp - 1 - rank의 위치를 오름차순으로 돌려주세요",
+            "note": "(요약) zigzag (Megatron-LM 컨텍스트 병렬화): cp의 rank i는 sequence의 chunk i와 "
+                    "2cp-1-i, 앞쪽 chunk와 그 거울상을 가지므로, 모든 rank가 같은 양의 인과 "
+                    "attention을 계산합니다."},
     "9.1": {"title": "zero bubble: backward를 B와 W로 나누기",
             "hint": "weights = node.inputs 중 weight인 것 (is_weight), 하나도 없으면 "
                     "node.fn.backward 전체를 지금 돌려주세요. 있으면 (node.fn, node.ctx, "
@@ -129,7 +130,7 @@ EXERCISES = {
                     "B, dL/dX = dL/dY W^T, 그리고 optimizer 스텝만 필요로 하는 W, dL/dW = "
                     "X^T dL/dY. 그래서 W는 나중에 실행할 수 있습니다."},
     "9.2": {"title": "zero bubble: ZB-H1의 W 단계 배치",
-            "hint": "워밍업 뒤 남은 micro-batch j마다: 그 B, cap개를 들고 있으면(F는 끝났고 W는 "
+            "hint": "warm-up 뒤 남은 micro-batch j마다: 그 B, cap개를 들고 있으면(F는 끝났고 W는 "
                     "아직) W가 없는 가장 오래된 micro-batch의 W, 그다음 F; 그다음 마지막 B들, "
                     "각각 뒤에 W 하나, 그다음 아직 남은 모든 W",
             "note": "(요약) ZB-H1(Qi 외 2024)은 1F1B의 F, B 순서와 최대 K개 micro-batch 보관을 그대로 "
@@ -137,19 +138,19 @@ EXERCISES = {
                     "대신 (p-1)(T_F+T_B-T_W)."},
     "10.1": {"title": "MoE 라우팅: 용량이 있는 top-k",
              "hint": "choice: 확률이 가장 큰 전문가 k개, 큰 것부터, 동점은 번호가 더 작은 쪽 "
-                     "(-probs의 안정 argsort), 각 시퀀스의 배정 k*T개를 슬롯 우선으로 줄 세우고 "
-                     "(모든 첫 선택을 토큰 순서로, 그다음 모든 두 번째 선택): slot = 앞서 같은 "
+                     "(-probs의 안정 argsort), 각 sequence의 배정 k*T개를 슬롯 우선으로 줄 세우고 "
+                     "(모든 첫 선택을 token 순서로, 그다음 모든 두 번째 선택): slot = 앞서 같은 "
                      "전문가를 고른 수, kept = slot < capacity (None이면 모두 True)",
-             "note": "(요약) GShard / Switch 라우팅: 각 토큰은 top-k 전문가에게 갑니다. 각 전문가는 "
-                     "한 group에서 많아야 C = ceil(k T f / E)개 토큰을 먼저 온 순서로 받고, 용량을 "
-                     "넘는 토큰은 버려져 잔차(residual)로 지나갑니다."},
-    "10.2": {"title": "전문가 병렬화(expert parallel): 디스패치 배치",
+             "note": "(요약) GShard / Switch 라우팅: 각 token은 top-k 전문가에게 갑니다. 각 전문가는 "
+                     "한 group에서 많아야 C = ceil(k T f / E)개 token을 먼저 온 순서로 받고, 용량을 "
+                     "넘는 token은 버려져 잔차(residual)로 지나갑니다."},
+    "10.2": {"title": "전문가 병렬화(expert parallel): dispatch 배치",
              "hint": "행은 전문가 우선 (ep, E/ep, b*C, h)입니다: group에서 그것의 all-to-all 한 번 "
-                     "(all_to_all_rows, trace.label('ep.dispatch') 안에서)이 청크 j를 rank j로 "
+                     "(all_to_all_rows, trace.label('ep.dispatch') 안에서)이 chunk j를 rank j로 "
                      "보냅니다. 도착한 것은 [보낸 rank][내 전문가][슬롯]: [내 전문가][보낸 "
                      "rank][슬롯]으로 전치해 (E/ep*ep*b*C, h) 행으로 돌려주세요",
-             "note": "(요약) 전문가 병렬화(GShard, Switch, Megatron): rank마다 전문가 E/ep개, 토큰은 "
-                     "all-to-all 두 번으로 전문가의 rank에 갔다가 돌아오며, 각각 시퀀스당 E x C x h인 "
+             "note": "(요약) 전문가 병렬화(GShard, Switch, Megatron): rank마다 전문가 E/ep개, token은 "
+                     "all-to-all 두 번으로 전문가의 rank에 갔다가 돌아오며, 각각 sequence당 E x C x h인 "
                      "채워진 버퍼의 (ep-1)/ep를 보냅니다."},
 }
 

@@ -1,4 +1,4 @@
-"""체크포인트를 쓰거나 읽거나 불러올 수 없을 때의 메시지 (tools/checkpoint*.py): 키와 {필드}는
+"""checkpoint를 쓰거나 읽거나 불러올 수 없을 때의 메시지 (tools/checkpoint*.py): 키와 {필드}는
 en_checkpoint_errors.py와 같습니다. 기술 용어(checkpoint, rank, shape, dtype, optimizer state,
 NaN, inf, meta, crc32 ...)는 영어 그대로 둡니다."""
 

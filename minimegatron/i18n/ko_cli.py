@@ -138,12 +138,12 @@ MESSAGES = {
     "cli.memory.hidden": "h, hidden 크기 (기본값 3072)",
     "cli.memory.heads": "a, attention head 수 (기본값 32)",
     "cli.memory.vocab": "V, 어휘 크기 (기본값 51200)",
-    "cli.memory.seq": "s, 토큰 단위 시퀀스 길이 (기본값 1024)",
+    "cli.memory.seq": "s, token 단위 sequence 길이 (기본값 1024)",
     "cli.memory.dp": "N, data parallel rank 수 (기본값 1)",
     "cli.memory.pp": "K, pipeline stage 수 (기본값 1)",
     "cli.memory.tp": "t, tensor parallel rank 수 (기본값 1)",
-    "cli.memory.cp": "c, context parallel rank 수: 각 rank가 s/c 토큰을 가집니다 (기본값 1)",
-    "cli.memory.micro_batch": "b, micro-batch 하나의 시퀀스 수 (기본값 8)",
+    "cli.memory.cp": "c, context parallel rank 수: 각 rank가 s/c token을 가집니다 (기본값 1)",
+    "cli.memory.micro_batch": "b, micro-batch 하나의 sequence 수 (기본값 8)",
     "cli.memory.micro_batches": "M, 단계마다 micro-batch 수 (기본값 1)",
     "cli.memory.zero": "ZeRO 단계: 0 없음, 1 optimizer 상태, 2 여기에 gradient, 3 여기에 "
                        "weight까지 dp에 나눔 (기본값 0)",
@@ -152,7 +152,7 @@ MESSAGES = {
     "cli.memory.checkpoint": "activation checkpointing: 각 층의 입력만 두고 나머지는 다시 계산",
     "cli.memory.precision": "값 하나의 바이트: mixed (float16과 float32 master, 기본값), "
                             "float32 또는 float64",
-    "cli.memory.sequence_parallel": "LayerNorm/dropout activation을 토큰 방향으로 tp에 나눔 "
+    "cli.memory.sequence_parallel": "LayerNorm/dropout activation을 token 방향으로 tp에 나눔 "
                                     "(Table 2)",
     "cli.memory.attention": "--cp > 1일 때의 context parallel 방식 (층이 들고 있는 것)",
     "cli.memory.moe_title": "mixture of experts (MoE)",
@@ -160,10 +160,10 @@ MESSAGES = {
                                   "expert parameter, dispatch 버퍼. 예: minimegatron memory moe "
                                   "--experts 8 --top-k 2 --ep 4 --dp 8",
     "cli.memory.experts": "E, MoE 층마다 expert 수 (기본값 8)",
-    "cli.memory.top_k": "k, 토큰마다 고르는 expert 수 (기본값 2)",
+    "cli.memory.top_k": "k, token마다 고르는 expert 수 (기본값 2)",
     "cli.memory.ep": "expert parallel rank 수, dp x cp 위에 겹쳐 놓음 (둘 다 나눠야 함)",
     "cli.memory.moe_every": "(i+1) %% every == 0인 블록 i에 MoE (2: 한 블록 건너 하나)",
-    "cli.memory.capacity_factor": "f, expert와 시퀀스마다 C = ceil(k s f / E)칸, 0 = dropless "
+    "cli.memory.capacity_factor": "f, expert와 sequence마다 C = ceil(k s f / E)칸, 0 = dropless "
                                   "(기본값 1)",
     "cli.memory.hardware": "minimegatron calibrate가 쓴 JSON (기본값: DGX-2H)",
     "cli.memory.cannot_read": "인자 --hardware: {path}을 읽을 수 없습니다: {error}",
@@ -270,7 +270,7 @@ MESSAGES = {
     "cli.sample.top_k": "가장 그럴듯한 글자 k개만 남김 (기본값: 전부)",
     "cli.sample.not_in_vocab": "프롬프트의 글자 {char}이 어휘에 없습니다 ({chars})",
     "cli.sample.empty": "프롬프트가 비어 있습니다: 글자를 하나 이상 주세요 (--prompt)",
-    "cli.sample.not_text": "checkpoint {path}: 이 GPT의 어휘는 토큰 {vocab}개인데 함께 배포된 "
+    "cli.sample.not_text": "checkpoint {path}: 이 GPT의 어휘는 token {vocab}개인데 함께 배포된 "
                            "말뭉치는 글자 {chars}개입니다: 텍스트로 학습한 모델이 아닙니다 "
                            "(tutorials/08_3d_parallel.py --save가 그런 모델을 씁니다)",
     "cli.sample.seed": "샘플링의 seed (기본값 0)",

@@ -118,15 +118,16 @@ MESSAGES = {
     "point.2.1.bubble.hint": "어떤 단계도 입력이 도착하기 전에 시작할 수 없고, 더 오래 기다려서도 "
                              "안 됩니다: 수신, 계산, 송신을 micro-batch 순서로",
     "point.2.2.warmup": "stage k는 교차를 시작하기 전에 min(K-k-1, M)번의 forward로 "
-                        "워밍업하므로, 최대 min(M, K-k)개 micro-batch의 activation을 가집니다 "
+                        "warm-up하므로, 최대 min(M, K-k)개 micro-batch의 activation을 가집니다 "
                         "(GPipe는 M개)",
-    "point.2.2.warmup.hint": "stage k는 뒤에 있는 stage 수만큼 forward로 워밍업합니다 (마지막 stage는 없음), M보다 많지 않게",
-    "point.2.2.alternate": "워밍업 뒤에는 forward가 남아 있는 동안 forward 하나, 그다음 backward "
+    "point.2.2.warmup.hint": "stage k는 뒤에 있는 stage 수만큼 forward로 warm-up합니다 (마지막 stage는 없음), M보다 "
+                             "많지 않게",
+    "point.2.2.alternate": "warm-up 뒤에는 forward가 남아 있는 동안 forward 하나, 그다음 backward "
                            "하나 (아직 기다리는 가장 오래된 micro-batch의 backward), 그다음 "
                            "남은 backward; 둘 다 0..M-1 순서로",
     "point.2.2.alternate.hint": "i번째 단계에서 micro-batch warmup + i의 forward를, 그다음에 "
                                 "micro-batch i의 backward를 실행하세요. 반복문 뒤에는 backward "
-                                "M-warmup..M-1 (쿨다운 단계)",
+                                "M-warmup..M-1 (cool-down 단계)",
     "point.2.2.messages": "각 forward는 바로 앞에서 stage k-1로부터 activation을 수신하고 바로 "
                           "뒤에서 stage k+1로 송신하며, 각 backward는 gradient로 반대 방향에 "
                           "같은 일을 합니다: micro-batch와 경계마다 메시지 하나, 첫 "
@@ -137,36 +138,38 @@ MESSAGES = {
                                "합니다",
     "point.2.2.bubble": "시뮬레이션한 pipeline bubble이 GPipe와 같은 (K-1)/(M+K-1)입니다, "
                         "backward가 forward와 같은 길이일 때와 두 배 길이일 때 모두",
-    "point.2.2.bubble.hint": "워밍업이 너무 짧거나 단계의 순서가 어긋나면 stage가 기다립니다: "
-                             "워밍업, 교차, 쿨다운을 정확히 따르세요",
-    "point.6.1.warmup": "청크가 v개인 K개 중 rank k는 첫 backward 전에 (K-k-1)*2 + (v-1)*K번의 "
-                        "청크 forward를 실행하므로, 그보다 하나 많은 청크 activation까지만 "
+    "point.2.2.bubble.hint": "warm-up이 너무 짧거나 단계의 순서가 어긋나면 stage가 기다립니다: "
+                             "warm-up, 교차, cool-down을 정확히 따르세요",
+    "point.6.1.warmup": "chunk가 v개인 K개 중 rank k는 첫 backward 전에 (K-k-1)*2 + (v-1)*K번의 "
+                        "chunk forward를 실행하므로, 그보다 하나 많은 chunk activation까지만 "
                         "가집니다",
-    "point.6.1.warmup.hint": "(v-1)*K 단계가 micro-batch 0을 마지막 청크까지 나르고, k 뒤의 rank마다 두 번 (갔다가 돌아오기) "
+    "point.6.1.warmup.hint": "(v-1)*K 단계가 micro-batch 0을 마지막 chunk까지 나르고, k 뒤의 rank마다 두 번 (갔다가 "
+                             "돌아오기) "
                              "셉니다",
-    "point.6.1.capped": "워밍업은 청크 forward M*v번 전부보다 많지 않습니다: micro-batch가 "
-                        "적어도 모든 (micro-batch, 청크) 쌍이 forward를 한 번, backward를 한 번 "
+    "point.6.1.capped": "warm-up은 chunk forward M*v번 전부보다 많지 않습니다: micro-batch가 "
+                        "적어도 모든 (micro-batch, chunk) 쌍이 forward를 한 번, backward를 한 번 "
                         "합니다",
     "point.6.1.capped.hint": "min(..., total)을 쓰세요: total = M*v는 이미 정해져 있습니다",
-    "point.6.1.runs": "이 워밍업이면 각 청크 backward가 자기 forward 뒤에 오고 모든 수신이 자기 "
+    "point.6.1.runs": "이 warm-up이면 각 chunk backward가 자기 forward 뒤에 오고 모든 수신이 자기 "
                       "송신을 찾습니다: 모든 rank의 목록이 끝까지 실행됩니다 (시뮬레이션)",
     "point.6.1.runs.hint": "다른 횟수로는 두 rank가 서로 상대가 나중에야 보내는 메시지를 기다릴 "
                            "수 있습니다: 공식만 쓰세요",
     "point.6.1.bubble": "pipeline bubble이 v분의 1로 줄어듭니다: 시뮬레이션한 유휴/계산 "
                         "비율이 (1/v)(K-1)/M입니다",
-    "point.6.1.bubble.hint": "워밍업이 너무 짧으면 rank가 gradient를 기다립니다: 워밍업 점이 말하는 대로 세고 total로 상한을 두세요",
+    "point.6.1.bubble.hint": "warm-up이 너무 짧으면 rank가 gradient를 기다립니다: warm-up 점이 말하는 대로 세고 total로 "
+                             "상한을 두세요",
     "sched.where": "{name}(K={stages}, M={micro}) stage {stage}",
     "sched.il_where": "interleaved(K={stages}, M={micro}, v={chunks}) rank {stage}",
     "sched.too_long": "{where}: 동작 {count}개, schedule에 필요한 것의 열 배보다 많습니다 "
                       "(최대 {most}개)",
-    "sched.bad_action": "{where}: {item}은 Action (op, micro-batch, 청크)이 아닙니다",
+    "sched.bad_action": "{where}: {item}은 Action (op, micro-batch, chunk)이 아닙니다",
     "sched.stage_count": "K={stages}: 동작 목록 {got}개, stage마다 하나여야 합니다",
     "sched.deadlock": "K={stages}, M={micro}, v={chunks}, 시뮬레이션: {error}",
     "sched.order": "{where}: forward (F)와 backward (B)의 순서가 {got}, 기댓값 {want}\n  동작: "
                    "{actions}",
     "sched.held": "{where}: 동시에 가진 micro-batch activation {got}개, 기댓값 {want}\n  동작: "
                   "{actions}",
-    "sched.warmup": "{where}: 첫 backward 전의 forward {got}번, 기댓값 {want} (워밍업 {warmup}번, "
+    "sched.warmup": "{where}: 첫 backward 전의 forward {got}번, 기댓값 {want} (warm-up {warmup}번, "
                     "그다음 교차의 첫 forward)\n  동작: {actions}",
     "sched.messages": "{where}: 동작 {index}이 {got}, 기댓값 {want}\n  거기부터: {actions}",
     "sched.message_count": "{where}: micro-batch {got}에 대한 {op}, 기댓값 {want}",
@@ -174,15 +177,15 @@ MESSAGES = {
                     "bubble {got}, 기댓값 (K-1)/(M+K-1) = {want}",
     "sched.il_bubble": "K={stages}, M={micro}, v={chunks}, backward가 forward의 {t_backward}배: "
                        "시뮬레이션한 유휴/계산 {got}, 기댓값 (1/v)(K-1)/M = {want}",
-    "sched.il_warmup": "{where}: 첫 교차 전의 워밍업 청크 forward {got}번 (가진 activation 최대 "
+    "sched.il_warmup": "{where}: 첫 교차 전의 warm-up chunk forward {got}번 (가진 activation 최대 "
                        "{held}개), 기댓값 {want}\n  동작: {actions}",
-    "sched.il_pairs": "{where}: 청크 {op} {count}번, 기댓값 {want}번, (micro-batch, 청크) "
+    "sched.il_pairs": "{where}: chunk {op} {count}번, 기댓값 {want}번, (micro-batch, chunk) "
                       "쌍마다 한 번, 예: {example}",
     "sched.settings": "schedule을 채점기의 설정 {want}이 아니라 {got}에서 실행했습니다",
     "sched.il_backward_first": "{where}: {step}이 자기 forward보다 먼저 옵니다\n  동작: "
                                "{actions}",
-    "sched.il_capped": "{where}: 공식이 {formula}로 청크 forward 전부 {total}번보다 많습니다. "
-                       "워밍업 {got}번, 기댓값 {total}",
+    "sched.il_capped": "{where}: 공식이 {formula}로 chunk forward 전부 {total}번보다 많습니다. "
+                       "warm-up {got}번, 기댓값 {total}",
     # 3.x tensor parallel (exercise_checks/mappings.py, linear.py, tp_problem.py)
     "point.3.1.sum": "f의 backward는 모든 rank에 group의 dL/dY의 합(SUM)을 x의 자료형으로 줍니다 "
                      "(forward는 항등)",
@@ -280,9 +283,9 @@ MESSAGES = {
     "tp.row": "행 방향",
     "tp.worked": "예제, {split} 분할: {name}",
     # 6.2 sequence parallel (exercise_checks/sequence_parallel.py)
-    "point.6.2.tokens": "g-bar는 rank r에 group의 x의 합(SUM) 가운데 토큰 r*T/t .. (r+1)*T/t를 "
+    "point.6.2.tokens": "g-bar는 rank r에 group의 x의 합(SUM) 가운데 token r*T/t .. (r+1)*T/t를 "
                         "x의 자료형, 모양 (B, T/t, D)로 줍니다 (rank 하나면 x 그대로)",
-    "point.6.2.tokens.hint": "tp group 위의 (월드가 아니라) reduce-scatter, 시퀀스 축 SEQ를 따라 "
+    "point.6.2.tokens.hint": "tp group 위의 (월드가 아니라) reduce-scatter, sequence 축 SEQ를 따라 "
                              "나누기 (배치 축도, 은닉 축도 아니게), "
                              "새 배열로 (호출마다 다시 쓰는 버퍼가 아니게)",
     "point.6.2.one_reduce_scatter": "g-bar의 비용은 tp group 위의 x reduce-scatter "
@@ -290,26 +293,26 @@ MESSAGES = {
                                     "rank 하나짜리 group에서는 아무것도 없습니다",
     "point.6.2.one_reduce_scatter.hint": "comm.reduce_scatter 한 번, group.size == 1이면 없음: "
                                          "all-reduce 뒤의 seq_chunk가 아닙니다",
-    "point.6.2.layer": "시퀀스 병렬 RowParallelLinear에서 rank r은 X A + b의 자기 토큰을 받고, "
+    "point.6.2.layer": "sequence 병렬 RowParallelLinear에서 rank r은 X A + b의 자기 token을 받고, "
                        "gradient는 프로세스 하나의 것과 같습니다",
     "point.6.2.layer.hint": "g-bar는 부분 곱 뒤의 g를 대신합니다: group 위에서 합한 뒤 이 rank의 "
-                            "토큰만 가지세요",
+                            "token만 가지세요",
     "sp.forward": "g-bar(x) ({dtype}), rank마다 모양 {shape}의 x: rank {group}의 합 가운데 이 "
-                  "rank의 토큰",
-    "sp.backward": "dL/dx ({dtype}): rank들의 dL/dy를 시퀀스 축으로 all-gather한 것",
+                  "rank의 token",
+    "sp.backward": "dL/dx ({dtype}): rank들의 dL/dy를 sequence 축으로 all-gather한 것",
     "sp.alone": "rank 하나짜리 group에서 g-bar(x): x",
     "sp.reused": "두 번째 g-bar(같은 모양)가 도는 동안 들고 있던 g-bar(x) ({dtype}) "
                  "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
     # 4.1 and 5.x data parallel (exercise_checks/data_parallel.py, zero.py, dp_problem.py)
-    "point.4.1.one_per_bucket": "버킷 하나는 스텝마다 dp group 위의 all-reduce 한 "
+    "point.4.1.one_per_bucket": "bucket 하나는 스텝마다 dp group 위의 all-reduce 한 "
                                 "번이며, 평탄한 gradient 버퍼 중 자기 조각(bucket.reduce: 버퍼 "
-                                "전체가 아니라 버킷의 바이트)만 보냅니다",
+                                "전체가 아니라 bucket의 바이트)만 보냅니다",
     "point.4.1.one_per_bucket.hint": "_launch에서 comm.iall_reduce를 한 번, self.group 위에서 "
                                      "bucket.reduce에 대해 부르세요 (버퍼 전체도, "
                                      "bucket.grads도 아닙니다)",
     "point.4.1.overlap": "all-reduce는 논블로킹입니다: _launch가 반환될 때 아직 진행 중이어서 "
                          "그동안 backward가 계속되고, finish()가 그것을 기다립니다",
-    "point.4.1.overlap.hint": "핸들을 bucket.handle에 두고 _launch 안에서 그것도, 앞선 버킷의 "
+    "point.4.1.overlap.hint": "핸들을 bucket.handle에 두고 _launch 안에서 그것도, 앞선 bucket의 "
                               "것도 기다리지 마세요: finish()가 모두를 기다립니다",
     "point.4.1.mean_in_place": "finish() 후 모든 p.grad는 여전히 평탄한 버퍼의 뷰이며, group "
                                "gradient들의 평균(MEAN), 즉 배치 전체에 대한 한 프로세스의 "
@@ -321,7 +324,7 @@ MESSAGES = {
                              "손실과 weight가 한 프로세스의 것과 같습니다",
     "point.4.1.same_update.hint": "모든 rank는 backward를 마칠 때 모델의 자료형으로 같은 "
                                   "평균 p.grad를 가져야 합니다: 위의 항목을 보세요",
-    "point.4.1.freed": "finish() 뒤에는 그 step의 것이 아무것도 남지 않습니다: 모든 버킷의 handle이 "
+    "point.4.1.freed": "finish() 뒤에는 그 step의 것이 아무것도 남지 않습니다: 모든 bucket의 handle이 "
                        "사라지고, step이 새 gradient 배열을 남기지 않습니다",
     "point.4.1.freed.hint": "bucket.handle 하나만 두세요 (finish()가 기다리고 버립니다): handle의 "
                             "리스트도, 나중을 위해 둔 gradient 복사본도 두지 마세요",
@@ -365,12 +368,12 @@ MESSAGES = {
                   "{want:.6g} (전체적으로 값 / 기댓값 ~ {ratio:.3g})",
     "dp.loss_differs": "group {group}에서 {run}, 스텝 {step}: 평균 손실 {got:.10g}, 한 프로세스 "
                        "{want:.10g} (허용 오차 {tol:.0e})",
-    "dp.bucket_calls": "rank {rank}, {run}, 스텝 {step}: 버킷들이 {got}을 했습니다. "
-                       "기댓값은 group {group} 위의 all_reduce {count}번, 버킷마다 한 번, "
+    "dp.bucket_calls": "rank {rank}, {run}, 스텝 {step}: bucket들이 {got}을 했습니다. "
+                       "기댓값은 group {group} 위의 all_reduce {count}번, bucket마다 한 번, "
                        "{want} 바이트",
-    "dp.not_in_flight": "rank {rank}, {run}, 스텝 {step}: 버킷 all-reduce {count}개 중 {done}개가 "
+    "dp.not_in_flight": "rank {rank}, {run}, 스텝 {step}: bucket all-reduce {count}개 중 {done}개가 "
                         "_launch가 반환될 때 이미 끝나 있었습니다 (기다렸습니다)",
-    "dp.not_in_place": "rank {rank}, {run}, 스텝 {step}: 버킷 {count}개가 다른 배열(복사본, "
+    "dp.not_in_place": "rank {rank}, {run}, 스텝 {step}: bucket {count}개가 다른 배열(복사본, "
                        "결과를 bucket.reduce에 다시 넣음)을 all-reduce했습니다: all-reduce는 "
                        "bucket.reduce 자체를 읽고 써야 합니다 (inplace=True)",
     "dp.grad_copies": "rank {rank}, {run}: finish() 후 {names}의 p.grad가 평탄한 gradient 버퍼의 "
@@ -433,8 +436,8 @@ MESSAGES = {
                       "[256.0, 256.0, 128.0, 128.0]",
     # 8.x context parallel (exercise_checks/context_parallel.py)
     "point.8.1.union": "서로 겹치지 않는 키에 대한 두 조각의 (O, lse)를 병합하면 그 키 전체에 "
-                       "대한 어텐션이 됩니다: O와 lse",
-    "point.8.1.union.hint": "new_lse = log(e^lse + e^block_lse), 각 조각의 출력은 소프트맥스 "
+                       "대한 attention이 됩니다: O와 lse",
+    "point.8.1.union.hint": "new_lse = log(e^lse + e^block_lse), 각 조각의 출력은 softmax "
                             "질량 중 제 몫 e^(lse - new_lse)와 e^(block_lse - new_lse)로 "
                             "가중합니다: 이전 출력도 다시 스케일하세요",
     "point.8.1.stable": "lse 행이 +-1000이고 조각끼리 1000 떨어져 있어도 결과가 유한하고 "
@@ -442,30 +445,30 @@ MESSAGES = {
     "point.8.1.stable.hint": "log(e^a + e^b)는 a = 710에서 넘칩니다: top = xp.maximum(lse, "
                              "block_lse)을 (배열 전체가 아니라 행마다) 구하고 new_lse = top + "
                              "log(e^(lse - top) + e^(block_lse - top))로 계산하세요",
-    "point.8.1.chain": "조각 4개를 하나씩, 어떤 순서로 접어도 모든 키에 대한 어텐션이 되고, "
+    "point.8.1.chain": "조각 4개를 하나씩, 어떤 순서로 접어도 모든 키에 대한 attention이 되고, "
                        "넘겨받은 조각은 바뀌지 않습니다",
     "point.8.1.chain.hint": "병합된 출력과 함께 병합된 lse를 돌려주고 (다음 조각이 그것과 "
                             "병합됩니다), out이나 block_out에 쓰지 말고 새 배열을 만드세요",
-    "point.8.1.ring": "cp group 2개짜리와 4개짜리에서 링 어텐션(rank i는 블록 i개를 병합)이 "
-                      "한 프로세스의 인과 어텐션과 같습니다, forward와 dQ, dK, dV",
+    "point.8.1.ring": "cp group 2개짜리와 4개짜리에서 ring attention (rank i는 블록 i개를 병합)이 "
+                      "한 프로세스의 인과 attention과 같습니다, forward와 dQ, dK, dV",
     "point.8.1.ring.hint": "backward는 forward의 마지막 lse를 다시 씁니다: 병합은 지금까지 본 "
                            "모든 키에 대한 lse를 돌려주어야 합니다",
-    "point.8.2.mirror": "rank i는 S/(2cp) 토큰짜리 청크 2cp개 중 청크 i, 그다음 청크 "
+    "point.8.2.mirror": "rank i는 S/(2cp) token짜리 chunk 2cp개 중 chunk i, 그다음 chunk "
                         "2cp-1-i를 각각 오름차순으로 가집니다, 어떤 cp에서든",
-    "point.8.2.mirror.hint": "size = steps // (2 * cp), 앞쪽 청크는 rank, 그 거울상은 "
-                             "2 * cp - 1 - rank (cp = 2에만 맞는 상수가 아니라), 앞쪽 청크가 "
+    "point.8.2.mirror.hint": "size = steps // (2 * cp), 앞쪽 chunk는 rank, 그 거울상은 "
+                             "2 * cp - 1 - rank (cp = 2에만 맞는 상수가 아니라), 앞쪽 chunk가 "
                              "먼저",
-    "point.8.2.partition": "rank들의 위치를 모으면 0..S-1이고, 모든 토큰이 정확히 한 번, "
+    "point.8.2.partition": "rank들의 위치를 모으면 0..S-1이고, 모든 token이 정확히 한 번, "
                            "rank마다 S/cp개입니다",
-    "point.8.2.partition.hint": "청크 c는 위치 c*size .. (c+1)*size - 1을 가지고, 청크 i의 "
-                                "거울상은 2*cp - 1 - i입니다 (마지막 청크는 2cp-1)",
+    "point.8.2.partition.hint": "chunk c는 위치 c*size .. (c+1)*size - 1을 가지고, chunk i의 "
+                                "거울상은 2*cp - 1 - i입니다 (마지막 chunk는 2cp-1)",
     "point.8.2.balance": "모든 rank가 같은 수의 인과 (쿼리, 키) 쌍을 계산합니다",
-    "point.8.2.balance.hint": "연속 분할은 rank cp-1에 일을 가장 많이 줍니다: 앞쪽 청크를 "
+    "point.8.2.balance.hint": "연속 분할은 rank cp-1에 일을 가장 많이 줍니다: 앞쪽 chunk를 "
                               "끝에서부터의 거울상과 짝지으세요",
-    "point.8.2.attention": "cp group 2개짜리와 4개짜리에서 지그재그 분할의 all-gather 어텐션이 한 "
-                           "프로세스의 인과 어텐션과 같습니다, forward와 dQ, dK, dV",
-    "point.8.2.attention.hint": "positions는 모든 rank에서 시퀀스를 같은 방식으로 잘라야 "
-                                "합니다: 0..S-1을 S/cp 토큰씩 나눈 분할",
+    "point.8.2.attention": "cp group 2개짜리와 4개짜리에서 zigzag 분할의 all-gather attention이 한 "
+                           "프로세스의 인과 attention과 같습니다, forward와 dQ, dK, dV",
+    "point.8.2.attention.hint": "positions는 모든 rank에서 sequence를 같은 방식으로 잘라야 "
+                                "합니다: 0..S-1을 S/cp token씩 나눈 분할",
     "point.8.2.callers": "두 호출자는 아무것도 공유하지 않습니다: 호출마다 자기 배열을 돌려주므로, "
                          "제 위치를 제자리에서 옮기는 호출자도, 다음 호출도 남의 것을 바꾸지 "
                          "않습니다",
@@ -478,7 +481,7 @@ MESSAGES = {
     "cp.pieces_changed": "merge가 넘겨받은 배열을 바꿨습니다 (out이나 block_out, lse나 "
                          "block_lse)",
     "cp.against_serial": "cp = {cp}의 {what}, 한 프로세스와 비교",
-    "cp.not_run": "cp = {cp}: 실행하지 않음, positions가 시퀀스를 분할(partition)하지 "
+    "cp.not_run": "cp = {cp}: 실행하지 않음, positions가 sequence를 분할(partition)하지 "
                   "않습니다",
     "cp.raised": "positions(S={steps}, rank={rank}, cp={cp})가 {error}를 냈습니다",
     "cp.callers_held": "positions(S={steps}, rank={rank}, cp={cp})를 든 채 다른 rank의 것을 모두 "
@@ -487,7 +490,7 @@ MESSAGES = {
                         "rank={rank}, cp={cp}): {got}, 혼자일 때는 {want} (두 호출자에게 건넨 배열 "
                         "하나)",
     "cp.positions_wrong": "positions(S={steps}, rank={rank}, cp={cp}): {got}, 기댓값 {want}",
-    "cp.not_partition": "S={steps}, cp={cp}: rank들이 {got}를 가집니다, 모든 토큰이 한 번씩이 "
+    "cp.not_partition": "S={steps}, cp={cp}: rank들이 {got}를 가집니다, 모든 token이 한 번씩이 "
                         "아닙니다",
     "cp.unbalanced": "S={steps}, cp={cp}: rank별 인과 쌍 {pairs}, 모두 같지 않습니다",
     # 9.x zero bubble (exercise_checks/zb_split.py, zb_schedule.py)
@@ -516,7 +519,7 @@ MESSAGES = {
                                    "찾으세요: weight가 둘째 입력이라고 가정하지 마세요",
     "point.9.2.once": "모든 stage에서 micro-batch마다 W가 정확히 한 번 실행되고, W를 빼면 "
                       "목록은 1F1B의 것입니다: 같은 F, B, 메시지",
-    "point.9.2.once.hint": "배치한 W의 수(weights)를 세세요. 쿨다운과 끝에 남은 W들로 M이 되어야 "
+    "point.9.2.once.hint": "배치한 W의 수(weights)를 세세요. cool-down과 끝에 남은 W들로 M이 되어야 "
                            "합니다",
     "point.9.2.after_b": "각 W는 자기 micro-batch의 B 뒤에 옵니다",
     "point.9.2.after_b.hint": "W는 B가 끝난 가장 오래된 micro-batch를 풀어 줍니다: W(weights)는 "
@@ -529,7 +532,7 @@ MESSAGES = {
                         "(K-1)(T_F+T_B+T_W)보다 작습니다, T_W = T_F와 T_W = T_F/2에서",
     "point.9.2.bubble.hint": "B마다 바로 W를 두면 다시 1F1B입니다: stage가 cap개를 들 때까지 "
                              "각 W를 미뤄서 빈틈을 채우게 하세요",
-    "point.9.2.h2": "같은 코드가 ZB-H2의 워밍업과 cap(2K-1)으로도: W는 한 번씩 자기 B 뒤에, "
+    "point.9.2.h2": "같은 코드가 ZB-H2의 warm-up과 cap(2K-1)으로도: W는 한 번씩 자기 B 뒤에, "
                     "최대 2K-1개 보관, bubble은 (K-1)(T_F+T_B-2T_W) 이하",
     "point.9.2.h2.hint": "held를 num_stages가 아니라 인자 cap과 비교하세요",
     "zb.dtypes": "분할 backward를 float64, float32 순서가 아니라 {got}에서 실행했습니다",
@@ -561,36 +564,36 @@ MESSAGES = {
     "zb.bubble": "{name}(K={stages}, M={micro}), T_F={t_f}, T_B={t_b}, T_W={t_w}: 시뮬레이션한 "
                  "bubble {got}, 표의 값은 {table}, 1F1B는 {plain}",
     # exercises 10.1 and 10.2: mixture of experts
-    "point.10.1.top_k": "각 토큰의 선택은 확률이 가장 큰 전문가(expert) k개이고, 큰 것부터이며, "
+    "point.10.1.top_k": "각 token의 선택은 확률이 가장 큰 전문가(expert) k개이고, 큰 것부터이며, "
                         "확률이 같으면 전문가 번호가 더 작은 쪽으로 갑니다 (동점이 가득한 행, E는 "
-                        "32까지, 토큰 하나, float64와 float32)",
+                        "32까지, token 하나, float64와 float32)",
     "point.10.1.top_k.hint": "xp.argsort(-probs, axis=-1, kind=\"stable\")[..., :k]: -p의 "
                              "안정 정렬은 같은 확률을 전문가 순서대로 둡니다. p를 정렬하고 "
                              "뒤집으면 번호가 더 큰 쪽이 먼저 옵니다",
-    "point.10.1.queue": "각 시퀀스의 배정 k*T개는 슬롯 우선(slot-major)으로, 먼저 온 순서대로 "
-                        "줄을 섭니다: 모든 토큰의 첫 선택을 토큰 순서로, 그다음 모든 두 번째 "
-                        "선택, slot = 같은 시퀀스에서 앞서 같은 전문가를 고른 배정의 수 (토큰 "
-                        "하나일 때도, 토큰이 2048개를 넘을 때도)",
-    "point.10.1.queue.hint": "queue = choice.transpose(0, 2, 1).reshape(b, k * T) (토큰 "
-                             "우선인 choice.reshape(b, T * k)가 아닙니다), 각 시퀀스의 큐 "
+    "point.10.1.queue": "각 sequence의 배정 k*T개는 슬롯 우선(slot-major)으로, 먼저 온 순서대로 "
+                        "줄을 섭니다: 모든 token의 첫 선택을 token 순서로, 그다음 모든 두 번째 "
+                        "선택, slot = 같은 sequence에서 앞서 같은 전문가를 고른 배정의 수 (token "
+                        "하나일 때도, token이 2048개를 넘을 때도)",
+    "point.10.1.queue.hint": "queue = choice.transpose(0, 2, 1).reshape(b, k * T) (token "
+                             "우선인 choice.reshape(b, T * k)가 아닙니다), 각 sequence의 큐 "
                              "축을 따라 cumsum으로 세고 1을 빼세요",
     "point.10.1.capacity": "kept = slot < C, C = ceil(k T f / E), 용량 계수(capacity factor) "
                            "0.5, 1, 1.25, 2에서: 각 전문가의 처음 C개 배정은 남고, 나머지는 "
-                           "버려집니다(drop). 드롭리스(capacity None)는 모든 배정을 남깁니다",
+                           "버려집니다(drop). dropless (capacity None)는 모든 배정을 남깁니다",
     "point.10.1.capacity.hint": "슬롯은 0부터 세므로 슬롯 C가 용량을 넘는 첫 번째입니다: "
                                 "kept = slot < capacity, capacity가 None이면 모두 True",
-    "point.10.1.layer": "여러분의 라우팅 위의 MoE 레이어는 토큰별 반복문과 같습니다: y_t = t의 "
-                        "남은 선택 e에 대한 p[t, e] expert_e(x_t)의 합 (라우터 확률 그대로, "
-                        "재정규화하지 않음), 모든 선택을 잃은 토큰은 y_t = 0이 정확히 되어 "
+    "point.10.1.layer": "여러분의 라우팅 위의 MoE 레이어는 token별 반복문과 같습니다: y_t = t의 "
+                        "남은 선택 e에 대한 p[t, e] expert_e(x_t)의 합 (router 확률 그대로, "
+                        "재정규화하지 않음), 모든 선택을 잃은 token은 y_t = 0이 정확히 되어 "
                         "잔차(residual)가 그것을 나릅니다 (x + y = x)",
     "point.10.1.layer.hint": "모든 배정의 slot과 kept를 돌려주세요: 레이어는 남은 배정을 그 "
                              "전문가의 slot번 행에 쓰고, 버려진 배정은 자리를 차지하면 안 "
                              "됩니다",
-    "point.10.2.all_to_all": "디스패치(dispatch)는 ep group에서의 올투올(all-to-all) 한 번이고 "
+    "point.10.2.all_to_all": "dispatch는 ep group에서의 올투올(all-to-all) 한 번이고 "
                              "(월드도, all-gather도 아님), 각 rank는 (ep-1) x E/ep x C x h x b x "
-                             "itemsize 바이트를 보냅니다: 라우터가 무엇을 고르든 채워진(padded) "
+                             "itemsize 바이트를 보냅니다: router가 무엇을 고르든 채워진(padded) "
                              "버퍼 전체",
-    "point.10.2.all_to_all.hint": "all_to_all_rows(send, group) 한 번: 보내는 버퍼의 청크 j가 "
+    "point.10.2.all_to_all.hint": "all_to_all_rows(send, group) 한 번: 보내는 버퍼의 chunk j가 "
                                   "group의 rank j로 갑니다. 월드는 ep group이 아닙니다",
     "point.10.2.layout": "rank r의 전문가들이 받는 것은 [로컬 전문가 i][보낸 rank q][용량 "
                          "슬롯] 순서입니다: 모든 rank q에서 차례로, q가 전문가 r*E/ep + i를 "
@@ -598,7 +601,7 @@ MESSAGES = {
     "point.10.2.layout.hint": "send는 (ep, E/ep, b*C, h), [받을 rank][그 전문가][슬롯], 도착한 "
                               "것은 [보낸 rank][내 전문가][슬롯]: 올투올 다음에 "
                               "transpose(1, 0, 2, 3)",
-    "point.10.2.layer": "컴바인(combine, 같은 올투올로 되돌아감, 역순 배치)과 함께 모든 토큰의 "
+    "point.10.2.layer": "combine(combine, 같은 올투올로 되돌아감, 역순 배치)과 함께 모든 token의 "
                         "출력이 제자리로 돌아옵니다: ExpertParallelMoE가 한 프로세스의 MoE와 "
                         "같습니다, 출력, dx, 전문가 weight의 gradient",
     "point.10.2.layer.hint": "날 배열에 comm.all_to_all을 쓰지 말고 all_to_all_rows (backward가 "
@@ -608,19 +611,19 @@ MESSAGES = {
     "moe.bad_choice": "{what}: choice의 모양이 {shape}이거나 번호가 0..E-1 밖입니다, 기대한 "
                       "모양 {want}",
     "moe.case": "b={b}, T={steps}, E={experts}, k={k}, 용량 {capacity}, {dtype}",
-    "moe.choice_wrong": "{what}: 시퀀스 {s}, 토큰 {t}, 확률 {probs}: choice {got}, 기댓값 "
+    "moe.choice_wrong": "{what}: sequence {s}, token {t}, 확률 {probs}: choice {got}, 기댓값 "
                         "{want}",
     "moe.bad_slot": "{what}: slot의 모양 {shape}, 기댓값 {want}",
-    "moe.slot_wrong": "{what}: 시퀀스 {s}, 토큰 {t}, 선택 {choice}: 큐 슬롯 {got}, 기댓값 "
+    "moe.slot_wrong": "{what}: sequence {s}, token {t}, 선택 {choice}: 큐 슬롯 {got}, 기댓값 "
                       "{want}",
-    "moe.kept_wrong": "{what}: 시퀀스 {s}, 토큰 {t}, 큐 슬롯 {slot}의 선택 {choice}: kept "
+    "moe.kept_wrong": "{what}: sequence {s}, token {t}, 큐 슬롯 {slot}의 선택 {choice}: kept "
                       "{got}, 기댓값 {want} (모두 배정 {dropped}개가 버려짐, 기댓값 "
                       "{want_dropped}개)",
-    "moe.layer_case": "MoE 레이어, {router} 라우터, 용량 {capacity}, {dtype}",
-    "moe.no_drop": "{what}: 버려지는 토큰이 없습니다 (채점기 자신의 문제가 잘못되었습니다)",
-    "moe.dropped_moved": "{what}: 시퀀스 {s}, 토큰 {t}는 모든 선택을 잃었으므로 y가 0이어야 "
+    "moe.layer_case": "MoE 레이어, {router} router, 용량 {capacity}, {dtype}",
+    "moe.no_drop": "{what}: 버려지는 token이 없습니다 (채점기 자신의 문제가 잘못되었습니다)",
+    "moe.dropped_moved": "{what}: sequence {s}, token {t}는 모든 선택을 잃었으므로 y가 0이어야 "
                          "합니다 (잔차가 나름), 받은 값 {got}",
-    "moe.ops": "rank {rank}, ep {ep}, {dtype}: 디스패치가 {ops}를 실행했습니다, 기댓값은 "
+    "moe.ops": "rank {rank}, ep {ep}, {dtype}: dispatch가 {ops}를 실행했습니다, 기댓값은 "
                "정확히 ['all_to_all']",
     "moe.group": "rank {rank}, ep {ep}: 올투올이 rank {got}에서 돌았습니다, 기댓값은 ep group "
                  "{want}",
@@ -628,7 +631,7 @@ MESSAGES = {
                  "E/ep x C x h x b x itemsize = ({ep}-1) x {local} x {cap} x {h} x {b} x "
                  "{item} = {want}",
     "moe.dispatch_raised": "rank {rank}, ep {ep}: dispatch_padded가 {error}를 냈습니다",
-    "moe.layout": "디스패치 배치, ep {ep}, {dtype}",
+    "moe.layout": "dispatch 배치, ep {ep}, {dtype}",
     "moe.layout_wrong": "rank {rank}, ep {ep}, {dtype}, rank당 전문가 {local}개, b*C = "
                         "{block}: 행 {row}은 (보낸 rank, 전문가, 슬롯) {got}, 기댓값 {want}",
     "moe.round_trip": "ep = {ep}, {dtype}에서 combine(dispatch(rows)): 모든 행이 제자리로",
@@ -645,8 +648,10 @@ MESSAGES = {
     "tp.again": "한 층의 forward {k} ({dtype}): {what}",
     "tp.again_raised": "rank {rank} ({dtype}): 한 층에 forward를 거듭하자 코드가 {error}를 "
                        "일으켰습니다",
-    "dp.waited_in_launch": "rank {rank}, 실행 {run}, 단계 {step}: _launch가 반환하기 전에 앞선 버킷의 all-reduce "
-                           "{count}개를 끝냈습니다 (그것들을 기다렸습니다): 한 번에 버킷 하나만 진행 중이면 겹침이 아닙니다. 이 버킷의 "
+    "dp.waited_in_launch": "rank {rank}, 실행 {run}, 단계 {step}: _launch가 반환하기 전에 앞선 bucket의 "
+                           "all-reduce "
+                           "{count}개를 끝냈습니다 (그것들을 기다렸습니다): 한 번에 bucket 하나만 진행 중이면 겹침이 아닙니다. 이 "
+                           "bucket의 "
                            "all-reduce를 시작하고 반환하세요, 모두를 기다리는 것은 finish()입니다",
     "dp.grads_kept": "rank {rank}, 실행 {run}, 단계 {step}: backward가 만든 전체 gradient 중 {count}개가 "
                      "reduce_gradients 뒤에도 살아 있습니다 (전역 변수, 다른 객체, 클로저 어딘가에 보관됨): 2단계는 그것들을 "
@@ -667,8 +672,9 @@ MESSAGES = {
                   "float64 배열) 다시 돌아왔습니다: 입력의 자료형으로 계산하세요, float32는 처음부터 끝까지 float32입니다",
     "ad.products": "{case}: 필요한 gradient {want}개에 대해 여러분의 backward가 곱(GEMM)을 {got}번 계산했습니다: 필요한 "
                    "gradient만, 각각 한 번씩 계산하세요",
-    "cp.long_positions": "S = {steps}, cp = {cp}, rank {rank}: 긴 시퀀스의 위치가 틀렸습니다: 자료형 {dtype}, "
-                         "{size}개 (기대값은 정수 {want}개, 청크 rank 다음 그 거울 청크), 작은 정수 자료형(int8, int16)은 "
+    "cp.long_positions": "S = {steps}, cp = {cp}, rank {rank}: 긴 sequence의 위치가 틀렸습니다: 자료형 {dtype}, "
+                         "{size}개 (기대값은 정수 {want}개, chunk rank 다음 그 거울 chunk), 작은 정수 자료형(int8, "
+                         "int16)은 "
                          "위치 {steps} - 1을 담을 수 없습니다",
     "cp.float32_merge": "float32 조각 두 개: 병합이 자료형 {dtypes}의 O와 lse를 주었거나, 도중에 float64를 거쳤습니다 "
                         "(그리고 다시 변환): 조각의 자료형으로 병합하세요, float32는 처음부터 끝까지 float32입니다",

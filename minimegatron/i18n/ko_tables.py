@@ -33,8 +33,8 @@ MESSAGES = {
                       "          loss           직렬 loss   |diff|",
     "t14.head_losses": "단계     프로세스 하나{ep:>14}    |diff|  expert마다 배정 수          "
                        "rank마다 행 수",
-    "t14.head_tokens": "토큰  id  expert    남음",
-    "t14.head_factor": "    계수   C       버려짐   expert가 없는 토큰",
+    "t14.head_tokens": "token  id  expert    남음",
+    "t14.head_factor": "    계수   C       버려짐   expert가 없는 token",
     "t14.head_a2a": "all-to-all             호출  호출당 바이트 (trace)  공식",
     "t14.head_memory": "                            측정     계산기",
     "t14.expert_params": "expert의 parameter",

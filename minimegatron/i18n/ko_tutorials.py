@@ -18,8 +18,8 @@ MESSAGES = {
                  "parameter 수           {serial:>10}{params:>20}\n"
                  "단계당 all-reduce 수             0{count:>20}",
     # tutorials/09_interleaved_1f1b.py
-    "t09.heading": "인터리브드 1F1B (interleaved 1F1B), K={K} rank, v={v} 모델 청크(model chunk), "
-                   "M={M} micro-batch (한 열 = 청크 한 단계, stage forward의 "
+    "t09.heading": "interleaved 1F1B, K={K} rank, v={v} model chunk, "
+                   "M={M} micro-batch (한 열 = chunk 한 단계, stage forward의 "
                    "1/{v}):",
     "t09.bubble": "\nbubble (유휴 / 작업)   시뮬레이션 {sim}   공식 (1/v)(K-1)/M = {formula}"
                   "   일반 1F1B {plain} = (K-1)/M",
@@ -27,7 +27,7 @@ MESSAGES = {
                     "{plain} = {plain_pct:.1%}",
     "t09.messages": "단계당 메시지 수            {chunked} = 2M(Kv-1)   일반 1F1B {plain} = 2M(K-1)",
     "t09.held": "보관하는 activation, rank당 stage 단위: {held}   일반 1F1B {plain}",
-    "t09.columns": "\n단계    인터리브드 손실   프로세스 하나 손실    |차이|",
+    "t09.columns": "\n단계    interleaved 손실   프로세스 하나 손실    |차이|",
     "t09.check": "\n프로세스 하나와 비교 (8층 GPT, AdamW 2단계, 모든 rank): {diffs}   "
                  "{verdict} (< {tol:g})",
     "t09.pass": "통과(PASS)",
@@ -81,10 +81,10 @@ MESSAGES = {
                  "dropout 0): 측정값 / 공식",
     "t10.equal": "같음",
     "t10.different": "다름(DIFFERENT)",
-    "t10.note": "  (프로세스 하나: b[sbh(21 + as/h) + 2sb], 시퀀스 병렬화(sequence parallel)는 이 "
+    "t10.note": "  (프로세스 하나: b[sbh(21 + as/h) + 2sb], sequence 병렬화(sequence parallel)는 이 "
                 "전부를 t로 나눕니다)\n\n   이 모양(shape)에 대한 논문의 표 2 (16비트): "
                 "tp {tp:,.0f} B, tp+sp {sp:,.0f} B  (minimegatron memory table2)",
-    "t10.part3": "\n3. tp={t} + 시퀀스 병렬화와 프로세스 하나 비교, AdamW {steps}단계: "
+    "t10.part3": "\n3. tp={t} + sequence 병렬화와 프로세스 하나 비교, AdamW {steps}단계: "
                  "max |loss diff| {loss:.1e}, |grad diff| {grad:.1e}, |weight diff| {weight:.1e}",
     "t10.columns": "단계        tp+sp 손실   프로세스 하나 손실    |차이|   (배치 {batch})",
     # tutorials/05_data_parallel.py
@@ -161,12 +161,12 @@ MESSAGES = {
     "t08.saved": "{checkpoint}에 저장함: 더 보려면 python -m minimegatron sample --checkpoint "
                  "{checkpoint} --prompt 'In pipeline'",
     # tutorials/12_context_parallel.py
-    "t12.part1": "1. S={steps}개 토큰(token) 중 누가 무엇을 갖는가 (cp={cp}), 그리고 rank당 인과"
+    "t12.part1": "1. S={steps}개 token 중 누가 무엇을 갖는가 (cp={cp}), 그리고 rank당 인과"
                  "(causal) 계산량: 필요한 링(ring) 블록 수 (연속 분할) 와 (query, key) 쌍의 수",
-    "t12.part2": "\n2. 모든 rank에서의 인과 어텐션(attention), 헤드(head) {heads}개 x {hd}, "
+    "t12.part2": "\n2. 모든 rank에서의 인과 attention, 헤드(head) {heads}개 x {hd}, "
                  "배치(batch) {batch}, S={steps}, float64: 한 프로세스와의 최대 |차이|, "
                  "그리고 한 rank가 forward 한 번에 보낸 바이트",
-    "t12.part3": "\n3. 시퀀스(sequence)를 cp={cp}개 rank에 나눈 GPT (링 어텐션) 대 한 프로세스, "
+    "t12.part3": "\n3. sequence를 cp={cp}개 rank에 나눈 GPT (ring attention) 대 한 프로세스, "
                  "AdamW {steps}단계: 최대 |loss 차이| {loss:.1e}, |grad 차이| {grad:.1e}, "
                  "|weight 차이| {weight:.1e}",
     "t12.part4": "\n4. 그 GPT의 층 하나가 한 rank에서 backward를 위해 갖는 activation 바이트 "
@@ -195,7 +195,7 @@ MESSAGES = {
     "t13.fail": "실패(FAIL)",
     # tutorials/14_mixture_of_experts.py
     "t14.part1": "1. 모든 블록에 MoE가 있는 GPT: 전문가(expert) E={experts}개, top-{k}, 전문가와 "
-                 "시퀀스마다 용량 C={cap}, ep={ep}를 dp={dp}에 접어 넣음, 배치 {batch}, 한 "
+                 "sequence마다 용량 C={cap}, ep={ep}를 dp={dp}에 접어 넣음, 배치 {batch}, 한 "
                  "프로세스와 나란히 AdamW {steps} 스텝. 스텝마다: 손실, 배치 전체의 전문가별 "
                  "배정 수 (균등: {uniform:g}), 각 rank의 전문가들이 계산한 실제 행 수 (채워진 "
                  "버퍼: {padded}행)",
@@ -203,10 +203,10 @@ MESSAGES = {
     "t14.yes": "예",
     "t14.no": "아니오",
     "t14.picture": "전문가별, rank별 부하 그림: {path}",
-    "t14.part2": "\n2. rank 0의 처음 {shown}개 토큰에 대한 라우터의 선택 (블록 0, 마지막 "
+    "t14.part2": "\n2. rank 0의 처음 {shown}개 token에 대한 router의 선택 (블록 0, 마지막 "
                  "스텝): top-k 전문가, 확률이 큰 것부터, 용량을 넘는 선택은 DROPPED (잔차가 "
-                 "토큰을 나름)",
-    "t14.same_choices": "모든 rank의 선택과 버림이 자기 토큰에서 한 프로세스와 같습니다: "
+                 "token을 나름)",
+    "t14.same_choices": "모든 rank의 선택과 버림이 자기 token에서 한 프로세스와 같습니다: "
                         "{same}",
     "t14.part3": "\n3. 용량 계수마다 버려진 배정, C = ceil(k T f / E) (한 프로세스, 학습된 "
                  "weight, MoE 블록 둘 다)",
@@ -215,19 +215,19 @@ MESSAGES = {
     "t14.bytes_padded": "채움(padded): (ep-1) x E/ep x C x h x b x itemsize = ({ep}-1) x "
                         "{local} x {cap} x {h} x {b} x 8 = 각각 {want:,d} B, 모든 rank에서 "
                         "(최대 |트레이스 - 공식| {off:g})",
-    "t14.bytes_dropless": "드롭리스 (레이어 하나, rank 0의 전문가별 행 {counts}): 디스패치가 "
+    "t14.bytes_dropless": "dropless (레이어 하나, rank 0의 전문가별 행 {counts}): dispatch가 "
                           "{sent:,d} B를 보냄, 개수로부터 {want:,d} B; 모든 rank의 모든 "
                           "all-to-all에서 최대 |트레이스 - 공식| {off:g}",
-    "t14.part5": "\n5. 이 실행에서 rank 0이 가진 것 (디스패치 버퍼: 마지막 스텝의 트레이스), "
+    "t14.part5": "\n5. 이 실행에서 rank 0이 가진 것 (dispatch 버퍼: 마지막 스텝의 트레이스), "
                  "측정값과 메모리 계산기 (minimegatron memory moe)",
     "t14.memory": "dp={dp}, ep={ep}의 모든 rank: 최대 |측정 - 계산기| {off:g}",
     "t14.check": "모든 rank와 한 프로세스 비교, {steps} 스텝: 최대 |loss 차이| {loss:.1e}, "
                  "|grad 차이| {grad:.1e}, |weight 차이| {weight:.1e} (전문가 weight: 그 rank가 "
                  "가진 전문가들의 행)",
-    "t14.part6": "\n6. aux loss 없는 균형 (DeepSeek-V3): 라우터는 probs + bias로 전문가를 고르고, "
+    "t14.part6": "\n6. aux loss 없는 균형 (DeepSeek-V3): router는 probs + bias로 전문가를 고르고, "
                  "gate는 probs 그대로입니다. 스텝이 끝날 때마다 각 bias는 그 전문가의 load가 "
                  "평균보다 많으면 gamma={gamma:g}만큼 내려가고 적으면 올라갑니다 (load는 "
-                 "dp x cp에서 합산). 드롭리스, 배치 32: bias를 쓰는 그리드 실행을 한 프로세스와 "
+                 "dp x cp에서 합산). dropless, 배치 32: bias를 쓰는 그리드 실행을 한 프로세스와 "
                  "비교한 뒤, 한 프로세스로 세 가지 방식을 같은 배치에서 나란히 돌립니다",
     "t14.head_balance": "step        none    aux loss        bias   (가장 바쁜 전문가 / 평균 "
                         "load, 1.00이면 고름)   블록 0의 bias",
@@ -235,7 +235,7 @@ MESSAGES = {
                    "expert bias {bias:.2f} (gamma={gamma:g}, aux loss 없음)",
     "t14.balance_check": "그리드의 bias 실행과 한 프로세스 비교, {steps} 스텝: 최대 |loss 또는 "
                          "bias 차이| {off:.1e}",
-    "t14.by_hand": "손으로 하는 드롭리스 디스패치 (블록 0의 학습된 라우터, rank마다 무작위 토큰 "
+    "t14.by_hand": "손으로 하는 dropless dispatch (블록 0의 학습된 router, rank마다 무작위 token "
                    "{tokens}개, 용량 없음): dispatch_dropless가 각 행을 그 전문가의 rank로 보내고 "
                    "(all_to_allv), 그곳의 E/ep 전문가가 계산하고, combine_dropless가 출력을 "
                    "돌려보냄, 최대 |출력 - 한 프로세스의 전문가| {diff:.1e}, 모든 rank",
