@@ -28,7 +28,10 @@ KEPT = {"bubble", "gradient", "gradients", "forward", "backward", "rank", "ranks
         "expert", "experts", "token", "tokens", "attention", "loss", "zero", "naive",
         "interleaved", "ring", "allgather", "ulysses", "zigzag", "dropless", "float",
         "mixed", "full", "numpy", "cupy", "config", "scaling", "chunk", "chunks", "trace",
-        "span", "spans", "logits", "seed", "master", "router"}
+        "span", "spans", "logits", "seed", "master", "router", "group", "groups",
+        "parameter", "parameters", "weight", "weights", "activation", "activations",
+        "optimizer", "gather", "sequence", "softmax", "dispatch", "combine", "shard", "shards",
+        "bucket", "buckets", "checkpoint"}
 _PUNCT = "()[]{}<>:;,.!?'\"`|*"
 
 

@@ -293,25 +293,25 @@ def test_every_pattern_matches_a_message_the_book_raises(key):
 
 def test_a_translation_keeps_the_numbers_and_names():
     assert book_errors.translate(message("grid.world"), "ko") == (
-        "grid dp=2 x pp=2 x tp=1 = rank 4개인데 job의 rank는 8개입니다; 곱이 8인 크기를 고르세요")
+        "grid dp=2 x pp=2 x tp=1 = rank 4개인데 job의 rank는 8개입니다. 곱이 8인 크기를 고르세요")
     assert book_errors.translate(message("tp.divisible"), "ko") == (
-        "tensor parallel: n_head=4이(가) tp=8로 나누어떨어지지 않습니다")
+        "tensor parallel: n_head=4가 tp=8로 나누어떨어지지 않습니다")
     assert book_errors.translate(message("tp.pad_vocab"), "ko") == (
-        "tensor parallel: vocab_size=17이(가) tp=2로 나누어떨어지지 않습니다 (pad_vocab=False; "
+        "tensor parallel: vocab_size=17이 tp=2로 나누어떨어지지 않습니다 (pad_vocab=False; "
         "pad_vocab=True면 vocabulary를 tp의 배수로 채웁니다)")
     assert book_errors.translate(message("finite.named"), "ko") == (
-        "rank 0, step 2: weight 'h.0.attn.qkv.weight'이(가) 유한하지 않습니다 (NaN/inf)")
+        "rank 0, step 2: weight 'h.0.attn.qkv.weight'가 유한하지 않습니다 (NaN/inf)")
     assert book_errors.translate(message("comm.out_read_only"), "ko") == (
-        "all_reduce: out=은(는) 읽기 전용입니다")
+        "all_reduce: out 인자는 읽기 전용입니다")
     assert book_errors.translate(message("ids.vocab"), "ko") == (
-        "token id 16이(가) vocabulary [0, 16) 밖에 있습니다")
+        "token id 16이 vocabulary [0, 16) 밖에 있습니다")
 
 
 def test_a_prefix_is_kept_and_an_unknown_message_stays_english():
     prefixed = "minimegatron timeline: --schedule zb-h2: " + message("schedule.warm_up")
     assert book_errors.translate(prefixed, "ko") == (
         "minimegatron timeline: --schedule zb-h2: schedule 'zb-h2'에는 stage 4개에 micro-batch가 "
-        "적어도 7개 필요합니다 (첫 stage의 warm-up); 받은 값 2")
+        "적어도 7개 필요합니다 (첫 stage의 warm-up). 받은 값 2")
     for text in ("something else: went wrong", "", "오류: 이미 한국어"):
         assert book_errors.translate(text, "ko") == text
     assert book_errors.translate(message("grid.world"), "en") == message("grid.world")
@@ -329,7 +329,7 @@ def test_a_reworded_message_no_longer_matches():
      "수의 배수여야 합니다: M=6, K=4"),
     (memory.main, ["--schedule", "zb-h2", "--pp", "4"],
      "minimegatron memory: 오류: --schedule zb-h2: schedule 'zb-h2'에는 stage 4개에 "
-     "micro-batch가 적어도 7개 필요합니다 (첫 stage의 warm-up); 받은 값 1")])
+     "micro-batch가 적어도 7개 필요합니다 (첫 stage의 warm-up). 받은 값 1")])
 def test_commands_print_the_book_errors_in_korean(main, argv, korean, monkeypatch, capsys):
     monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
     with pytest.raises(SystemExit) as code:
@@ -348,7 +348,7 @@ def test_usage_error_translates(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         usage_error(message("grid.world"))
     assert capsys.readouterr().err == (
-        "오류: grid dp=2 x pp=2 x tp=1 = rank 4개인데 job의 rank는 8개입니다; 곱이 8인 크기를 "
+        "오류: grid dp=2 x pp=2 x tp=1 = rank 4개인데 job의 rank는 8개입니다. 곱이 8인 크기를 "
         "고르세요\n")
 
 
@@ -360,7 +360,7 @@ def test_an_uncaught_book_error_is_said_in_korean_after_its_traceback(lang, monk
     with pytest.raises(NonFiniteError) as error:
         check_finite("loss", [np.array([np.nan])], 3)
     said = faults.in_language(error.value)
-    assert said == ("" if lang == "en" else "NonFiniteError: step 3, rank 0: loss이(가) 유한하지 "
+    assert said == ("" if lang == "en" else "NonFiniteError: step 3, rank 0: loss가 유한하지 "
                     "않습니다 (NaN/inf) (계속 학습하려면 check_finite=False를 주세요)\n")
     assert faults.in_language(ValueError("not a message of the book")) == ""
     if lang == "ko":                      # a job of 2 ranks under minimegatron run
@@ -370,7 +370,7 @@ def test_an_uncaught_book_error_is_said_in_korean_after_its_traceback(lang, monk
         assert code not in (0, 124), (code, out, err)
         assert "[rank 0] 처리되지 않은 예외" in err, err                  # the abort hook's line
         assert "non-finite loss at step 3" in err, err                    # Python's traceback
-        assert "loss이(가) 유한하지 않습니다 (NaN/inf)" in err, err
+        assert "loss가 유한하지 않습니다 (NaN/inf)" in err, err
 
 
 def test_a_collective_mismatch_keeps_each_ranks_call_and_translates_the_framing():
@@ -382,13 +382,13 @@ def test_a_collective_mismatch_keeps_each_ranks_call_and_translates_the_framing(
     site = english.splitlines()[1].rpartition(" at ")[2]
     assert site.startswith("tests/workers/mismatch_messages.py:"), english
     assert book_errors.translate(english, "ko") == (
-        "group 'world'에서 collective 불일치 (shape이(가) 다릅니다); 데이터는 옮기지 "
+        "group 'world'에서 collective 불일치 (shape가 다릅니다), 데이터는 옮기지 "
         "않았습니다:\n"
         f"  rank 0 (world 0): {site}에서 all_reduce(shape=(4,), dtype=float64, op='sum')\n"
         f"  rank 1 (world 1): {site}에서 all_reduce(shape=(8,), dtype=float64, op='sum')")
     assert book_errors.translate(message("mismatch.pair"), "ko").startswith(
-        "group 'world'에서 collective 불일치 (all_to_allv의 개수가 맞지 않습니다: rank 0은(는) "
-        "rank 1에게 row 1개를 보내는데, rank 1은(는) rank 0에게서 2개를 기다립니다); ")
+        "group 'world'에서 collective 불일치 (all_to_allv의 개수가 맞지 않습니다: rank 0은 "
+        "rank 1에게 row 1개를 보내는데, rank 1은 rank 0에게서 2개를 기다립니다), ")
     p2p = book_errors.translate(message("mismatch.p2p"), "ko").splitlines()
-    assert p2p[1].endswith("에서 send(shape=(4,), dtype=float32)을(를) 보냈습니다"), p2p
-    assert p2p[2].endswith("에서 recv(shape=(4,), dtype=float64)(으)로 받습니다"), p2p
+    assert p2p[1].endswith("에서 send(shape=(4,), dtype=float32)를 보냈습니다"), p2p
+    assert p2p[2].endswith("에서 recv(shape=(4,), dtype=float64)로 받습니다"), p2p

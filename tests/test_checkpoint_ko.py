@@ -73,7 +73,7 @@ def damaged(saved, tmp_path, how):
      "잘렸거나 손상되었습니다 (읽을 수 없음: BadZipFile"),
     ("compressed", "is corrupt: entry 'param/wte.weight.npy' is compressed or "
      "encrypted",
-     "손상되었습니다: 항목 'param/wte.weight.npy'이(가) 압축되었거나 "
+     "손상되었습니다: 항목 'param/wte.weight.npy'가 압축되었거나 "
      "암호화되었습니다"),
     ("no_meta", "is corrupt: no readable 'meta' record",
      "손상되었습니다: 읽을 수 있는 'meta' 기록이 없습니다")])
@@ -92,4 +92,4 @@ def test_a_model_of_another_config_is_refused_in_korean(saved, monkeypatch):
     assert said(monkeypatch, "en", load) == (
         f"checkpoint {saved!r} was saved for a different config: seed: file 0 vs model 1")
     assert said(monkeypatch, "ko", load) == (
-        f"checkpoint {saved!r}은(는) 다른 config로 저장되었습니다: seed: 파일 0, 모델 1")
+        f"checkpoint {saved!r}는 다른 config로 저장되었습니다: seed: 파일 0, 모델 1")

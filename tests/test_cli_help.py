@@ -165,7 +165,7 @@ def test_korean_help_and_usage_errors_have_no_english_only_line(monkeypatch, cap
     assert "사용법: minimegatron memory" in seen["memory --layers 0"]
     assert "오류: 인자 --layers: 양의 정수여야 합니다, 받은 값 '0'" in seen["memory --layers 0"]
     assert "이 도움말을 보여 주고 끝냅니다" in seen["run --help"]
-    assert "연습 문제 '9.9'이(가) 없습니다" in seen[f"grade 9.9 --path {REPO_ROOT}"]
+    assert "연습 문제 '9.9'가 없습니다" in seen[f"grade 9.9 --path {REPO_ROOT}"]
     assert sum(len(text.splitlines()) for text in seen.values()) > 300
 
 
@@ -195,7 +195,7 @@ def test_verify_on_one_rank_says_nothing_parallel_ran(lang, words):
     assert words in last and "minimegatron run -n 8 verify" in last, proc.stdout
     if lang == "ko":                          # the progress lines, the table and its summary
         assert english_lines(proc.stdout) == [], proc.stdout
-        assert "행 1개 중 1개 통과, 0개 건너뜀 (float64; 허용 오차 = max(1e-09, 100 x" in proc.stdout
+        assert "행 1개 중 1개 통과, 0개 건너뜀 (float64, 허용 오차 = max(1e-09, 100 x" in proc.stdout
 
 
 def test_the_dispatcher_table_is_every_command():

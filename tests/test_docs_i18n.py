@@ -64,9 +64,26 @@ INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\s)([^$]+?)(?<!\s)\$")
 CODE_SPAN = re.compile(r"`+[^`\n]*`+")
 
 
+# A Korean page shows what the program prints under MINIMEGATRON_LANG=ko: a ```text block right
+# after this line is that output, where the English twin shows the English output. Only a block
+# a test regenerates may carry it (KOREAN_OUTPUTS; test_i18n.py compares the grader's).
+OUTPUT_MARK = "<!-- 출력: MINIMEGATRON_LANG=ko -->"
+KOREAN_OUTPUT = "(what the program prints under MINIMEGATRON_LANG=ko)"
+KOREAN_OUTPUTS = {"exercises.ko.md": 1, "memory.ko.md": 2}
+
+
+def korean_outputs(text):
+    """The bodies of the ```text blocks that follow OUTPUT_MARK in ``text``."""
+    return [m.group(4) for m in FENCE.finditer(text)
+            if m.group(3).strip() == "text" and text[:m.start()].endswith(OUTPUT_MARK + "\n")]
+
+
 def structure(text):
-    """What a translation must keep: headings, code, figures, maths and link targets."""
-    code = [(lang.strip(), body) for _, _, lang, body in FENCE.findall(text)]
+    """What a translation must keep: headings, code, figures, maths and link targets (a
+    Korean output sample, marked, stands for the English twin's block at its place)."""
+    outputs = korean_outputs(text)
+    code = [(lang.strip(), KOREAN_OUTPUT if body in outputs and lang.strip() == "text" else body)
+            for _, _, lang, body in FENCE.findall(text)]
     text = FENCE.sub("", text)
     display = [" ".join(m.split()) for m in DISPLAY_MATH.findall(text)]
     text = DISPLAY_MATH.sub("", text)
@@ -85,7 +102,33 @@ def structure(text):
 def drift(english, korean):
     """{kind: (english, korean)} for every kind of structure the two texts differ in."""
     a, b = structure(english), structure(korean)
+    for i, block in enumerate(b["code blocks"]):      # the English output at the same place
+        if block == ("text", KOREAN_OUTPUT) and i < len(a["code blocks"]) \
+                and a["code blocks"][i][0] in ("text", ""):
+            a["code blocks"][i] = block
     return {kind: (a[kind], b[kind]) for kind in a if a[kind] != b[kind]}
+
+
+def test_only_a_regenerated_block_is_a_korean_output_sample():
+    marked = {os.path.basename(k): len(korean_outputs(read(k))) for _, k in pairs()}
+    assert {page: n for page, n in marked.items() if n} == KOREAN_OUTPUTS
+    english = "Run it:\n\n```text\nFAIL  1.3\n```\n\n```python\nx = 1\n```\n"
+    korean = english.replace("```text\nFAIL", OUTPUT_MARK + "\n```text\n실패")
+    assert drift(english, korean) == {}                           # the output may differ
+    unmarked = english.replace("FAIL", "실패")
+    assert set(drift(english, unmarked)) == {"code blocks"}       # unmarked: it may not
+    python = korean.replace("x = 1", "x = 2")
+    assert set(drift(english, python)) == {"code blocks"}         # nor may any other block
+
+
+def test_the_memory_pages_tables_are_what_the_korean_command_prints(monkeypatch, capsys):
+    from minimegatron.commands import memory as memory_command
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    samples = korean_outputs(read(os.path.join(DOCS, "memory.ko.md")))
+    for view, sample in zip(("table1", "zero"), samples, strict=True):
+        assert memory_command.main([view]) == 0
+        printed = capsys.readouterr().out
+        assert re.search("[\uac00-\ud7a3]", sample) and sample in printed, (sample, printed)
 
 
 def exercise_hook():
@@ -212,7 +255,7 @@ def grading_ranks():
 
 
 RANKS_EN = re.compile(r"(?:on|of) (\d+) ranks|(\d+) ranks? \(|on one rank|one process")
-RANKS_KO = re.compile(r"(\d+)개의?\s+랭크|랭크(?:\(rank\))?\s+(\d+)개|(\d+) rank|한 프로세스")
+RANKS_KO = re.compile(r"(\d+)개의?\s+rank|rank\s+(\d+)개|(\d+) rank|한 프로세스")
 
 
 def said_ranks(text, pattern):

@@ -71,12 +71,12 @@ def test_a_failing_job_in_korean():
     assert english_lines(said) == [], said
     for rank in (0, 1):        # the abort hook's line, the error again in Korean, the summary
         assert f"[rank {rank}] 처리되지 않은 예외, 모든 rank를 중단합니다:" in err, err
-    assert "CollectiveMismatch: group 'world'에서 collective 불일치 (shape이(가) 다릅니다); " \
+    assert "CollectiveMismatch: group 'world'에서 collective 불일치 (shape가 다릅니다), " \
            "데이터는 옮기지 않았습니다:" in err, err
     assert re.search(r"  rank 1 \(world 1\): \S+mismatch_job.py:\d+에서 "
                      r"all_reduce\(shape=\(3,\), dtype=float64, op='sum'\)", err), err
     assert ("minimegatron run: job이 실패했습니다 (종료 코드 1): rank 0: CollectiveMismatch "
-            "예외 발생: group 'world'에서 collective 불일치 (shape이(가) 다릅니다); 데이터는 "
+            "예외 발생: group 'world'에서 collective 불일치 (shape가 다릅니다), 데이터는 "
             "옮기지 않았습니다:; rank 1: ") in err, err
 
 
@@ -86,7 +86,7 @@ def test_a_hanging_job_in_korean():
     assert code == 124, (code, out, err)
     said = ours(out + "\n" + err)
     assert english_lines(said) == [], said
-    assert "minimegatron run: HANG: 3초가 지나 시간 초과; 각 rank가 기다리는 곳:" in err, err
+    assert "minimegatron run: HANG: 3초가 지나 시간 초과, 각 rank가 기다리는 곳:" in err, err
     assert "[rank 0] group 'world' (ranks [0, 1])의 recv (rank 1에게서)에서 기다립니다 (" in err
     assert "[rank 1] group 'world' (ranks [0, 1])의 barrier에서 기다립니다 (" in err, err
     assert "[rank 0]   main thread의 stack (가장 안쪽이 마지막):" in err, err
@@ -94,12 +94,12 @@ def test_a_hanging_job_in_korean():
 
 
 @pytest.mark.parametrize("mode, korean", [
-    ("sysexit", ["[rank 1] rank [0]이(가) 1초 뒤에도 아직 도는 동안 끝났습니다 (종료 코드 3); "
+    ("sysexit", ["[rank 1] rank [0]이 1초 뒤에도 아직 도는 동안 끝났습니다 (종료 코드 3). "
                  "모든 rank를 중단합니다",
-                 "minimegatron run: job이 실패했습니다 (종료 코드 3): rank 1: rank [0]이(가) "
+                 "minimegatron run: job이 실패했습니다 (종료 코드 3): rank 1: rank [0]이 "
                  "아직 도는 동안 끝났습니다 (종료 코드 3)"]),
     ("osexit", ["minimegatron run: job이 실패했습니다 (종료 코드 ",
-                "랭크 1: 정상 종료나 Python 예외 없이 끝났습니다 (종료 코드 1: "])])
+                "rank 1: 정상 종료나 Python 예외 없이 끝났습니다 (종료 코드 1: "])])
 def test_a_rank_that_exits_early_is_named_in_korean(mode, korean):
     """sys.exit(3) on rank 1 (the exit barrier's abort) and os._exit(1) (the waiter's record),
     tests/workers/chaos_rank.py at step 2."""
@@ -129,7 +129,7 @@ def test_a_record_says_its_line_in_the_ranks_language(tmp_path):
     for rank in range(2):
         (tmp_path / f"rank{rank}.pid").write_text("1\n")
     (tmp_path / "rank0.end").write_text("fail: finished (exit code 3) while ranks [1] still ran"
-                                        "\nsaid: rank [1]이(가) 아직 도는 동안 끝났습니다 "
+                                        "\nsaid: rank [1]이 아직 도는 동안 끝났습니다 "
                                         "(종료 코드 3)\n")
     (tmp_path / "rank1.end").write_text("fail: raised KeyError: 'w'\nsaid: KeyError 예외 발생: "
                                         "'w'\n")
@@ -138,10 +138,10 @@ def test_a_record_says_its_line_in_the_ranks_language(tmp_path):
         "rank 1: raised KeyError: 'w'", "rank 0: finished (exit code 3) while ranks [1] still ran"]
     (tmp_path / "rank1.exit").write_text("200 signal 9\n")
     with i18n.speaking("ko"):
-        assert reaper.blame(job, 2, i18n.text)[0].startswith("랭크 1: 정상 종료나 Python 예외 "
-                                                              "없이 끝났습니다 (SIGKILL(으)로 끝남: ")
+        assert reaper.blame(job, 2, i18n.text)[0].startswith("rank 1: 정상 종료나 Python 예외 "
+                                                              "없이 끝났습니다 (SIGKILL로 끝남: ")
         assert job_files.failures(job, i18n.text_or_english) == [
-            "rank 1: KeyError 예외 발생: 'w'", "rank 0: rank [1]이(가) 아직 도는 동안 끝났습니다 "
+            "rank 1: KeyError 예외 발생: 'w'", "rank 0: rank [1]이 아직 도는 동안 끝났습니다 "
             "(종료 코드 3)"]
         assert hang_report.dump_request(job, wait_s=0.1)[1] == (
             "[rank 1] 0.1초 안에 답하지 않았습니다 (GIL을 쥔 C 코드 안에서 바쁘거나, 이미 끝남)")

@@ -408,7 +408,7 @@ def test_grade_in_korean(forged_copy):
     assert code == 1, out
     section = out[out.index("의심  1.2"):]
     assert "의심: 블록을 실행하지 않았습니다" in section, out
-    assert "json, os을(를) import합니다" in section and "compile, exec을(를) 씁니다" in section, out
+    assert "json, os를 import합니다" in section and "compile, exec를 씁니다" in section, out
     assert "SUSPECT" not in section and "imports" not in section, section
 
 

@@ -124,8 +124,7 @@ def main():
     language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     if group.size != 2:         # the same answer on every rank, before any collective
-        raise ValueError(f"the worked example splits A over 2 ranks; run it with -n 2, "
-                         f"not -n {group.size}")
+        raise ValueError(text("t02.ranks", n=group.size))
     splits = {"column": (column_split, 1), "row": (row_split, 0)}   # A's shards: axis 1 or 0
     trained = {split: train(*make(group)) for split, (make, _) in splits.items()}
     serial_steps, serial_weight = train(*one_process())              # the same loop, unsplit

@@ -195,9 +195,8 @@ def main(argv=None):
     language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     world = comm.world()
     if args.dp * args.pp * args.tp != world.size:       # every rank, before any collective
-        usage_error(f"--dp {args.dp} x --pp {args.pp} x --tp {args.tp} = "
-                    f"{args.dp * args.pp * args.tp}, but this job has {world.size} ranks; "
-                    f"launch with -n {args.dp * args.pp * args.tp} or change the flags")
+        usage_error(text("t08.ranks", dp=args.dp, pp=args.pp, tp=args.tp, n=world.size,
+                         product=args.dp * args.pp * args.tp))
     grid = ProcessGrid(args.dp, args.pp, args.tp)
     trainer = Trainer3D(CONFIG, grid, schedule=args.schedule, micro_batches=args.micro_batches,
                         optimizer_fn=make_optimizer)

@@ -148,6 +148,7 @@ import traceback
 import numpy as np
 
 from minimegatron import comm, i18n
+from minimegatron.i18n import book_errors
 from minimegatron.comm import comm_check
 from minimegatron.runtime import faults
 from minimegatron.checks.common import float64_gap, serial_sensitivity
@@ -249,9 +250,9 @@ CHECKS = {"data": "data", "tp": "tensor", "pipe": "pipeline", "3d": "threed",
 BATCH = {"data": 8, "tp": 4, "pipe": 8, "3d": 16, "cp": 4,   # rounded up to a multiple of dp x M
          "4d": 4, "zb": 8, "dual": 8, "moe": 8, "moe3d": 8, "moex": 8}
 INTERLEAVED_CHUNKS = 2    # v of pp-interleaved: 8 layers make K*v groups up to K = 4
-NO_GRID = {"3d": "dp x pp x tp with two axes > 1",           # why a kind has no grid on N
-           "4d": "dp x pp x tp x cp with cp > 1 and tp or pp > 1",
-           "moe3d": "dp x pp x tp with dp > 1 and tp or pp > 1"}
+NO_GRID = {"3d": "cli.verify.skip.rule_3d",      # why a kind has no grid on N: "dp x pp x tp
+           "4d": "cli.verify.skip.rule_4d",      # with two axes > 1" (i18n/en_cli.py)
+           "moe3d": "cli.verify.skip.rule_moe3d"}
 
 
 def _checks(name):
@@ -354,7 +355,7 @@ def fit(scheme, dims):
         scheme, 1)                            # dualpipe: two whole stages, pp layer groups
     try:
         if scheme == "hsdp" and dp % 2:
-            raise ValueError(f"HSDP replicates over 2: dp = {dp} is odd")
+            raise ValueError(i18n.text("cli.verify.skip.hsdp", dp=dp))
         if SCHEMES[scheme].kind in ("moe", "moe3d", "moex"):
             _checks("moe").check_moe_fits(config, moe_config(scheme, cp), dims)
         if SCHEMES[scheme].kind == "moex":
@@ -372,7 +373,8 @@ def fit(scheme, dims):
         if scheme in ("tp-sp", "4d-sp"):
             check_sequence_length(config.seq_len // cp, tp)
     except ValueError as err:
-        return None, (f"{chunks} chunks x {pp} stages: " if chunks > 1 else "") + str(err)
+        prefix = i18n.text("cli.verify.skip.chunks", chunks=chunks, pp=pp) if chunks > 1 else ""
+        return None, prefix + str(err)
     return padded(BATCH[SCHEMES[scheme].kind], dp * m), None
 
 
@@ -386,9 +388,9 @@ def _moe_feature_fits(scheme, config, dims):
     dp, pp, tp, m, cp = _unpack(dims)
     options = moe_feature_options(scheme)
     if options["sequence_parallel"] and tp == 1:
-        raise ValueError("sequence parallelism needs tp > 1 (an even world)")
+        raise ValueError(i18n.text("cli.verify.skip.sp_tp"))
     if scheme in ("moe-recompute", "moe-interleaved", "moe-zb") and pp == 1:
-        raise ValueError(f"{scheme} runs a pipeline of pp = 2 (an even world)")
+        raise ValueError(i18n.text("cli.verify.skip.needs_pp", scheme=scheme))
     stage_layers(config.n_layer, pp * options["chunks"], 0)
     if options["schedule"] == "interleaved":
         check_interleaved(pp, m, options["chunks"])
@@ -508,7 +510,7 @@ def run_row(scheme, dims, dtype, steps, world, split_cache):
         split_cache[size] = world.split(color=world.rank // size, name=f"verify{size}")
     diffs, (batch_size, reason) = {}, fit(scheme, dims)
     if dtype == "fp8" and scheme not in FP8_SCHEMES:
-        reason = "fp8: its matmuls stay bf16 (not one of FP8_SCHEMES)"
+        reason = i18n.text("cli.verify.skip.fp8")
     if reason:                                  # decided alike on every rank, no message
         return _row(scheme, dims, None, "SKIP", 0.0, note=reason)
     try:
@@ -590,7 +592,16 @@ def progress_line(i, total, row):
     diffs = i18n.text("cli.verify.progress", loss=_fmt(row["loss"]), grad=_fmt(row["grad"]),
                       weight=_fmt(row["weight"]))
     return (f"[{i:>2}/{total}] {row['label']:<12} {row['grid']:<14} {diffs}  "
-            f"{row['status']:<5} {row['seconds']:5.1f} s {row['note']}").rstrip()
+            f"{row['status']:<5} {row['seconds']:5.1f} s {skip_note(row['note'])}").rstrip()
+
+
+def skip_note(note):
+    """A row's note in the reader's language: a reason the book raised (in English) is read
+    back by ``book_errors``; verify's own reasons are i18n texts already."""
+    try:
+        return book_errors.translate(note, i18n.language())
+    except ValueError:                 # an unknown MINIMEGATRON_LANG: as it is
+        return note
 
 
 def table(rows, dtype):
@@ -599,7 +610,7 @@ def table(rows, dtype):
     head = i18n.text("cli.verify.head", vs64=f"{'vs ' + ref:>8}" if mixed else "")
     lines = [head, "-" * len(head)]
     for r in rows:
-        status = r["status"] + (f" ({r['note']})" if r["status"] == "SKIP" else "")
+        status = r["status"] + (f" ({skip_note(r['note'])})" if r["status"] == "SKIP" else "")
         lines.append(f"{r['label']:<12} {r['grid']:<24}{_fmt(r['loss']):>15}{_fmt(r['grad']):>15}"
                      f"{_fmt(r['weight']):>17}{_fmt(r['tol']):>11}"
                      + (f"{_ratio(r['vs64']):>8}" if mixed else "") + f"  {status}")
@@ -637,8 +648,8 @@ def plan_rows(schemes, world_size):
 
 def no_grid(scheme, world_size):
     """The SKIP reason of a scheme with no grid on ``world_size`` ranks."""
-    rule = NO_GRID.get(SCHEMES[scheme].kind, "its grids")
-    return f"no grid of {world_size} rank(s) fits: needs {rule}"
+    rule = i18n.text(NO_GRID.get(SCHEMES[scheme].kind, "cli.verify.skip.rule_other"))
+    return i18n.text("cli.verify.skip.no_grid", n=world_size, rule=rule)
 
 
 def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
@@ -654,7 +665,8 @@ def run_rows(schemes=None, dtype="float64", steps=3, progress=False):
     rows, split_cache = [], {}
     for i, (scheme, dims) in enumerate(plan, 1):
         if dims is None:
-            row = _row(scheme, (0, 0, 0, 0), None, "SKIP", 0.0, note="not available")
+            row = _row(scheme, (0, 0, 0, 0), None, "SKIP", 0.0,
+                       note=i18n.text("cli.verify.skip.unavailable"))
         elif dims == ():                        # never dropped: a SKIP that says why
             row = _row(scheme, (0, 0, 0, 0), None, "SKIP", 0.0, note=no_grid(scheme, world.size))
         else:

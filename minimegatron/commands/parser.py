@@ -20,11 +20,12 @@ English when MINIMEGATRON_LANG is unknown: the command reports that once, itself
 """
 import argparse
 import contextlib
+import difflib
 import re
 import textwrap
 
 from minimegatron import i18n
-from minimegatron.i18n import book_errors
+from minimegatron.i18n import book_errors, josa
 
 MSGIDS = {
     "usage: ": "argparse.usage",
@@ -62,9 +63,10 @@ def say(key, /, **fields):
 
 
 def translate(msgid):
-    """argparse's ``msgid`` in the current language (itself when the catalogue lacks it)."""
+    """argparse's ``msgid`` in the current language (itself when the catalogue lacks it); a
+    Korean %-template fits its particles to the values argparse puts in (``josa.Percent``)."""
     key = MSGIDS.get(msgid)
-    return msgid if key is None else say(key)
+    return msgid if key is None else josa.percent(say(key))
 
 
 def _ngettext(singular, plural, n):
@@ -111,6 +113,24 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         with speaking_argparse():
             super().__init__(*args, **kwargs)
+
+    def parse_args(self, args=None, namespace=None):
+        """``parse_known_args``, then argparse's own "unrecognized arguments" in the reader's
+        language too (argparse builds it after the wrapped call returned), with the options a
+        misspelt one was likely meant to be: "--layer; did you mean --layers?"."""
+        with speaking_argparse():
+            args, unknown = self.parse_known_args(args, namespace)
+            if unknown:
+                self.error(translate("unrecognized arguments: %s") % " ".join(unknown)
+                           + self._did_you_mean(unknown))
+            return args
+
+    def _did_you_mean(self, unknown):
+        """"; did you mean --x?" for the unknown options close to one of this parser's."""
+        known = [option for option in self._option_string_actions if option.startswith("--")]
+        close = [match for word in unknown if word.startswith("--")
+                 for match in difflib.get_close_matches(word.split("=")[0], known, n=1)]
+        return say("cli.did_you_mean", options=", ".join(close)) if close else ""
 
     def parse_known_args(self, args=None, namespace=None):
         with speaking_argparse():

@@ -13,8 +13,9 @@ tables in ``en_reports.py``; ``minimegatron run``'s own lines and each rank's re
 read back from its English, in ``book_errors.py`` with ``en_errors.py``, ``ko_errors.py``), with
 the same keys and the same {fields} (tests/test_i18n.py checks both). Numbers, code
 names and commands are fields or stay in the template as they are; the Korean uses the terms of
-docs/glossary.md. The exercises' titles, hints and source notes are English
-data in ``exercise_checks`` (a student copy raises the English hint, which
+docs/glossary.md, the lecture notes' own (tests/test_ko_vocabulary.py), and writes a particle
+after a field in its first form ("{tp}으로", "{name}을"): ``josa`` fits it to the value.
+The exercises' titles, hints and source notes are English data in ``exercise_checks`` (a student copy raises the English hint, which
 ``exercises.is_blank`` compares), so ``exercise_text`` picks the Korean ones
 by exercise id when the grader shows them (``classroom/blank.py`` turns a blank
 block's English hint into the current language's).
@@ -27,6 +28,7 @@ from minimegatron.i18n import (en, en_agree, en_checkpoint, en_cli, en_lessons, 
                                ko_cli, ko_lessons, ko_sandbox, ko_static, ko_tables, ko_tutorials)
 from minimegatron.i18n import (en_checkpoint_errors, en_launcher, en_reports,
                                ko_checkpoint_errors, ko_launcher, ko_reports)
+from minimegatron.i18n import josa
 
 ENV = "MINIMEGATRON_LANG"
 # one catalog per language: the base texts, then each topic's own module (same keys and fields)
@@ -53,8 +55,15 @@ def language():
 
 def text(key, /, **fields):
     """The message ``key`` in the current language, its {fields} filled in (a field may
-    itself be called ``key``: the first argument is positional only)."""
-    return CATALOGS[language()][key].format(**fields)
+    itself be called ``key``: the first argument is positional only). In Korean, a particle
+    after a field takes the form its value asks for (``josa``: "tp=3으로", "tp=2로")."""
+    lang = language()
+    return fill(CATALOGS[lang][key], lang, **fields)
+
+
+def fill(template, lang, /, **fields):
+    """``template`` with its {fields}: ``str.format``, and Korean particles fitted (``josa``)."""
+    return josa.format(template, **fields) if lang == "ko" else template.format(**fields)
 
 
 def text_or_english(key, /, **fields):
@@ -63,7 +72,7 @@ def text_or_english(key, /, **fields):
     try:
         return text(key, **fields)
     except ValueError:
-        return CATALOGS["en"][key].format(**fields)
+        return fill(CATALOGS["en"][key], "en", **fields)
 
 
 def exercise_text(exercise, field):

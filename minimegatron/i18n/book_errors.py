@@ -15,7 +15,7 @@ pattern matches stays as it is, in English.
 import re
 import string
 
-from minimegatron.i18n import en_errors, ko_errors
+from minimegatron.i18n import en_errors, josa, ko_errors
 
 TRANSLATIONS = {"ko": ko_errors.MESSAGES}
 
@@ -47,7 +47,7 @@ def match(message, lang, used, depth=2):
             used.append(key)
             fields = {name: _field(value, lang, used, depth - 1) if depth else value
                       for name, value in found.groupdict().items()}
-            return TRANSLATIONS[lang][key].format(**fields)
+            return josa.format(TRANSLATIONS[lang][key], **fields)
     return None
 
 

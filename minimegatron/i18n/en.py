@@ -83,6 +83,7 @@ MESSAGES = {
     "t01.small_world": "\n(world size {n} != 8, so the grid is 1 x 1 x {n}: dp=1, pp=1, tp={n})",
     "t01.tp_all_reduce": "all_reduce of the world rank over this rank's tp group",
     # tutorials/02_worked_example.py
+    "t02.ranks": "the worked example splits A over 2 ranks; run it with -n 2, not -n {n}",
     "t02.serial": "X = {X}\nA = {A}\nserial Y = X A = {Y}\n",
     "t02.column_how": "A split by columns; X copied (f); Y = cat(Y_1, Y_2)",
     "t02.row_how": "A split by rows; X split by columns; Y = Y_1 + Y_2 (g)",

@@ -15,6 +15,7 @@ MESSAGES = {
     "argparse.error": "%(prog)s: error: %(message)s\n",
     "argparse.required": "the following arguments are required: %s",
     "argparse.unrecognized": "unrecognized arguments: %s",
+    "cli.did_you_mean": "; did you mean {options}?",
     "argparse.argument": "argument %(argument_name)s: %(message)s",
     "argparse.choice": "invalid choice: %(value)r (choose from %(choices)s)",
     "argparse.invalid": "invalid %(type)s value: %(value)r",
@@ -98,6 +99,17 @@ MESSAGES = {
                            "against itself. Run it on N ranks: minimegatron run -n 8 verify",
     # checks/verify.py: the progress lines and the table of minimegatron verify
     "cli.verify.progress": "loss {loss:>8}  grad {grad:>8}  weight {weight:>8}",
+    "cli.verify.skip.no_grid": "no grid of {n} rank(s) fits: needs {rule}",
+    "cli.verify.skip.rule_3d": "dp x pp x tp with two axes > 1",
+    "cli.verify.skip.rule_4d": "dp x pp x tp x cp with cp > 1 and tp or pp > 1",
+    "cli.verify.skip.rule_moe3d": "dp x pp x tp with dp > 1 and tp or pp > 1",
+    "cli.verify.skip.rule_other": "its grids",
+    "cli.verify.skip.sp_tp": "sequence parallelism needs tp > 1 (an even world)",
+    "cli.verify.skip.needs_pp": "{scheme} runs a pipeline of pp = 2 (an even world)",
+    "cli.verify.skip.fp8": "fp8: its matmuls stay bf16 (not one of FP8_SCHEMES)",
+    "cli.verify.skip.unavailable": "not available",
+    "cli.verify.skip.hsdp": "HSDP replicates over 2: dp = {dp} is odd",
+    "cli.verify.skip.chunks": "{chunks} chunks x {pp} stages: ",
     "cli.verify.head": "scheme       grid (dp x pp x tp, M)   max|loss diff| max|grad diff| "
                        "max|weight diff|  tolerance{vs64}  status",
     "cli.verify.summary": "{passed} of {count} rows pass, {skipped} skipped ({dtype}; tolerance "

@@ -128,6 +128,8 @@ MESSAGES = {
                      "each with a Chrome trace .json beside it (https://ui.perfetto.dev), "
                      "{files} files in {out}/",
     # tutorials/08_3d_parallel.py
+    "t08.ranks": "--dp {dp} x --pp {pp} x --tp {tp} = {product}, but this job has {n} ranks; "
+                 "launch with -n {product} or change the flags",
     "t08.heading": "3D parallel GPT: {n} ranks = dp {dp} x pp {pp} x tp {tp}; {schedule}, {m} "
                    "micro-batches of {size} per replica, global batch {batch}, {steps} AdamW "
                    "steps",

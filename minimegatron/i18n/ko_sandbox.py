@@ -4,7 +4,7 @@ in en_sandbox.py (tests/test_i18n.py)."""
 
 MESSAGES = {
     "sandbox.on": "샌드박스 안에서 채점합니다: 각 사본의 검사는 bubblewrap({bwrap}) 안에서 "
-                  "돕니다. 자기만의 프로세스, 네트워크 없음, 전용 /tmp ({tmp}), "
+                  "실행됩니다. 자기만의 프로세스, 네트워크 없음, 전용 /tmp ({tmp}), "
                   "프로세스마다 메모리 {mem_gib} GiB, 채점할 사본은 읽기 전용",
     "sandbox.tmp_cap": "{mib} MiB",
     "sandbox.tmp_no_cap": "크기 제한 없음: 이 bubblewrap에는 --size가 없습니다 (0.7 이상에 "
@@ -24,7 +24,7 @@ MESSAGES = {
                        "채점기는 링크, FIFO, 장치를 통해 읽거나 쓰지 않습니다",
     "sandbox.too_many_processes": "검사가 한꺼번에 프로세스를 {count}개 넘게 띄워서 "
                                   "(fork bomb?) 종료했습니다",
-    "sandbox.crashed": "채점기의 실행기가 끝나기 전에 검사가 {how}(으)로 끝나, 보고한 것은 "
+    "sandbox.crashed": "채점기의 실행기가 끝나기 전에 검사가 {how}으로 끝나, 보고한 것은 "
                        "하나도 인정되지 않습니다. 출력의 끝:\n{tail}",
     "sandbox.exit_code": "종료 코드 {code}",
     "sandbox.signal": "시그널 {signal}",

@@ -5,15 +5,15 @@
 """
 
 MESSAGES = {
-    "t01.group": "그룹",
-    "t07.stage": "PipelineStage({stage}/{stages}, 블록 {blocks}, 파라미터 {params:,}개)",
-    "t08.group": "그룹",
-    "t08.head_bytes": "rank (dp,pp,tp)   파라미터   가중치 B gradient B  Adam m,v B  dp 보냄 B  "
+    "t01.group": "group",
+    "t07.stage": "PipelineStage({stage}/{stages}, 블록 {blocks}, parameter {params:,}개)",
+    "t08.group": "group",
+    "t08.head_bytes": "rank (dp,pp,tp)   parameter   weight B gradient B  Adam m,v B  dp 보냄 B  "
                       "pp 보냄 B  tp 보냄 B",
     "t05.head_losses": "단계       직렬  DataParallel        DDP",
     "t05.head_bytes": "rank    DP 보냄    DP 받음   DDP 보냄   DDP 받음  DP gradient+optim",
     "t06.head_losses": "단계      ZeRO-0      ZeRO-1      ZeRO-2      ZeRO-3",
-    "t06.head_memory": "stage                 가중치            gradient       optimizer 상태"
+    "t06.head_memory": "stage                 weight            gradient       optimizer 상태"
                        "                  합계  gather 최대  보냄/단계  통신 모델",
     "t07.head_table": "\nschedule   M     pipeline loss        직렬 loss   |diff|  bubble: "
                       "공식     에뮬레이션   일반  stage마다 진행 중      stage마다 최대 KiB",
@@ -33,11 +33,11 @@ MESSAGES = {
                       "          loss           직렬 loss   |diff|",
     "t14.head_losses": "단계     프로세스 하나{ep:>14}    |diff|  expert마다 배정 수          "
                        "rank마다 행 수",
-    "t14.head_tokens": "토큰  id  expert    남음",
-    "t14.head_factor": "    계수   C       버려짐   expert가 없는 토큰",
+    "t14.head_tokens": "token  id  expert    남음",
+    "t14.head_factor": "    계수   C       버려짐   expert가 없는 token",
     "t14.head_a2a": "all-to-all             호출  호출당 바이트 (trace)  공식",
     "t14.head_memory": "                            측정     계산기",
-    "t14.expert_params": "expert 파라미터",
-    "t14.dense_params": "dense 파라미터",
+    "t14.expert_params": "expert의 parameter",
+    "t14.dense_params": "dense 부분의 parameter",
     "t14.dispatch_buffer": "dispatch 버퍼 (바이트)",
 }

@@ -1,0 +1,92 @@
+"""Korean particles fitted to the word before them (minimegatron/i18n/josa.py).
+
+A Korean message writes "tp=3으로" but "tp=2로", "4를" but "3을": the particle's form depends on
+whether the value's last syllable, as read aloud, ends in a consonant. The catalogs write the
+consonant form after a {field}; i18n.text fits it to the value, and no template shows a
+placeholder such as 을(를).
+"""
+import glob
+import os
+import re
+
+import pytest
+
+from minimegatron import i18n
+from minimegatron.commands import parser as cli_parser
+from minimegatron.i18n import book_errors, josa
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLACEHOLDER = re.compile(r"을\(를\)|를\(을\)|이\(가\)|가\(이\)|은\(는\)|는\(은\)|와\(과\)|과\(와\)|"
+                         r"\(으\)로|\(이\)|\(을\)|\(은\)")
+
+# n: (as read, 을/를, 으로/로)
+NUMBERS = {0: ("영", "을", "으로"), 1: ("일", "을", "로"), 2: ("이", "를", "로"),
+           3: ("삼", "을", "으로"), 4: ("사", "를", "로"), 5: ("오", "를", "로"),
+           6: ("육", "을", "으로"), 7: ("칠", "을", "로"), 8: ("팔", "을", "로"),
+           9: ("구", "를", "로"), 10: ("십", "을", "으로"), 100: ("백", "을", "으로"),
+           1000: ("천", "을", "으로"), 12: ("십이", "를", "로"), 26: ("이십육", "을", "으로"),
+           10000: ("만", "을", "으로")}
+
+
+@pytest.mark.parametrize("n", sorted(NUMBERS))
+def test_a_number_takes_the_particle_of_its_korean_reading(n):
+    _, object_form, toward = NUMBERS[n]
+    assert josa.particle(str(n), "을") == object_form
+    assert josa.particle(str(n), "으로") == toward
+    assert josa.particle(f"tp={n}", "이") == {"을": "이", "를": "가"}[object_form]
+
+
+def test_english_names_take_the_particle_of_their_english_reading():
+    vowel = ["rank", "gradient", "forward", "backward", "stage", "all-reduce", "weight",
+             "tp", "dp", "GPU", "MLP", "'h.0.attn.qkv.weight'", "(B, T)", "x", "1.5"]
+    consonant = {"group": "ㅂ", "step": "ㅂ", "token": "ㄴ", "string": "ㅇ", "model": "ㄹ",
+                 "L": "ㄹ", "M": "ㅁ", "N": "ㄴ", "3.0": "ㅇ"}
+    for word in vowel:
+        assert josa.final_consonant(word) == "", word
+        assert josa.particle(word, "은") == "는" and josa.particle(word, "과") == "와", word
+    for word, final in consonant.items():
+        assert josa.final_consonant(word) == final, word
+        assert josa.particle(word, "은") == "은" and josa.particle(word, "과") == "과", word
+    assert josa.particle("model", "으로") == "로" and josa.particle("group", "으로") == "으로"
+    assert josa.particle("가", "이") == "가" and josa.particle("각", "이") == "이"
+
+
+def test_format_fits_each_particle_after_a_field_and_leaves_the_rest():
+    template = "tp={tp}으로 나누면 {n}을 {name}이 받고, {path!r}은 {other}과 {k}로서 {k}이며"
+    assert josa.format(template, tp=3, n=4, name="rank", path="a.npz", other="group", k=2) == (
+        "tp=3으로 나누면 4를 rank가 받고, 'a.npz'는 group과 2로서 2이며")
+    assert josa.format(template, tp=2, n=3, name="group", path="b", other="rank", k=7) == (
+        "tp=2로 나누면 3을 group이 받고, 'b'는 rank와 7로서 7이며")
+    assert josa.format("{a:>4}를 {{x}}을 '{b}'을", a=10, b="c") == "  10을 {x}을 'c'를"
+
+
+def test_argparse_templates_fit_their_particles_too():
+    assert josa.percent("인자 %s과 함께") % "--foo" == "인자 --foo와 함께"
+    assert josa.percent("'%(filename)s'을 열 수 없습니다: %(error)s") % {
+        "filename": "a.txt", "error": "e"} == "'a.txt'를 열 수 없습니다: e"
+    assert type(josa.percent("usage: %s")) is str                 # English: argparse's own
+
+
+def test_live_korean_errors_take_the_right_particle(monkeypatch):
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    for tp, toward in ((3, "3으로"), (2, "2로"), (6, "6으로"), (4, "4로")):
+        english = f"tensor parallel: n_head=5 is not divisible by tp={tp}"
+        assert f"tp={toward} 나누어떨어지지" in book_errors.translate(english, "ko")
+    assert i18n.text("grader.needs_first", id="3.2", message="m").startswith("먼저 연습 문제 3.2가 ")
+    assert i18n.text("reaper.killed_by_signal", number=9) == "시그널 9로 끝남"
+    assert i18n.text("reaper.killed_by_signal", number=15) == "시그널 15로 끝남"
+    assert i18n.text("reaper.killed_by_signal", number=6) == "시그널 6으로 끝남"
+    with cli_parser.speaking_argparse():
+        allowed = cli_parser.translate("not allowed with argument %s")
+        assert allowed % "--a" == "인자 --a와 함께 쓸 수 없습니다"
+
+
+def test_no_korean_template_shows_a_particle_placeholder():
+    assert PLACEHOLDER.search("rank {rank}을(를) 받습니다")          # the scan finds one
+    bad = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "minimegatron", "i18n", "ko*.py"))):
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if PLACEHOLDER.search(line):
+                    bad.append(f"{os.path.relpath(path, ROOT)}:{number}: {line.strip()}")
+    assert not bad, "write the particle after a {field}; josa fits it:\n" + "\n".join(bad)
