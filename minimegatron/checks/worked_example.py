@@ -55,6 +55,18 @@ def worked_row(group):
             "Y": y.data, "dX": x.grad, "dA_i": row.weight.grad}
 
 
+def worked_g(group):
+    """g alone on the row split's partial products: rank i's Y_i = X_i A_i (plain arrays, no
+    layer, no autodiff), then Y = g(Y_i). Exercise 3.2's check: it runs through no other
+    exercise's block, so a student can do 3.2 first. Returns Y_i (after g) and Y."""
+    from minimegatron.parallel.tensor_parallel.mappings import reduce_from_tp
+    _check_two(group)
+    cols = slice(2 * group.rank, 2 * group.rank + 2)        # this rank's columns of X, rows of A
+    partial = Tensor(asarray(X, dtype="float64")[:, cols] @ asarray(A, dtype="float64")[cols])
+    y = reduce_from_tp(partial, group)                  # (2, 2): the sum of the partials
+    return {"Y_i": partial.data, "Y": y.data}
+
+
 def worked_example(group):
     """Both splits as NumPy arrays: {"column": {...}, "row": {...}}."""
     return {split: {k: to_numpy(v) for k, v in make(group).items()}

@@ -14,6 +14,10 @@ The problem and the judge's tools are in ``tp_problem.py``.
                                none on a group of one rank
               input_kept       x itself (the partial product X_i A_i) keeps its value, and
                                g(x) is a new array (a second g leaves it as it was)
+
+3.2's check runs g and nothing else of the student's: dL/dy goes to backward as it is (no
+Sum backward) and the worked example's partial products are plain arrays (no MatMul, no
+RowParallelLinear), so a student's fresh copy grades 3.2 done first.
 """
 import numpy as np
 
@@ -94,9 +98,10 @@ G_DIMS = ((2, 3), (2, 3, 4))
 
 
 def collect_reduce(group, seed):
-    """Rank r's own x_r -> y = g(x_r); dL/dy = G (the same on the group's ranks); then g on a
-    group of this rank alone; then the worked example's row split."""
-    from minimegatron.checks.worked_example import worked_row
+    """Rank r's own x_r -> y = g(x_r); dL/dy = G (the same on the group's ranks), given to
+    backward as it is; then g on a group of this rank alone; then g on the worked example's
+    partial products. Only g runs (no Sum backward, no MatMul, no layer): 3.2 alone."""
+    from minimegatron.checks.worked_example import worked_g
     from minimegatron.parallel.tensor_parallel.mappings import reduce_from_tp
     shape, rank = dims(seed, 32, G_DIMS), group.ranks[group.rank]
     runs = {}
@@ -107,7 +112,7 @@ def collect_reduce(group, seed):
         forward = traced_calls([group])
         runs[dtype] = {"y": y.data.copy(), "y_dtype": dtype_of(y.data), "forward": forward,
                        "y_later": y.data}
-        (y * tensor_of(ints(seed, 32, shape, 2, group.ranks[0]), dtype)).sum().backward()
+        y.backward(tensor_of(ints(seed, 32, shape, 2, group.ranks[0]), dtype).data)
         runs[dtype].update({"backward": traced_calls([group]), "dx": x.grad, "x_after": x.data})
     for dtype in DTYPES:        # another g of the same shape: the g(x) above (held, not
         reduce_from_tp(tensor_of(ints(seed, 32, shape, 3, rank), dtype), group)   # copied)
@@ -117,7 +122,7 @@ def collect_reduce(group, seed):
     start_trace()
     y = reduce_from_tp(x, alone)
     runs_alone = {"y": y.data, "calls": traced_calls([group, alone])}
-    worked = worked_row(group)
+    worked = worked_g(group)
     return {"runs": runs, "alone": runs_alone,
             "worked": {"Y": worked["Y"], "Y_i": worked["Y_i"]}}
 
