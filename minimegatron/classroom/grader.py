@@ -489,7 +489,7 @@ def grade_copy(path=".", spec=None, timeout=60.0, seed=None, box=None):
     else:
         box = None
     if not os.path.isdir(student_pkg):
-        raise ValueError(i18n.text("grader.no_package", path=copy_root))
+        raise ValueError(_no_package(copy_root, teacher))
     try:
         student = find_blocks(student_pkg)
     except (ValueError, OSError) as err:                   # broken markers: every cell
@@ -521,6 +521,33 @@ def grade_copy(path=".", spec=None, timeout=60.0, seed=None, box=None):
                 "grader.changed", paths=shown, result=verdict.result)] + verdict.lines,
                 ["changed: " + changed[0]], verdict.seconds)
     return {ex_id: verdicts[ex_id] for ex_id in ids}
+
+
+def _holds_copy(folder, teacher):
+    """True if folder holds a copy's minimegatron/ (its exercise markers), the teacher's
+    reference aside."""
+    package = os.path.join(folder, "minimegatron")
+    if not os.path.isdir(package) or (teacher and os.path.realpath(package) ==
+                                      os.path.realpath(PACKAGE_DIR)):
+        return False
+    try:
+        return bool(find_blocks(package))
+    except (ValueError, OSError):
+        return False
+
+
+def _no_package(copy_root, teacher):
+    """The error for a folder with no minimegatron/ package: where to ``cd``, if a copy is
+    near (the nearest folder above that is a student copy, else, in self-check mode, the
+    copy this grader belongs to), else how to make one."""
+    here = copy_root
+    while os.path.dirname(here) != here:
+        here = os.path.dirname(here)
+        if _holds_copy(here, teacher):
+            return i18n.text("grader.cd_copy", path=copy_root, copy=here)
+    if not teacher:
+        return i18n.text("grader.cd_copy", path=copy_root, copy=os.path.dirname(PACKAGE_DIR))
+    return i18n.text("grader.no_package", path=copy_root)
 
 
 def grade(path=".", spec=None, timeout=60.0, out=sys.stdout, seed=None, box=None):

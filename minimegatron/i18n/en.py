@@ -4,6 +4,8 @@ MESSAGES = {
     # grader.py
     "grader.no_package": "no minimegatron/ package in {path} (make a copy with: minimegatron "
                          "exercises make DIR, then grade --path DIR)",
+    "grader.cd_copy": "no minimegatron/ package in {path}: your copy is {copy}; go there with "
+                      "`cd {copy}` and grade again (or: minimegatron grade --path {copy})",
     "grader.self_check": "note: this minimegatron is itself a student copy (self-check mode): "
                          "each exercise runs with YOUR other exercises as they are, so a check "
                          "may first need an earlier exercise done. The teacher's reference "

@@ -172,6 +172,9 @@ MESSAGES = {
     # grader.py
     "grader.no_package": "{path}에 minimegatron/ 패키지가 없습니다 (사본 만들기: minimegatron "
                          "exercises make DIR, 그다음 grade --path DIR)",
+    "grader.cd_copy": "{path}에 minimegatron/ 패키지가 없습니다. 여러분의 사본은 {copy}에 "
+                      "있으니 `cd {copy}` 명령으로 옮겨 가서 다시 채점하세요 (또는 minimegatron "
+                      "grade --path {copy})",
     "grader.self_check": "참고: 이 minimegatron은 그 자체가 학생용 사본입니다 (자가 점검 모드): "
                          "각 연습 문제는 여러분의 다른 연습 문제 코드를 그대로 둔 채 실행되므로, "
                          "앞의 연습 문제를 먼저 끝내야 통과하는 검사가 있을 수 있습니다. 강사용 "
