@@ -17,6 +17,7 @@ import pytest
 from minimegatron import i18n
 from korean_lines import english_lines
 from mpi_harness import REPO_ROOT, run_script
+from test_columns import right_aligned
 from test_i18n import HANGUL, fields
 from test_ko_vocabulary import BANNED
 
@@ -91,6 +92,9 @@ KOREAN_RUNS = [   # (ranks, tutorial, args, Korean lines, English phrases that m
 ]
 
 
+TABLES = {"03_tensor_parallel_mlp.py": 3}   # a table's rows (the output's last ones): aligned
+
+
 @pytest.mark.parametrize("ranks,name,args,korean,english", KOREAN_RUNS,
                          ids=[run[1][:2] for run in KOREAN_RUNS])
 def test_tutorial_in_korean(ranks, name, args, korean, english):
@@ -102,6 +106,8 @@ def test_tutorial_in_korean(ranks, name, args, korean, english):
     for phrase in english:
         assert phrase not in out, (phrase, out)
     assert english_lines(out) == [], out
+    rows = out.splitlines()[-TABLES.get(name, 0):] if name in TABLES else []
+    assert not rows or right_aligned(rows, 1), "\n".join(rows)     # Hangul: 2 columns
 
 
 # every other tutorial, on its fewest ranks and steps (03, 05, 09, 11 above; 02 in test_i18n)

@@ -27,6 +27,7 @@ from minimegatron.comm import trace
 from minimegatron.backend import asarray, to_numpy
 from minimegatron.commands.entry import run
 from minimegatron.i18n import language, text
+from minimegatron.i18n.columns import fit
 from minimegatron.optim import SGD
 from minimegatron.parallel.tensor_parallel import ParallelMLP, shard_of
 from minimegatron.autodiff.tensor import Tensor
@@ -100,8 +101,11 @@ def main():
     comm.print0(text("t03.all_reduces", forward=counts["forward"], backward=counts["backward"],
                      each=each))
     params = sum(p.size for p in mlp.parameters())
-    comm.print0(text("t03.table", per_rank=text("t03.per_rank", tp=tp),
-                     serial=serial.num_parameters(), params=params, count=len(nbytes)))
+    rows = [("", text("t03.serial"), text("t03.per_rank", tp=tp)),
+            (text("t03.parameters"), serial.num_parameters(), params),
+            (text("t03.per_step"), 0, len(nbytes))]
+    comm.print0("\n" + "\n".join(fit(label, 22, "<") + fit(str(one), 10) + fit(str(tp_), 20)
+                                 for label, one, tp_ in rows))     # columns: Hangul counts 2
 
 
 if __name__ == "__main__":

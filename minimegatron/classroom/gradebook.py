@@ -50,6 +50,7 @@ import tempfile
 import time
 
 from minimegatron import i18n
+from minimegatron.i18n.columns import fit, width
 from minimegatron.classroom import inert, load, sandbox
 from minimegatron.classroom.exercise_checks import EXERCISES
 from minimegatron.classroom.exercises import select
@@ -206,15 +207,15 @@ def rows(book):
 
 def table(book):
     """A text table: one row per student (the folder's name shown escaped, ``inert.py``),
-    one column per exercise, and the pass count."""
+    one column per exercise, and the pass count; columns by display width (``columns.py``)."""
     ids = list(next(iter(book.values())))
     shown = {name: inert.line(name) for name in book}
-    width = max(7, *(len(name) for name in shown.values()))
-    lines = [f"{'':<{width}} " + " ".join(f"{ex_id:>4}" for ex_id in ids) + "  pass"]
+    size = max(7, *(width(name) for name in shown.values()))    # a Hangul name: 2 columns
+    lines = [f"{'':<{size}} " + " ".join(f"{ex_id:>4}" for ex_id in ids) + "  pass"]
     for name, cells in book.items():
         marks = " ".join(f"{SHORT[cells[ex_id]['result']]:>4}" for ex_id in ids)
         passed = sum(c["result"] == "PASS" for c in cells.values())
-        lines.append(f"{shown[name]:<{width}} {marks}  {passed}/{len(ids)}")
+        lines.append(f"{fit(shown[name], size, '<')} {marks}  {passed}/{len(ids)}")
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ from minimegatron import i18n
 from minimegatron.classroom import exercises
 from minimegatron.classroom.exercise_checks import EXERCISES
 from minimegatron.commands.parser import ArgumentParser, RawDescriptionHelpFormatter, say
+from minimegatron.i18n.columns import fit, width
 
 
 def parser():
@@ -35,10 +36,12 @@ def main(argv=None):
     opts = parser().parse_args(argv)
     if opts.action == "list":
         blocks = exercises.find_blocks()
-        for ex in EXERCISES:
+        titles = [i18n.exercise_text(ex, "title") for ex in EXERCISES]
+        size = max(48, *(width(title) + 1 for title in titles))    # Hangul: 2 columns
+        for ex, title in zip(EXERCISES, titles):
             where = (f"minimegatron/{blocks[ex.id].path}:{blocks[ex.id].begin + 1}"
                      if ex.id in blocks else say("cli.exercises.not_marked"))
-            print(f"{ex.id:<5} {i18n.exercise_text(ex, 'title'):<48} {where}")
+            print(f"{ex.id:<5} {fit(title, size, '<')} {where}")
         return 0
     try:
         if opts.action == "make":

@@ -7,6 +7,9 @@ each tutorial prints only its own keys, with the fields it passes).
 
 MESSAGES = {
     "t01.group": "group",
+    "t03.serial": "serial",
+    "t03.parameters": "parameters",
+    "t03.per_step": "all-reduces / step",
     "t07.stage": "PipelineStage({stage}/{stages}, blocks {blocks}, {params:,} parameters)",
     "t08.group": "group",
     "t08.head_bytes": "rank (dp,pp,tp)   params  weights B   grads B  Adam m,v B  dp sent B  "

@@ -13,9 +13,6 @@ MESSAGES = {
     "t03.step": "one SGD step (lr {lr}) on both: |dL/dW_i - its slice of dL/dW| = {grad:.1e}, "
                 "|W_i - its slice of W| = {weight:.1e}",
     "t03.per_rank": "per rank (tp={tp})",
-    "t03.table": "\n                          serial{per_rank:>20}\n"
-                 "parameters            {serial:>10}{params:>20}\n"
-                 "all-reduces / step             0{count:>20}",
     # tutorials/09_interleaved_1f1b.py
     "t09.heading": "interleaved 1F1B, K={K} ranks, v={v} chunks, M={M} micro-batches "
                    "(one column = one chunk step, 1/{v} of a stage's forward):",

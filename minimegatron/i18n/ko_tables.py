@@ -6,6 +6,9 @@
 
 MESSAGES = {
     "t01.group": "group",
+    "t03.serial": "직렬 계산",
+    "t03.parameters": "parameter 수",
+    "t03.per_step": "단계당 all-reduce 수",
     "t07.stage": "PipelineStage({stage}/{stages}, 블록 {blocks}, parameter {params:,}개)",
     "t08.group": "group",
     "t08.head_bytes": "rank (dp,pp,tp)   parameter   weight B gradient B  Adam m,v B  dp 보냄 B  "

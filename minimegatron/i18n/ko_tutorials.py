@@ -14,9 +14,6 @@ MESSAGES = {
     "t03.step": "양쪽에서 SGD 한 단계 (lr {lr}): |dL/dW_i - dL/dW의 해당 조각| = {grad:.1e}, "
                 "|W_i - W의 해당 조각| = {weight:.1e}",
     "t03.per_rank": "rank당 (tp={tp})",
-    "t03.table": "\n                       직렬 계산{per_rank:>17}\n"
-                 "parameter 수           {serial:>10}{params:>20}\n"
-                 "단계당 all-reduce 수             0{count:>20}",
     # tutorials/09_interleaved_1f1b.py
     "t09.heading": "interleaved 1F1B, K={K} rank, v={v} model chunk, "
                    "M={M} micro-batch (한 열 = chunk 한 단계, stage forward의 "
