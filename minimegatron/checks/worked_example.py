@@ -55,6 +55,18 @@ def worked_row(group):
             "Y": y.data, "dX": x.grad, "dA_i": row.weight.grad}
 
 
+def worked_f(group):
+    """f alone on the column split: x = X whole, h = f(x), and h's gradient handed in as
+    dL/dY_i A_i^T = ones(2, 1) A_i^T (plain arrays, no layer); dX is f's backward, the sum
+    over the ranks. Exercise 3.1's check: it runs through no other exercise's block."""
+    from minimegatron.parallel.tensor_parallel.mappings import copy_to_tp
+    _check_two(group)
+    a_i = asarray(A, dtype="float64")[:, group.rank:group.rank + 1]     # (4, 1): column i
+    x = Tensor(asarray(X, dtype="float64"), requires_grad=True)
+    copy_to_tp(x, group).backward(asarray([[1.0], [1.0]]) @ a_i.T)     # (2, 4) on each rank
+    return {"dX": x.grad}
+
+
 def worked_g(group):
     """g alone on the row split's partial products: rank i's Y_i = X_i A_i (plain arrays, no
     layer, no autodiff), then Y = g(Y_i). Exercise 3.2's check: it runs through no other

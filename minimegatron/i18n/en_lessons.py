@@ -269,7 +269,7 @@ MESSAGES = {
     "tp.dtype_wrong": "rank {rank}: {what} is {got}, expected {want} (the dtype of the input)",
     "tp.f_forward": "f(x) ({dtype}): identity",
     "tp.f_backward": "dL/dX ({dtype}): the sum of dL/dY over the ranks {group}",
-    "tp.f_shared": "the other branch's gradient ({dtype}), which shares dL/dY with f",
+    "tp.f_shared": "the dL/dY handed to f's backward ({dtype}), still held by its caller",
     "tp.f_reused": "dL/dX of f ({dtype}), held while a second f of the same shape ran "
                    "(a buffer reused across calls is overwritten)",
     "tp.g_forward": "g(x) ({dtype}): the sum of x over the ranks {group}",

@@ -262,7 +262,7 @@ MESSAGES = {
     "tp.dtype_wrong": "rank {rank}: {what}의 자료형이 {got}입니다, 기댓값 {want} (입력의 자료형)",
     "tp.f_forward": "f(x) ({dtype}): 항등",
     "tp.f_backward": "dL/dX ({dtype}): rank {group}의 dL/dY의 합",
-    "tp.f_shared": "f와 dL/dY를 함께 쓰는 다른 가지의 gradient ({dtype})",
+    "tp.f_shared": "f의 backward에 건넸고 호출한 쪽이 아직 쥐고 있는 dL/dY ({dtype})",
     "tp.f_reused": "두 번째 f(같은 모양)가 도는 동안 들고 있던 f의 dL/dX ({dtype}) "
                    "(호출마다 다시 쓰는 버퍼는 덮어써집니다)",
     "tp.g_forward": "g(x) ({dtype}): rank {group}의 x의 합",

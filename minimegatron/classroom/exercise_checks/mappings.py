@@ -15,9 +15,9 @@ The problem and the judge's tools are in ``tp_problem.py``.
               input_kept       x itself (the partial product X_i A_i) keeps its value, and
                                g(x) is a new array (a second g leaves it as it was)
 
-3.2's check runs g and nothing else of the student's: dL/dy goes to backward as it is (no
-Sum backward) and the worked example's partial products are plain arrays (no MatMul, no
-RowParallelLinear), so a student's fresh copy grades 3.2 done first.
+Each check runs f or g and nothing else of the student's: the gradient goes to backward as
+it is (no Sum backward) and the worked example's products are plain arrays (no MatMul, no
+Column/RowParallelLinear), so a student's fresh copy grades 3.1 or 3.2 done first.
 """
 import numpy as np
 
@@ -34,30 +34,31 @@ F_DIMS = ((2, 3), (3, 4, 5))                       # x: (b, n)
 
 
 def collect_copy(group, seed):
-    """x (the same on the group's ranks) -> h = f(x), z = h + w; rank r's dL/dz = G_r. The add
-    hands f and w the SAME gradient array, so f must not overwrite it."""
+    """x (the same on the group's ranks) -> h = f(x); rank r's dL/dh = G_r, handed to backward
+    as it is: the caller keeps G_r (as a branch that shares it would), so f must not
+    overwrite it. Only f runs (no Add, no Sum backward, no MatMul, no layer): 3.1 alone."""
     from minimegatron.comm import trace
-    from minimegatron.checks.worked_example import worked_column
+    from minimegatron.checks.worked_example import worked_f
     from minimegatron.parallel.tensor_parallel.mappings import copy_to_tp
     shape, rank = dims(seed, 31, F_DIMS), group.ranks[group.rank]
     runs = {}
     for dtype in DTYPES:
         x = tensor_of(ints(seed, 31, shape, 1, group.ranks[0]), dtype, grad=True)
-        w = tensor_of(np.zeros(shape), dtype, grad=True)
+        grad = tensor_of(ints(seed, 31, shape, 2, rank), dtype).data       # G_r, kept here
         start_trace()
         h = copy_to_tp(x, group)
         forward = traced_calls([group])
-        (((h + w) * tensor_of(ints(seed, 31, shape, 2, rank), dtype)).sum()).backward()
+        h.backward(grad)
         backward = traced_calls([group])
         runs[dtype] = {"y": h.data, "y_dtype": dtype_of(h.data), "dx": copied(x.grad),
-                       "dx_dtype": dtype_of(x.grad), "dw": w.grad, "forward": forward,
+                       "dx_dtype": dtype_of(x.grad), "dw": grad, "forward": forward,
                        "backward": backward, "dx_later": x.grad}
     for dtype in DTYPES:        # another f of the same shape: the dL/dX above (held, not
         other = tensor_of(ints(seed, 31, shape, 3, group.ranks[0]), dtype, grad=True)
-        (copy_to_tp(other, group) * tensor_of(ints(seed, 31, shape, 4, rank), dtype)
-         ).sum().backward()     # copied) keeps its value: no buffer reused across calls
+        copy_to_tp(other, group).backward(      # copied) keeps its value: no buffer reused
+            tensor_of(ints(seed, 31, shape, 4, rank), dtype).data)       # across calls
     trace.reset()
-    worked = worked_column(group)
+    worked = worked_f(group)
     return {"runs": runs, "worked": {"dX": worked["dX"]}}
 
 
