@@ -4,7 +4,11 @@ columns), in both languages: ``minimegatron.i18n.columns`` pads every table cell
 ``starts`` and ``ends`` read a printed line as a terminal shows it, so a table is aligned
 when every row's cells start or end at the same display columns.
 """
+import re
+
 import pytest
+
+from minimegatron import i18n
 
 from minimegatron.classroom.gradebook import table
 from minimegatron.commands.exercises import main as exercises_main
@@ -49,3 +53,22 @@ def test_gradebook_table_lines_up_with_hangul_names():
     assert [row.split()[0] for row in rows[1:]] == list(book)
     assert right_aligned(rows, 0, slice(-3, -1)), "\n".join(rows)     # the exercise columns
     assert {width(row[:row.rindex("  ")]) for row in rows} == {width(rows[0]) - 6}
+
+
+# whole-line headers (i18n catalogs) above right-aligned number columns; the rows print
+# the same in both languages, so each Korean cell ends where the English one does
+HEADERS = ("t05.head_losses", "t06.head_losses", "t08.head_losses", "t10.columns",
+           "t12.head_variants", "t12.head_bytes")
+
+
+def _cell_ends(header):
+    """The display columns where the cells of a header end: the first (a left-aligned label)
+    and a closing note in parentheses aside."""
+    header = re.sub(r"\s*\([^()]*\{[^()]*\}[^()]*\)\s*$", "", header)
+    return [width(header[:m.end()]) for m in re.finditer(r"\S+(?: \S+)*", header)][1:]
+
+
+@pytest.mark.parametrize("key", HEADERS)
+def test_korean_headers_end_their_cells_where_the_english_do(key):
+    en, ko = i18n.CATALOGS["en"][key], i18n.CATALOGS["ko"][key]
+    assert len(_cell_ends(en)) >= 2 and _cell_ends(ko) == _cell_ends(en), (en, ko)

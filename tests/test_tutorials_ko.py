@@ -11,6 +11,7 @@ run is test_i18n.py's.
 import ast
 import glob
 import os
+import re
 
 import pytest
 
@@ -92,7 +93,19 @@ KOREAN_RUNS = [   # (ranks, tutorial, args, Korean lines, English phrases that m
 ]
 
 
-TABLES = {"03_tensor_parallel_mlp.py": 3}   # a table's rows (the output's last ones): aligned
+TABLES = {   # a table's rows, and which cells of its row ``ref`` every row must end with
+    "03_tensor_parallel_mlp.py": (lambda lines: lines[-3:], 1, slice(-2, None)),
+    "10_sequence_parallel.py": (lambda lines: [line for line in lines
+                                               if re.search(r"\d / +\d", line)], 0, slice(-4, -1)),
+}
+
+
+def assert_tables_aligned(name, out):
+    """The tables of ``TABLES[name]`` line up as a terminal shows them (Hangul: 2 columns)."""
+    if name in TABLES:
+        rows_of, ref, cells = TABLES[name]
+        rows = rows_of(out.splitlines())
+        assert len(rows) >= 3 and right_aligned(rows, ref, cells), "\n".join(rows)
 
 
 @pytest.mark.parametrize("ranks,name,args,korean,english", KOREAN_RUNS,
@@ -106,8 +119,7 @@ def test_tutorial_in_korean(ranks, name, args, korean, english):
     for phrase in english:
         assert phrase not in out, (phrase, out)
     assert english_lines(out) == [], out
-    rows = out.splitlines()[-TABLES.get(name, 0):] if name in TABLES else []
-    assert not rows or right_aligned(rows, 1), "\n".join(rows)     # Hangul: 2 columns
+    assert_tables_aligned(name, out)
 
 
 # every other tutorial, on its fewest ranks and steps (03, 05, 09, 11 above; 02 in test_i18n)
@@ -135,6 +147,7 @@ def test_tutorial_in_korean_has_no_english_only_line(ranks, name, args, tmp_path
     lines = [line for line in out.splitlines() if line.strip()]
     assert sum(bool(HANGUL.search(line)) for line in lines) >= 6, out
     assert english_lines(out) == [], out
+    assert_tables_aligned(name, out)
 
 
 def test_unknown_language_is_one_line_before_any_collective():

@@ -45,6 +45,7 @@ from minimegatron.comm import trace
 from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.data.demo import batch, make_optimizer
 from minimegatron.i18n import language, text
+from minimegatron.i18n.columns import fit, width
 from minimegatron.parallel.tensor_parallel import ParallelGPT, shard_of
 from minimegatron.tools import memory
 from minimegatron.tools.activation_memory import activation_bytes
@@ -171,11 +172,13 @@ def main():
 
     shape = memory.GPTShape(config.vocab_size, s, 1, h, a)
     comm.print0(text("t10.part2"))
-    for name, t_, flag in ((text("t10.one_process"), 1, False), (f"tp={t}", t, False),
-                           (text("t10.sp_row", t=t), t, True)):
+    rows = ((text("t10.one_process"), 1, False), (f"tp={t}", t, False),
+            (text("t10.sp_row", t=t), t, True))
+    size = max(18, *(width(name) + 2 for name, _, _ in rows))      # Hangul: 2 columns
+    for name, t_, flag in rows:
         got = layer_activation_bytes(None if t_ == 1 else group, config, flag, b)
         want = memory.activation_bytes_per_layer(shape, b, t_, "float64", sequence_parallel=flag)
-        comm.print0(f"  {name:<18}{got:>10,d} / {int(want):>10,d}  "
+        comm.print0(f"  {fit(name, size, '<')}{got:>10,d} / {int(want):>10,d}  "
                     + text("t10.equal" if got == want else "t10.different"))
     comm.print0(text("t10.note", tp=memory.activation_bytes_per_layer(shape, b, t),
                      sp=memory.activation_bytes_per_layer(shape, b, t, sequence_parallel=True)))

@@ -83,7 +83,7 @@ MESSAGES = {
                 "tp {tp:,.0f} B, tp+sp {sp:,.0f} B  (minimegatron memory table2)",
     "t10.part3": "\n3. tp={t} + sequence 병렬화와 프로세스 하나 비교, AdamW {steps}단계: "
                  "max |loss diff| {loss:.1e}, |grad diff| {grad:.1e}, |weight diff| {weight:.1e}",
-    "t10.columns": "단계        tp+sp 손실   프로세스 하나 손실    |차이|   (배치 {batch})",
+    "t10.columns": "단계        tp+sp 손실   한 프로세스 손실    |차이|   (배치 {batch})",
     # tutorials/05_data_parallel.py
     "t05.heading": "rank {n}개, 배치(batch) {batch}: rank당 {rows}행, "
                    "parameter {params:,}개",
