@@ -58,7 +58,7 @@ def test_gradebook_table_lines_up_with_hangul_names():
 # whole-line headers (i18n catalogs) above right-aligned number columns; the rows print
 # the same in both languages, so each Korean cell ends where the English one does
 HEADERS = ("t05.head_losses", "t06.head_losses", "t08.head_losses", "t10.columns",
-           "t12.head_variants", "t12.head_bytes")
+           "t12.head_variants", "t12.head_bytes", "t12.head_steps")
 
 
 def _cell_ends(header):

@@ -30,7 +30,7 @@ MESSAGES = {
     "t12.head_variants": "방식               Y       dQ       dK       dV   보냄 (trace)      "
                          "공식",
     "t12.head_bytes": "방식               측정      계산기",
-    "t12.head_steps": "단계  loss, 프로세스 하나   loss, {cp} 평균   |loss 차이|   |grad 차이| "
+    "t12.head_steps": "단계  loss, 한 프로세스   loss, {cp} 평균   |loss 차이|   |grad 차이| "
                       "|weight 차이|",
     "t13.head_table": "schedule   bubble ms  시뮬레이션   표  makespan ms  시뮬레이션      "
                       "          loss           직렬 loss   |diff|",
