@@ -61,7 +61,7 @@ HEADERS = ("t05.head_losses", "t06.head_losses", "t08.head_losses", "t10.columns
            "t12.head_variants", "t12.head_bytes", "t12.head_steps")
 
 
-def _cell_ends(header):
+def cell_ends(header):
     """The display columns where the cells of a header end: the first (a left-aligned label)
     and a closing note in parentheses aside."""
     header = re.sub(r"\s*\([^()]*\{[^()]*\}[^()]*\)\s*$", "", header)
@@ -71,4 +71,4 @@ def _cell_ends(header):
 @pytest.mark.parametrize("key", HEADERS)
 def test_korean_headers_end_their_cells_where_the_english_do(key):
     en, ko = i18n.CATALOGS["en"][key], i18n.CATALOGS["ko"][key]
-    assert len(_cell_ends(en)) >= 2 and _cell_ends(ko) == _cell_ends(en), (en, ko)
+    assert len(cell_ends(en)) >= 2 and cell_ends(ko) == cell_ends(en), (en, ko)

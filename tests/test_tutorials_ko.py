@@ -18,7 +18,7 @@ import pytest
 from minimegatron import i18n
 from korean_lines import english_lines
 from mpi_harness import REPO_ROOT, run_script
-from test_columns import right_aligned
+from test_columns import cell_ends, ends, right_aligned
 from test_i18n import HANGUL, fields
 from test_ko_vocabulary import BANNED
 
@@ -100,12 +100,25 @@ TABLES = {   # a table's rows, and which cells of its row ``ref`` every row must
 }
 
 
+HEADED = {   # a whole-line header (found by a word of it) over rows (a pattern): each header
+    # cell but the last (left-aligned) ends where a cell of every row ends
+    "06_zero.py": ("optimizer 상태", r"^\d +[\d,]+ /"),
+}
+
+
 def assert_tables_aligned(name, out):
-    """The tables of ``TABLES[name]`` line up as a terminal shows them (Hangul: 2 columns)."""
+    """The tables of ``TABLES[name]`` and ``HEADED[name]`` line up as a terminal shows them
+    (Hangul: 2 columns)."""
     if name in TABLES:
         rows_of, ref, cells = TABLES[name]
         rows = rows_of(out.splitlines())
         assert len(rows) >= 3 and right_aligned(rows, ref, cells), "\n".join(rows)
+    if name in HEADED:
+        word, pattern = HEADED[name]
+        header = next(line for line in out.splitlines() if word in line)
+        rows = [line for line in out.splitlines() if re.match(pattern, line)]
+        want = set(cell_ends(header)[:-1])
+        assert rows and all(want <= set(ends(row)) for row in rows), "\n".join([header] + rows)
 
 
 @pytest.mark.parametrize("ranks,name,args,korean,english", KOREAN_RUNS,

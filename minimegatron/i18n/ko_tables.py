@@ -16,8 +16,8 @@ MESSAGES = {
     "t05.head_losses": "단계       직렬  DataParallel        DDP",
     "t05.head_bytes": "rank    DP 보냄    DP 받음   DDP 보냄   DDP 받음  DP gradient+optim",
     "t06.head_losses": "단계      ZeRO-0      ZeRO-1      ZeRO-2      ZeRO-3",
-    "t06.head_memory": "stage                 weight            gradient       optimizer 상태"
-                       "                  합계  gather 최대  보냄/단계  통신 모델",
+    "t06.head_memory": "stage               weight            gradient      "
+                       "optimizer 상태                합계   gather 최대  보냄/단계  통신 모델",
     "t07.head_table": "\nschedule   M     pipeline loss        직렬 loss   |diff|  bubble: "
                       "공식     에뮬레이션   일반  stage마다 진행 중      stage마다 최대 KiB",
     "t08.step_line": "단계 {step:3d}  loss {loss:.6f}  직렬 {serial:.6f}  |diff| {diff:.1e}"
