@@ -15,8 +15,9 @@ the same keys and the same {fields} (tests/test_i18n.py checks both). Numbers, c
 names and commands are fields or stay in the template as they are; the Korean uses the terms of
 docs/glossary.md, the lecture notes' own (tests/test_ko_vocabulary.py), and writes a particle
 after a field in its first form ("{tp}으로", "{name}을"): ``josa`` fits it to the value.
-The exercises' titles, hints and source notes are English data in ``exercise_checks`` (a student copy raises the English hint, which
-``exercises.is_blank`` compares), so ``exercise_text`` picks the Korean ones
+The exercises' titles, hints and source notes are English data in ``exercise_checks`` (a
+student copy raises the English hint, which ``exercises.is_blank`` compares), so
+``exercise_text`` picks the Korean ones
 by exercise id when the grader shows them (``classroom/blank.py`` turns a blank
 block's English hint into the current language's).
 """
