@@ -62,6 +62,12 @@ def op_of(frame):
     return _ops[code]
 
 
+def guarding():
+    """True while anything guards a call: checking mode is on, or ranks share cores (then a
+    blocking call must yield). ``group.comm`` is a ``Checked`` exactly then (group.py)."""
+    return comm_check.enabled() or not polling.spins()
+
+
 def guard(group, method, frame):
     """Check the collective that makes ``method`` from ``frame`` (module docstring)."""
     op = op_of(frame)
@@ -130,11 +136,6 @@ class Checked:
 
     def __init__(self, group, raw):
         self.group, self.raw, self.yielding = group, raw, polling.Yielding(raw)
-
-    def communicator(self):
-        """What ``group.comm`` is: this wrapper while checking is on or ranks share cores,
-        else the mpi4py communicator itself."""
-        return self if comm_check.enabled() or not polling.spins() else self.raw
 
     def mpi(self):
         """What ``group.mpi`` is: the raw communicator, or its yielding stand-in."""

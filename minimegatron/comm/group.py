@@ -32,8 +32,9 @@ class Group:
 
     @property
     def comm(self):
-        """The communicator collectives call: the checked one while anything guards a call."""
-        return self.checked.communicator()
+        """The communicator collectives call: the checked one while anything guards a call
+        (checking mode, or ranks that share cores), else the mpi4py communicator itself."""
+        return self.checked if checked.guarding() else self.raw
 
     @comm.setter
     def comm(self, raw):

@@ -84,8 +84,8 @@ def carries(kind):
         @functools.wraps(fn)
         def call(*args, **kwargs):
             x = args[0] if args else kwargs.get(first)
-            if not is_low(x):                                    # float32, int...: as is
-                return fn(*args, **kwargs)
+            if getattr(x, "dtype", None) not in CARRIER:         # float32, int...: as is
+                return fn(*args, **kwargs)                       # (is_low, inlined: hot)
             road = _moved if kind == "move" else _reduced
             return road(fn, x, signature.bind(*args, **kwargs))
         return waits()(call)              # part of the collective: the hang report's caller
