@@ -147,10 +147,15 @@ LEAVES = '''
 import atexit, os, sys, time
 import numpy as np
 from minimegatron import comm
+from minimegatron.comm import ending
 
 atexit.register(lambda: open(os.path.join(sys.argv[1], f"passed{rank}"), "w").close())
 g = comm.world()                    # after the marker: ending's barrier runs before it
 rank = g.rank
+if sys.argv[2] == "unwrapped":      # the guard without its os._exit wrapper (a planted gap)
+    os._exit = ending._state["exit"]
+if g.rank == 0 and os.fork() == 0:  # a forked child's os._exit is its own business
+    os._exit(0)
 comm.all_reduce(np.ones(4), g)
 if g.rank == 1:
     time.sleep(1.0)                 # the others are done with their work by now
@@ -170,27 +175,40 @@ def test_a_plain_script_ends_when_one_rank_raises_naming_it(tmp_path):
     assert seconds < time_bound(10, 55), seconds
 
 
-def leaves_early(tmp_path, grace):
-    """(exit code, stdout, the ranks that got past the end of the script)."""
+def leaves_early(tmp_path, grace, wrapped=True):
+    """(exit code, stdout, stderr, the ranks that got past the end of the script)."""
     script = tmp_path / "leaves.py"
     script.write_text(LEAVES)
-    code, out, err = run_script(4, str(script), args=(tmp_path,), timeout=60,
+    args = (tmp_path, "wrapped" if wrapped else "unwrapped")
+    code, out, err = run_script(4, str(script), args=args, timeout=60,
                                 env={"MINIMEGATRON_EXIT_GRACE": grace})
-    return code, out, sorted(name for name in os.listdir(tmp_path) if name.startswith("pass"))
+    return code, out, err, sorted(n for n in os.listdir(tmp_path) if n.startswith("pass"))
 
 
-def test_a_plain_script_whose_rank_leaves_early_never_ends_as_a_success(tmp_path):
-    """The others finish their work, then wait at the exit barrier for rank 1, which never
-    comes: none of them ends as if the job succeeded. They abort (exit code 1) when MPI
-    reports rank 1 gone or the grace ends, unless mpiexec kills them first (MPICH's hydra
-    then reports 9, or the early rank's 0: the code is mpiexec's, see the report)."""
-    code, out, passed = leaves_early(tmp_path, "5")
+def test_a_plain_script_whose_rank_leaves_early_ends_non_zero_naming_it(tmp_path):
+    """Rank 1 calls os._exit(0) before the end: the wrapped os._exit says so and aborts with
+    exit code 1, every time (unwrapped, MPICH's hydra reports 9 or the early rank's 0); a
+    forked child's os._exit on rank 0 is not taken for a rank's."""
+    code, out, err, passed = leaves_early(tmp_path, "5")
+    assert code == 1, (code, out, err)
+    assert "[rank 1] called os._exit(0) before the end of the script" in err, err
+    assert "[rank 0]" not in err, err
+    assert passed == [], (code, passed)
+
+
+def test_unwrapped_the_exit_barrier_still_keeps_the_others_from_passing_the_end(tmp_path):
+    """The second line of defence, with the wrapper planted away: the others finish their
+    work, then wait at the exit barrier for rank 1, which never comes. They abort when MPI
+    reports rank 1 gone or the grace ends, unless mpiexec kills them first (then the code
+    is mpiexec's: 9, or the early rank's 0, which is why the wrapper exists)."""
+    code, out, err, passed = leaves_early(tmp_path, "5", wrapped=False)
     assert "rank 0 finished" in out, out
     assert passed == [], (code, passed)
     assert code != 124, code
 
 
-def test_without_the_exit_barrier_the_others_end_as_a_success(tmp_path):
-    """The planted failure: MINIMEGATRON_EXIT_GRACE=0 (no barrier) lets them pass the end."""
-    code, out, passed = leaves_early(tmp_path, "0")
-    assert passed == ["passed0", "passed2", "passed3"], (code, out, passed)
+def test_without_the_wrapper_and_the_barrier_the_others_end_as_a_success(tmp_path):
+    """The planted failure: no wrapper and MINIMEGATRON_EXIT_GRACE=0 (no barrier) let the
+    others pass the end as if the job had succeeded."""
+    code, out, err, passed = leaves_early(tmp_path, "0", wrapped=False)
+    assert passed == ["passed0", "passed2", "passed3"], (code, out, err, passed)
