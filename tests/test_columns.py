@@ -63,10 +63,9 @@ LEFT = {"t07.head_table": {8, 9}, "t11.columns": {2}, "t12.head_tokens": {1, 2},
         "t14.head_balance": {4}, "t14.head_losses": {4, 5}, "t14.head_tokens": {2, 3}}
 HEADERS = ("t04.columns", "t05.head_losses", "t05.head_bytes", "t06.head_losses",
            "t07.head_table", "t08.head_bytes", "t08.head_losses", "t09.columns", "t10.columns",
-           "t11.columns", "t12.head_tokens",
-           "t12.head_variants", "t12.head_bytes", "t12.head_steps", "t13.head_table",
-           "t14.head_balance", "t14.head_losses", "t14.head_tokens", "t14.head_factor", "t14.head_a2a",
-           "t14.head_memory")
+           "t11.columns", "t12.head_tokens", "t12.head_variants", "t12.head_bytes",
+           "t12.head_steps", "t13.head_table", "t14.head_balance", "t14.head_losses",
+           "t14.head_tokens", "t14.head_factor", "t14.head_a2a", "t14.head_memory")
 
 
 NOTE = re.compile(r"\s*\([^()]*\{[^()]*\}[^()]*\)\s*$")     # "(batch {ep})" closing a header
@@ -115,7 +114,8 @@ def test_korean_headers_end_their_cells_where_the_english_do(key):
 def test_every_whole_line_header_is_held():
     """Every tutorial header of the catalogs (a key ``tNN.head_*`` or ``tNN.columns``) is in
     HEADERS, and the comparison fails on a Korean header one column off."""
-    heads = {key for key in i18n.CATALOGS["en"] if re.match(r"t\d\d\.(head_|columns$)", key)}
+    heads = {key for key in i18n.CATALOGS["en"]
+             if re.match(r"t\d\d\.(head_|columns$)", key)}
     assert heads - UNPAIRED == set(HEADERS), heads ^ set(HEADERS)
     en = i18n.CATALOGS["en"]["t05.head_bytes"]
     assert cell_edges(en) != cell_edges(en.replace("   DDP recv", "    DDP recv"))
