@@ -122,3 +122,24 @@ def test_every_whole_line_header_is_held():
     assert cell_edges(en) != cell_edges(en.replace("DP grads+optim", "DP gradient+optim"))
     ko = i18n.CATALOGS["ko"]["t14.head_tokens"]
     assert cell_edges(ko, {2, 3}) != cell_edges(ko.replace("  expert", "   expert"), {2, 3})
+
+
+def test_the_scaling_tables_line_up_in_korean(monkeypatch):
+    """`memory scaling`'s two tables (fit() columns): every cell of the English header ends
+    where a cell of the Korean header and of every Korean row ends."""
+    from minimegatron.tools import scaling
+
+    def tables(lang):
+        monkeypatch.setenv("MINIMEGATRON_LANG", lang)
+        lines = scaling.report().split("\n")
+        heads = [i for i, line in enumerate(lines) if re.match(r"^ *\S+ +(\S+ +)?tp ", line)]
+        assert len(heads) == 2, lines
+        return [[lines[i]] + [row for row in lines[i + 1:i + 9]
+                              if re.match(r"^ *[\d.]+B? ", row)] for i in heads]
+
+    for (en, *_), (ko, *rows) in zip(tables("en"), tables("ko")):
+        want = {width(en[:m.end()]) for m in re.finditer(r"\S+(?: \S+)*", en)}
+        assert len(rows) >= 6 and want <= set(ends(ko)), "\n".join([en, ko])
+        for row in rows:                                   # a row may leave its last cell empty
+            assert {end for end in want if end <= width(row.rstrip())} <= set(ends(row)), \
+                "\n".join([en, ko, row])
