@@ -99,6 +99,8 @@ TABLES = {   # a table's rows, and which cells of its row ``ref`` every row must
     "03_tensor_parallel_mlp.py": (lambda lines: lines[-3:], 1, slice(-2, None)),
     "10_sequence_parallel.py": (lambda lines: [line for line in lines
                                                if re.search(r"\d / +\d", line)], 0, slice(-4, -1)),
+    "14_mixture_of_experts.py": (lambda lines: [line for line in lines if re.match(
+        r"^ {20,}측정|^(expert의|dense 부분의|dispatch 버퍼) ", line)], 1, slice(-2, None)),
 }
 
 
