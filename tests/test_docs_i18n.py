@@ -66,10 +66,9 @@ CODE_SPAN = re.compile(r"`+[^`\n]*`+")
 
 # A Korean page shows what the program prints under MINIMEGATRON_LANG=ko: a ```text block right
 # after this line is that output, where the English twin shows the English output. Only a block
-# a test regenerates may carry it (KOREAN_OUTPUTS; test_i18n.py compares the grader's).
+# a test regenerates may carry it (test_docs_ko_outputs.py's SOURCES says what prints each).
 OUTPUT_MARK = "<!-- 출력: MINIMEGATRON_LANG=ko -->"
 KOREAN_OUTPUT = "(what the program prints under MINIMEGATRON_LANG=ko)"
-KOREAN_OUTPUTS = {"exercises.ko.md": 1, "memory.ko.md": 2}
 
 
 def korean_outputs(text):
@@ -110,8 +109,10 @@ def drift(english, korean):
 
 
 def test_only_a_regenerated_block_is_a_korean_output_sample():
+    from test_docs_ko_outputs import SOURCES
     marked = {os.path.basename(k): len(korean_outputs(read(k))) for _, k in pairs()}
-    assert {page: n for page, n in marked.items() if n} == KOREAN_OUTPUTS
+    assert {page: n for page, n in marked.items() if n} == \
+        {page: len(sources) for page, sources in SOURCES.items()}
     english = "Run it:\n\n```text\nFAIL  1.3\n```\n\n```python\nx = 1\n```\n"
     korean = english.replace("```text\nFAIL", OUTPUT_MARK + "\n```text\n실패")
     assert drift(english, korean) == {}                           # the output may differ
@@ -119,16 +120,6 @@ def test_only_a_regenerated_block_is_a_korean_output_sample():
     assert set(drift(english, unmarked)) == {"code blocks"}       # unmarked: it may not
     python = korean.replace("x = 1", "x = 2")
     assert set(drift(english, python)) == {"code blocks"}         # nor may any other block
-
-
-def test_the_memory_pages_tables_are_what_the_korean_command_prints(monkeypatch, capsys):
-    from minimegatron.commands import memory as memory_command
-    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
-    samples = korean_outputs(read(os.path.join(DOCS, "memory.ko.md")))
-    for view, sample in zip(("table1", "zero"), samples, strict=True):
-        assert memory_command.main([view]) == 0
-        printed = capsys.readouterr().out
-        assert re.search("[\uac00-\ud7a3]", sample) and sample in printed, (sample, printed)
 
 
 def exercise_hook():

@@ -6,7 +6,8 @@ source with ``ast``); four cheap tutorials then run in Korean and must print
 the Korean headings and none of the English ones (the English output itself is
 asserted by test_tutorials.py and the schemes' own tests). Every tutorial, run in
 Korean, prints no English-only line (the rule: tests/korean_lines.py); tutorial 02's
-run is test_i18n.py's.
+run is test_i18n.py's. Each run is made once a session (tests/korean_runs.py): the Korean
+pages' output samples are checked against the same runs (test_docs_ko_outputs.py).
 """
 import ast
 import glob
@@ -17,6 +18,7 @@ import pytest
 
 from minimegatron import i18n
 from korean_lines import english_lines
+from korean_runs import korean_run
 from mpi_harness import REPO_ROOT, run_script
 from test_columns import cell_ends, ends, right_aligned
 from test_i18n import HANGUL, fields
@@ -97,6 +99,8 @@ TABLES = {   # a table's rows, and which cells of its row ``ref`` every row must
     "03_tensor_parallel_mlp.py": (lambda lines: lines[-3:], 1, slice(-2, None)),
     "10_sequence_parallel.py": (lambda lines: [line for line in lines
                                                if re.search(r"\d / +\d", line)], 0, slice(-4, -1)),
+    "14_mixture_of_experts.py": (lambda lines: [line for line in lines if re.match(
+        r"^ {20,}측정|^(expert의|dense 부분의|dispatch 버퍼) ", line)], 1, slice(-2, None)),
 }
 
 
@@ -124,8 +128,7 @@ def assert_tables_aligned(name, out):
 @pytest.mark.parametrize("ranks,name,args,korean,english", KOREAN_RUNS,
                          ids=[run[1][:2] for run in KOREAN_RUNS])
 def test_tutorial_in_korean(ranks, name, args, korean, english):
-    code, out, err = run_script(ranks, f"tutorials/{name}", args, timeout=120,
-                                env={"MINIMEGATRON_LANG": "ko"})
+    code, out, err = korean_run(ranks, name, args, timeout=120)
     assert code == 0, err
     for line in korean:
         assert line in out, (line, out)
@@ -152,10 +155,8 @@ def test_every_tutorial_is_covered():
 
 
 @pytest.mark.parametrize("ranks,name,args", EVERY_RUN, ids=[run[1][:2] for run in EVERY_RUN])
-def test_tutorial_in_korean_has_no_english_only_line(ranks, name, args, tmp_path):
-    args = [str(tmp_path) if a == "OUT" else a for a in args]
-    code, out, err = run_script(ranks, f"tutorials/{name}", args, timeout=300,
-                                env={"MINIMEGATRON_LANG": "ko"})
+def test_tutorial_in_korean_has_no_english_only_line(ranks, name, args):
+    code, out, err = korean_run(ranks, name, args)
     assert code == 0, err
     lines = [line for line in out.splitlines() if line.strip()]
     assert sum(bool(HANGUL.search(line)) for line in lines) >= 6, out

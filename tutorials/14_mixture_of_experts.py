@@ -53,6 +53,7 @@ from minimegatron.backend import asarray, to_numpy
 from minimegatron.comm import trace
 from minimegatron.data.demo import SMALL_CONFIG, batch, make_optimizer
 from minimegatron.i18n import language, text
+from minimegatron.i18n.columns import fit
 from minimegatron.nn.moe import (MoEConfig, MoEGPT, balance_experts, gather_rows, moe_layers,
                                  route)
 from minimegatron.parallel.expert_parallel import (MoETrainer, combine_dropless,
@@ -277,8 +278,8 @@ def memory_table(grid, trainer, spans):
                                    MOE.capacity_factor, BATCH // grid.dp_size, "float64")
     comm.print0(text("t14.head_memory"))
     for key, name in (("experts", "t14.expert_params"), ("dense", "t14.dense_params")):
-        comm.print0(f"{text(name):<26}{measured[key]:>10,d}{predicted[key]:>12,d}")
-    comm.print0(f"{text('t14.dispatch_buffer'):<26}{buffers[0]:>10,d}{buffer:>12,d}")
+        comm.print0(f"{fit(text(name), 26, '<')}{measured[key]:>10,d}{predicted[key]:>12,d}")
+    comm.print0(f"{fit(text('t14.dispatch_buffer'), 26, '<')}{buffers[0]:>10,d}{buffer:>12,d}")
     off = max([abs(measured[k] - predicted[k]) for k in measured] +
               [abs(n - buffer) for n in buffers])
     comm.print0(text("t14.memory", off=worst(grid.world, off), dp=grid.dp_size,

@@ -10,6 +10,7 @@ MESSAGES = {
     "report.col.heads": "heads",
     "report.col.layers": "layers",
     "report.col.params": "params",
+    "report.col.size": "params",
     "report.col.ours": "ours, untied",
     "report.col.fp16_weights": "fp16 weights GB",
     "report.col.stage": "stage",

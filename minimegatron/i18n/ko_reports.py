@@ -11,6 +11,7 @@ MESSAGES = {
     "report.col.heads": "head",
     "report.col.layers": "layer",
     "report.col.params": "parameter",
+    "report.col.size": "크기",
     "report.col.ours": "우리 (untied)",
     "report.col.fp16_weights": "fp16 weight GB",
     "report.col.stage": "stage",

@@ -24,7 +24,7 @@ MESSAGES = {
                     "{plain} = {plain_pct:.1%}",
     "t09.messages": "단계당 메시지 수            {chunked} = 2M(Kv-1)   일반 1F1B {plain} = 2M(K-1)",
     "t09.held": "보관하는 activation, rank당 stage 단위: {held}   일반 1F1B {plain}",
-    "t09.columns": "\n단계    interleaved 손실   프로세스 하나 손실    |차이|",
+    "t09.columns": "\n단계   interleaved 손실   한 프로세스 손실    |차이|",
     "t09.check": "\n프로세스 하나와 비교 (8층 GPT, AdamW 2단계, 모든 rank): {diffs}   "
                  "{verdict} (< {tol:g})",
     "t09.pass": "통과(PASS)",
@@ -59,7 +59,7 @@ MESSAGES = {
                    "tp={tp}, rank당 parameter {local:,}개",
     "t04.of_serial": " (직렬 계산 {n:,}개)",
     "t04.loss_tp": "손실 tp={tp}",
-    "t04.columns": "단계 {loss_tp:>12}      직렬 손실    |diff|     all-reduce",
+    "t04.columns": "단계 {loss_tp:>12}      직렬 손실    |diff|   all-reduce",
     "t04.formula": "forward에서 2*{n}+4번, backward에서 2*{n}+1번",
     "t04.why_tp1": " (tp=1: 더할 것이 없습니다. tp > 1이면 {formula})",
     "t04.summary": "\n{steps}단계 요약 ({elapsed:.1f} 초):\n"
@@ -226,8 +226,8 @@ MESSAGES = {
                  "평균보다 많으면 gamma={gamma:g}만큼 내려가고 적으면 올라갑니다 (load는 "
                  "dp x cp에서 합산). dropless, 배치 32: bias를 쓰는 그리드 실행을 한 프로세스와 "
                  "비교한 뒤, 한 프로세스로 세 가지 방식을 같은 배치에서 나란히 돌립니다",
-    "t14.head_balance": "step        none    aux loss        bias   (가장 바쁜 전문가 / 평균 "
-                        "load, 1.00이면 고름)   블록 0의 bias",
+    "t14.head_balance": "단계        none    aux loss        bias   (가장 바쁜 expert / 평균 load, "
+                        "1.00이면 고름)    블록 0의 bias",
     "t14.balance": "마지막 {steps} 스텝의 평균 쏠림: 균형 없음 {none:.2f}, aux loss {aux:.2f}, "
                    "expert bias {bias:.2f} (gamma={gamma:g}, aux loss 없음)",
     "t14.balance_check": "그리드의 bias 실행과 한 프로세스 비교, {steps} 스텝: 최대 |loss 또는 "

@@ -154,7 +154,7 @@ def report(hw=Hardware()):
            say("report.scaling.hardware", name=hw.name, tflops=hw.flops / 1e12,
                per_node=hw.gpus_per_node, intra=hw.intra_bw / 1e9, inter=hw.inter_bw / 1e9),
            say("report.scaling.table1"),
-           " ".join([col("params", 7), col("gpus", 5), fit("tp", 3), fit("dp", 3),
+           " ".join([col("size", 7), col("gpus", 5), fit("tp", 3), fit("dp", 3),
                      col("step_s", 7), col("comm", 8, axis="tp"), col("comm", 8, axis="dp"),
                      col("comm_share", 7), fit("PFLOP/s", 8), col("eff", 6),
                      col("paper", 8)])]
