@@ -8,8 +8,10 @@ A figure whose words matter (KOREAN) is drawn twice: NAME.png with the English t
 minimegatron/i18n/en_figures.py, NAME.ko.png with ko_figures.py's, for the Korean pages. The
 Korean pass needs a Korean font (minimegatron/tools/fonts.py names them and stops with what to
 install when matplotlib knows none); a glyph missing from the fonts is an error, never a box.
-The others (TERMS_ONLY) write only the notes' terms (stage, rank, forward, backward, bubble,
-micro-batches), which the Korean pages write in English too: one picture serves both.
+The others (TERMS_ONLY) are Gantt charts drawn by ``minimegatron timeline`` and tutorial 07:
+their boxes say F3 / B3 and their words are the notes' terms (stage, rank, forward, backward,
+bubble, micro-batches), which Korean writes in English too, around a few plain ones in the
+title and axis (time, formula, peak); one picture serves both languages.
 
 The pipeline timelines are drawn by ``minimegatron timeline`` itself
 (``minimegatron.commands.timeline.main``), from the action lists of
@@ -38,7 +40,7 @@ from minimegatron.commands import timeline
 from minimegatron.tools.fonts import NoKoreanFont, korean_rc, no_tofu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# the figures drawn in Korean too (NAME.ko.png), and those whose only words are the notes' terms
+# the figures drawn in Korean too (NAME.ko.png), and those whose words are the notes' terms
 KOREAN = ("bubble_vs_micro_batches", "activations_in_flight", "context_parallel",
           "sequence_parallel_trace", "loss_scale", "moe_load", "precision_ranges")
 TERMS_ONLY = ("timeline_naive", "timeline_gpipe", "timeline_1f1b", "timeline_interleaved",
@@ -196,30 +198,9 @@ def dualpipe_timelines(out):
 def sequence_parallel_trace(out, lang="en"):
     """sequence_parallel_trace.png: one block's tp collectives, traced on 4 real ranks
     (tutorials/10_sequence_parallel.py --out), in order, each box as wide as its bytes."""
-    from matplotlib.figure import Figure
+    from minimegatron.tools.sp_picture import draw_sequence_parallel
     run = json.loads(tutorial_run("10_sequence_parallel.py", 4)["sp_trace.json"])
-    colors = {"all_reduce": "#4C78A8", "all_gather": "#F58518", "reduce_scatter": "#54A24B"}
-    short = {"all_reduce": "AR", "all_gather": "AG", "reduce_scatter": "RS"}
-    fig = Figure(figsize=(9, 2.8), dpi=100)
-    ax = fig.add_axes((0.13, 0.18, 0.85, 0.6))
-    for y, name in ((1, "tp"), (0, "tp+sp")):
-        x = 0
-        for phase, op, label, _, sent in run["spans"][name]:
-            extra = "regather" in label or "sp-params" in label
-            ax.barh(y, sent, left=x, height=0.6, color=colors[op], edgecolor="white",
-                    hatch="//" if extra else None, alpha=0.5 if extra else 1.0)
-            if sent > 1500:
-                ax.text(x + sent / 2, y, short[op] + ("*" if extra else ""), ha="center",
-                        va="center", fontsize=8, color="white")
-            x += sent
-        forward = sum(span[4] for span in run["spans"][name] if span[0] == "forward")
-        ax.plot([forward, forward], [y - 0.42, y + 0.42], color="#333333", linewidth=1.5)
-    ax.set_yticks([0, 1], [text_in(lang, "figure.sp.tp_sp"), "tp"])
-    ax.set_xlabel(text_in(lang, "figure.sp.x"))
-    ax.set_title(text_in(lang, "figure.sp.title", tp=run["tp"]), fontsize=9)
-    path = png(out, "sequence_parallel_trace", lang)
-    fig.savefig(path, metadata=PNG_META)
-    return [path]
+    return [draw_sequence_parallel(run, png(out, "sequence_parallel_trace", lang), lang)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -274,49 +255,10 @@ def moe_load_picture(out, lang="en"):
 
 
 def precision_ranges(out, lang="en"):
-    """precision_ranges.png: the normal and subnormal ranges of float16, bf16, e4m3, e5m2
-    (ml_dtypes.finfo), and the |gradients| of a real bf16 GPT step: what underflows where
-    (docs/mixed_precision.md, "bf16 and fp8")."""
-    import dataclasses
-    import ml_dtypes
-    import numpy as np
-    from matplotlib.figure import Figure
-    from minimegatron.data.demo import SMALL_CONFIG, batch
-    from minimegatron.nn import GPT
-    config = dataclasses.replace(SMALL_CONFIG, dtype="bfloat16")
-    model = GPT(config)
-    model.loss(*batch(config, 8, 0)).backward()
-    grads = np.concatenate([np.abs(p.grad.astype(np.float32)).ravel()
-                            for p in model.parameters()])
-    grads = np.log2(grads[grads > 0])
-    formats = [(text_in(lang, "figure.precision.e5m2"), ml_dtypes.float8_e5m2),
-               (text_in(lang, "figure.precision.e4m3"), ml_dtypes.float8_e4m3fn),
-               ("bf16", ml_dtypes.bfloat16), ("float16", np.float16)]
-    fig = Figure(figsize=(7, 3.0), dpi=100)
-    ax = fig.add_axes((0.2, 0.17, 0.76, 0.68))
-    for i, (name, dtype) in enumerate(formats):
-        info = ml_dtypes.finfo(dtype)
-        tiny, top = np.log2(float(info.smallest_normal)), np.log2(float(info.max))
-        low = np.log2(float(info.smallest_subnormal))
-        ax.barh(i, top - tiny, left=tiny, color=COLORS["gpipe"], height=0.5,
-                label=text_in(lang, "figure.precision.normal") if i == 0 else None)
-        ax.barh(i, tiny - low, left=low, color=COLORS["gpipe"], alpha=0.35, height=0.5,
-                label=text_in(lang, "figure.precision.subnormal") if i == 0 else None)
-        lost = float(np.mean(grads < low))
-        said = text_in(lang, "figure.precision.underflow", lost=f"{lost:.0%}") if lost else ""
-        ax.text(max(low, -140) - 1, i, said,
-                ha="right", va="center", fontsize=7)
-    ax.hist(grads, bins=60, bottom=-0.9, weights=np.full(grads.size, 3.0 / grads.size),
-            color=COLORS["1f1b"], label=text_in(lang, "figure.precision.grads"))
-    ax.set_yticks(range(len(formats)), [n for n, _ in formats], fontsize=8)
-    ax.set_xlim(-145, 130)
-    ax.set_ylim(-1, len(formats) + 0.4)
-    ax.set_xlabel(text_in(lang, "figure.precision.x"))
-    ax.legend(fontsize=7, frameon=False, loc="upper center", ncol=3)
-    ax.set_title(text_in(lang, "figure.precision.title"), fontsize=10)
-    path = png(out, "precision_ranges", lang)
-    fig.savefig(path, metadata=PNG_META)
-    return [path]
+    """precision_ranges.png: the ranges of float16, bf16, e4m3, e5m2 and the |gradients| of a
+    real bf16 GPT step (docs/mixed_precision.md, "bf16 and fp8"; tools/precision_picture.py)."""
+    from minimegatron.tools.precision_picture import draw_precision_ranges
+    return [draw_precision_ranges(png(out, "precision_ranges", lang), lang)]
 
 
 FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,

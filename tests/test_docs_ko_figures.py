@@ -7,13 +7,11 @@
   docs/img/NAME.ko.png, drawn by ``make_figures.py --lang ko``; each Korean page shows it where
   the English page shows NAME.png. Cheap: no figure is drawn here (test_docs.py redraws them).
 """
-import importlib.util
 import os
-import re
 
 import pytest
 
-from test_docs_i18n import DOCS, FENCE, HANGUL, IMAGE, drift, pairs, read
+from test_docs_i18n import DOCS, FENCE, HANGUL, IMAGE, drift, load_hook, pairs, read
 
 IMG = os.path.join(DOCS, "img")
 
@@ -87,11 +85,7 @@ def test_every_korean_diagram_has_korean_labels():
 
 def make_figures():
     """docs/make_figures.py as a module (its lists; nothing is drawn)."""
-    spec = importlib.util.spec_from_file_location("make_figures",
-                                                  os.path.join(DOCS, "make_figures.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_hook("make_figures")
 
 
 def figure_problems(page_text, korean_pngs):
@@ -135,7 +129,7 @@ def test_each_korean_page_shows_the_korean_figure():
 
 # figure texts made of the notes' terms alone, which Korean writes in English too
 TERMS_ONLY_TEXTS = {"figure.loss_scale.x", "figure.moe.step", "figure.precision.e5m2",
-                    "figure.precision.e4m3"}
+                    "figure.precision.e4m3", "figure.sp.tp_sp"}
 
 
 def test_the_figure_texts_exist_in_both_languages_and_the_korean_is_korean():

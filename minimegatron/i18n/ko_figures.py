@@ -11,7 +11,7 @@ MESSAGES = {
     "figure.activations.y": "보관하는 activation",
     "figure.activations.title": "동시에 진행 중인 micro-batch의 최댓값, K={stages}, "
                                 "M={micro_batches}",
-    "figure.sp.tp_sp": "tp +\nsequence 병렬",
+    "figure.sp.tp_sp": "tp + sequence",
     "figure.sp.x": "rank 0이 보낸 byte, trace 순서대로 (forward 다음 backward)",
     "figure.sp.title": "transformer block 하나, tp={tp}, trace: forward | backward. "
                        "all-reduce 2+2번이 all-gather와 reduce-scatter로 바뀝니다\n(빗금 *: "
