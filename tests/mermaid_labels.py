@@ -31,11 +31,9 @@ def graph_and_labels(body):
     labels = []
 
     def mask(match):
-        kind = match.lastgroup
+        kind, text, at = match.lastgroup, match.group(0), match.start()
         labels.append(match.group(kind))
-        start, end = match.span(kind)
-        return match.group(0)[:start - match.start()] + LABEL + match.group(0)[end -
-                                                                               match.start():]
+        return text[:match.start(kind) - at] + LABEL + text[match.end(kind) - at:]
 
     graph = TOKEN.sub(mask, body)
     graph = "\n".join(line.rstrip() for line in graph.strip().split("\n"))
