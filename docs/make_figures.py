@@ -1,7 +1,17 @@
 """Regenerate every figure in docs/img/ from the real code (about ten seconds).
 
-    python docs/make_figures.py              # writes docs/img/*.png
+    python docs/make_figures.py              # writes docs/img/*.png and docs/img/*.ko.png
     python docs/make_figures.py --out /tmp/x # somewhere else (tests/test_docs.py does this)
+    python docs/make_figures.py --lang en    # the English figures only (no Korean font needed)
+
+A figure whose words matter (KOREAN) is drawn twice: NAME.png with the English texts of
+minimegatron/i18n/en_figures.py, NAME.ko.png with ko_figures.py's, for the Korean pages. The
+Korean pass needs a Korean font (minimegatron/tools/fonts.py names them and stops with what to
+install when matplotlib knows none); a glyph missing from the fonts is an error, never a box.
+The others (TERMS_ONLY) are Gantt charts drawn by ``minimegatron timeline`` and tutorial 07:
+their boxes say F3 / B3 and their words are the notes' terms (stage, rank, forward, backward,
+bubble, micro-batches), which Korean writes in English too, around a few plain ones in the
+title and axis (time, formula, peak); one picture serves both languages.
 
 The pipeline timelines are drawn by ``minimegatron timeline`` itself
 (``minimegatron.commands.timeline.main``), from the action lists of
@@ -13,21 +23,60 @@ real 4-rank run of tutorials/07_pipeline.py, started with ``minimegatron run``.
 """
 import argparse
 import contextlib
+import functools
 import io
+import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 
+from minimegatron.i18n import text_in
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                peak_in_flight)
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.commands import timeline
+from minimegatron.tools.fonts import NoKoreanFont, korean_rc, no_tofu
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the figures drawn in Korean too (NAME.ko.png), and those whose words are the notes' terms
+KOREAN = ("bubble_vs_micro_batches", "activations_in_flight", "context_parallel",
+          "sequence_parallel_trace", "loss_scale", "moe_load", "precision_ranges")
+TERMS_ONLY = ("timeline_naive", "timeline_gpipe", "timeline_1f1b", "timeline_interleaved",
+              "timeline_zb_h1", "timeline_zb_h2", "timeline_zbv", "timeline_dualpipe",
+              "timeline_dualpipev", "pipeline_trace_naive", "pipeline_trace_gpipe_M4",
+              "pipeline_trace_1f1b_M4")
 
 STAGES, MICRO_BATCHES = 4, 8
 COLORS = {"gpipe": "#4C78A8", "1f1b": "#F58518", "formula": "#333333"}
 PNG_META = {"Software": None}  # no matplotlib version in the file: reruns give equal bytes
+
+
+def png(out, name, lang):
+    """out/NAME.png for English, out/NAME.ko.png for Korean."""
+    return os.path.join(out, name + ("" if lang == "en" else "." + lang) + ".png")
+
+
+@functools.lru_cache(maxsize=None)
+def tutorial_run(script, ranks, *args):
+    """{file name: bytes} a real run of tutorials/SCRIPT on RANKS ranks wrote to its --out
+    (kept: the Korean pass draws from the English pass's run)."""
+    with tempfile.TemporaryDirectory() as run_dir:
+        subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", str(ranks),
+                        "--timeout", "300", os.path.join(ROOT, "tutorials", script), *args,
+                        "--out", run_dir], check=True, capture_output=True, cwd=ROOT)
+        files = {}
+        for name in os.listdir(run_dir):
+            with open(os.path.join(run_dir, name), "rb") as f:
+                files[name] = f.read()
+        return files
+
+
+def copy_out(data, path):
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
 
 
 def timelines(out):
@@ -49,7 +98,7 @@ def timelines(out):
     return paths
 
 
-def bubble_vs_micro_batches(out):
+def bubble_vs_micro_batches(out, lang="en"):
     """Simulated bubble of GPipe and 1F1B against M, with (K-1)/(M+K-1) drawn through it."""
     from matplotlib.figure import Figure
     fig = Figure(figsize=(7, 3.6), dpi=100)
@@ -67,18 +116,18 @@ def bubble_vs_micro_batches(out):
         ax.axvline(4 * stages, color="#BBBBBB", linestyle=":", linewidth=1, zorder=0)
         ax.text(4 * stages - 0.3, 0.95, f"M = 4K = {4 * stages}", fontsize=8, color="#777777",
                 ha="right", va="top")
-    ax.set_xlabel("micro-batches M")
-    ax.set_ylabel("bubble = idle / (K x makespan)")
+    ax.set_xlabel(text_in(lang, "figure.bubble.x"))
+    ax.set_ylabel(text_in(lang, "figure.bubble.y"))
     ax.set_ylim(0, 1.0)
     ax.set_xlim(0, 33)
     ax.legend(fontsize=8, ncol=3, frameon=False, loc="center right", bbox_to_anchor=(1, 0.6))
-    ax.set_title("simulated bubble (points) on the formula (K-1)/(M+K-1) (lines)", fontsize=10)
-    path = os.path.join(out, "bubble_vs_micro_batches.png")
+    ax.set_title(text_in(lang, "figure.bubble.title"), fontsize=10)
+    path = png(out, "bubble_vs_micro_batches", lang)
     fig.savefig(path, metadata=PNG_META)
     return [path]
 
 
-def activations_in_flight(out):
+def activations_in_flight(out, lang="en"):
     """Peak micro-batches whose activations a stage holds: GPipe M, 1F1B min(M, K-k)."""
     from matplotlib.figure import Figure
     fig = Figure(figsize=(7, 2.8), dpi=100)
@@ -91,28 +140,23 @@ def activations_in_flight(out):
                       label="GPipe (M)" if name == "gpipe" else "1F1B (min(M, K-k))")
         ax.bar_label(bars, fontsize=8)
     ax.set_xticks(stages, [f"stage {k}" for k in stages])
-    ax.set_ylabel("activations held")
+    ax.set_ylabel(text_in(lang, "figure.activations.y"))
     ax.set_ylim(0, MICRO_BATCHES * 1.4)
     ax.legend(fontsize=8, frameon=False, loc="upper center", ncol=2)
-    ax.set_title(f"peak micro-batches in flight, K={STAGES}, M={MICRO_BATCHES}", fontsize=10)
-    path = os.path.join(out, "activations_in_flight.png")
+    ax.set_title(text_in(lang, "figure.activations.title", stages=STAGES,
+                         micro_batches=MICRO_BATCHES), fontsize=10)
+    path = png(out, "activations_in_flight", lang)
     fig.savefig(path, metadata=PNG_META)
     return [path]
 
 
 def real_run_traces(out):
     """pipeline_trace_*.png: each rank's traced forward/backward/wait spans, 4 real ranks."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     names = {"naive_M1.png": "pipeline_trace_naive.png",
              "gpipe_M4.png": "pipeline_trace_gpipe_M4.png",
              "1f1b_M4.png": "pipeline_trace_1f1b_M4.png"}
-    with tempfile.TemporaryDirectory() as run_dir:
-        subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", "4", "--timeout", "300",
-                        os.path.join(root, "tutorials", "07_pipeline.py"), "--out", run_dir],
-                       check=True, capture_output=True, cwd=root)
-        for made, name in names.items():
-            shutil.copyfile(os.path.join(run_dir, made), os.path.join(out, name))
-    return [os.path.join(out, name) for name in names.values()]
+    run = tutorial_run("07_pipeline.py", 4)
+    return [copy_out(run[made], os.path.join(out, name)) for made, name in names.items()]
 
 
 def interleaved_timeline(out):
@@ -151,154 +195,101 @@ def dualpipe_timelines(out):
     return paths
 
 
-def sequence_parallel_trace(out):
+def sequence_parallel_trace(out, lang="en"):
     """sequence_parallel_trace.png: one block's tp collectives, traced on 4 real ranks
     (tutorials/10_sequence_parallel.py --out), in order, each box as wide as its bytes."""
-    import json
-
-    from matplotlib.figure import Figure
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with tempfile.TemporaryDirectory() as run_dir:
-        subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", "4", "--timeout", "300",
-                        os.path.join(root, "tutorials", "10_sequence_parallel.py"), "--out",
-                        run_dir], check=True, capture_output=True, cwd=root)
-        with open(os.path.join(run_dir, "sp_trace.json")) as f:
-            run = json.load(f)
-    colors = {"all_reduce": "#4C78A8", "all_gather": "#F58518", "reduce_scatter": "#54A24B"}
-    short = {"all_reduce": "AR", "all_gather": "AG", "reduce_scatter": "RS"}
-    fig = Figure(figsize=(9, 2.8), dpi=100)
-    ax = fig.add_axes((0.13, 0.18, 0.85, 0.6))
-    for y, name in ((1, "tp"), (0, "tp+sp")):
-        x = 0
-        for phase, op, label, _, sent in run["spans"][name]:
-            extra = "regather" in label or "sp-params" in label
-            ax.barh(y, sent, left=x, height=0.6, color=colors[op], edgecolor="white",
-                    hatch="//" if extra else None, alpha=0.5 if extra else 1.0)
-            if sent > 1500:
-                ax.text(x + sent / 2, y, short[op] + ("*" if extra else ""), ha="center",
-                        va="center", fontsize=8, color="white")
-            x += sent
-        forward = sum(span[4] for span in run["spans"][name] if span[0] == "forward")
-        ax.plot([forward, forward], [y - 0.42, y + 0.42], color="#333333", linewidth=1.5)
-    ax.set_yticks([0, 1], ["tp + sequence", "tp"])
-    ax.set_xlabel("bytes sent by rank 0, in trace order (forward, then backward)")
-    ax.set_title(f"one transformer block, tp={run['tp']}, traced: forward | backward; the 2+2 "
-                 "all-reduces become all-gathers and reduce-scatters\n(hatched *: the "
-                 "backward re-gathers of the stored input and the LayerNorm / bias gradients)",
-                 fontsize=9)
-    path = os.path.join(out, "sequence_parallel_trace.png")
-    fig.savefig(path, metadata=PNG_META)
-    return [path]
+    from minimegatron.tools.sp_picture import draw_sequence_parallel
+    run = json.loads(tutorial_run("10_sequence_parallel.py", 4)["sp_trace.json"])
+    return [draw_sequence_parallel(run, png(out, "sequence_parallel_trace", lang), lang)]
 
 
-def loss_scale_over_steps(out, steps=80, growth_interval=8):
-    """The dynamic loss scale of a real float16 run (checks/mixed.run_mixed, one process):
-    starts at Megatron's 2^16, halves on each (natural) overflow, doubles after 8 clean steps."""
-    import warnings
-
-    from matplotlib.figure import Figure
-
+@functools.lru_cache(maxsize=None)
+def mixed_records(steps, growth_interval):
+    """The records of a real float16 run (both languages draw the same run)."""
     from minimegatron.checks.mixed import run_mixed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)            # the overflows themselves
-        records = run_mixed(None, "serial", steps, growth_interval=growth_interval,
-                            init_scale=2.0 ** 16)["records"]
+        return run_mixed(None, "serial", steps, growth_interval=growth_interval,
+                         init_scale=2.0 ** 16)["records"]
+
+
+def loss_scale_over_steps(out, lang="en", steps=80, growth_interval=8):
+    """The dynamic loss scale of a real float16 run (checks/mixed.run_mixed, one process):
+    starts at Megatron's 2^16, halves on each (natural) overflow, doubles after 8 clean steps."""
+    from matplotlib.figure import Figure
+    records = mixed_records(steps, growth_interval)
     fig = Figure(figsize=(7, 2.8), dpi=100)
     ax = fig.add_axes((0.1, 0.17, 0.86, 0.7))
     ax.step(range(steps), [r["scale"] for r in records], where="post", color=COLORS["1f1b"],
-            label="loss scale S used by the step")
+            label=text_in(lang, "figure.loss_scale.used"))
     skipped = [i for i, r in enumerate(records) if r["skipped"]]
     ax.plot(skipped, [records[i]["scale"] for i in skipped], "x", color=COLORS["formula"],
-            label=f"overflow: step skipped ({len(skipped)} of {steps})")
+            label=text_in(lang, "figure.loss_scale.skipped", skipped=len(skipped),
+                          steps=steps))
     ax.set_yscale("log", base=2)
-    ax.set_xlabel("step")
+    ax.set_xlabel(text_in(lang, "figure.loss_scale.x"))
     ax.legend(fontsize=8, frameon=False, loc="lower right")
-    ax.set_title(f"dynamic loss scaling, float16 GPT, growth_interval={growth_interval}",
+    ax.set_title(text_in(lang, "figure.loss_scale.title", interval=growth_interval),
                  fontsize=10)
-    path = os.path.join(out, "loss_scale.png")
+    path = png(out, "loss_scale", lang)
     fig.savefig(path, metadata=PNG_META)
     return [path]
 
-def context_parallel_picture(out):
+def context_parallel_picture(out, lang="en"):
     """context_parallel.png: S = 16 tokens over cp = 4, both splits, the causal pairs per
     rank and the ring (docs/context_parallel.md, tutorials/12)."""
     from minimegatron.tools.cp_picture import draw_context_parallel
-    return [draw_context_parallel(16, 4, os.path.join(out, "context_parallel.png"))]
+    return [draw_context_parallel(16, 4, png(out, "context_parallel", lang), lang)]
 
 
-def moe_load_picture(out):
+def moe_load_picture(out, lang="en"):
     """moe_load.png: the load per expert and per rank over 4 steps of a real 8-rank run of
     tutorials/14_mixture_of_experts.py (ep = 4 over dp = 8; docs/moe.md)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with tempfile.TemporaryDirectory() as run_dir:
-        subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", "8", "--timeout", "300",
-                        os.path.join(root, "tutorials", "14_mixture_of_experts.py"),
-                        "--steps", "4", "--out", run_dir],
-                       check=True, capture_output=True, cwd=root)
-        shutil.copyfile(os.path.join(run_dir, "14_mixture_of_experts.png"),
-                        os.path.join(out, "moe_load.png"))
-    return [os.path.join(out, "moe_load.png")]
+    run = tutorial_run("14_mixture_of_experts.py", 8, "--steps", "4")
+    if lang == "en":                                    # the tutorial's own picture
+        return [copy_out(run["14_mixture_of_experts.png"], png(out, "moe_load", lang))]
+    from minimegatron.tools.moe_picture import draw_moe_load
+    numbers = json.loads(run["14_mixture_of_experts.json"])
+    return [draw_moe_load(numbers["loads"], numbers["rows"], numbers["uniform"],
+                          numbers["padded"], png(out, "moe_load", lang), lang)]
 
 
-def precision_ranges(out):
-    """precision_ranges.png: the normal and subnormal ranges of float16, bf16, e4m3, e5m2
-    (ml_dtypes.finfo), and the |gradients| of a real bf16 GPT step: what underflows where
-    (docs/mixed_precision.md, "bf16 and fp8")."""
-    import dataclasses
-    import ml_dtypes
-    import numpy as np
-    from matplotlib.figure import Figure
-    from minimegatron.data.demo import SMALL_CONFIG, batch
-    from minimegatron.nn import GPT
-    config = dataclasses.replace(SMALL_CONFIG, dtype="bfloat16")
-    model = GPT(config)
-    model.loss(*batch(config, 8, 0)).backward()
-    grads = np.concatenate([np.abs(p.grad.astype(np.float32)).ravel()
-                            for p in model.parameters()])
-    grads = np.log2(grads[grads > 0])
-    formats = [("e5m2 (fp8 grads)", ml_dtypes.float8_e5m2), ("e4m3 (fp8 fwd)",
-               ml_dtypes.float8_e4m3fn), ("bf16", ml_dtypes.bfloat16), ("float16", np.float16)]
-    fig = Figure(figsize=(7, 3.0), dpi=100)
-    ax = fig.add_axes((0.2, 0.17, 0.76, 0.68))
-    for i, (name, dtype) in enumerate(formats):
-        info = ml_dtypes.finfo(dtype)
-        tiny, top = np.log2(float(info.smallest_normal)), np.log2(float(info.max))
-        low = np.log2(float(info.smallest_subnormal))
-        ax.barh(i, top - tiny, left=tiny, color=COLORS["gpipe"], height=0.5,
-                label="normal" if i == 0 else None)
-        ax.barh(i, tiny - low, left=low, color=COLORS["gpipe"], alpha=0.35, height=0.5,
-                label="subnormal (fewer bits)" if i == 0 else None)
-        lost = float(np.mean(grads < low))
-        ax.text(max(low, -140) - 1, i, f"{lost:.0%} of grads underflow" if lost else "",
-                ha="right", va="center", fontsize=7)
-    ax.hist(grads, bins=60, bottom=-0.9, weights=np.full(grads.size, 3.0 / grads.size),
-            color=COLORS["1f1b"], label="|gradient|, one bf16 GPT step (unscaled)")
-    ax.set_yticks(range(len(formats)), [n for n, _ in formats], fontsize=8)
-    ax.set_xlim(-145, 130)
-    ax.set_ylim(-1, len(formats) + 0.4)
-    ax.set_xlabel("log2 |value|")
-    ax.legend(fontsize=7, frameon=False, loc="upper center", ncol=3)
-    ax.set_title("what each format holds: bf16 has float32's range, fp8 needs a scale",
-                 fontsize=10)
-    path = os.path.join(out, "precision_ranges.png")
-    fig.savefig(path, metadata=PNG_META)
-    return [path]
+def precision_ranges(out, lang="en"):
+    """precision_ranges.png: the ranges of float16, bf16, e4m3, e5m2 and the |gradients| of a
+    real bf16 GPT step (docs/mixed_precision.md, "bf16 and fp8"; tools/precision_picture.py)."""
+    from minimegatron.tools.precision_picture import draw_precision_ranges
+    return [draw_precision_ranges(png(out, "precision_ranges", lang), lang)]
 
 
 FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_traces,
            interleaved_timeline, zero_bubble_timelines, dualpipe_timelines,
            context_parallel_picture, sequence_parallel_trace, loss_scale_over_steps,
            moe_load_picture, precision_ranges)
+# the figures with words: each takes lang and draws NAME.png or NAME.ko.png (KOREAN)
+WORDED = (bubble_vs_micro_batches, activations_in_flight, context_parallel_picture,
+          sequence_parallel_trace, loss_scale_over_steps, moe_load_picture, precision_ranges)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "img"))
+    parser.add_argument("--lang", choices=("all", "en", "ko"), default="all",
+                        help="en: NAME.png; ko: the Korean NAME.ko.png; all: both (default)")
     args = parser.parse_args(argv)
+    import matplotlib
+    try:
+        korean = korean_rc() if args.lang in ("all", "ko") else None   # before any drawing
+    except NoKoreanFont as error:
+        print(f"make_figures.py --lang {args.lang}: {error}", file=sys.stderr)
+        return 1
     os.makedirs(args.out, exist_ok=True)
-    for make in FIGURES:
-        for path in make(args.out):
-            print(f"wrote {path} ({os.path.getsize(path) // 1024} KB)")
+    passes = [("en", FIGURES, {})] if args.lang in ("all", "en") else []
+    passes += [("ko", WORDED, korean)] if korean else []
+    for lang, figures, rc in passes:
+        with matplotlib.rc_context(rc), no_tofu():
+            for make in figures:
+                for path in make(args.out, lang) if make in WORDED else make(args.out):
+                    print(f"wrote {path} ({os.path.getsize(path) // 1024} KB)")
     return 0
 
 

@@ -32,6 +32,7 @@ import functools
 import http.server
 import json
 import os
+import posixpath
 import queue
 import re
 import shutil
@@ -476,12 +477,16 @@ def test_every_formula_was_rendered(site):
 
 
 def test_every_image_loads(site):
+    """Every image loads and every figure is shown; the i18n plugin serves docs/img/NAME.ko.png
+    to the Korean pages as ko/img/NAME.png."""
     _, _, pages, _ = site
     shown = set()
     for name, state in real_pages(pages).items():
         for img in state["images"]:
             assert img["done"] and img["width"] > 0, f"{name}: image did not load: {img['src']}"
-            shown.add(os.path.basename(img["src"]))
+            served = posixpath.normpath(posixpath.join(page_path(name), img["src"]))
+            figure = os.path.basename(served)
+            shown.add(figure[:-4] + ".ko.png" if served.startswith("ko/img/") else figure)
     figures = {n for n in os.listdir(os.path.join(ROOT, "docs", "img")) if n.endswith(".png")}
     assert figures <= shown, f"figures in docs/img/ shown on no page: {figures - shown}"
 

@@ -6,8 +6,10 @@ the English exercise page). A translation changes the words, never what the read
 reads off a formula or clicks. So for every pair this test asserts:
 
 - the same headings: their number and levels, in order;
-- the same fenced code blocks, in order, with identical contents (Mermaid diagrams too);
-- the same figures (image sources), in order;
+- the same fenced code blocks, in order, with identical contents; a Mermaid diagram the same
+  graph (node ids, edges, arrows, subgraphs) with its labels in Korean (tests/mermaid_labels.py);
+- the same figures (image sources), in order: NAME.ko.png stands for NAME.png, the figure drawn
+  with Korean text (tests/test_docs_ko_figures.py);
 - the same display maths ($$...$$), in order, and the same set of inline formulas ($...$);
 - the same link targets (as a multiset: a sentence may put its links in another order).
 
@@ -22,6 +24,8 @@ import os
 import re
 
 import pytest
+
+from mermaid_labels import graph_and_labels, untranslated
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
@@ -81,8 +85,13 @@ def structure(text):
     """What a translation must keep: headings, code, figures, maths and link targets (a
     Korean output sample, marked, stands for the English twin's block at its place)."""
     outputs = korean_outputs(text)
-    code = [(lang.strip(), KOREAN_OUTPUT if body in outputs and lang.strip() == "text" else body)
-            for _, _, lang, body in FENCE.findall(text)]
+    code, labels = [], []
+    for _, _, lang, body in FENCE.findall(text):
+        if lang.strip() == "mermaid":                 # the graph; its labels are compared apart
+            body, words = graph_and_labels(body)
+            labels.append(words)
+        code.append((lang.strip(), KOREAN_OUTPUT if body in outputs and lang.strip() == "text"
+                     else body))
     text = FENCE.sub("", text)
     display = [" ".join(m.split()) for m in DISPLAY_MATH.findall(text)]
     text = DISPLAY_MATH.sub("", text)
@@ -91,21 +100,28 @@ def structure(text):
     return {
         "headings": [len(h) for h in HEADING.findall(text)],
         "code blocks": code,
-        "figures": [a or b for a, b in IMAGE.findall(text)],
+        "figures": [re.sub(r"\.ko\.png$", ".png", a or b) for a, b in IMAGE.findall(text)],
         "display maths": display,
         "inline maths": sorted({" ".join(m.split()) for m in INLINE_MATH.findall(bare)}),
         "link targets": sorted(collections.Counter(LINK.findall(IMAGE.sub("", text))).items()),
+        "diagram labels": labels,
     }
 
 
 def drift(english, korean):
-    """{kind: (english, korean)} for every kind of structure the two texts differ in."""
+    """{kind: (english, korean)} for every kind of structure the two texts differ in; a
+    diagram's labels differ by design, but its English prose must be Korean."""
     a, b = structure(english), structure(korean)
+    labels = list(zip(a.pop("diagram labels"), b.pop("diagram labels")))
     for i, block in enumerate(b["code blocks"]):      # the English output at the same place
         if block == ("text", KOREAN_OUTPUT) and i < len(a["code blocks"]) \
                 and a["code blocks"][i][0] in ("text", ""):
             a["code blocks"][i] = block
-    return {kind: (a[kind], b[kind]) for kind in a if a[kind] != b[kind]}
+    found = {kind: (a[kind], b[kind]) for kind in a if a[kind] != b[kind]}
+    english_left = [pair for en, ko in labels for pair in untranslated(en, ko)]
+    if english_left and "code blocks" not in found:
+        found["diagram labels"] = tuple(zip(*english_left))
+    return found
 
 
 def test_only_a_regenerated_block_is_a_korean_output_sample():

@@ -13,7 +13,8 @@ from the real code (minimegatron/nn/moe/, minimegatron/parallel/expert_parallel/
    each step the loss, every gradient and every weight a rank holds are compared
    with one process's (an expert weight: the rows of the experts the rank holds).
    The load at each step: assignments per expert (the whole batch) and the rows
-   the experts of each rank computed, drawn into --out/14_mixture_of_experts.png;
+   the experts of each rank computed, drawn into --out/14_mixture_of_experts.png (its
+   numbers in 14_mixture_of_experts.json);
 2. the router's choices for the first tokens of rank 0: the k experts, kept or dropped;
 3. the tokens dropped at capacity factors 0.5, 1, 1.25, 2 and dropless (one process,
    the trained weights);
@@ -43,6 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse
 import dataclasses
+import json
 
 import numpy as np
 
@@ -365,6 +367,9 @@ def main():
     if world.rank == 0:
         try:
             os.makedirs(opts.out, exist_ok=True)
+            with open(os.path.join(opts.out, "14_mixture_of_experts.json"), "w") as f:
+                json.dump({"loads": loads, "rows": rows, "uniform": uniform, "padded": padded},
+                          f, default=int)      # the picture's numbers (docs/make_figures.py)
             path = draw_moe_load(loads, rows, uniform, padded,
                                  os.path.join(opts.out, "14_mixture_of_experts.png"))
             print(text("t14.picture", path=path))

@@ -9,7 +9,8 @@ language (``en.py``, ``ko.py``; tutorials 03-11 in ``en_tutorials.py``,
 the command line, argparse's own words included, in ``en_cli.py``, ``ko_cli.py``; a
 checkpoint's errors in ``en_checkpoint_errors.py``; the memory and timeline commands'
 tables in ``en_reports.py``; ``minimegatron run``'s own lines and each rank's reports
-(the job's summary, HANG, where each rank waits) in ``en_launcher.py``; the book's errors,
+(the job's summary, HANG, where each rank waits) in ``en_launcher.py``; the site's figures
+(docs/make_figures.py) in ``en_figures.py``; the book's errors,
 read back from its English, in ``book_errors.py`` with ``en_errors.py``, ``ko_errors.py``), with
 the same keys and the same {fields} (tests/test_i18n.py checks both). Numbers, code
 names and commands are fields or stay in the template as they are; the Korean uses the terms of
@@ -29,7 +30,7 @@ from minimegatron.i18n import (en, en_agree, en_checkpoint, en_cli, en_lessons, 
                                ko_cli, ko_lessons, ko_sandbox, ko_static, ko_tables, ko_tutorials)
 from minimegatron.i18n import (en_checkpoint_errors, en_launcher, en_reports,
                                ko_checkpoint_errors, ko_launcher, ko_reports)
-from minimegatron.i18n import josa
+from minimegatron.i18n import en_figures, ko_figures, josa
 
 ENV = "MINIMEGATRON_LANG"
 # one catalog per language: the base texts, then each topic's own module (same keys and fields)
@@ -37,12 +38,12 @@ CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES
                    **en_tables.MESSAGES, **en_cli.MESSAGES, **en_static.MESSAGES,
                    **en_checkpoint.MESSAGES, **en_sandbox.MESSAGES, **en_agree.MESSAGES,
                    **en_checkpoint_errors.MESSAGES, **en_reports.MESSAGES,
-                   **en_launcher.MESSAGES},
+                   **en_launcher.MESSAGES, **en_figures.MESSAGES},
             "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
                    **ko_tables.MESSAGES, **ko_cli.MESSAGES, **ko_static.MESSAGES,
                    **ko_checkpoint.MESSAGES, **ko_sandbox.MESSAGES, **ko_agree.MESSAGES,
                    **ko_checkpoint_errors.MESSAGES, **ko_reports.MESSAGES,
-                   **ko_launcher.MESSAGES}}
+                   **ko_launcher.MESSAGES, **ko_figures.MESSAGES}}
 
 
 def language():
@@ -65,6 +66,12 @@ def text(key, /, **fields):
 def fill(template, lang, /, **fields):
     """``template`` with its {fields}: ``str.format``, and Korean particles fitted (``josa``)."""
     return josa.format(template, **fields) if lang == "ko" else template.format(**fields)
+
+
+def text_in(lang, key, /, **fields):
+    """The message ``key`` in ``lang`` ("en" or "ko") whatever MINIMEGATRON_LANG says: a
+    figure for the site is drawn in both languages (docs/make_figures.py)."""
+    return fill(CATALOGS[lang][key], lang, **fields)
 
 
 def text_or_english(key, /, **fields):

@@ -16,12 +16,16 @@ Three panels, from the same functions the attention code uses
    next rank and receiving one from the previous, cp - 1 hops per layer.
 
     draw_context_parallel(16, 4, "out/12_context_parallel.png")    # tutorial 12
+
+Its words are English unless ``lang="ko"`` (docs/make_figures.py draws the site's Korean
+figure with a Korean font; i18n/en_figures.py, ko_figures.py).
 """
 import math
 
 import numpy as np
 
 from minimegatron.backend import to_numpy
+from minimegatron.i18n import text_in
 from minimegatron.parallel.context_parallel.zigzag import causal_pairs, positions
 
 SPLITS = ("contiguous", "zigzag")
@@ -35,8 +39,9 @@ def owners(steps, cp, split):
     return owner
 
 
-def draw_context_parallel(steps, cp, path):
-    """Write the three panels as a PNG to ``path``; returns path (needs matplotlib)."""
+def draw_context_parallel(steps, cp, path, lang="en"):
+    """Write the three panels as a PNG to ``path``, their words in ``lang``; returns path
+    (needs matplotlib)."""
     try:
         from matplotlib.figure import Figure
         from matplotlib.patches import FancyArrowPatch
@@ -54,16 +59,17 @@ def draw_context_parallel(steps, cp, path):
             tokens.text(token + 0.5, 1.5 - row, str(rank), ha="center", va="center",
                         fontsize=8, color="white")
     tokens.set(xlim=(0, steps), ylim=(0, 2), yticks=[0.5, 1.5],
-               yticklabels=["zigzag", "contiguous"], xlabel="token position",
-               title=f"{steps} tokens over cp = {cp} ranks (the number: the rank)")
+               yticklabels=["zigzag", text_in(lang, "figure.cp.contiguous")],
+               xlabel=text_in(lang, "figure.cp.position"),
+               title=text_in(lang, "figure.cp.tokens", steps=steps, cp=cp))
     zigzag = owners(steps, cp, "zigzag")                          # panel 2: causal work
     for query in range(steps):
         for key in range(query + 1):
             matrix.add_patch(_box(key, steps - 1 - query, colours[zigzag[query]]))
     pairs = {split: causal_pairs(cp, split, steps) for split in SPLITS}
     matrix.set(xlim=(0, steps), ylim=(0, steps), xticks=[], yticks=[], xlabel="key",
-               ylabel="query", title="causal pairs per rank, zigzag "
-               f"{pairs['zigzag']}\n(contiguous {pairs['contiguous']})")
+               ylabel="query", title=text_in(lang, "figure.cp.pairs", zigzag=pairs["zigzag"],
+                                             contiguous=pairs["contiguous"]))
     centres = [(math.cos(2 * math.pi * r / cp), math.sin(2 * math.pi * r / cp))
                for r in range(cp)]                                # panel 3: the ring
     for rank, (x, y) in enumerate(centres):
@@ -75,7 +81,7 @@ def draw_context_parallel(steps, cp, path):
         ring.text(x, y, str(rank), ha="center", va="center", color="white", fontsize=12,
                   zorder=4)
     ring.set(xlim=(-1.5, 1.5), ylim=(-1.5, 1.5), xticks=[], yticks=[], aspect="equal",
-             title=f"ring attention: K/V blocks go to\nthe next rank, {cp - 1} hops per layer")
+             title=text_in(lang, "figure.cp.ring", hops=cp - 1))
     fig.savefig(path)
     return path
 

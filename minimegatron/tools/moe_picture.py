@@ -10,13 +10,20 @@ Two panels over the training steps (tutorials/14_mixture_of_experts.py):
    (E/ep x ep x b x C rows per MoE layer, dashed): the gap is the padding.
 
     draw_moe_load(loads, rank_rows, uniform, padded, "out/14_mixture_of_experts.png")
+
+Its words are English unless ``lang="ko"`` (docs/make_figures.py draws the site's Korean
+figure with a Korean font; i18n/en_figures.py, ko_figures.py).
 """
+from minimegatron.i18n import text_in
 
 
-def draw_moe_load(loads, rank_rows, uniform, padded, path):
+def draw_moe_load(loads, rank_rows, uniform, padded, path, lang="en"):
     """loads: per step a list of E counts; rank_rows: per step a list of one count per rank;
-    uniform, padded: the two dashed levels. Writes a PNG to ``path`` and returns it (needs
-    matplotlib)."""
+    uniform, padded: the two dashed levels. Writes a PNG to ``path``, its words in ``lang``,
+    and returns it (needs matplotlib)."""
+    def words(key):
+        return text_in(lang, "figure.moe." + key)
+
     try:
         from matplotlib.figure import Figure
     except ImportError as error:
@@ -28,15 +35,15 @@ def draw_moe_load(loads, rank_rows, uniform, padded, path):
                                                     (0.54, 0.13, 0.33, 0.75)))
     for e in range(len(loads[0])):
         experts.plot(steps, [row[e] for row in loads], marker="o", label=f"expert {e}")
-    experts.axhline(uniform, color="grey", linestyle="--", label="uniform")
-    experts.set(xlabel="step", xticks=steps, ylabel="assignments (before capacity)",
-                title="load per expert, whole batch")
+    experts.axhline(uniform, color="grey", linestyle="--", label=words("uniform"))
+    experts.set(xlabel=words("step"), xticks=steps, ylabel=words("assignments"),
+                title=words("experts"))
     experts.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     for r in range(len(rank_rows[0])):
         ranks.plot(steps, [row[r] for row in rank_rows], marker="o", label=f"rank {r}")
-    ranks.axhline(padded, color="grey", linestyle="--", label="padded buffer")
-    ranks.set(xlabel="step", xticks=steps, ylabel="rows computed for real tokens",
-              ylim=(0, 1.1 * padded), title="load per rank (its experts, its ep group's tokens)")
+    ranks.axhline(padded, color="grey", linestyle="--", label=words("padded"))
+    ranks.set(xlabel=words("step"), xticks=steps, ylabel=words("rows"),
+              ylim=(0, 1.1 * padded), title=words("ranks"))
     ranks.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.savefig(path, metadata={"Software": None})   # reruns give equal bytes
     return path
