@@ -301,3 +301,21 @@ def test_checks_off_is_documented_as_benchmarks_only():
     for text in (readme, running, " ".join(help_text.split())):
         assert "MINIMEGATRON_CHECK=0" in text and "benchmarks only" in text
         assert "wrong numbers" in text and "hang" in text
+
+
+def test_the_loss_scale_prose_names_the_steps_the_real_run_skips():
+    """mixed_precision(.ko).md tells the figure's run in words: the steps it names as
+    overflowing are the ones the real float16 run skips (a changed run fails here)."""
+    sys.path.insert(0, DOCS)
+    try:
+        from make_figures import mixed_records
+    finally:
+        sys.path.remove(DOCS)
+    records = mixed_records(80, 8)
+    skipped = [str(i) for i, r in enumerate(records) if r["skipped"]]
+    said = (f"(steps {', '.join(skipped[:-1])} and {skipped[-1]})",
+            f"(step {', '.join(skipped)})")
+    for page, words in zip(("mixed_precision.md", "mixed_precision.ko.md"), said):
+        text = " ".join(read(os.path.join(DOCS, page)).split())
+        assert words in text, (page, words)
+    assert max(r["scale"] for r in records) == 2.0 ** 19
