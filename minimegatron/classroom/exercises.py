@@ -31,6 +31,7 @@ import shutil
 from dataclasses import dataclass
 
 from minimegatron import i18n
+from minimegatron.i18n import text_or_english as say
 from minimegatron.classroom import PACKAGE_DIR
 from minimegatron.classroom.exercise_checks import by_id
 from minimegatron.runtime.plain_files import odd_entries, odd_entry, read_plain, write_plain
@@ -257,13 +258,11 @@ def check_destination(dest, force=False):
     and empty (or missing) unless ``force``."""
     full = os.path.realpath(dest)
     if full in (os.path.realpath(os.sep), os.path.realpath(os.path.expanduser("~"))):
-        raise ValueError(f"refusing to write a copy into {full}: choose a new directory, "
-                         "e.g. class/student1")
+        raise ValueError(say("cli.exercises.refuse", path=full))
     if os.path.isfile(full):
-        raise ValueError(f"{full} is a file; choose a new directory")
+        raise ValueError(say("cli.exercises.is_file", path=full))
     if os.path.isdir(full) and os.listdir(full) and not force:
-        raise ValueError(f"{full} is not empty ({len(os.listdir(full))} entries); choose a new "
-                         "directory, or add --force to write over the files in it")
+        raise ValueError(say("cli.exercises.not_empty", path=full, n=len(os.listdir(full))))
 
 
 def make(dest, source_root=REPO_ROOT, force=False):
@@ -274,8 +273,7 @@ def make(dest, source_root=REPO_ROOT, force=False):
     blocks = find_blocks(source_pkg)
     blank = sorted(ex_id for ex_id, block in blocks.items() if is_blank(block))
     if blank:
-        raise ValueError(f"{source_pkg} is itself a student copy (exercises {', '.join(blank)}"
-                         " are blank); make the copy from the reference package")
+        raise ValueError(say("cli.exercises.source_copy", path=source_pkg, ids=", ".join(blank)))
     target = os.path.join(dest, "minimegatron")
     os.makedirs(dest, exist_ok=True)
     if force:
@@ -300,11 +298,11 @@ def solve(dest, ex_ids, source_pkg=PACKAGE_DIR):
     reference = find_blocks(source_pkg)
     for ex_id in ex_ids:
         if ex_id not in reference:
-            raise ValueError(f"no exercise {ex_id} in {source_pkg}; "
-                             f"known: {', '.join(sorted(reference))}")
+            raise ValueError(say("cli.exercises.no_such", id=ex_id, path=source_pkg,
+                                 known=", ".join(sorted(reference))))
         block = reference[ex_id]
         if is_blank(block):
-            raise ValueError(f"{source_pkg} is a student copy: it has no solution to {ex_id}")
+            raise ValueError(say("cli.exercises.no_solution", path=source_pkg, id=ex_id))
         put_block(dest, ex_id, block.body, block.path)
 
 
