@@ -7,8 +7,9 @@ should write is fenced by two marker comments inside a function body,
     ...solution lines...
     # EXERCISE <group>.<n> end
 
-``make DIR`` copies the package (and ``tutorials/``, ``exercises/``) into DIR
-and replaces every fenced block by one line at the block's indentation,
+``make DIR`` copies the package (and ``tutorials/``, ``exercises/``, the student's own
+README.md and README.ko.md from ``handout/``) into DIR and replaces every fenced block by
+one line at the block's indentation,
 
     raise NotImplementedError("Exercise 1.1: <hint>")
 
@@ -37,7 +38,11 @@ from minimegatron.classroom.exercise_checks import by_id
 from minimegatron.runtime.plain_files import odd_entries, odd_entry, read_plain, write_plain
 REPO_ROOT = os.path.dirname(PACKAGE_DIR)
 EXTRA_DIRS = ("tutorials", "exercises")     # copied next to the package when present
-EXTRA_FILES = ("setup.cfg", "pyproject.toml", "README.md")   # so `pip install -e DIR` works
+EXTRA_FILES = ("setup.cfg", "pyproject.toml")   # so `pip install -e DIR` works
+# the student's own README, in both languages (how to work, grade, ask for help), in place of
+# the teacher's: setup.cfg's long_description reads README.md
+HANDOUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "handout")
+HANDOUT_FILES = ("README.md", "README.ko.md")
 MARKER = re.compile(r"^(?P<indent>[ \t]*)# EXERCISE (?P<id>\d+\.\d+) (?P<end>begin|end)\s*$")
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache")
 
@@ -290,6 +295,9 @@ def make(dest, source_root=REPO_ROOT, force=False):
         if os.path.isfile(os.path.join(source_root, name)):
             shutil.copyfile(os.path.join(source_root, name), os.path.join(dest, name))
             written.append(os.path.join(dest, name))
+    for name in HANDOUT_FILES:
+        shutil.copyfile(os.path.join(HANDOUT_DIR, name), os.path.join(dest, name))
+        written.append(os.path.join(dest, name))
     return written
 
 

@@ -224,8 +224,9 @@ MESSAGES = {
     "cli.exercises.solve_dir": "the folder of the copy",
     "cli.exercises.ids": "ids, groups, or all",
     "cli.exercises.not_marked": "(not marked in this package)",
-    "cli.exercises.next_student": "next (student): python3 -m venv venv && . venv/bin/activate "
-                                  "&& pip install -e '{path}[mpi,plot]'",
+    "cli.exercises.next_student": "next (student): cd {path} && python3 -m venv .venv && . "
+                                  ".venv/bin/activate && python3 -m pip install -e "
+                                  "\".[mpi,plot]\"   (the copy's README.md says the rest)",
     "cli.exercises.next_teacher": "next (teacher): minimegatron grade --path {path}   (every "
                                   "exercise is TODO at first)",
     "cli.exercises.solved": "solved {ids} in {path}",

@@ -226,8 +226,9 @@ MESSAGES = {
     "cli.exercises.solve_dir": "사본의 폴더",
     "cli.exercises.ids": "문제 번호, 묶음, 또는 all",
     "cli.exercises.not_marked": "(이 패키지에는 표시되어 있지 않음)",
-    "cli.exercises.next_student": "다음 (학생): python3 -m venv venv && . venv/bin/activate "
-                                  "&& pip install -e '{path}[mpi,plot]'",
+    "cli.exercises.next_student": "다음 (학생): cd {path} && python3 -m venv .venv && . "
+                                  ".venv/bin/activate && python3 -m pip install -e "
+                                  "\".[mpi,plot]\"   (나머지는 사본의 README.ko.md에)",
     "cli.exercises.next_teacher": "다음 (강사): minimegatron grade --path {path}   (처음에는 "
                                   "모든 문제가 TODO)",
     "cli.exercises.solved": "{path}에 {ids}의 답을 넣었습니다",
