@@ -23,6 +23,12 @@ def _block():
     return section.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
 
 
+def install_line():
+    """README's first line up to its install: what a page shows where the demo does not fit
+    (a student's copy, a teacher's reference install)."""
+    return _block()[0].split(" && python3 -m minimegatron")[0]
+
+
 def test_both_lines_make_and_use_a_virtual_environment_before_pip():
     lines = _block()
     assert len(lines) == 2, lines
