@@ -2,15 +2,15 @@
 MINIMEGATRON_LANG=ko (tests/korean_lines.py's rule, each error line judged after its
 "오류:" label), each mistake answered by the error it is about, on every rank.
 
-- ``MISTAKES``: 70 mistakes a student makes at the command line, run in ONE process
+- ``MISTAKES``: what a student gets wrong at the command line (40 or more), in ONE process
   (tests/workers/ko_mistakes.py: ``python -m minimegatron ...`` is ``commands.cli.main``,
   a tutorial runs as ``__main__``): misspelt commands and flags (with the one meant),
   bad numbers (negative, zero, not a number, sizes that do not divide), missing files,
   folders and checkpoints, verify on one rank (its SKIP reasons) and tutorials on one
   rank where they need more, or with a bad flag;
 - ``WRONG_N``: every tutorial that has a wrong rank count, on 5 ranks in ONE launch
-  (tutorials 00, 01 and 05 run on any count): each rank must end with the same error
-  before any collective, printed once, in Korean; a script that fails on rank 0 alone
+  (tutorials 00, 01 and 05 run on any count), with verify's bad flags (``UNDER_RUN``): each
+  rank must end with the same error before any collective, printed once, in Korean; a script that fails on rank 0 alone
   (``workers/ko_mistake_rank0_only.py``, the bug tutorial 13 had) is caught;
 - argparse's own "unrecognized arguments" (``parse_args`` builds it after the wrapped
   ``parse_known_args`` returned, so it needs its own wrapping), with the flag meant;
@@ -132,6 +132,12 @@ WRONG_N = {
     "13_zero_bubble": "이 job의 rank는 5개입니다. -n 4로 실행하세요",
     "14_mixture_of_experts": "ep는 5를 나눠야 합니다",
 }
+# commands under `minimegatron run -n 5`: a bad flag ends every rank the same way
+UNDER_RUN = {
+    "verify --schemes dpp": "알 수 없는 방식 ['dpp']",
+    "verify --steps 0": "인자 --steps: 양의 정수여야 합니다, 받은 값 '0'",
+    "verify --stesp 2": "혹시 --steps",
+}
 RANK0_ONLY = "tests/workers/ko_mistake_rank0_only.py"
 
 
@@ -182,14 +188,14 @@ def test_a_mistake_is_answered_in_korean(answers, argv, said):
 
 
 def test_a_wrong_rank_count_ends_every_rank_with_one_korean_line():
-    """One launch of 5 ranks runs each tutorial that cannot take 5 (and a planted script
-    that fails on rank 0 alone, which ``wrong_n_faults`` must name)."""
-    paths = [f"tutorials/{name}.py" for name in WRONG_N] + [RANK0_ONLY]
-    ranks = run_mpi(5, "workers/ko_mistakes.py:wrong_n", args=(paths,), timeout=180,
-                    env={"MINIMEGATRON_LANG": "ko"})
-    for name, said in WRONG_N.items():
-        path = f"tutorials/{name}.py"
-        assert wrong_n_faults([rank[path] for rank in ranks], said) == [], (path, ranks)
+    """One launch of 5 ranks runs each tutorial that cannot take 5, verify with bad flags, and
+    a planted script that fails on rank 0 alone, which ``wrong_n_faults`` must name."""
+    mistakes = {f"tutorials/{name}.py": said for name, said in WRONG_N.items()}
+    mistakes.update(UNDER_RUN)
+    ranks = run_mpi(5, "workers/ko_mistakes.py:wrong_n", args=(list(mistakes) + [RANK0_ONLY],),
+                    timeout=180, env={"MINIMEGATRON_LANG": "ko"})
+    for argv, said in mistakes.items():
+        assert wrong_n_faults([rank[argv] for rank in ranks], said) == [], (argv, ranks)
     planted = wrong_n_faults([rank[RANK0_ONLY] for rank in ranks], "rank 0")
     assert any("ranks [1, 2, 3, 4] went on" in fault for fault in planted), planted
 

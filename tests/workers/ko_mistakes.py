@@ -6,8 +6,8 @@
 the tutorial as ``__main__``, on one rank. Each one's exit code and everything it wrote to
 file descriptors 1 and 2 (its own prints and a child process's) go to OUT.json.
 
-``wrong_n(tutorials)`` is the same on every rank of a ``run_mpi`` launch: each tutorial run
-on a rank count it cannot take. It returns, per tutorial, this rank's exit code, the message
+``wrong_n(mistakes)`` is the same on every rank of a ``run_mpi`` launch: each tutorial run
+on a rank count it cannot take, and commands given a bad flag under ``minimegatron run``. It returns, per tutorial, this rank's exit code, the message
 this rank gave ``entry.usage_error`` (every rank must give one, the same, before any
 collective: a rank that went on instead would wait forever) and what this rank printed.
 """
@@ -66,8 +66,9 @@ def attempt(argv):
     return code, text[0]
 
 
-def wrong_n(tutorials):
-    """{tutorial: [exit code, the message given to usage_error, output]} on this rank."""
+def wrong_n(mistakes):
+    """{"argv": [exit code, the message given to usage_error, output]} on this rank, for each
+    mistake's argv (a tutorial's path, or a command run under ``minimegatron run``)."""
     from minimegatron.commands import entry
     said = []
     original = entry.usage_error
@@ -79,10 +80,10 @@ def wrong_n(tutorials):
     entry.usage_error = recording
     found = {}
     try:
-        for path in tutorials:
+        for argv in mistakes:
             del said[:]
-            code, text = attempt([path])
-            found[path] = [code, said[0] if said else None, text]
+            code, text = attempt(argv.split())
+            found[argv] = [code, said[0] if said else None, text]
     finally:
         entry.usage_error = original
     return found
