@@ -17,6 +17,7 @@ MINIMEGATRON_LANG=ko (tests/korean_lines.py's rule, each error line judged after
 - verify's SKIP reasons, its own and the book's, for every scheme on 1 and 3 ranks;
 - the rule fails when one Korean string of the catalogue is English again.
 """
+import importlib.util
 import json
 import os
 import subprocess
@@ -108,6 +109,10 @@ MISTAKES = [
     ("exercises make", "다음 인자가 필요합니다: DIR"),
     ("exercises make README.md", "README.md는 파일입니다: 새 폴더를 고르세요"),
     ("exercises solve nope", "다음 인자가 필요합니다: ID"),
+    ("exercises solve nope 1.1", "nope에 minimegatron/ 패키지가 없습니다"),
+    ("exercises make /", "/에는 사본을 쓰지 않습니다"),
+    ("memory --hardware README.md", "인자 --hardware: 'README.md'를 읽을 수 없습니다"),
+    ("timeline --trace README.md", "span 목록이 아닙니다"),
     # verify on one rank: what it skips and why
     ("verify --schemes pp-interleaved,hsdp,3d,4d-ring,pp-dualpipe,moe-sp,moe-recompute",
      "SKIP (HSDP는 2개씩 복제하므로"),
@@ -116,7 +121,8 @@ MISTAKES = [
     ("tutorials/08_3d_parallel.py", "이 job의 rank는 1개입니다. -n 8로 실행하거나"),
     ("tutorials/13_zero_bubble.py", "K가 짝수여야 합니다: 이 job의 rank는 1개입니다. -n 4로"),
     ("tutorials/14_mixture_of_experts.py", "ep=4가 grid에 맞지 않습니다"),
-]
+] + ([] if importlib.util.find_spec("cupy") else [       # a laptop: no CuPy for --backend cupy
+    ("verify --backend cupy --schemes tp", "--backend cupy에는 CuPy와 GPU가 필요합니다")])
 # each tutorial with a wrong rank count at 5 ranks: what every rank must end with
 WRONG_N = {
     "02_worked_example": "-n 5가 아니라 -n 2로 실행하세요",
@@ -220,7 +226,7 @@ def wrong_n_faults(per_rank, said):
 
 def test_one_korean_string_put_back_in_english_is_caught(monkeypatch, capsys):
     """The rule holds the catalogue: the same mistake, its Korean text reverted, fails it."""
-    from minimegatron.commands import cli
+    from minimegatron.commands import cli                     # (no MPI, no runtime setup)
     monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
     monkeypatch.chdir(ROOT)
     argv = ["exercises", "make", "README.md"]

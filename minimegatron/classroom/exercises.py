@@ -303,6 +303,8 @@ def make(dest, source_root=REPO_ROOT, force=False):
 
 def solve(dest, ex_ids, source_pkg=PACKAGE_DIR):
     """Put the reference body of each exercise back into the copy at dest (a teacher's key)."""
+    if not os.path.isdir(os.path.join(dest, "minimegatron")):
+        raise ValueError(say("grader.no_package", path=dest))
     reference = find_blocks(source_pkg)
     for ex_id in ex_ids:
         if ex_id not in reference:

@@ -85,6 +85,9 @@ MESSAGES = {
                         "(default float64)",
     "cli.verify.precision": "mixed: float16 model, float32 masters, loss scale, SGD "
                             "(= --dtype float16; docs/verification.md)",
+    "cli.verify.no_cupy": "--backend cupy needs CuPy and a GPU: pip install "
+                          "'minimegatron[gpu-cuda12]' (or [gpu-cuda13], the prebuilt wheel "
+                          "for your CUDA)",
     "cli.verify.backend": "array backend: numpy, or cupy on a GPU (default: "
                           "MINIMEGATRON_BACKEND, else numpy)",
     "cli.verify.steps": "AdamW steps per row (default 2)",

@@ -87,6 +87,9 @@ MESSAGES = {
     "cli.verify.dtype": "모델과 프로세스 하나짜리 기준의 부동소수점 형식 (기본값 float64)",
     "cli.verify.precision": "mixed: float16 모델, float32 master weight, loss scale, SGD "
                             "(= --dtype float16; docs/verification.md)",
+    "cli.verify.no_cupy": "--backend cupy에는 CuPy와 GPU가 필요합니다: pip install "
+                          "'minimegatron[gpu-cuda12]' (CUDA 13이면 [gpu-cuda13], CUDA에 맞춰 "
+                          "미리 빌드한 wheel)",
     "cli.verify.backend": "배열 백엔드: numpy, 또는 GPU의 cupy (기본값: MINIMEGATRON_BACKEND, "
                           "없으면 numpy)",
     "cli.verify.steps": "행마다 AdamW 단계 수 (기본값 2)",
