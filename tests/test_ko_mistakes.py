@@ -249,6 +249,15 @@ def test_a_misspelt_flag_is_answered_with_the_one_meant(capsys):
         with pytest.raises(SystemExit):
             parser.parse_args(argv)
         assert said in capsys.readouterr().err
+    needs = ArgumentParser(prog="demo")                 # argparse stops first at what is missing
+    needs.add_argument("--checkpoint", required=True)
+    needs.add_argument("--prompt")
+    for argv, said in ((["--chekpoint", "x.npz"], "required: --checkpoint; did you mean "
+                                                  "--checkpoint?"),
+                       (["--prom", "x"], "required: --checkpoint\n")):   # an abbreviation: fine
+        with pytest.raises(SystemExit):
+            needs.parse_args(argv)
+        assert said in capsys.readouterr().err
 
 
 def test_every_verify_skip_reason_is_korean(monkeypatch):
