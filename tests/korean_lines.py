@@ -16,12 +16,16 @@ the lecture notes keep in English, so "no ASCII letters" would be wrong):
    of ``KEPT`` (the glossary's terms the notes write in English inside Korean).
 4. The line is English-only when two or more words are left.
 
+``english_messages`` judges an error line on its message alone: the Korean label before it
+("minimegatron memory: 오류: ", "경고: ", "사용법: ") does not make an English message Korean.
+
 So "step  serial  DataParallel  DDP" is English-only (step, serial), "  --layers L"
 and "  0.0123  [0, 1, 2, 3]" are not, and "minimegatron run -n 8 verify" is a command.
 """
 import re
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
+LABEL = re.compile(r"^.*?(?:오류|경고|사용법): ")
 COMMANDS = {"minimegatron", "python", "python3", "pip", "mpirun", "mpiexec", "."}
 KEPT = {"bubble", "gradient", "gradients", "forward", "backward", "rank", "ranks",
         "pipeline", "stage", "stages", "schedule", "micro", "batch", "tensor", "parallel",
@@ -63,3 +67,8 @@ def english_only(line):
 def english_lines(text):
     """The English-only lines of ``text``, in order."""
     return [line for line in text.splitlines() if english_only(line)]
+
+
+def english_messages(text):
+    """The English-only lines of ``text``, each judged after its label (the module's end)."""
+    return [line for line in text.splitlines() if english_only(LABEL.sub("", line, count=1))]

@@ -90,3 +90,13 @@ def test_no_korean_template_shows_a_particle_placeholder():
                 if PLACEHOLDER.search(line):
                     bad.append(f"{os.path.relpath(path, ROOT)}:{number}: {line.strip()}")
     assert not bad, "write the particle after a {field}; josa fits it:\n" + "\n".join(bad)
+
+
+def test_a_silent_e_leaves_the_consonant_before_it():
+    """sample 샘플, file 파일, timeline 타임라인, engine 엔진, name 네임: "혹시 'sample'을"."""
+    for word, final in {"sample": "ㄹ", "file": "ㄹ", "module": "ㄹ", "timeline": "ㄴ",
+                        "engine": "ㄴ", "name": "ㅁ", "'timeline'": "ㄴ"}.items():
+        assert josa.final_consonant(word) == final, word
+    for word in ("stage", "grade", "calibrate", "exercises", "core"):
+        assert josa.final_consonant(word) == "", word
+    assert josa.format("혹시 {name}을 뜻했나요?", name="'sample'") == "혹시 'sample'을 뜻했나요?"

@@ -23,6 +23,12 @@ def _block():
     return section.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
 
 
+def install_line():
+    """README's first line up to its install: what a page shows where the demo does not fit
+    (a student's copy, a teacher's reference install)."""
+    return _block()[0].split(" && python3 -m minimegatron")[0]
+
+
 def test_both_lines_make_and_use_a_virtual_environment_before_pip():
     lines = _block()
     assert len(lines) == 2, lines
@@ -53,3 +59,48 @@ def test_quick_selects_single_process_tests():
     assert "tests/test_launcher.py::test_finder_and_environment" in kept             # one process
     assert sum("test_cli_args.py" in line for line in kept) > 100, out
     assert re.search(r"\d+/\d+ tests collected \(\d+ deselected\)", out), out
+
+
+def _fenced_lines(text):
+    """The lines inside the page's fenced code blocks."""
+    lines, inside = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            inside = not inside
+        elif inside:
+            lines.append(line.strip())
+    return lines
+
+
+def test_the_sites_pages_show_readmes_venv_lines():
+    """One quick start everywhere: every install command in a code block of the site is one
+    of README's two lines, or the first one's install without the demo (a teacher's
+    reference install, a student's copy); index and running show both lines, teaching the
+    install, in both languages."""
+    docs = os.path.join(REPO_ROOT, "docs")
+    allowed = set(_block()) | {install_line()}
+    pages = {}
+    for folder, _, names in os.walk(docs):
+        for name in names:
+            if name.endswith(".md"):
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    pages[os.path.relpath(os.path.join(folder, name), docs)] = f.read()
+    strays = [(page, line) for page, text in pages.items() for line in _fenced_lines(text)
+              if "pip install" in line and line not in allowed]
+    assert strays == [], strays
+    for page, wanted in (("index", _block()), ("running", _block()),
+                         ("teaching", [install_line()])):
+        for twin in (f"{page}.md", f"{page}.ko.md"):
+            assert set(wanted) <= set(_fenced_lines(pages[twin])), twin
+    # a planted page with the old line is caught
+    old = '```bash\npython3 -m pip install -e ".[mpi,plot]"\n```\n'
+    assert [line for line in _fenced_lines(old) if line not in allowed]
+
+
+def test_readme_names_the_korean_site_and_writes_no_test_count():
+    with open(os.path.join(REPO_ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert "[docs/index.ko.md](docs/index.ko.md)" in readme and "한국어" in readme
+    assert os.path.isfile(os.path.join(REPO_ROOT, "docs", "index.ko.md"))
+    # how many tests there are changes with every commit: pytest says it, prose does not
+    assert re.findall(r"\d[\d,]* tests", readme) == []

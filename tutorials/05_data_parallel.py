@@ -27,6 +27,7 @@ from minimegatron.autodiff import functional as F
 from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.data.datasets import repeat_task
+from minimegatron.commands.argtypes import positive_int
 from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.data_parallel import DataParallel, DistributedDataParallel
@@ -101,5 +102,5 @@ def main(steps):
 
 if __name__ == "__main__":
     parser = ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=positive_int, default=20)
     run(main, "tutorials/05_data_parallel.py", parser.parse_args().steps)

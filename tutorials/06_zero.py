@@ -28,6 +28,7 @@ from minimegatron import comm, nn, optim
 from minimegatron.comm import trace
 from minimegatron.backend import xp
 from minimegatron.data.datasets import repeat_task
+from minimegatron.commands.argtypes import positive_int
 from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
 from minimegatron.parallel.data_parallel import DistributedDataParallel, zero_optimizer
@@ -148,5 +149,5 @@ def eval_model(stage, N, G):
 
 if __name__ == "__main__":
     parser = ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--steps", type=positive_int, default=5)
     run(main, "tutorials/06_zero.py", parser.parse_args().steps)

@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from minimegatron import comm
 from minimegatron.commands import entry
+from minimegatron.commands.argtypes import positive_int
 from minimegatron.comm import trace
 from minimegatron.data.datasets import repeat_task
 from minimegatron.i18n import language, text
@@ -136,15 +137,13 @@ def main():
                         help="emulated seconds per forward of one micro-batch")
     parser.add_argument("--t-backward", type=float, default=0.04,
                         help="emulated seconds per backward of one micro-batch")
-    parser.add_argument("--repeats", type=int, default=2,
+    parser.add_argument("--repeats", type=positive_int, default=2,
                         help="traced steps per measurement; the least disturbed is kept")
     args = parser.parse_args()
     try:
         args.device_time = tuple(DeviceTime(args.t_forward, args.t_backward).seconds.values())
     except ValueError as error:
         parser.error(str(error))
-    if args.repeats < 1:
-        parser.error(f"--repeats must be >= 1, got {args.repeats}")
     language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     if group.rank == 0:

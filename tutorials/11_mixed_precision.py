@@ -33,6 +33,7 @@ import numpy as np
 
 from minimegatron import comm
 from minimegatron.backend import backend_name, to_numpy, xp
+from minimegatron.commands.argtypes import positive_int
 from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.data.demo import LR, SMALL_CONFIG, batch, make_optimizer
 from minimegatron.i18n import language, text
@@ -191,5 +192,5 @@ def main(steps):
 
 if __name__ == "__main__":
     parser = ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--steps", type=positive_int, default=8)
     run(main, "tutorials/11_mixed_precision.py", parser.parse_args().steps)

@@ -44,6 +44,7 @@ from minimegatron import comm
 from minimegatron.backend import to_numpy
 from minimegatron.comm import trace
 from minimegatron.commands import entry
+from minimegatron.commands.argtypes import finite_positive_float
 from minimegatron.data.demo import VERIFY_CONFIG, batch, make_optimizer
 from minimegatron.i18n import language, text
 from minimegatron.nn import GPT, GPTConfig
@@ -182,16 +183,16 @@ def main():
     parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="zero_bubble_out", help="folder for PNGs and traces")
     parser.add_argument("--micro-batches", type=int, default=8, help="M (at least 2K - 1)")
-    parser.add_argument("--t-step", type=float, default=0.02,
+    parser.add_argument("--t-step", type=finite_positive_float, default=0.02,
                         help="emulated seconds of every F, B and W")
     args = parser.parse_args()
     language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
     K, M = group.size, args.micro_batches
+    if K % 2:                   # part 4's DualPipe folds the stages in pairs: every rank says so
+        parser.error(text("t13.even_ranks", K=K))
     if M < 2 * K - 1:
-        parser.error(f"--micro-batches {M}: ZBV needs at least 2K - 1 = {2 * K - 1}")
-    if not args.t_step > 0:
-        parser.error(f"--t-step must be > 0 seconds, got {args.t_step}")
+        parser.error(text("t13.zbv_micro_batches", M=M, least=2 * K - 1))
     if group.rank == 0:
         os.makedirs(args.out, exist_ok=True)
         grids(K, M)

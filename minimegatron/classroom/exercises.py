@@ -7,8 +7,9 @@ should write is fenced by two marker comments inside a function body,
     ...solution lines...
     # EXERCISE <group>.<n> end
 
-``make DIR`` copies the package (and ``tutorials/``, ``exercises/``) into DIR
-and replaces every fenced block by one line at the block's indentation,
+``make DIR`` copies the package (and ``tutorials/``, ``exercises/``, the student's own
+README.md and README.ko.md from ``handout/``) into DIR and replaces every fenced block by
+one line at the block's indentation,
 
     raise NotImplementedError("Exercise 1.1: <hint>")
 
@@ -31,12 +32,17 @@ import shutil
 from dataclasses import dataclass
 
 from minimegatron import i18n
+from minimegatron.i18n import text_or_english as say
 from minimegatron.classroom import PACKAGE_DIR
 from minimegatron.classroom.exercise_checks import by_id
 from minimegatron.runtime.plain_files import odd_entries, odd_entry, read_plain, write_plain
 REPO_ROOT = os.path.dirname(PACKAGE_DIR)
 EXTRA_DIRS = ("tutorials", "exercises")     # copied next to the package when present
-EXTRA_FILES = ("setup.cfg", "pyproject.toml", "README.md")   # so `pip install -e DIR` works
+EXTRA_FILES = ("setup.cfg", "pyproject.toml")   # so `pip install -e DIR` works
+# the student's own README, in both languages (how to work, grade, ask for help), in place of
+# the teacher's: setup.cfg's long_description reads README.md
+HANDOUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "handout")
+HANDOUT_FILES = ("README.md", "README.ko.md")
 MARKER = re.compile(r"^(?P<indent>[ \t]*)# EXERCISE (?P<id>\d+\.\d+) (?P<end>begin|end)\s*$")
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache")
 
@@ -257,13 +263,11 @@ def check_destination(dest, force=False):
     and empty (or missing) unless ``force``."""
     full = os.path.realpath(dest)
     if full in (os.path.realpath(os.sep), os.path.realpath(os.path.expanduser("~"))):
-        raise ValueError(f"refusing to write a copy into {full}: choose a new directory, "
-                         "e.g. class/student1")
+        raise ValueError(say("cli.exercises.refuse", path=full))
     if os.path.isfile(full):
-        raise ValueError(f"{full} is a file; choose a new directory")
+        raise ValueError(say("cli.exercises.is_file", path=full))
     if os.path.isdir(full) and os.listdir(full) and not force:
-        raise ValueError(f"{full} is not empty ({len(os.listdir(full))} entries); choose a new "
-                         "directory, or add --force to write over the files in it")
+        raise ValueError(say("cli.exercises.not_empty", path=full, n=len(os.listdir(full))))
 
 
 def make(dest, source_root=REPO_ROOT, force=False):
@@ -274,8 +278,7 @@ def make(dest, source_root=REPO_ROOT, force=False):
     blocks = find_blocks(source_pkg)
     blank = sorted(ex_id for ex_id, block in blocks.items() if is_blank(block))
     if blank:
-        raise ValueError(f"{source_pkg} is itself a student copy (exercises {', '.join(blank)}"
-                         " are blank); make the copy from the reference package")
+        raise ValueError(say("cli.exercises.source_copy", path=source_pkg, ids=", ".join(blank)))
     target = os.path.join(dest, "minimegatron")
     os.makedirs(dest, exist_ok=True)
     if force:
@@ -292,19 +295,24 @@ def make(dest, source_root=REPO_ROOT, force=False):
         if os.path.isfile(os.path.join(source_root, name)):
             shutil.copyfile(os.path.join(source_root, name), os.path.join(dest, name))
             written.append(os.path.join(dest, name))
+    for name in HANDOUT_FILES:
+        shutil.copyfile(os.path.join(HANDOUT_DIR, name), os.path.join(dest, name))
+        written.append(os.path.join(dest, name))
     return written
 
 
 def solve(dest, ex_ids, source_pkg=PACKAGE_DIR):
     """Put the reference body of each exercise back into the copy at dest (a teacher's key)."""
+    if not os.path.isdir(os.path.join(dest, "minimegatron")):
+        raise ValueError(say("grader.no_package", path=dest))
     reference = find_blocks(source_pkg)
     for ex_id in ex_ids:
         if ex_id not in reference:
-            raise ValueError(f"no exercise {ex_id} in {source_pkg}; "
-                             f"known: {', '.join(sorted(reference))}")
+            raise ValueError(say("cli.exercises.no_such", id=ex_id, path=source_pkg,
+                                 known=", ".join(sorted(reference))))
         block = reference[ex_id]
         if is_blank(block):
-            raise ValueError(f"{source_pkg} is a student copy: it has no solution to {ex_id}")
+            raise ValueError(say("cli.exercises.no_solution", path=source_pkg, id=ex_id))
         put_block(dest, ex_id, block.body, block.path)
 
 

@@ -14,6 +14,7 @@ Each module has ``main(argv) -> int``; the import happens only for the chosen
 command, so ``minimegatron memory`` never starts MPI. The texts are i18n keys
 (``cli.NAME``, i18n/en_cli.py and ko_cli.py), so MINIMEGATRON_LANG=ko lists them in Korean.
 """
+import difflib
 import importlib
 import sys
 
@@ -43,8 +44,10 @@ def main(argv=None):
         print(usage())
         return 0
     name, rest = argv[0], argv[1:]
-    if name not in COMMANDS:
-        print(f"{say('cli.unknown', name=repr(name))}\n\n{usage()}", file=sys.stderr)
+    if name not in COMMANDS:                    # "grde": "did you mean 'grade'?"
+        close = difflib.get_close_matches(name, COMMANDS, n=1)
+        hint = say("cli.run.did_you_mean", name=close[0]) if close else ""
+        print(f"{say('cli.unknown', name=repr(name))}{hint}\n\n{usage()}", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[name][0])
     return module.main(rest) or 0

@@ -69,7 +69,7 @@ class ArgumentParser(parser.ArgumentParser):
     (commands/parser.py)."""
 
     def error(self, message):
-        usage_error(f"{self.prog}: {message}")
+        usage_error(f"{self.prog}: {self.hinted(message)}")
 
     def _print_message(self, message, file=None):
         if rank_from_env() == 0:

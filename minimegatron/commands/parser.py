@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import difflib
 import re
+import sys
 import textwrap
 
 from minimegatron import i18n
@@ -118,19 +119,29 @@ class ArgumentParser(argparse.ArgumentParser):
         """``parse_known_args``, then argparse's own "unrecognized arguments" in the reader's
         language too (argparse builds it after the wrapped call returned), with the options a
         misspelt one was likely meant to be: "--layer; did you mean --layers?"."""
+        self._argv = list(sys.argv[1:] if args is None else args)
         with speaking_argparse():
             args, unknown = self.parse_known_args(args, namespace)
             if unknown:
-                self.error(translate("unrecognized arguments: %s") % " ".join(unknown)
-                           + self._did_you_mean(unknown))
+                self.error(translate("unrecognized arguments: %s") % " ".join(unknown))
             return args
 
-    def _did_you_mean(self, unknown):
-        """"; did you mean --x?" for the unknown options close to one of this parser's."""
+    def _did_you_mean(self, words):
+        """"; did you mean --x?" for the options among ``words`` that this parser lacks (not
+        even as an abbreviation) and that are close to one of its own."""
         known = [option for option in self._option_string_actions if option.startswith("--")]
-        close = [match for word in unknown if word.startswith("--")
-                 for match in difflib.get_close_matches(word.split("=")[0], known, n=1)]
+        end = words.index("--") if "--" in words else len(words)    # after "--": no options
+        typed = [word.split("=")[0] for word in words[:end]]
+        close = [match for word in typed if word.startswith("--")
+                 and not any(option.startswith(word) for option in known)
+                 for match in difflib.get_close_matches(word, known, n=1)]
         return say("cli.did_you_mean", options=", ".join(close)) if close else ""
+
+    def hinted(self, message):
+        """``message`` and, when the command line holds a misspelt option, the one it was
+        likely meant to be: "--layer; did you mean --layers?", also when argparse stops
+        first at a required argument the misspelling left out ("--chekpoint")."""
+        return message + self._did_you_mean(getattr(self, "_argv", []))
 
     def parse_known_args(self, args=None, namespace=None):
         with speaking_argparse():
@@ -152,4 +163,4 @@ class ArgumentParser(argparse.ArgumentParser):
         except ValueError:                 # an unknown MINIMEGATRON_LANG: English
             pass
         with speaking_argparse():
-            super().error(message)
+            super().error(self.hinted(message))

@@ -132,13 +132,13 @@ def main(argv=None):
     banner("timeline")
     try:
         rows, title, row_name, xlabel, trace = (_traced if args.trace else _simulated)(args)
-    except ValueError as error:
-        parser.error(str(error))
-    except (TypeError, KeyError, IndexError) as error:
-        if not args.trace:
+    except (TypeError, KeyError, IndexError, json.JSONDecodeError) as error:
+        if not args.trace:                    # (JSONDecodeError is a ValueError: first here)
             raise                                          # a bug, not bad input: traceback
         parser.error(say("cli.timeline.bad_trace", path=repr(args.trace),
                                error=repr(error)))
+    except ValueError as error:
+        parser.error(str(error))
     if args.chrome_trace:
         print(say("cli.timeline.wrote_chrome",
                         path=chrome_trace.write(trace, args.chrome_trace)))

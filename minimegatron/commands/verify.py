@@ -51,7 +51,10 @@ def main(argv=None):
         opts.dtype = "float16"
     banner("verify")
     if opts.backend:
-        use_backend(opts.backend)
+        try:
+            use_backend(opts.backend)
+        except ImportError:                  # no CuPy here: one line on every rank, no traceback
+            usage_error(say("cli.verify.no_cupy"))
     world = comm.world()
     rule = "mixed-precision SGD" if opts.dtype in verify.TWIN else "AdamW"
     comm.print0(say("cli.verify.header", n=world.size, dtype=opts.dtype, steps=opts.steps,

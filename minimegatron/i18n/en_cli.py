@@ -85,6 +85,9 @@ MESSAGES = {
                         "(default float64)",
     "cli.verify.precision": "mixed: float16 model, float32 masters, loss scale, SGD "
                             "(= --dtype float16; docs/verification.md)",
+    "cli.verify.no_cupy": "--backend cupy needs CuPy and a GPU: pip install "
+                          "'minimegatron[gpu-cuda12]' (or [gpu-cuda13], the prebuilt wheel "
+                          "for your CUDA)",
     "cli.verify.backend": "array backend: numpy, or cupy on a GPU (default: "
                           "MINIMEGATRON_BACKEND, else numpy)",
     "cli.verify.steps": "AdamW steps per row (default 2)",
@@ -224,14 +227,24 @@ MESSAGES = {
     "cli.exercises.solve_dir": "the folder of the copy",
     "cli.exercises.ids": "ids, groups, or all",
     "cli.exercises.not_marked": "(not marked in this package)",
-    "cli.exercises.next_student": "next (student): python3 -m venv venv && . venv/bin/activate "
-                                  "&& pip install -e '{path}[mpi,plot]'",
+    "cli.exercises.next_student": "next (student): cd {path} && python3 -m venv .venv && . "
+                                  ".venv/bin/activate && python3 -m pip install -e "
+                                  "\".[mpi,plot]\"   (the copy's README.md says the rest)",
     "cli.exercises.next_teacher": "next (teacher): minimegatron grade --path {path}   (every "
                                   "exercise is TODO at first)",
     "cli.exercises.solved": "solved {ids} in {path}",
     "cli.no_exercise": "no exercise {spec}; known: {known} (or a group number such as 3, or "
                        "all)",
     "cli.exercises.error": "minimegatron exercises: {error}",
+    "cli.exercises.refuse": "refusing to write a copy into {path}: choose a new directory, "
+                            "e.g. class/student1",
+    "cli.exercises.is_file": "{path} is a file; choose a new directory",
+    "cli.exercises.not_empty": "{path} is not empty ({n} entries); choose a new directory, or "
+                               "add --force to write over the files in it",
+    "cli.exercises.source_copy": "{path} is itself a student copy (exercises {ids} are blank); "
+                                 "make the copy from the reference package",
+    "cli.exercises.no_such": "no exercise {id} in {path}; known: {known}",
+    "cli.exercises.no_solution": "{path} is a student copy: it has no solution to {id}",
     # grade.py
     "cli.grade.description": "check a student copy, exercise by exercise (--class: every copy "
                              "of a class, into a gradebook)",
@@ -262,7 +275,7 @@ MESSAGES = {
     # sample.py
     "cli.sample.description": "load a checkpoint and let the GPT write text",
     "cli.sample.checkpoint": "a file written by save_checkpoint (tutorials/08_3d_parallel.py "
-                             "--save writes one)",
+                             "writes one: out/3d_gpt.npz, in its --out folder)",
     "cli.sample.prompt": "the text to continue (default 'In ')",
     "cli.sample.tokens": "characters to write (default 200)",
     "cli.sample.temperature": "divides the logits before sampling: lower is surer (default "
@@ -273,6 +286,6 @@ MESSAGES = {
     "cli.sample.empty": "the prompt is empty: give at least one character (--prompt)",
     "cli.sample.not_text": "checkpoint {path}: its GPT has a vocabulary of {vocab} tokens, the "
                            "shipped corpus has {chars} characters: it was not trained on text "
-                           "(tutorials/08_3d_parallel.py --save is)",
+                           "(out/3d_gpt.npz of tutorials/08_3d_parallel.py is)",
     "cli.sample.seed": "seed of the sampling (default 0)",
 }

@@ -175,6 +175,9 @@ MESSAGES = {
                     "idles between its first step and its last",
     "t13.drawn": "timelines and Chrome traces (https://ui.perfetto.dev): {files} files in "
                  "{out}",
+    "t13.even_ranks": "DualPipe (part 4) puts stages k and K-1-k on one rank, so the rank count "
+                      "K must be even: this job has {K}; run it with -n 4",
+    "t13.zbv_micro_batches": "--micro-batches {M}: ZBV needs at least 2K - 1 = {least}",
     "t13.compute": "longest real compute of one step: {ms:.1f} ms (each lasts {budget:g} ms "
                    "of emulated device time)",
     "t13.check_heading": "\nagainst one process (8-layer GPT, 2 AdamW steps, every rank):",

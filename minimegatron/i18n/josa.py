@@ -13,8 +13,9 @@ How the last sound is read:
   1000 천, 10000 만): "3을", "4를", "10을", "100을", "20으로", "1.5를";
 - Latin letters, as English is read: a short name of letters (tp, dp, GPU, MLP) by the
   name of its last letter (L 엘, M 엠, N 엔, R 알 end in a consonant; 피, 유 do not); a
-  word by its ending (m, n, ng, l end in ㅁ, ㄴ, ㅇ, ㄹ; a final p or b after a vowel, as
-  in group, step, ㅂ; others, as in rank 랭크, stage 스테이지, a vowel);
+  word by its ending (m, n, ng, l end in ㅁ, ㄴ, ㅇ, ㄹ, and so do le, ne, me with their e
+  silent: sample 샘플, timeline 타임라인, name 네임; a final p or b after a vowel, as in
+  group, step, ㅂ; others, as in rank 랭크, stage 스테이지, a vowel);
 - closing quotes, brackets and spaces are skipped ("'a.npz'를", "(B, T)를").
 """
 import re
@@ -70,6 +71,8 @@ def _english_final(name):
         return LETTER_FINAL.get(lower[-1], "")
     if lower.endswith("ng"):
         return "ㅇ"
+    if len(lower) > 2 and lower[-1] == "e" and lower[-2] in "lnm":     # a silent e: sample
+        return {"l": "ㄹ", "n": "ㄴ", "m": "ㅁ"}[lower[-2]]         # 샘플, timeline, name
     if lower[-1] in "mnl":
         return {"m": "ㅁ", "n": "ㄴ", "l": "ㄹ"}[lower[-1]]
     if lower[-1] in "pb" and len(lower) > 1 and lower[-2] in "aeiou":

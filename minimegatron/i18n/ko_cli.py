@@ -70,7 +70,7 @@ MESSAGES = {
     "cli.run.no_script": "스크립트가 없습니다: {path}",
     "cli.run.no_command": "그런 script나 명령이 없습니다: {name!r} (script는 .py로 끝납니다. "
                           "명령: {commands})",
-    "cli.run.did_you_mean": "; {name!r}을 뜻했나요?",
+    "cli.run.did_you_mean": ". 혹시 {name!r}을 뜻했나요?",
     "cli.run.too_many": "-n {n}: 이 machine은 rank를 최대 {most}개까지 감당합니다 (core "
                         "{cores}개 x {per_core}, 사용 가능한 memory {memory} MB / rank당 "
                         "{rank_mb} MB, open file {files}개 / rank당 {per_rank}개), 그래도 "
@@ -87,6 +87,9 @@ MESSAGES = {
     "cli.verify.dtype": "모델과 프로세스 하나짜리 기준의 부동소수점 형식 (기본값 float64)",
     "cli.verify.precision": "mixed: float16 모델, float32 master weight, loss scale, SGD "
                             "(= --dtype float16; docs/verification.md)",
+    "cli.verify.no_cupy": "--backend cupy에는 CuPy와 GPU가 필요합니다: pip install "
+                          "'minimegatron[gpu-cuda12]' (CUDA 13이면 [gpu-cuda13], CUDA에 맞춰 "
+                          "미리 빌드한 wheel)",
     "cli.verify.backend": "배열 백엔드: numpy, 또는 GPU의 cupy (기본값: MINIMEGATRON_BACKEND, "
                           "없으면 numpy)",
     "cli.verify.steps": "행마다 AdamW 단계 수 (기본값 2)",
@@ -226,14 +229,24 @@ MESSAGES = {
     "cli.exercises.solve_dir": "사본의 폴더",
     "cli.exercises.ids": "문제 번호, 묶음, 또는 all",
     "cli.exercises.not_marked": "(이 패키지에는 표시되어 있지 않음)",
-    "cli.exercises.next_student": "다음 (학생): python3 -m venv venv && . venv/bin/activate "
-                                  "&& pip install -e '{path}[mpi,plot]'",
+    "cli.exercises.next_student": "다음 (학생): cd {path} && python3 -m venv .venv && . "
+                                  ".venv/bin/activate && python3 -m pip install -e "
+                                  "\".[mpi,plot]\"   (나머지는 사본의 README.ko.md에)",
     "cli.exercises.next_teacher": "다음 (강사): minimegatron grade --path {path}   (처음에는 "
                                   "모든 문제가 TODO)",
     "cli.exercises.solved": "{path}에 {ids}의 답을 넣었습니다",
     "cli.no_exercise": "연습 문제 {spec}이 없습니다. 있는 문제: {known} (또는 3 같은 묶음 "
                        "번호, 또는 all)",
     "cli.exercises.error": "minimegatron exercises: 오류: {error}",
+    "cli.exercises.refuse": "{path}에는 사본을 쓰지 않습니다: 새 폴더를 고르세요 (예: "
+                            "class/student1)",
+    "cli.exercises.is_file": "{path}은 파일입니다: 새 폴더를 고르세요",
+    "cli.exercises.not_empty": "{path}이 비어 있지 않습니다 (항목 {n}개): 새 폴더를 고르거나, "
+                               "그 안의 파일 위에 쓰려면 --force를 붙이세요",
+    "cli.exercises.source_copy": "{path}은 그 자체가 학생용 사본입니다 (연습 문제 {ids}이 "
+                                 "비어 있음): 모범 답안이 든 패키지에서 사본을 만드세요",
+    "cli.exercises.no_such": "{path}에 연습 문제 {id}이 없습니다. 있는 문제: {known}",
+    "cli.exercises.no_solution": "{path}은 학생용 사본이라 {id}의 답이 없습니다",
     # grade.py
     "cli.grade.description": "학생 사본을 문제마다 검사합니다 (--class: 한 반의 모든 사본을 "
                              "성적부로)",
@@ -260,8 +273,8 @@ MESSAGES = {
     "cli.grade.error": "minimegatron grade: 오류: {error}",
     # sample.py
     "cli.sample.description": "checkpoint를 읽어 GPT가 글을 쓰게 합니다",
-    "cli.sample.checkpoint": "save_checkpoint가 쓴 파일 (tutorials/08_3d_parallel.py --save가 "
-                             "씁니다)",
+    "cli.sample.checkpoint": "save_checkpoint가 쓴 파일 (tutorials/08_3d_parallel.py가 "
+                             "--out 폴더에 하나 씁니다: out/3d_gpt.npz)",
     "cli.sample.prompt": "이어 쓸 텍스트 (기본값 'In ')",
     "cli.sample.tokens": "쓸 글자 수 (기본값 200)",
     "cli.sample.temperature": "샘플링 전에 logits를 나누는 값: 낮을수록 확신이 큽니다 "
@@ -271,6 +284,7 @@ MESSAGES = {
     "cli.sample.empty": "프롬프트가 비어 있습니다: 글자를 하나 이상 주세요 (--prompt)",
     "cli.sample.not_text": "checkpoint {path}: 이 GPT의 어휘는 token {vocab}개인데 함께 배포된 "
                            "말뭉치는 글자 {chars}개입니다: 텍스트로 학습한 모델이 아닙니다 "
-                           "(tutorials/08_3d_parallel.py --save가 그런 모델을 씁니다)",
+                           "(tutorials/08_3d_parallel.py가 쓰는 out/3d_gpt.npz가 그런 "
+                           "모델입니다)",
     "cli.sample.seed": "샘플링의 seed (기본값 0)",
 }

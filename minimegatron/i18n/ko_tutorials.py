@@ -180,6 +180,10 @@ MESSAGES = {
                     "마지막 단계 사이에 가장 오래 쉬는 시간",
     "t13.drawn": "타임라인과 크롬 트레이스(Chrome trace, https://ui.perfetto.dev): {out}에 "
                  "파일 {files}개",
+    "t13.even_ranks": "DualPipe(4부)는 한 rank에 stage k와 K-1-k를 함께 두므로 rank 수 K가 "
+                      "짝수여야 합니다: 이 job의 rank는 {K}개입니다. -n 4로 실행하세요",
+    "t13.zbv_micro_batches": "--micro-batches {M}: ZBV에는 micro-batch가 적어도 2K - 1 = "
+                             "{least}개 필요합니다",
     "t13.compute": "한 단계의 가장 긴 실제 계산: {ms:.1f} ms (각각 에뮬레이션한 장치 시간 "
                    "{budget:g} ms 동안)",
     "t13.check_heading": "\n한 프로세스와 비교 (8층 GPT, AdamW 2 스텝, 모든 rank):",

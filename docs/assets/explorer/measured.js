@@ -2641,7 +2641,7 @@ var MMMeasured = {
     1,
     4
    ],
-   "label": "pipe interl.",
+   "label": "pipe interleaved",
    "measured": {
     "idle": 0.12353991040358561,
     "loss_bytes": 8,
@@ -2711,7 +2711,7 @@ var MMMeasured = {
     1,
     4
    ],
-   "label": "pipe interl.",
+   "label": "pipe interleaved",
    "measured": {
     "idle": 0.28606926847902686,
     "loss_bytes": 24,
