@@ -1,14 +1,44 @@
-"""``setup()``: make this process a well-behaved rank, once, from above the book.
+"""This rank of a launch, before MPI starts: who it is, and ``setup()``, once.
 
-``import minimegatron`` starts nothing (tests/test_layers.py holds it); the lab installs
-itself here. Who calls it: the launcher's child (every rank of ``minimegatron run``,
-before the script), ``commands/entry.run`` (every tutorial and command, also under a
-plain ``mpirun``), and a user's own script under a plain ``mpirun``::
+``rank_from_env`` and ``world_size_from_env`` read the launcher's environment (MPICH's
+PMI_RANK, Open MPI's OMPI_COMM_WORLD_RANK, ...): code prints once, or sizes the job,
+without starting MPI. ``import minimegatron`` starts nothing (tests/test_layers.py); the
+lab installs itself with ``setup()``, called by the launcher's child (every rank of
+``minimegatron run``, before the script), ``commands/entry.run`` (every tutorial and
+command, also under a plain ``mpirun``) and a user's own script under a plain ``mpirun``::
 
     import minimegatron.runtime
     minimegatron.runtime.setup()        # first thing in the script
 """
+import os
+
+RANK_ENV = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
+WORLD_SIZE_ENV = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
 _done = []
+
+
+def world_size_from_env():
+    """Ranks in the whole MPI job, read from the launcher's environment (1 if none).
+
+    Lets ``setup()`` decide whether to install the abort hook
+    without starting MPI itself.
+    """
+    for name in WORLD_SIZE_ENV:
+        if os.environ.get(name, "").isdigit():
+            return max(1, int(os.environ[name]))
+    return 1
+
+
+def rank_from_env():
+    """This process's world rank, read from the launcher's environment (0 if none).
+
+    Lets code print once, or read standard input (which mpiexec gives rank 0
+    alone), without starting MPI.
+    """
+    for name in RANK_ENV:
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
 
 
 def setup():
@@ -28,5 +58,5 @@ def setup():
     reaper.reap_if_asked()
     heap.keep()
     threads.limit_blas_threads()
-    if threads.world_size_from_env() > 1:
+    if world_size_from_env() > 1:
         faults.install()
