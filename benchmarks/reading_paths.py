@@ -179,9 +179,20 @@ HEADERS = {
            "engine, lesson 00에서 읽음 (파일 / 줄) | seam 뒤 (줄) |"),
 }
 MET = {"en": ("met", "not met"), "ko": ("달성", "미달")}
+OVER = {"en": ("{n:+,} lines", "{n:+} files", "lab {n:.1f} % > 10 %"),
+        "ko": ("줄 {n:+,}", "파일 {n:+}", "lab {n:.1f} % > 10 %")}
 BEGIN, END = "<!-- reading-paths -->", "<!-- /reading-paths -->"
 PAGES = {"README.md": "en", "docs/index.md": "en", "docs/index.ko.md": "ko",
          "docs/architecture.md": "en", "docs/architecture.ko.md": "ko"}
+
+
+def shortfall(scheme, row, lang):
+    """By how much ``row`` misses its targets: "+222 lines, +7 files, lab 18 %"."""
+    lines, files = TARGETS[scheme]
+    over = [(row["lines"] - lines, 0), (row["files"] - files, 1),
+            (100 * row["lab"] / row["lines"], 2)]
+    return ", ".join(OVER[lang][i].format(n=n) for n, i in over
+                     if n > (100 * TARGET_LAB if i == 2 else 0))
 
 
 def table(measured, lang):
@@ -190,7 +201,8 @@ def table(measured, lang):
     for scheme, parts in measured.items():
         tutorial, ranks, _ = PATHS[scheme]
         row, target = summary(parts["read"]), TARGETS[scheme]
-        verdict = MET[lang][0 if met(scheme, row) else 1]
+        verdict = (MET[lang][0] if met(scheme, row)
+                   else f"{MET[lang][1]} ({shortfall(scheme, row, lang)})")
         lines.append(f"| {scheme} (`{tutorial}`, {ranks}) | {row['files']} | "
                      f"{row['lines']:,} | {100 * row['lab'] / row['lines']:.0f} % | "
                      f"{target[0]:,} / {target[1]}: {verdict} | {row['engine_files']} / "

@@ -183,6 +183,24 @@ def test_english_is_argparse_own_text(capsys):
         assert en_cli.MESSAGES[key] == msgid or key == "argparse.n1" and "%s argument" in msgid
 
 
+def test_a_parser_that_only_parses_never_reaches_the_catalogue(monkeypatch):
+    """Every tutorial's parser: built and given good arguments, it asks the catalogue for
+    nothing; its --help says what argparse built in English in the reader's language, and
+    the parser stays as built."""
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    asked, say = [], parser.say
+    monkeypatch.setattr(parser, "say",
+                        lambda key, **fields: asked.append(key) or say(key, **fields))
+    p = parser.ArgumentParser(prog="t")
+    p.add_argument("--layers", type=int)
+    assert p.parse_args(["--layers", "2"]).layers == 2 and asked == []
+    shown = p.format_help()
+    assert "옵션:" in shown and "이 도움말을 보여 주고 끝냅니다" in shown, shown
+    assert {"argparse.options", "argparse.help"} <= set(asked), asked
+    assert p._optionals.title == "options"
+    assert p._actions[0].help == "show this help message and exit"
+
+
 @pytest.mark.parametrize("lang,words", [("en", "nothing parallel ran"),
                                         ("ko", "병렬로 실행된 것이 없습니다")])
 def test_verify_on_one_rank_says_nothing_parallel_ran(lang, words):

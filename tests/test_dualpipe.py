@@ -21,7 +21,8 @@ from minimegatron.parallel.pipeline_parallel.dualpipe import (bubble_table, dual
 from minimegatron.parallel.pipeline_parallel.schedules import get_schedule, peak_in_flight
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel.stage import ChunkedStage
-from minimegatron.parallel.pipeline_parallel.zero_bubble import check_chunks, v_placement
+from minimegatron.parallel.pipeline_parallel.schedules import check_chunks
+from minimegatron.parallel.pipeline_parallel.zero_bubble import v_placement
 
 COMPUTE = ("forward", "backward", "weight")
 DUAL_GRID = [(P, M) for P in (2, 4, 6, 8) for M in range(2 * P, 2 * P + 7, 2)]

@@ -14,7 +14,7 @@ import sys
 
 from mpi_harness import REPO_ROOT
 
-from minimegatron.runtime.threads import WORLD_SIZE_ENV
+from minimegatron.runtime.rank_setup import WORLD_SIZE_ENV
 
 SPY = r"""
 import mpi4py

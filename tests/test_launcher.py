@@ -11,8 +11,8 @@ from mpi_harness import REPO_ROOT, TESTS_DIR, minimegatron_run, run_script, time
 
 from minimegatron import i18n
 from minimegatron.commands import run as run_command
-from minimegatron.runtime import (hang_report, job_files, launcher, mpiexec, processes, reaper,
-                                  threads)
+from minimegatron.runtime import (hang_report, job_files, launcher, mpiexec, processes,
+                                  rank_setup, reaper, threads)
 
 WORKERS = os.path.join(TESTS_DIR, "workers")
 
@@ -109,13 +109,13 @@ def test_a_thread_count_the_user_set_wins(tmp_path):
 
 
 def test_local_and_world_size_from_env(monkeypatch):
-    for name in threads.LOCAL_SIZE_ENV + threads.WORLD_SIZE_ENV:
+    for name in threads.LOCAL_SIZE_ENV + rank_setup.WORLD_SIZE_ENV:
         monkeypatch.delenv(name, raising=False)
-    assert threads.local_ranks() == 1 and threads.world_size_from_env() == 1
+    assert threads.local_ranks() == 1 and rank_setup.world_size_from_env() == 1
     assert threads.limit_blas_threads() is None
     monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "4")
     monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "8")
-    assert threads.local_ranks() == 4 and threads.world_size_from_env() == 8
+    assert threads.local_ranks() == 4 and rank_setup.world_size_from_env() == 8
 
 
 TIMEOUT_ERROR = "argument --timeout: must be a finite positive number, got "

@@ -56,6 +56,15 @@ def test_a_table_edited_by_hand_is_caught(measured):
     assert reading_paths.render(edited, measured, "en") != edited
 
 
+def test_a_missed_target_says_by_how_much():
+    row = {"files": 12, "lines": 1000, "lab": 150, "engine_files": 3, "engine_lines": 400}
+    assert reading_paths.shortfall("TP", row, "en") == "+200 lines, +2 files, lab 15.0 % > 10 %"
+    assert reading_paths.shortfall("TP", row, "ko") == "줄 +200, 파일 +2, lab 15.0 % > 10 %"
+    row = {**row, "files": 10, "lines": 800, "lab": 80}
+    assert reading_paths.met("TP", row) and reading_paths.shortfall("TP", row, "en") == ""
+    assert reading_paths.shortfall("TP", {**row, "lab": 81}, "en") == "lab 10.1 % > 10 %"
+
+
 TUTORIAL = '''
 import numpy as np
 from minimegatron import comm

@@ -16,6 +16,7 @@ from mpi_harness import REPO_ROOT, run_mpi, run_script
 from minimegatron import nn
 from minimegatron.parallel import split
 from minimegatron.parallel.tensor_parallel import shards
+from minimegatron.parallel.tensor_parallel.gpt import qkv_rank_major
 
 SIZES = [1, 2, 4, 8]
 B, T, D = 2, 8, 32                 # the batch, sequence and width of the comm-count model
@@ -189,6 +190,20 @@ def test_tutorials_03_and_04_run():
     code, out, err = run_script(8, "tutorials/04_megatron_gpt.py", ("--steps", "3"), timeout=90)
     assert code == 0, err
     assert "max |loss tp=8 - loss serial|" in out
+
+
+@pytest.mark.parametrize("tp", SIZES)
+def test_the_attention_qkv_layout_is_the_shard_rule(tp):
+    """gpt.qkv_rank_major (the attention builds its weight with it) and shards.shard_of (the
+    checks and checkpoints) state one rule: rank r's column slice is its shard."""
+    full_w, full_b = np.random.default_rng(tp).normal(size=(2, 16, 48))
+    for name, full in (("blocks.0.attn.qkv.weight", full_w), ("blocks.0.attn.qkv.bias",
+                                                              full_b[0])):
+        reordered = qkv_rank_major(full, tp)
+        width = 48 // tp
+        for r in range(tp):
+            mine = reordered[..., r * width:(r + 1) * width]
+            assert np.array_equal(mine, shards.shard_of(name, full, r, tp)), (name, r)
 
 
 @pytest.mark.parametrize("tp", SIZES)

@@ -14,7 +14,7 @@ import sys
 import numpy
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from minimegatron.runtime import threads
+from minimegatron.runtime import rank_setup, threads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -43,7 +43,7 @@ def report_in_fresh_process(numpy_first, ranks, minimegatron=True):
     """[OPENBLAS_NUM_THREADS, BLAS thread counts] in a process told it is one of ranks."""
     env = {k: v for k, v in os.environ.items()
            if not k.endswith("_NUM_THREADS") and k not in threads.LOCAL_SIZE_ENV
-           and k not in threads.WORLD_SIZE_ENV}
+           and k not in rank_setup.WORLD_SIZE_ENV}
     env.update(PYTHONPATH=ROOT, MPI_LOCALNRANKS=str(ranks))
     setup = "import minimegatron.runtime\nminimegatron.runtime.setup()\n"
     code = ("import numpy\n" if numpy_first else "") + (setup if minimegatron else "") + (

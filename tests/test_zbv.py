@@ -18,7 +18,8 @@ from minimegatron.parallel.pipeline_parallel.schedules import (get_schedule, pea
                                                                placement)
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel.stage import ChunkedStage, PipelineStage
-from minimegatron.parallel.pipeline_parallel.zero_bubble import check_chunks, v_placement, zbv
+from minimegatron.parallel.pipeline_parallel.schedules import check_chunks
+from minimegatron.parallel.pipeline_parallel.zero_bubble import v_placement, zbv
 
 GRID = [(K, M) for K in range(1, 7) for M in range(2 * K - 1, 3 * K + 3)]
 TIMES = [(1, 1, 1), (1, 2, 1), (2, 1, 1), (3, 2, 1), (2, 3, 2), (1, 1, Fraction(1, 2)),

@@ -24,7 +24,7 @@ from minimegatron import nn, optim
 from minimegatron.data.datasets import repeat_task
 from minimegatron.commands.entry import ArgumentParser, run
 from minimegatron.i18n import language, text
-from minimegatron.runtime.threads import rank_from_env, world_size_from_env
+from minimegatron.runtime.rank_setup import rank_from_env, world_size_from_env
 
 
 def autodiff_by_hand():

@@ -4,11 +4,12 @@ comm/collectives.py.
 MPI reads and writes C-contiguous HOST memory (unless it is CUDA-aware), with the
 axis it splits in front. These helpers bring an array into that layout and back:
 
-    host(x)         a contiguous host array MPI can read (CuPy: pinned host memory)
+    host(x)         a contiguous host array MPI can read (``staged``: CuPy, strided)
     like(host, x)   the result moved back next to x (onto the GPU if x lives there)
     front(x, axis)  x with ``axis`` moved to the front, contiguous, on the host
     back(h, axis)   the inverse of front: ``axis`` back in place
     output(out,..)  the buffer MPI writes: ``out=`` itself when it can, else a fresh one
+                    (``output_moved``: axis not 0, an out= MPI cannot write, CuPy)
     mpi_type(dtype) MPI's datatype for a dtype (the v-variants' [buf, counts, displs, type])
 
 ``check_out`` raises ValueError before any MPI call unless ``out=`` can hold the
@@ -45,6 +46,12 @@ def host(x):
     sync()
     if type(x) is np.ndarray and x.flags.c_contiguous:      # the usual case, first
         return x, False
+    return staged(x)
+
+
+def staged(x):
+    """``host`` of any other array: a GPU array (pinned host memory unless MPI is CUDA-aware)
+    or a strided one (a contiguous copy)."""
     if is_device_array(x) and not CUDA_AWARE:
         return to_pinned_host(get_backend().ascontiguousarray(x)), True
     if x.flags.c_contiguous:
@@ -128,6 +135,12 @@ def output(out, front, dtype, x, axis, op):
             flags = out.flags
             if flags.c_contiguous and flags.writeable and not overlaps(out, x):
                 return out, _same
+    return output_moved(out, front, dtype, x, axis, op)
+
+
+def output_moved(out, front, dtype, x, axis, op):
+    """``output`` of the other cases: ``axis`` not 0 (the result is moved back into x's
+    layout), an ``out=`` MPI cannot write (checked, then copied into), or a GPU array."""
     axis = axis % max(len(front), 1)
     shape = front if axis == 0 else front[1:axis + 1] + front[:1] + front[axis + 1:]
     if out is not None:

@@ -18,12 +18,7 @@ Times are ``time.perf_counter()`` seconds relative to a per-rank t0;
 rank's t0 is the same instant (up to the barrier's skew). This module
 imports nothing from minimegatron: comm records into it, never the reverse.
 
-Bounded memory: the spans live in a ring of ``max_spans()`` entries (default
-``DEFAULT_MAX_SPANS`` = 100,000, about 40 MB; ``set_max_spans(n)`` changes it,
-env ``MINIMEGATRON_TRACE_MAX_SPANS`` sets it at import). When it is full the
-oldest span is dropped and ``dropped()`` counts it, so a long run keeps the
-last steps, not all of them. ``spans()`` supports ``len``, iteration, indexing
-and slicing; after a drop, indexes taken earlier point one span later each.
+Memory is bounded: the spans live in a ring (``Ring``: the oldest is dropped when full).
 
 Byte model (per rank, payload n bytes = ``nbytes`` of the array argument,
 N = group size; with N = 1 nothing moves, so every count is 0):
@@ -59,7 +54,15 @@ DEFAULT_MAX_SPANS = 100_000
 
 
 class Ring(collections.deque):
-    """A deque with a maxlen whose ``ring[a:b]`` returns a list, as a list's slice does."""
+    """A deque with a maxlen whose ``ring[a:b]`` returns a list, as a list's slice does.
+
+    The trace's spans live in one of ``max_spans()`` entries (default
+    ``DEFAULT_MAX_SPANS`` = 100,000, about 40 MB; ``set_max_spans(n)`` changes it,
+    env ``MINIMEGATRON_TRACE_MAX_SPANS`` sets it at import). When it is full the
+    oldest span is dropped and ``dropped()`` counts it, so a long run keeps the
+    last steps, not all of them. ``spans()`` supports ``len``, iteration, indexing
+    and slicing; after a drop, indexes taken earlier point one span later each.
+    """
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -104,7 +107,7 @@ def disable():
 
 def reset():
     """Forget every span and restart the clock (call ``comm.barrier(group)`` first to align)."""
-    _state["spans"] = _ring(max_spans())
+    _state["spans"] = Ring(maxlen=_state["spans"].maxlen)
     _state["dropped"] = 0
     _state["t0"] = time.perf_counter()
 

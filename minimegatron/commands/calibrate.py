@@ -26,7 +26,7 @@ def main(argv=None):
     ap.add_argument("--no-mpi", action="store_true", help=say("cli.calibrate.no_mpi"))
     ap.add_argument("--collectives-only", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    from minimegatron.runtime.threads import world_size_from_env
+    from minimegatron.runtime.rank_setup import world_size_from_env
     group = None
     if world_size_from_env() > 1 and not a.no_mpi:
         from minimegatron import comm

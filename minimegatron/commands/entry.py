@@ -13,7 +13,7 @@ no tracebacks, not eight copies. ``MINIMEGATRON_TRACEBACK=1`` shows the
 traceback as well.
 
 Neither function starts MPI: the rank comes from the launcher's environment
-(``threads.rank_from_env``), so a serial tutorial under ``mpirun -n 8`` also
+(``runtime/rank_setup.rank_from_env``), so a serial tutorial under ``mpirun -n 8`` also
 prints once. It lives in commands/ (argparse and printing) and so sits above
 classroom/: ``run`` shows a blank exercise's hint in the reader's language
 (``classroom/blank.py``).
@@ -27,7 +27,7 @@ from minimegatron.i18n import book_errors
 from minimegatron.classroom.blank import blank_message
 from minimegatron.commands import parser
 from minimegatron.runtime import faults, setup
-from minimegatron.runtime.threads import rank_from_env
+from minimegatron.runtime.rank_setup import rank_from_env
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

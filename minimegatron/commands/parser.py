@@ -3,9 +3,9 @@
 argparse writes its own words ("usage:", "options:", "error:", "invalid choice: ...",
 "the following arguments are required: ...") through ``gettext``: the module
 calls ``argparse._(msgid)`` (and ``argparse.ngettext``) when it builds a parser,
-formats a help text or reports a mistake. ``ArgumentParser`` below does those
-three things with ``argparse._`` pointing at the i18n catalogue, for the
-length of the call only, so the whole screen speaks MINIMEGATRON_LANG::
+formats a help text or reports a mistake. ``ArgumentParser`` below formats and parses
+with ``argparse._`` pointing at the i18n catalogue, for the length of the call only
+(what it built in English is translated when shown), so the screen speaks MINIMEGATRON_LANG::
 
     MINIMEGATRON_LANG=ko minimegatron memory --layers 0
     사용법: minimegatron memory [-h] [view] [--layers N] ...
@@ -102,29 +102,46 @@ class RawDescriptionHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpForm
     """The description and epilog as written (examples in columns); option help wrapped."""
 
 
+@contextlib.contextmanager
+def built_words(parser):
+    """The words argparse wrote while the parser was built, in English (the "options" and
+    "positional arguments" headings, -h's help), in the current language inside the block."""
+    fields = ([(group, "title") for group in parser._action_groups]
+              + [(action, "help") for action in parser._actions])
+    saved = [(owner, name, getattr(owner, name)) for owner, name in fields]
+    for owner, name, value in saved:
+        if isinstance(value, str) and value in MSGIDS:
+            setattr(owner, name, translate(value))
+    try:
+        yield
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose own words follow MINIMEGATRON_LANG.
 
-    Building (the "options" heading, -h's help), formatting (``--help``, "usage:")
-    and parsing (every error message) run inside ``speaking_argparse``. Sub-parsers
+    Parsing (every error message) and formatting (``--help``, "usage:") run inside
+    ``speaking_argparse``; the words argparse wrote while building the parser are
+    translated when a help text shows them (``built_words``), so a parser that only
+    parses good arguments, every tutorial's, never reaches the catalogue. Sub-parsers
     (``add_subparsers``) are of the same class. No text is changed in English.
     """
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", HelpFormatter)
-        with speaking_argparse():
-            super().__init__(*args, **kwargs)
+        super().__init__(*args, **kwargs)
 
     def parse_args(self, args=None, namespace=None):
         """``parse_known_args``, then argparse's own "unrecognized arguments" in the reader's
         language too (argparse builds it after the wrapped call returned), with the options a
         misspelt one was likely meant to be: "--layer; did you mean --layers?"."""
         self._argv = list(sys.argv[1:] if args is None else args)
-        with speaking_argparse():
-            args, unknown = self.parse_known_args(args, namespace)
-            if unknown:
-                self.error(translate("unrecognized arguments: %s") % " ".join(unknown))
-            return args
+        args, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            self.error(translate("unrecognized arguments: %s") % " ".join(unknown))
+        return args
 
     def _did_you_mean(self, words):
         """"; did you mean --x?" for the options among ``words`` that this parser lacks (not
@@ -152,7 +169,7 @@ class ArgumentParser(argparse.ArgumentParser):
             return super().format_usage()
 
     def format_help(self):
-        with speaking_argparse():
+        with speaking_argparse(), built_words(self):
             return super().format_help()
 
     def error(self, message):

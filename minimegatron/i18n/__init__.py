@@ -2,25 +2,14 @@
 
     MINIMEGATRON_LANG=ko minimegatron grade 3.2 --path DIR      (unset or "en": English)
 
-A message is a ``str.format`` template in a plain dict, one module per
-language (``en.py``, ``ko.py``; tutorials 03-11 in ``en_tutorials.py``,
-``ko_tutorials.py``; the exercises' lesson points in ``en_lessons.py``,
-``ko_lessons.py``; the tutorials' table headers in ``en_tables.py``, ``ko_tables.py``;
-the command line, argparse's own words included, in ``en_cli.py``, ``ko_cli.py``; a
-checkpoint's errors in ``en_checkpoint_errors.py``; the memory and timeline commands'
-tables in ``en_reports.py``; ``minimegatron run``'s own lines and each rank's reports
-(the job's summary, HANG, where each rank waits) in ``en_launcher.py``; the site's figures
-(docs/make_figures.py) in ``en_figures.py``; the book's errors,
-read back from its English, in ``book_errors.py`` with ``en_errors.py``, ``ko_errors.py``), with
-the same keys and the same {fields} (tests/test_i18n.py checks both). Numbers, code
-names and commands are fields or stay in the template as they are; the Korean uses the terms of
-docs/glossary.md, the lecture notes' own (tests/test_ko_vocabulary.py), and writes a particle
-after a field in its first form ("{tp}으로", "{name}을"): ``josa`` fits it to the value.
-The exercises' titles, hints and source notes are English data in ``exercise_checks`` (a
-student copy raises the English hint, which ``exercises.is_blank`` compares), so
-``exercise_text`` picks the Korean ones
-by exercise id when the grader shows them (``classroom/blank.py`` turns a blank
-block's English hint into the current language's).
+A message is a ``str.format`` template in a plain dict: ``en.py`` and ``ko.py``, then one
+pair per topic (``en_tutorials.py`` / ``ko_tutorials.py``, ``en_cli.py``: the command line,
+argparse's own words included, ``en_launcher.py``...: ``CATALOGS`` below lists them), with
+the same keys and {fields} (tests/test_i18n.py). The Korean uses the lecture notes' terms
+(docs/glossary.md, tests/test_ko_vocabulary.py) and writes a particle after a field in its
+first form ("{tp}으로", "{name}을"): ``josa`` fits it to the value. The book's errors are
+read back from their English (``book_errors.py``); the exercises' titles and hints are
+English data (``exercise_checks``) that ``exercise_text`` shows in the current language.
 """
 import contextlib
 import os

@@ -44,7 +44,7 @@ from minimegatron.i18n import text_or_english as say
 from minimegatron.runtime.hang_report import (answer_dump_request, describe, in_wait,
                                               where_waits)
 from minimegatron.runtime.job_files import JOB_DIR_ENV, write
-from minimegatron.runtime.threads import rank_from_env, world_size_from_env
+from minimegatron.runtime.rank_setup import rank_from_env, world_size_from_env
 
 EXIT_GRACE_ENV = "MINIMEGATRON_EXIT_GRACE"
 EXIT_GRACE_S = 60.0

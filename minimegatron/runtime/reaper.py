@@ -26,7 +26,7 @@ import signal
 import time
 
 from minimegatron.runtime.job_files import JOB_DIR_ENV
-from minimegatron.runtime.threads import rank_from_env
+from minimegatron.runtime.rank_setup import rank_from_env
 
 REAP_ENV = "MINIMEGATRON_REAP"
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)

@@ -25,30 +25,6 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from minimegatron.cores import LOCAL_SIZE_ENV, cores, local_ranks  # noqa: F401 (re-exported)
 
 BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-RANK_ENV = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
-WORLD_SIZE_ENV = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
-def world_size_from_env():
-    """Ranks in the whole MPI job, read from the launcher's environment (1 if none).
-
-    Lets ``runtime.setup()`` decide whether to install the abort hook
-    without starting MPI itself.
-    """
-    for name in WORLD_SIZE_ENV:
-        if os.environ.get(name, "").isdigit():
-            return max(1, int(os.environ[name]))
-    return 1
-
-
-def rank_from_env():
-    """This process's world rank, read from the launcher's environment (0 if none).
-
-    Lets code print once, or read standard input (which mpiexec gives rank 0
-    alone), without starting MPI.
-    """
-    for name in RANK_ENV:
-        if os.environ.get(name, "").isdigit():
-            return int(os.environ[name])
-    return 0
 
 
 def threads_per_rank(ranks, ncores=None):

@@ -41,7 +41,7 @@ import time
 import traceback
 
 from minimegatron.runtime.plain_files import append_plain, read_plain
-from minimegatron.runtime.threads import rank_from_env
+from minimegatron.runtime.rank_setup import rank_from_env
 
 
 def use_copy(path, previous):

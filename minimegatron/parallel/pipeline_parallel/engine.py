@@ -73,10 +73,10 @@ from minimegatron.comm import comm_check, trace
 from minimegatron.backend import xp
 from minimegatron.parallel.pipeline_parallel.device_time import as_device_time
 from minimegatron.parallel.pipeline_parallel.dualpipe import sum_mirrored_grads
-from minimegatron.parallel.pipeline_parallel.schedules import (SPLIT, check_interleaved,
+from minimegatron.parallel.pipeline_parallel.schedules import (SPLIT, check_chunks,
+                                                               check_interleaved,
                                                                chunk_share, get_schedule,
                                                                placement)
-from minimegatron.parallel.pipeline_parallel.zero_bubble import check_chunks
 from minimegatron.parallel.split import rows_of
 from minimegatron.autodiff.tensor import Tensor
 

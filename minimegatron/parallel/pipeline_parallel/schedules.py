@@ -160,6 +160,26 @@ def placement(name):
     return PLACEMENTS.get(name, loop_placement)
 
 
+# schedules that run two chunks placed other than in a loop, and the placement they need
+NEEDS_PLACEMENT = {"zbv": "v", "dualpipev": "v", "dualpipe": "mirror"}
+
+
+def check_chunks(schedule, stage_module):
+    """ValueError unless the stage holds what the schedule runs: for zbv and dualpipev two
+    chunks in a V, for dualpipe two mirrored stages (zero_bubble.py, dualpipe.py)."""
+    chunks = len(getattr(stage_module, "chunks", [stage_module]))
+    placed = getattr(stage_module, "placement", None)
+    needed = NEEDS_PLACEMENT.get(schedule)
+    if needed and not (chunks == 2 and placed == needed):
+        raise ValueError(f"schedule {schedule!r} runs two model chunks per stage placed "
+                         f"{'in a V' if needed == 'v' else 'as mirrored stages'}: build the "
+                         f"stage as ChunkedStage(model, stage, K, 2, placement={needed!r})")
+    if needed is None and placed in ("v", "mirror"):
+        runs = " or ".join(repr(name) for name, p in NEEDS_PLACEMENT.items() if p == placed)
+        raise ValueError(f"a stage placed {'in a V' if placed == 'v' else 'as mirrored stages'}"
+                         f" runs the schedule {runs}, not {schedule!r}")
+
+
 def peak_in_flight(actions):
     """Most micro-batches whose forward is done and backward is not (activations held).
 

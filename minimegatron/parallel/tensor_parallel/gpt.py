@@ -39,13 +39,12 @@ from minimegatron.autodiff.cast import float32_if_half
 from minimegatron.nn import Embedding, LayerNorm, Module, ModuleList, causal_attention, gpt_init
 from minimegatron.nn.generate import generate
 from minimegatron.autodiff.ops import split
-from minimegatron.parallel.split import pad as pad_to_tp, padded, row_slice
+from minimegatron.parallel.split import pad as pad_to_tp, padded, row_slice, rows_of
 from minimegatron.parallel.tensor_parallel.linear import ColumnParallelLinear, RowParallelLinear
 from minimegatron.parallel.tensor_parallel.rng import ParallelDropout, RNGTracker
 from minimegatron.parallel.tensor_parallel.sequence import (SequenceParallelLayerNorm,
                                                             check_sequence_length,
                                                             scatter_to_sequence)
-from minimegatron.parallel.tensor_parallel.shards import qkv_rank_major
 from minimegatron.parallel.tensor_parallel.vocab import (VocabParallelEmbedding,
                                                          vocab_parallel_cross_entropy)
 from minimegatron.autodiff.tensor import unwrap
@@ -95,6 +94,17 @@ class ParallelMLP(Module):
     def forward(self, x):
         h = F.gelu(self.fc1(x))                          # (B, T, 4D/tp), no communication
         return self.drop(self.fc2(h))                    # (B, T, D) after g (T/tp: g-bar)
+
+
+def qkv_rank_major(full, tp):
+    """Reorder the last axis [Q | K | V] to [Q_0 K_0 V_0 | Q_1 K_1 V_1 | ...].
+
+    Then a plain column split (ColumnParallelLinear) gives rank r exactly
+    [Q_r | K_r | V_r]: its own heads of each of Q, K and V (shards.py's qkv rule).
+    """
+    q, k, v = xp.split(full, 3, axis=-1)                               # (..., D) each
+    return xp.concatenate([rows_of(part, r, tp, axis=-1)               # Q_r: (..., D/tp)
+                           for r in range(tp) for part in (q, k, v)], axis=-1)
 
 
 class ParallelSelfAttention(Module):

@@ -55,17 +55,6 @@ def _chunk(a, axis, rank, size):
     return rows_of(a, rank, size, axis)
 
 
-def qkv_rank_major(full, tp_size):
-    """Reorder the last axis [Q | K | V] to [Q_0 K_0 V_0 | Q_1 K_1 V_1 | ...].
-
-    Then a plain column split (ColumnParallelLinear) gives rank r exactly
-    [Q_r | K_r | V_r]: its own heads of each of Q, K and V.
-    """
-    return xp.concatenate([shard_of("qkv.weight", full, r, tp_size) if full.ndim == 2
-                           else shard_of("qkv.bias", full, r, tp_size)
-                           for r in range(tp_size)], axis=-1)
-
-
 def shard_of(name, full, tp_rank, tp_size, config=None):
     """Rank ``tp_rank``'s shard of the full array of parameter ``name`` (a copy).
 
