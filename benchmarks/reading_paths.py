@@ -210,12 +210,50 @@ def table(measured, lang):
     return "\n".join(lines)
 
 
+PARTS_HEADERS = {
+    "en": ("| scheme | the scheme's own (files / lines) | comm | the lab it calls | "
+           "without the lab |"),
+    "ko": "| 방식 | 방식 자신 (파일 / 줄) | comm | tutorial이 부르는 lab | lab 없이 |",
+}
+PARTS_BEGIN, PARTS_END = "<!-- reading-paths-parts -->", "<!-- /reading-paths-parts -->"
+
+
+def split_parts(files):
+    """{"scheme", "comm", "lab", "without_lab"}: (files, lines) of each part of a path, the
+    engine left out ("scheme": the rest of the book, mixed precision included)."""
+    def kind(name):
+        part = part_of(name)
+        return "comm" if part == "book" and name.startswith("minimegatron/comm/") else part
+    parts = {}
+    for key in ("book", "comm", "lab"):
+        chosen = [v for n, v in files.items() if kind(n) == key]
+        parts["scheme" if key == "book" else key] = (len(chosen), sum(chosen))
+    rest = [v for n, v in files.items() if kind(n) in ("book", "comm")]
+    parts["without_lab"] = (len(rest), sum(rest))
+    return parts
+
+
+def parts_table(measured, lang):
+    """The markdown table of where each path's lines live (the notes under it cite it)."""
+    lines = [PARTS_HEADERS[lang], "|---|---|---|---|---|"]
+    for scheme, found in measured.items():
+        parts = split_parts(found["read"])
+        cells = [f"{n} / {v:,}" for n, v in (parts[k] for k in
+                                               ("scheme", "comm", "lab", "without_lab"))]
+        lines.append(f"| {scheme} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def render(text, measured, lang):
-    """``text`` with the block between BEGIN and END replaced by the table."""
+    """``text`` with the block between BEGIN and END replaced by the table (and, where the
+    page has one, the block between PARTS_BEGIN and PARTS_END by the parts table)."""
     pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
     if not pattern.search(text):
         raise ValueError(f"no {BEGIN} ... {END} block")
-    return pattern.sub(lambda _: f"{BEGIN}\n{table(measured, lang)}\n{END}", text)
+    text = pattern.sub(lambda _: f"{BEGIN}\n{table(measured, lang)}\n{END}", text)
+    parts = re.compile(re.escape(PARTS_BEGIN) + ".*?" + re.escape(PARTS_END), re.S)
+    return parts.sub(lambda _: f"{PARTS_BEGIN}\n{parts_table(measured, lang)}\n{PARTS_END}",
+                     text)
 
 
 def write_docs(measured, root=REPO):

@@ -123,3 +123,21 @@ def test_the_tool_counts_what_a_tiny_tutorial_reaches(tmp_path):
     assert row["lines"] == sum(v for n, v in files.items()
                                if reading_paths.part_of(n) != "engine")
     assert checked.__file__.endswith(os.path.join("comm", "checked.py"))
+
+
+def test_the_parts_table_is_rendered_and_the_notes_claim_what_it_shows(measured):
+    """architecture(.ko).md's notes say: without the lab, 1F1B and the ring meet their lines
+    targets and no path its files target; the parts table under them is generated."""
+    for page in ("docs/architecture.md", "docs/architecture.ko.md"):
+        with open(os.path.join(REPO, page)) as f:
+            text = f.read()
+        assert reading_paths.PARTS_BEGIN in text, page
+        table = reading_paths.parts_table(measured, reading_paths.PAGES[page])
+        assert table in text, page
+        edited = text.replace(table.splitlines()[2], table.splitlines()[2] + " ", 1)
+        assert reading_paths.render(edited, measured, reading_paths.PAGES[page]) == text
+    without = {scheme: reading_paths.split_parts(parts["read"])["without_lab"]
+               for scheme, parts in measured.items()}
+    lines_met = {s for s, (_, n) in without.items() if n <= reading_paths.TARGETS[s][0]}
+    files_met = {s for s, (f, _) in without.items() if f <= reading_paths.TARGETS[s][1]}
+    assert lines_met == {"1F1B", "CP ring"} and files_met == set(), (lines_met, files_met)
