@@ -77,7 +77,7 @@ from minimegatron.runtime import hang_report, job_files
 from minimegatron.classroom import static_read
 from minimegatron.runtime.plain_files import (create_plain, odd_entries, read_plain, tail_of,
                                               write_plain)
-from minimegatron.classroom.exercise_checks import EXERCISES, by_id
+from minimegatron.classroom.exercise_checks import EXERCISES, by_id, standins
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
                                               is_blank, odd_paths, select)
@@ -488,6 +488,7 @@ def grade_copy(path=".", spec=None, timeout=60.0, seed=None, box=None):
                     for ex_id in select(spec, [ex.id for ex in EXERCISES])}
     else:
         box = None
+        standins.install()        # the judge's one-process runs, in a copy with chapter 1 blank
     if not os.path.isdir(student_pkg):
         raise ValueError(_no_package(copy_root, teacher))
     try:

@@ -41,7 +41,7 @@ from minimegatron.runtime.plain_files import read_plain, write_plain
 CHECKS = os.path.join("classroom", "exercise_checks")
 CHECKS_PACKAGE = "minimegatron.classroom.exercise_checks"
 KEEP_WHOLE = ("__init__.py", "common.py", "evidence.py", "lesson.py", "mpi_count.py",
-              "runner.py", "watched.py")
+              "runner.py", "standins.py", "watched.py")
 NOT_STAGED = ("judge.py",)
 NEEDS = {           # the blocks each check runs through besides its own (found, then proven)
     "1.1": ("1.5",),
