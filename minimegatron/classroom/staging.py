@@ -29,6 +29,25 @@ chapter 10: no ``fromfile`` (were the static read off) finds 8.2's reference in 
 ``tests/test_grader_forgeries_judge.py`` grades every reference block in a copy staged
 this way: each PASSes, so no block of NEEDS is missing.
 
+In a student's own copy (self-check mode: no answers anywhere) a check that runs through
+a block of NEEDS still blank would stop at "needs Exercise X first". Chapter 1's backward
+blocks (1.1, 1.2, 1.3, 1.5, 1.6) are stood in for there (``exercise_checks/standins.py``),
+and only where the block still raises the handout's raise:
+
+    where from   the judge's way, which every copy holds already (autodiff's gradient
+                 by basis, the complex step), never the lesson's formula: a stand-in
+                 gives no answer away, and written into its own block it is not the
+                 code the hint asks for
+    never over   a block the student wrote, right or wrong: 1.1's check with a wrong
+                 1.5 still shows that 1.5 (the interplay is the student's own)
+    never for    the exercise under check (``install(but=...)``)
+
+So 1.1, 4.1, 8.1, 8.2 and 9.1 are checked alone in a fresh copy
+(``tests/test_exercise_alone.py``). The blocks of a chapter's own interplay (3.1, 3.2,
+3.4, 3.5 for 3.3-3.5 and 6.2; 5.1 and 5.2 for each other and 7.1; 10.1 for 10.2) have no
+stand-in yet: any stand-in that gives their numbers is their answer (a collective on the
+right group, the right slice), so those checks still say which block comes first.
+
 Dependencies between cut modules are followed by ``from ... import`` name, at module
 level and inside a kept function; a check module reached any other way (by its text,
 ``importlib``) is not followed, and none of the lessons does so.
