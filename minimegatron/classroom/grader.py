@@ -131,13 +131,22 @@ def plan(student_pkg, ids, workdir, reference, student):
     one block, the exercise's own, taken from the student; every other file and
     block is the reference's, so nothing else of the student's copy runs.
     Self-check mode (this package is itself a student copy): the student's own
-    package as it is, with this package's checks.
+    package as it is, with this package's checks; where a block the check runs through
+    (``staging.NEEDS``) is still the handout's raise, with a stand-in for it in that
+    copy (``staging.stand_ins``), never in the student's files.
     """
     teacher = not any(is_blank(block) for block in reference.values())
-    shared, jobs = None, []
+    shared, jobs, staged = None, [], {}
     for ex_id in ids:
         same = ex_id in reference and student[ex_id].body == reference[ex_id].body
-        if same or not teacher:
+        stand_ins = {} if teacher else staging.stand_ins(student, ex_id)
+        if stand_ins:                  # a self-check copy, a block it runs through still blank
+            key = tuple(sorted(stand_ins))                   # one copy per set of stand-ins
+            if key not in staged:
+                staged[key] = _overlay(student_pkg, os.path.join(
+                    workdir, "self_" + "_".join(key)), stand_ins, grader_files=True)
+            path = staged[key]
+        elif same or not teacher:
             if shared is None:
                 shared = (_overlay(PACKAGE_DIR, os.path.join(workdir, "reference"), {})
                           if teacher else

@@ -69,7 +69,7 @@ NEEDS = {           # the blocks each check runs through besides its own (found,
     "5.1": ("1.1", "1.5", "5.2"), "5.2": ("1.1", "1.5", "5.1"),
     "6.2": ("1.1", "1.5", "1.6", "3.1", "3.4"), "7.1": ("1.1", "1.5", "5.1", "5.2"),
     "8.1": ("1.1", "1.6"), "8.2": ("1.1", "1.6"), "9.1": ("1.1", "1.3", "1.5", "1.6"),
-    "10.2": ("1.1", "1.2", "1.5", "1.6", "10.1"),
+    "10.2": ("1.1", "1.2", "1.5", "1.6", "10.1"), "10.3": ("10.1",),
 }
 HEADER = ('"""Cut by the grader (classroom/staging.py): what collects the evidence of '
           'exercise {id}; no judge."""\n')
@@ -218,6 +218,15 @@ def kept_blocks(ex_id, known):
     chapter = ex_id.split(".")[0]
     return {other for other in known if other != ex_id and (
         other in NEEDS.get(ex_id, ()) or other.split(".")[0] == chapter)}
+
+
+def stand_ins(student, ex_id):
+    """{id: body}: a stand-in (``standins.BODIES``) for each block of NEEDS[ex_id] still the
+    handout's raise among ``student``'s blocks: what a self-check copy stages for ex_id."""
+    from minimegatron.classroom.exercise_checks.standins import BODIES, bodies_for
+    from minimegatron.classroom.exercises import is_blank
+    return {other: bodies_for(other, student[other].indent) for other in NEEDS.get(ex_id, ())
+            if other in BODIES and other in student and is_blank(student[other])}
 
 
 def stage(package_dir, ex_id):

@@ -18,9 +18,11 @@ A stand-in gives no answer away: it is the judge's way, not the lesson's.
     Exp, Tanh    the complex step: for an analytic f, f'(x) = Im f(x + ih) / h to the
                  last bit (h = 1e-20: no cancellation), from the saved output z's x.
 
-So writing 1.1 is still the student's work: the formula the lesson asks for is
-nowhere in this file. The cost: n forwards for an input of n entries, in chunks of one
-product (fine for the checks' small problems, never a fast path).
+So writing 1.1 is still the student's work: what its check asks (batched A with broadcast
+batches, vectors, only the needed gradients, a second call) is done here by probing, not
+written. The cost: n forwards for an input of n entries, in chunks of one product (a
+weight's input: one probe per column, ``by_rows``); fine for the checks' small problems,
+never a fast path.
 """
 import numpy as np
 
@@ -46,6 +48,15 @@ def by_basis(forward, shape, grad):
     return out.reshape(shape).astype(grad.dtype)
 
 
+def by_rows(forward, k):
+    """The images of the k unit rows under a map that treats every row alike: (k, m).
+
+    A 2-D weight A meets every row x_r of X the same way, so the images of one row's unit
+    vectors serve every row: dL/dx_r = sum_j g_rj image_j, one probe per column of X
+    instead of one per entry (the images are A's own rows)."""
+    return forward(np.eye(k))
+
+
 def _lead(t, ndim):
     """t with ones in front up to ndim axes, then one more: the stack axis."""
     return np.asarray(t, dtype=np.float64).reshape((1,) * (ndim - t.ndim + 1) + t.shape)
@@ -61,7 +72,11 @@ def matmul_backward(ctx, grad_out):
     g = g.reshape(np.broadcast_shapes(x2.shape[:-2], a2.shape[:-2]) +
                   (x2.shape[-2], a2.shape[-1]))                     # dL/d(x2 @ a2)
     gx = ga = None
-    if ctx.needs_input_grad[0]:
+    if ctx.needs_input_grad[0] and a.ndim == 2 and x.ndim > 1:     # a weight meets every row
+        images = by_rows(lambda e: np.matmul(e, a.astype(np.float64)), a.shape[0])   # (k, m)
+        rows = g.reshape(-1, a.shape[1]).astype(np.float64)       # (N, m): one row each
+        gx = (rows @ images.T).reshape(x.shape).astype(np.result_type(g, a))
+    elif ctx.needs_input_grad[0]:
         gx = by_basis(lambda e: np.matmul(e.reshape(e.shape[:1] + (1,) * (ndim - x2.ndim) +
                                                     x2.shape), _lead(a2, ndim)),
                       x2.shape, g.astype(np.result_type(g, a))).reshape(x.shape)
@@ -146,3 +161,46 @@ def install(but=()):
             continue                                     # installed already
         call = _fallback(function, ex_id, stand_in)
         setattr(place, name, staticmethod(call) if static else call)
+
+
+# The blocks of a chapter's interplay, stood in for in the copy staged for a check (never in
+# the student's files): each reaches the block's numbers another way that the book already
+# shows outside every block (split.py's row rule, ZeRO-1's all-reduce, the judge's top-k),
+# and that misses the block's own lesson (its collective, its bytes), so it is no answer to
+# write there. One exception: g (3.2) IS one all-reduce, and 3.5's lesson counts that very
+# collective in its trace; any other form would fail 3.5 for a block its student did not
+# write. So 3.2's stand-in is its hint's words in code ("the SUM of x over the ranks of
+# group, one collective"). {id: body lines}
+BODIES = {
+    "3.1": ["return all_gather(grad_out[None], ctx.group).sum(axis=0), None   # N x the bytes"],
+    "3.2": ["return x if group.size == 1 else all_reduce(x, group)   # g: see below"],
+    "3.4": ["from minimegatron.parallel.split import row_slice",
+            "rows = row_slice(in_features, tp_group.rank, tp_group.size)   # split.py's rule"],
+    "3.5": ["partial = x @ self.weight                                    # (..., out)",
+            "self.last_partial = partial.data",
+            "parts = gather_from_tp(partial, self.tp_group)               # (..., tp*out)",
+            "y = parts.reshape(partial.shape[:-1] + (self.tp_group.size, partial.shape[-1]))",
+            "y = y.sum(axis=-2)                                           # (..., out)"],
+    "5.1": ["averaged = comm.all_reduce(flat.flat_grads(), self.group, op=\"mean\",",
+            "                           inplace=True)                 # stage 1's way, above",
+            "self.grad_shard = flat.own(averaged).copy()                  # (P_pad/N,)",
+            "for p in flat.params:",
+            "    p.grad = None"],
+    "5.2": ["with no_grad(), trace.span(\"optimizer\"):",
+            "    self.optimizer.update(self.shard, self.grad_shard, flat.state, self.step_count)",
+            "full = xp.zeros(self.shard.size * self.group.size, dtype=self.shard.dtype)",
+            "flat.own(full)[...] = self.shard                             # zeros but my slice",
+            "full = comm.all_reduce(full, self.group)                     # (P_pad,)"],
+    "10.1": ["from minimegatron.backend import asarray, to_numpy",
+             "from minimegatron.classroom.exercise_checks.moe_routing import (judge_slots,",
+             "                                                                judge_top_k)",
+             "choice = judge_top_k(to_numpy(probs), k)                     # the judge's own",
+             "slot = judge_slots(choice, probs.shape[-1])",
+             "kept = slot < capacity if capacity is not None else slot >= 0",
+             "return asarray(choice), asarray(slot), asarray(kept)"],
+}
+
+
+def bodies_for(needed, indent):
+    """The stand-in body of block ``needed`` at ``indent``, as a block's lines."""
+    return [(indent + line).rstrip() + "\n" for line in BODIES[needed]]
