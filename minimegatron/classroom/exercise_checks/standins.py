@@ -8,21 +8,24 @@ stand-in answers for such a block, and only where it raises the handout's own
 ``NotImplementedError("Exercise 1.1: ...")`` (``install``): a block the student wrote,
 right or wrong, is always the one that runs.
 
-A stand-in gives no answer away: it is the judge's way, not the lesson's.
+A stand-in gives no answer away that the copy does not already show: it is the judge's
+way, not the lesson's.
 
     linear ops   (MatMul, Sum, unbroadcast) the gradient by basis, as the judge of
                  chapter 1 computes its expected values (``autodiff._by_basis``): a
                  linear map L has dL/dx_j = <g, L(e_j)> for every unit array e_j, so
-                 the forward run on unit arrays gives the backward. No transpose, no
-                 swapped axes, no sum over stretched axes is written here.
+                 the forward run on unit arrays gives the backward. For a 2-D weight
+                 (the later checks' Linear layers) one row's probes serve every row
+                 (``by_rows``): that reads back MatMul's docstring, dL/dX = dL/dZ A^T,
+                 which the copy prints above the block anyway.
     Exp, Tanh    the complex step: for an analytic f, f'(x) = Im f(x + ih) / h to the
                  last bit (h = 1e-20: no cancellation), from the saved output z's x.
 
 So writing 1.1 is still the student's work: what its check asks (batched A with broadcast
-batches, vectors, only the needed gradients, a second call) is done here by probing, not
-written. The cost: n forwards for an input of n entries, in chunks of one product (a
-weight's input: one probe per column, ``by_rows``); fine for the checks' small problems,
-never a fast path.
+batches, vectors, only the needed gradients, a second call on one ctx) is probed here,
+not written, and no sum over stretched axes (1.5) or expansion of reduced axes (1.6) is
+written either. The cost: n forwards for an input of n entries, in chunks of one product
+(k for a weight's input); fine for the checks' small problems, never a fast path.
 """
 import numpy as np
 
@@ -49,11 +52,11 @@ def by_basis(forward, shape, grad):
 
 
 def by_rows(forward, k):
-    """The images of the k unit rows under a map that treats every row alike: (k, m).
+    """The images of the k unit vectors under a map that treats every row (or column) alike.
 
     A 2-D weight A meets every row x_r of X the same way, so the images of one row's unit
-    vectors serve every row: dL/dx_r = sum_j g_rj image_j, one probe per column of X
-    instead of one per entry (the images are A's own rows)."""
+    vectors serve every row: dL/dx_r = sum_j g_rj image_j, k probes instead of one per
+    entry of X. Likewise X meets every column of A the same way (dL/dA by k probes)."""
     return forward(np.eye(k))
 
 
@@ -80,7 +83,11 @@ def matmul_backward(ctx, grad_out):
         gx = by_basis(lambda e: np.matmul(e.reshape(e.shape[:1] + (1,) * (ndim - x2.ndim) +
                                                     x2.shape), _lead(a2, ndim)),
                       x2.shape, g.astype(np.result_type(g, a))).reshape(x.shape)
-    if ctx.needs_input_grad[1]:
+    if ctx.needs_input_grad[1] and a.ndim == 2 and x.ndim > 1:     # every column alike
+        rows = x.reshape(-1, a.shape[0]).astype(np.float64)       # (N, k)
+        images = by_rows(lambda e: rows @ e, a.shape[0])          # (N, k): one per unit column
+        ga = (images.T @ g.reshape(-1, a.shape[1])).astype(np.result_type(x, g))
+    elif ctx.needs_input_grad[1]:
         ga = by_basis(lambda e: np.matmul(_lead(x2, ndim), e.reshape(
             e.shape[:1] + (1,) * (ndim - a2.ndim) + a2.shape)),
                       a2.shape, g.astype(np.result_type(x, g))).reshape(a.shape)
