@@ -196,9 +196,9 @@ MESSAGES = {
                       "있으니 `cd {copy}` 명령으로 옮겨 가서 다시 채점하세요 (또는 minimegatron "
                       "grade --path {copy})",
     "grader.self_check": "참고: 이 minimegatron은 그 자체가 학생용 사본입니다 (자가 점검 모드): "
-                         "각 연습 문제는 여러분의 다른 연습 문제 코드를 그대로 둔 채 실행되므로, "
-                         "앞의 연습 문제를 먼저 끝내야 통과하는 검사가 있을 수 있습니다. 강사용 "
-                         "참조 설치본은 각 연습 문제를 따로 채점합니다.",
+                         "각 연습 문제는 여러분의 다른 연습 문제 코드를 그대로 둔 채 실행되고, "
+                         "아직 쓰지 않은 연습 문제는 채점기가 대신 채웁니다. 강사용 참조 "
+                         "설치본은 각 연습 문제를 따로 채점합니다.",
     "grader.not_marked": "연습 문제 {id}가 {package}에 표시되어 있지 않습니다",
     "grader.markers_missing": "{path}의 minimegatron/{file}에서 표시 주석 '# EXERCISE {id} "
                               "begin/end'가 없어졌습니다: 여러분의 코드 앞뒤에 다시 넣으세요",
