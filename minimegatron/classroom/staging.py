@@ -30,23 +30,34 @@ chapter 10: no ``fromfile`` (were the static read off) finds 8.2's reference in 
 this way: each PASSes, so no block of NEEDS is missing.
 
 In a student's own copy (self-check mode: no answers anywhere) a check that runs through
-a block of NEEDS still blank would stop at "needs Exercise X first". Chapter 1's backward
-blocks (1.1, 1.2, 1.3, 1.5, 1.6) are stood in for there (``exercise_checks/standins.py``),
-and only where the block still raises the handout's raise:
+a block of NEEDS still blank stopped at "needs Exercise X first". Now such a block is
+stood in for (``exercise_checks/standins.py``), only where it still raises the handout's
+raise, and only for the check that runs through it:
 
-    where from   the judge's way, which every copy holds already (autodiff's gradient
-                 by basis, the complex step), never the lesson's formula: a stand-in
-                 gives no answer away, and written into its own block it is not the
-                 code the hint asks for
-    never over   a block the student wrote, right or wrong: 1.1's check with a wrong
-                 1.5 still shows that 1.5 (the interplay is the student's own)
-    never for    the exercise under check (``install(but=...)``)
+    chapter 1    (1.1, 1.2, 1.3, 1.5, 1.6) the judge's way, swapped in at run time in
+                 the check and in the judge's own one-process runs: the gradient by
+                 basis, the complex step. No sum over stretched axes, no expansion of
+                 reduced axes, no broadcast batches are written: their lessons stay.
+    a chapter's  (3.1, 3.2, 3.4, 3.5, 5.1, 5.2, 10.1) a body written into the staged
+    interplay    copy (``stand_ins``, one staged copy per set): split.py's row rule
+                 (3.4), ZeRO-1's all-reduce then my slice (5.1: its own check FAILs
+                 that, twice the bytes), an all-gather then a sum (3.1: not its one
+                 all-reduce; 3.5: not g), the judge's own top-k and queue (10.1), an
+                 all-reduce of zeros but my slice (5.2's all-gather). g (3.2) is the
+                 one exception: it IS one all-reduce and 3.5's lesson counts exactly
+                 that collective, so its stand-in is its hint's words in code.
+    never        over a block the student wrote, right or wrong: 3.4's check with the
+                 student's own 3.5 runs that 3.5 (the interplay is theirs to see);
+                 never for the exercise under check; never in the student's files;
+                 never in teacher mode (the staged copy keeps the reference's NEEDS).
 
-So 1.1, 4.1, 8.1, 8.2 and 9.1 are checked alone in a fresh copy
-(``tests/test_exercise_alone.py``). The blocks of a chapter's own interplay (3.1, 3.2,
-3.4, 3.5 for 3.3-3.5 and 6.2; 5.1 and 5.2 for each other and 7.1; 10.1 for 10.2) have no
-stand-in yet: any stand-in that gives their numbers is their answer (a collective on the
-right group, the right slice), so those checks still say which block comes first.
+Whether a stand-in gives an answer away: each hint already says its formula in words;
+chapter 1's stand-ins probe the forward instead of writing the formula; 3.4's is split.py's
+own rule and 10.1's the judge's own, both in every copy already; 3.1's and 5.1's are
+mistakes their own checks FAIL; 3.5's and 5.2's reach the sum another way (an all-gather,
+an all-reduce) that their checks FAIL. Only g's (3.2) is its answer: one call.
+``tests/test_exercise_alone.py`` grades all 27 exercises alone in fresh copies, right and
+wrong, in Korean.
 
 Dependencies between cut modules are followed by ``from ... import`` name, at module
 level and inside a kept function; a check module reached any other way (by its text,
