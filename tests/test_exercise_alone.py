@@ -12,7 +12,7 @@ For every exercise: a fresh copy with only that block written (the reference) PA
 and one with a wrong answer (the first mutant of its lesson's mutation test) FAILs on
 that mutant's point, in Korean. Copies hold several exercises where none of them runs
 through another (``staging.NEEDS``), and all of them are graded by the copies' own
-grader in one launch per rank count (``_grade_together``); one copy is also graded by
+grader in one launch per rank count (GRADE_TOGETHER); one copy is also graded by
 ``grade`` itself, as the student types it.
 """
 import json
@@ -109,9 +109,11 @@ def test_every_exercise_first_in_a_fresh_copy_passes_or_fails_with_its_hint_in_k
     verdict = shown.split("채점합니다\n", 1)[1]
     assert verdict.startswith("실패  1.1 ") and "강의 노트: " in verdict, shown
     assert not any(text in verdict for text in NEEDS_FIRST), verdict
-    out = _run(GRADE_TOGETHER, [json.dumps([[path, ids] for path, ids, _ in copies])],
-               copies[0][0])
+    graded = [[path, ids] for path, ids, _ in copies]
+    graded[0][1] = graded[0][1] + ["1.3"]      # blank, after 1.1 in one process: still TODO
+    out = _run(GRADE_TOGETHER, [json.dumps(graded)], copies[0][0])
     verdicts = json.loads(out.splitlines()[-1])
+    assert verdicts[f"{copies[0][0]} 1.3"][0] == "TODO", verdicts[f"{copies[0][0]} 1.3"]
     for path, ids, wrong in copies:
         for ex_id in ids:
             result, lines, missed = verdicts[f"{path} {ex_id}"]
