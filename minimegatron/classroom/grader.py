@@ -133,13 +133,20 @@ def plan(student_pkg, ids, workdir, reference, student):
     Self-check mode (this package is itself a student copy): the student's own
     package as it is, with this package's checks; where a block the check runs through
     (``staging.NEEDS``) is still the handout's raise, with a stand-in for it in that
-    copy (``staging.stand_ins``), never in the student's files.
+    copy (``staging.stand_ins``), never in the student's files. The exercises graded
+    together share one such copy (the stand-ins of all, but of those graded: a check
+    never runs through a block it does not need); one whose stand-ins include an
+    exercise graded here gets its own.
     """
     teacher = not any(is_blank(block) for block in reference.values())
     shared, jobs, staged = None, [], {}
+    needed = {} if teacher else {ex_id: staging.stand_ins(student, ex_id) for ex_id in ids}
+    common = {other: body for bodies in needed.values() for other, body in bodies.items()
+              if other not in ids}          # never an exercise graded here: not its own
     for ex_id in ids:
         same = ex_id in reference and student[ex_id].body == reference[ex_id].body
-        stand_ins = {} if teacher else staging.stand_ins(student, ex_id)
+        stand_ins = needed.get(ex_id, {})
+        stand_ins = common if set(stand_ins) <= set(common) else stand_ins
         if stand_ins:                  # a self-check copy, a block it runs through still blank
             key = tuple(sorted(stand_ins))                   # one copy per set of stand-ins
             if key not in staged:

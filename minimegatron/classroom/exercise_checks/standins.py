@@ -54,9 +54,10 @@ def by_basis(forward, shape, grad):
 def by_rows(forward, k):
     """The images of the k unit vectors under a map that treats every row (or column) alike.
 
-    A 2-D weight A meets every row x_r of X the same way, so the images of one row's unit
-    vectors serve every row: dL/dx_r = sum_j g_rj image_j, k probes instead of one per
-    entry of X. Likewise X meets every column of A the same way (dL/dA by k probes)."""
+    A weight A (or each batch's A, when no batch axis is broadcast) meets every row x_r of
+    X the same way, so the images of one row's unit vectors serve every row: dL/dx_r =
+    sum_j g_rj image_j, k probes instead of one per entry of X. Likewise X meets every
+    column of A the same way (dL/dA by k probes)."""
     return forward(np.eye(k))
 
 
@@ -75,18 +76,24 @@ def matmul_backward(ctx, grad_out):
     g = g.reshape(np.broadcast_shapes(x2.shape[:-2], a2.shape[:-2]) +
                   (x2.shape[-2], a2.shape[-1]))                     # dL/d(x2 @ a2)
     gx = ga = None
-    if ctx.needs_input_grad[0] and a.ndim == 2 and x.ndim > 1:     # a weight meets every row
-        images = by_rows(lambda e: np.matmul(e, a.astype(np.float64)), a.shape[0])   # (k, m)
-        rows = g.reshape(-1, a.shape[1]).astype(np.float64)       # (N, m): one row each
-        gx = (rows @ images.T).reshape(x.shape).astype(np.result_type(g, a))
+    alike = x2.shape[:-2] == a2.shape[:-2]          # no batch broadcast: probe one row
+    k, f64 = x2.shape[-1], np.float64
+    if ctx.needs_input_grad[0] and (a.ndim == 2 or alike):     # every row of X alike
+        images = by_rows(lambda e: np.matmul(e, a2.astype(f64)), k)      # (..., k, m)
+        gx = np.matmul(g.astype(f64), np.swapaxes(images, -1, -2))       # (..., n, k)
+        gx = gx.reshape(x.shape).astype(np.result_type(g, a))
     elif ctx.needs_input_grad[0]:
         gx = by_basis(lambda e: np.matmul(e.reshape(e.shape[:1] + (1,) * (ndim - x2.ndim) +
                                                     x2.shape), _lead(a2, ndim)),
                       x2.shape, g.astype(np.result_type(g, a))).reshape(x.shape)
     if ctx.needs_input_grad[1] and a.ndim == 2 and x.ndim > 1:     # every column alike
-        rows = x.reshape(-1, a.shape[0]).astype(np.float64)       # (N, k)
-        images = by_rows(lambda e: rows @ e, a.shape[0])          # (N, k): one per unit column
+        rows = x.reshape(-1, k).astype(f64)                       # (N, k)
+        images = by_rows(lambda e: rows @ e, k)                   # (N, k): one per unit column
         ga = (images.T @ g.reshape(-1, a.shape[1])).astype(np.result_type(x, g))
+    elif ctx.needs_input_grad[1] and alike:
+        images = by_rows(lambda e: np.matmul(x2.astype(f64), e), k)      # (..., n, k)
+        ga = np.matmul(np.swapaxes(images, -1, -2), g.astype(f64))       # (..., k, m)
+        ga = ga.reshape(a.shape).astype(np.result_type(x, g))
     elif ctx.needs_input_grad[1]:
         ga = by_basis(lambda e: np.matmul(_lead(x2, ndim), e.reshape(
             e.shape[:1] + (1,) * (ndim - a2.ndim) + a2.shape)),
