@@ -265,8 +265,9 @@ def test_a_check_that_hangs_is_killed_and_the_others_still_graded(tmp_path, monk
 
 
 def test_self_check_mode_grades_the_copy_as_it_is(tmp_path):
-    """A student runs the copy's own grader: no answers to put back, so an exercise that
-    reaches an unfinished earlier one says so, and the copy's own blocks are judged."""
+    """A student runs the copy's own grader: no answers to put back, so the copy's own
+    blocks are judged, and one a check runs through that is not written yet (4.1's MatMul
+    backward, 1.1) is stood in for: 4.1 PASSes alone, 1.3 is still not done."""
     path = str(tmp_path / "copy")
     exercises.make(path)
     exercises.solve(path, ["1.2", "4.1"])
@@ -281,4 +282,4 @@ def test_self_check_mode_grades_the_copy_as_it_is(tmp_path):
     assert section(out, "1.2").startswith("PASS  1.2"), out
     assert section(out, "1.3").startswith("TODO  1.3"), out
     ddp = section(out, "4.1")
-    assert ddp.startswith("FAIL  4.1") and "needs Exercise 1." in ddp, ddp
+    assert ddp.startswith("PASS  4.1") and "needs Exercise" not in ddp, ddp

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from minimegatron import i18n
 from minimegatron.i18n import text_or_english as say
 from minimegatron.classroom import PACKAGE_DIR
-from minimegatron.classroom.exercise_checks import by_id
+from minimegatron.classroom.exercise_checks import by_id, chapter_of
 from minimegatron.runtime.plain_files import odd_entries, odd_entry, read_plain, write_plain
 REPO_ROOT = os.path.dirname(PACKAGE_DIR)
 EXTRA_DIRS = ("tutorials", "exercises")     # copied next to the package when present
@@ -325,6 +325,19 @@ def put_block(dest, ex_id, lines, rel=None):
     if ex_id not in {b.id for b in parse_blocks(text, path)}:
         raise ValueError(f"{path}: the markers of EXERCISE {ex_id} are missing")
     write_plain(path, replace_bodies(text, path, {ex_id: lines}), replace=True)
+
+
+def order_text(chapter, mark=None):
+    """"3.1 -> 3.2 -> **3.3** -> ...": a chapter's order, the id ``mark`` in bold."""
+    return " -> ".join(f"**{i}**" if i == mark else i for i in chapter.order)
+
+
+def order_line(ex_id):
+    """The line of exercise ``ex_id``'s page (exercises/N.M.md, exercises/ko/N.M.md, in the
+    current language) that gives its chapter's order and why."""
+    chapter = chapter_of(ex_id)
+    return i18n.text("cli.exercises.order_page", chapter=chapter.id,
+                     order=order_text(chapter, ex_id), why=i18n.chapter_text(chapter))
 
 
 def select(spec, known):

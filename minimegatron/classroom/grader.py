@@ -77,7 +77,7 @@ from minimegatron.runtime import hang_report, job_files
 from minimegatron.classroom import static_read
 from minimegatron.runtime.plain_files import (create_plain, odd_entries, read_plain, tail_of,
                                               write_plain)
-from minimegatron.classroom.exercise_checks import EXERCISES, by_id
+from minimegatron.classroom.exercise_checks import EXERCISES, by_id, standins
 from minimegatron.classroom.exercise_checks.judge import Verdict, judge
 from minimegatron.classroom.exercises import (IGNORE, PACKAGE_DIR, changed_outside, find_blocks,
                                               is_blank, odd_paths, select)
@@ -131,13 +131,29 @@ def plan(student_pkg, ids, workdir, reference, student):
     one block, the exercise's own, taken from the student; every other file and
     block is the reference's, so nothing else of the student's copy runs.
     Self-check mode (this package is itself a student copy): the student's own
-    package as it is, with this package's checks.
+    package as it is, with this package's checks; where a block the check runs through
+    (``staging.NEEDS``) is still the handout's raise, with a stand-in for it in that
+    copy (``staging.stand_ins``), never in the student's files. The exercises graded
+    together share one such copy (the stand-ins of all, but of those graded: a check
+    never runs through a block it does not need); one whose stand-ins include an
+    exercise graded here gets its own.
     """
     teacher = not any(is_blank(block) for block in reference.values())
-    shared, jobs = None, []
+    shared, jobs, staged = None, [], {}
+    needed = {} if teacher else {ex_id: staging.stand_ins(student, ex_id) for ex_id in ids}
+    common = {other: body for bodies in needed.values() for other, body in bodies.items()
+              if other not in ids}          # never an exercise graded here: not its own
     for ex_id in ids:
         same = ex_id in reference and student[ex_id].body == reference[ex_id].body
-        if same or not teacher:
+        stand_ins = needed.get(ex_id, {})
+        stand_ins = common if set(stand_ins) <= set(common) else stand_ins
+        if stand_ins:                  # a self-check copy, a block it runs through still blank
+            key = tuple(sorted(stand_ins))                   # one copy per set of stand-ins
+            if key not in staged:
+                staged[key] = _overlay(student_pkg, os.path.join(
+                    workdir, "self_" + "_".join(key)), stand_ins, grader_files=True)
+            path = staged[key]
+        elif same or not teacher:
             if shared is None:
                 shared = (_overlay(PACKAGE_DIR, os.path.join(workdir, "reference"), {})
                           if teacher else
@@ -488,6 +504,7 @@ def grade_copy(path=".", spec=None, timeout=60.0, seed=None, box=None):
                     for ex_id in select(spec, [ex.id for ex in EXERCISES])}
     else:
         box = None
+        standins.install()        # the judge's one-process runs, in a copy with chapter 1 blank
     if not os.path.isdir(student_pkg):
         raise ValueError(_no_package(copy_root, teacher))
     try:

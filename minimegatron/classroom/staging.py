@@ -29,6 +29,36 @@ chapter 10: no ``fromfile`` (were the static read off) finds 8.2's reference in 
 ``tests/test_grader_forgeries_judge.py`` grades every reference block in a copy staged
 this way: each PASSes, so no block of NEEDS is missing.
 
+In a student's own copy (self-check mode: no answers anywhere) a check that runs through
+a block of NEEDS still blank stopped at "needs Exercise X first". Now such a block is
+stood in for (``exercise_checks/standins.py``), only where it still raises the handout's
+raise, and only for the check that runs through it:
+
+    chapter 1    (1.1, 1.2, 1.3, 1.5, 1.6) the judge's way, swapped in at run time in
+                 the check and in the judge's own one-process runs: the gradient by
+                 basis, the complex step. No sum over stretched axes, no expansion of
+                 reduced axes, no broadcast batches are written: their lessons stay.
+    a chapter's  (3.1, 3.2, 3.4, 3.5, 5.1, 5.2, 10.1) a body written into the staged
+    interplay    copy (``stand_ins``, one staged copy per set): split.py's row rule
+                 (3.4), ZeRO-1's all-reduce then my slice (5.1: its own check FAILs
+                 that, twice the bytes), an all-gather then a sum (3.1: not its one
+                 all-reduce; 3.5: not g), the judge's own top-k and queue (10.1), an
+                 all-reduce of zeros but my slice (5.2's all-gather). g (3.2) is the
+                 one exception: it IS one all-reduce and 3.5's lesson counts exactly
+                 that collective, so its stand-in is its hint's words in code.
+    never        over a block the student wrote, right or wrong: 3.4's check with the
+                 student's own 3.5 runs that 3.5 (the interplay is theirs to see);
+                 never for the exercise under check; never in the student's files;
+                 never in teacher mode (the staged copy keeps the reference's NEEDS).
+
+Whether a stand-in gives an answer away: each hint already says its formula in words;
+chapter 1's stand-ins probe the forward instead of writing the formula; 3.4's is split.py's
+own rule and 10.1's the judge's own, both in every copy already; 3.1's and 5.1's are
+mistakes their own checks FAIL; 3.5's and 5.2's reach the sum another way (an all-gather,
+an all-reduce) that their checks FAIL. Only g's (3.2) is its answer: one call.
+``tests/test_exercise_alone.py`` grades all 27 exercises alone in fresh copies, right and
+wrong, in Korean.
+
 Dependencies between cut modules are followed by ``from ... import`` name, at module
 level and inside a kept function; a check module reached any other way (by its text,
 ``importlib``) is not followed, and none of the lessons does so.
@@ -41,7 +71,7 @@ from minimegatron.runtime.plain_files import read_plain, write_plain
 CHECKS = os.path.join("classroom", "exercise_checks")
 CHECKS_PACKAGE = "minimegatron.classroom.exercise_checks"
 KEEP_WHOLE = ("__init__.py", "common.py", "evidence.py", "lesson.py", "mpi_count.py",
-              "runner.py", "watched.py")
+              "runner.py", "standins.py", "watched.py")
 NOT_STAGED = ("judge.py",)
 NEEDS = {           # the blocks each check runs through besides its own (found, then proven)
     "1.1": ("1.5",),
@@ -50,7 +80,7 @@ NEEDS = {           # the blocks each check runs through besides its own (found,
     "5.1": ("1.1", "1.5", "5.2"), "5.2": ("1.1", "1.5", "5.1"),
     "6.2": ("1.1", "1.5", "1.6", "3.1", "3.4"), "7.1": ("1.1", "1.5", "5.1", "5.2"),
     "8.1": ("1.1", "1.6"), "8.2": ("1.1", "1.6"), "9.1": ("1.1", "1.3", "1.5", "1.6"),
-    "10.2": ("1.1", "1.2", "1.5", "1.6", "10.1"),
+    "10.2": ("1.1", "1.2", "1.5", "1.6", "10.1"), "10.3": ("10.1",),
 }
 HEADER = ('"""Cut by the grader (classroom/staging.py): what collects the evidence of '
           'exercise {id}; no judge."""\n')
@@ -199,6 +229,15 @@ def kept_blocks(ex_id, known):
     chapter = ex_id.split(".")[0]
     return {other for other in known if other != ex_id and (
         other in NEEDS.get(ex_id, ()) or other.split(".")[0] == chapter)}
+
+
+def stand_ins(student, ex_id):
+    """{id: body}: a stand-in (``standins.BODIES``) for each block of NEEDS[ex_id] still the
+    handout's raise among ``student``'s blocks: what a self-check copy stages for ex_id."""
+    from minimegatron.classroom.exercise_checks.standins import BODIES, bodies_for
+    from minimegatron.classroom.exercises import is_blank
+    return {other: bodies_for(other, student[other].indent) for other in NEEDS.get(ex_id, ())
+            if other in BODIES and other in student and is_blank(student[other])}
 
 
 def stage(package_dir, ex_id):

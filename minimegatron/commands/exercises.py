@@ -8,7 +8,7 @@ import sys
 
 from minimegatron import i18n
 from minimegatron.classroom import exercises
-from minimegatron.classroom.exercise_checks import EXERCISES
+from minimegatron.classroom.exercise_checks import CHAPTERS, EXERCISES
 from minimegatron.commands.parser import ArgumentParser, RawDescriptionHelpFormatter, say
 from minimegatron.i18n.columns import fit, width
 
@@ -42,6 +42,10 @@ def main(argv=None):
             where = (f"minimegatron/{blocks[ex.id].path}:{blocks[ex.id].begin + 1}"
                      if ex.id in blocks else say("cli.exercises.not_marked"))
             print(f"{ex.id:<5} {fit(title, size, '<')} {where}")
+        print("\n" + say("cli.exercises.order"))
+        for chapter in CHAPTERS:
+            print(f"{chapter.id:>4}  {exercises.order_text(chapter)}\n"
+                  f"      {i18n.chapter_text(chapter)}")
         return 0
     try:
         if opts.action == "make":

@@ -79,6 +79,13 @@ def exercise_text(exercise, field):
     return ko.EXERCISES[exercise.id][field]
 
 
+def chapter_text(chapter):
+    """A chapter's why (``exercise_checks.CHAPTERS``) in the current language."""
+    if language() == "en":
+        return chapter.why
+    return ko.CHAPTERS[chapter.id]
+
+
 @contextlib.contextmanager
 def speaking(lang):
     """Messages in ``lang`` inside the block (the grader judges once, shows in both)."""

@@ -7,9 +7,9 @@ MESSAGES = {
     "grader.cd_copy": "no minimegatron/ package in {path}: your copy is {copy}; go there with "
                       "`cd {copy}` and grade again (or: minimegatron grade --path {copy})",
     "grader.self_check": "note: this minimegatron is itself a student copy (self-check mode): "
-                         "each exercise runs with YOUR other exercises as they are, so a check "
-                         "may first need an earlier exercise done. The teacher's reference "
-                         "install grades each exercise alone.",
+                         "each exercise runs with YOUR other exercises as they are, and one "
+                         "you have not written yet is stood in for by the grader. The "
+                         "teacher's reference install grades each exercise alone.",
     "grader.not_marked": "Exercise {id} is not marked in {package}",
     "grader.markers_missing": "the markers '# EXERCISE {id} begin/end' are missing from "
                               "minimegatron/{file} in {path}: put them back around your code",

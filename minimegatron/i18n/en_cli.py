@@ -220,6 +220,11 @@ MESSAGES = {
                             "docs/teaching.md.",
     "cli.exercises.action": "what to do",
     "cli.exercises.list": "the exercises and the file each one is in",
+    "cli.exercises.order": "The order of each chapter's work (each exercise is graded alone, "
+                           "so any order passes; this is the order the ideas build in):",
+    "cli.exercises.order_page": "**Order in chapter {chapter}.** {order}. {why}. Each "
+                                "exercise is graded alone, so any order passes; this is the "
+                                "order the ideas build in.",
     "cli.exercises.make": "write a student copy into DIR",
     "cli.exercises.make_dir": "the folder of the new copy",
     "cli.exercises.force": "write into a non-empty DIR (its minimegatron/ is replaced)",

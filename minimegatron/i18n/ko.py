@@ -168,6 +168,26 @@ EXERCISES = {
                     "1/(s_X s_W)로 unscale합니다."},
 }
 
+# the why of each chapter's order (exercise_checks.CHAPTERS), in Korean
+CHAPTERS = {
+    "1": "unbroadcast와 Sum의 backward를 먼저 합니다. MatMul의 backward(1.1)는 unbroadcast로 "
+         "gradient를 줄여 더하고, Max의 backward(1.4)는 Sum처럼 줄어든 축을 되돌려 줍니다",
+    "2": "GPipe를 먼저 합니다. 1F1B는 같은 forward와 backward를 다른 순서로 실행합니다",
+    "3": "f와 g를 먼저 합니다. 열 분할 layer의 backward는 f를 거치고(3.3), 행 분할 layer의 "
+         "forward는 g로 끝나며(3.5), 3.5는 3.4가 가진 행을 곱합니다",
+    "4": "연습 문제가 하나입니다. DDP의 모델은 1장의 MatMul과 unbroadcast를 거쳐 학습합니다",
+    "5": "gradient shard(5.1)를 먼저, 그것을 읽는 update(5.2)를 나중에 합니다",
+    "6": "6.1은 2.2의 warm-up을 model chunk마다 하는 것이고, 6.2는 3장의 g를 sequence 방향으로 "
+         "하는 것입니다",
+    "7": "loss scaling(7.1)을 FP8의 tensor별 scale(7.2)보다 먼저 합니다. 7.1의 step은 ZeRO "
+         "모델(5장)에서 실행됩니다",
+    "8": "attention 조각 두 개의 병합(8.1)을 먼저, ring attention이 그 조각들을 병합하는 "
+         "zigzag 분할(8.2)을 나중에 합니다",
+    "9": "나눈 backward(9.1)를 먼저, 그 W 단계를 배치하는 schedule(9.2)을 나중에 합니다",
+    "10": "routing을 먼저 합니다. dispatch(10.2)는 router가 고른 것을 보내고, balancing(10.3)은 "
+          "그 선택을 셉니다",
+}
+
 MESSAGES = {
     # grader.py
     "grader.no_package": "{path}에 minimegatron/ 패키지가 없습니다 (사본 만들기: minimegatron "
@@ -176,9 +196,9 @@ MESSAGES = {
                       "있으니 `cd {copy}` 명령으로 옮겨 가서 다시 채점하세요 (또는 minimegatron "
                       "grade --path {copy})",
     "grader.self_check": "참고: 이 minimegatron은 그 자체가 학생용 사본입니다 (자가 점검 모드): "
-                         "각 연습 문제는 여러분의 다른 연습 문제 코드를 그대로 둔 채 실행되므로, "
-                         "앞의 연습 문제를 먼저 끝내야 통과하는 검사가 있을 수 있습니다. 강사용 "
-                         "참조 설치본은 각 연습 문제를 따로 채점합니다.",
+                         "각 연습 문제는 여러분의 다른 연습 문제 코드를 그대로 둔 채 실행되고, "
+                         "아직 쓰지 않은 연습 문제는 채점기가 대신 채웁니다. 강사용 참조 "
+                         "설치본은 각 연습 문제를 따로 채점합니다.",
     "grader.not_marked": "연습 문제 {id}가 {package}에 표시되어 있지 않습니다",
     "grader.markers_missing": "{path}의 minimegatron/{file}에서 표시 주석 '# EXERCISE {id} "
                               "begin/end'가 없어졌습니다: 여러분의 코드 앞뒤에 다시 넣으세요",

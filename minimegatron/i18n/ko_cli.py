@@ -222,6 +222,11 @@ MESSAGES = {
                             "(CHANGED) 절대 통과하지 못합니다. 강사용 안내: docs/teaching.md.",
     "cli.exercises.action": "할 일",
     "cli.exercises.list": "연습 문제와 각 문제가 있는 파일",
+    "cli.exercises.order": "장마다 풀어 나가는 순서 (각 연습 문제는 따로 채점하므로 어떤 순서로 "
+                           "풀어도 통과할 수 있고, 이 순서는 개념이 쌓이는 순서입니다):",
+    "cli.exercises.order_page": "**{chapter}장의 순서.** {order}. {why}. 각 연습 문제는 따로 "
+                                "채점하므로 어떤 순서로 풀어도 통과할 수 있고, 이 순서는 개념이 "
+                                "쌓이는 순서입니다.",
     "cli.exercises.make": "DIR에 학생용 사본을 씁니다",
     "cli.exercises.make_dir": "새 사본의 폴더",
     "cli.exercises.force": "비어 있지 않은 DIR에도 씁니다 (그 안의 minimegatron/은 바뀝니다)",

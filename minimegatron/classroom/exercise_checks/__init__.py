@@ -199,3 +199,48 @@ def by_id(ex_id):
         if ex.id == ex_id:
             return ex
     raise KeyError(f"no exercise {ex_id!r}; known: {', '.join(e.id for e in EXERCISES)}")
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """The order a chapter's (a week's) exercises are best done in, and why. None of them
+    must come first: each is graded alone (a block it runs through that is not written yet
+    is stood in for, ``standins.py``); the order is the one the ideas build in."""
+    id: str
+    order: tuple        # the ids, first to last
+    why: str            # a sentence; the Korean is minimegatron/i18n/ko.py's CHAPTERS[id]
+
+
+CHAPTERS = [
+    Chapter("1", ("1.5", "1.6", "1.1", "1.2", "1.3", "1.4"),
+            "First unbroadcast and Sum's backward: MatMul's backward (1.1) sums its "
+            "gradients down with unbroadcast, and Max's (1.4) gives back the reduced axes as "
+            "Sum's does"),
+    Chapter("2", ("2.1", "2.2"),
+            "GPipe first: 1F1B runs the same forwards and backwards in another order"),
+    Chapter("3", ("3.1", "3.2", "3.3", "3.4", "3.5"),
+            "First f and g: the column layer's backward runs f (3.3), the row layer's forward "
+            "ends in g (3.5), and 3.5 multiplies the rows that 3.4 keeps"),
+    Chapter("4", ("4.1",), "One exercise: DDP's model trains through chapter 1's MatMul and "
+                           "unbroadcast"),
+    Chapter("5", ("5.1", "5.2"),
+            "The gradient shard (5.1) before the update that reads it (5.2)"),
+    Chapter("6", ("6.1", "6.2"),
+            "6.1 is 2.2's warm-up per model chunk; 6.2 is chapter 3's g along the sequence"),
+    Chapter("7", ("7.1", "7.2"),
+            "Loss scaling (7.1) before FP8's per-tensor scales (7.2); 7.1 steps a ZeRO model "
+            "(chapter 5)"),
+    Chapter("8", ("8.1", "8.2"),
+            "The merge of two attention pieces (8.1) before the zigzag split whose pieces "
+            "ring attention merges (8.2)"),
+    Chapter("9", ("9.1", "9.2"),
+            "The split backward (9.1) before the schedule that places its W steps (9.2)"),
+    Chapter("10", ("10.1", "10.2", "10.3"),
+            "Routing first: the dispatch (10.2) sends what the router chose, and the "
+            "balancing (10.3) counts its choices"),
+]
+
+
+def chapter_of(ex_id):
+    """The Chapter that holds exercise ``ex_id``."""
+    return next(chapter for chapter in CHAPTERS if ex_id in chapter.order)

@@ -23,6 +23,9 @@ job, one line to ``RUN_DIR/evidence_rank<r>.jsonl``:
     {"key", "id", "rank", "status": "ok" | "todo" | "error", "message", "evidence",
      "seconds"}
 
+A chapter-1 block the check runs through that is still the handout's raise is
+stood in for (``standins.py``: the judge's way, no answer), never the exercise's own.
+
 ``todo``: the student's block still raises NotImplementedError; ``error``: the
 student's code raised (the message says where). The grader watches these files
 (a check that makes no progress is a HANG), reads them back as data and judges
@@ -69,8 +72,10 @@ def collect(ex_id, path, group, seed):
     """(status, message, evidence): "ok" with the evidence, or "todo" / "error"."""
     from minimegatron.classroom.exercise_checks import by_id
     from minimegatron.classroom.exercise_checks.evidence import encode
+    from minimegatron.classroom.exercise_checks.standins import install
     exercise = by_id(ex_id)
     try:
+        install(but=(ex_id,))          # chapter 1's blocks still blank: stood in for
         module = importlib.import_module(
             f"minimegatron.classroom.exercise_checks.{exercise.module}")
         evidence = module.LESSONS[ex_id].collect(group, seed)
