@@ -23,7 +23,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HANGUL = re.compile("[\uac00-\ud7a3]")
 FENCE = re.compile(r"^( *)(```+|~~~+)[^\n]*\n.*?^\1\2[ \t]*$", re.M | re.S)
 NOT_PROSE = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$|\]\([^)]*\)|https?://\S+|<!--.*?-->"
-                       r"|&#?\w+;|(?<=\d):(?=\d)", re.S)
+                       r"|&#?\w+;|(?<=\d):(?=\d)"
+                       r'|"[^"\uac00-\ud7a3]*"'       # a quote in English (the notes'), not prose
+                       r"|\[[^\]\n]*;[^\]\n]*\]", re.S)  # a matrix's rows: [A_1; ...; A_p]
 
 
 def blank_out(match):
@@ -59,7 +61,8 @@ def faults(text):
 
 
 def korean_pages():
-    pages = glob.glob(os.path.join(ROOT, "docs", "*.ko.md"))
+    pages = (glob.glob(os.path.join(ROOT, "docs", "*.ko.md"))
+             + glob.glob(os.path.join(ROOT, "exercises", "ko", "*.md")))
     return sorted(os.path.relpath(p, ROOT) for p in pages)
 
 
@@ -86,3 +89,11 @@ def test_a_planted_line_fails_and_code_tables_urls_and_english_do_not():
     assert faults(page + "\n```text\n단계: 1: 2: 3; 끝\n```\n") == []
     continued = page + "\n파일 목록입니다 (`a.py`,\n`b.py`; `c.py`).\n"
     assert [n for n, _, _ in faults(continued)] == [6]      # a line of a Korean paragraph
+
+
+def test_an_english_quote_of_the_notes_and_a_matrix_are_not_korean_prose():
+    quoted = ('**수식.** "f is identity in forward and all-reduce in backward;\n'
+              'g is all-reduce in forward." (f는 forward에서 항등입니다.)\n'
+              'A = [A_1; ...; A_p]로 나눕니다.\n')
+    assert faults(quoted) == []
+    assert [n for n, _, _ in faults(quoted.replace("항등입니다.)", "항등; g는 반대)"))] == [2]

@@ -124,7 +124,7 @@ MESSAGES = {
                              "많지 않게",
     "point.2.2.alternate": "warm-up 뒤에는 forward가 남아 있는 동안 forward 하나, 그다음 backward "
                            "하나 (아직 기다리는 가장 오래된 micro-batch의 backward), 그다음 "
-                           "남은 backward; 둘 다 0..M-1 순서로",
+                           "남은 backward, 둘 다 0..M-1 순서로",
     "point.2.2.alternate.hint": "i번째 단계에서 micro-batch warmup + i의 forward를, 그다음에 "
                                 "micro-batch i의 backward를 실행하세요. 반복문 뒤에는 backward "
                                 "M-warmup..M-1 (cool-down 단계)",
@@ -231,14 +231,14 @@ MESSAGES = {
     "point.3.4.rows.hint": "h = in_features / tp: tp group의 rank r은 행 r*h .. (r+1)*h를 가집니다. 상수가 "
                            "아니라 group의 "
                            "rank와 크기로",
-    "point.3.4.output": "rank r의 행 A_i는 X의 자기 열 X_i와 만납니다: 부분 곱 X_i A_i를 합하면 "
+    "point.3.4.output": "rank r의 행 A_i는 X의 자기 열 X_i와 만나고, 부분 곱 X_i A_i를 합하면 "
                         "X A입니다 (예제: [[11, 15], [95, 131]] + [[63, 83], [163, 215]])",
     "point.3.4.output.hint": "scatter_to_tp가 X의 열을 나누듯, in_features 축(행)을 rank 순서대로 "
                              "나누세요",
     "point.3.5.partial": "각 rank는 먼저 자기 부분 곱 X_i A_i를 계산합니다 (last_partial에 보관, "
                          "편향 없이, 아직 합하지 않은 값)",
     "point.3.5.partial.hint": "이 rank의 곱 X_i A_i를, 무엇이 그것을 합하기 전에, self.last_partial에 두세요",
-    "point.3.5.sum": "g가 부분 곱을 합합니다: 모든 rank가 Y = X A + b (편향은 한 번)를 받고, "
+    "point.3.5.sum": "g가 부분 곱을 합하므로 모든 rank가 Y = X A + b (편향은 한 번)를 받고, "
                      "gradient는 g를 거쳐 거꾸로 흐릅니다 (예제: Y = [[74, 98], [258, 346]])",
     "point.3.5.sum.hint": "부분 곱을 g (autograd 함수)를 거쳐 합해야 backward가 됩니다. 편향은 블록 뒤에서 더합니다",
     "point.3.5.one_all_reduce": "행 방향 분할 선형층의 비용은 forward에서 tp group 위의 Y all-reduce"
@@ -739,9 +739,9 @@ MESSAGES = {
                                 "agree): tensor마다 scale 하나, 각각 그 tensor에서; 그다음 "
                                 "qx = (rows.astype(np.float32) * sx).astype(E4M3), qw도 같게",
     "point.7.2.one_byte": "backward가 보관하는 것은 e4m3 (float8_e4m3fn: forward 값을 위한 "
-                          "mantissa 3 bit), 원소당 1 byte: float32의 4분의 1입니다",
+                          "mantissa 3 bit), 원소당 1 byte로 float32의 4분의 1입니다",
     "point.7.2.one_byte.hint": "qx와 qw를 E4M3로 cast하세요 (bf16도, E5M2도 아닙니다: e5m2는 "
-                               "gradient용); block 뒤의 줄들이 그대로 저장합니다",
+                               "gradient용). block 뒤의 줄들이 그대로 저장합니다",
     "point.7.2.float32": "y = (float32로 누적한 q_X @ q_W) / (s_X s_W): 곱을 float32로 더하고 "
                          "두 scale로 unscale한 뒤, X의 dtype으로 한 번만 반올림합니다",
     "point.7.2.float32.hint": "y = matmul(qx, qw, np.float32) / (sx * sw): np.float32가 없으면 "
