@@ -4,7 +4,7 @@ Rank 0 refuses the rank count; the others go on (here they just end: a real scri
 wait for rank 0 in its next collective, forever). The test must name the ranks that went on.
 """
 from minimegatron.commands.entry import run
-from minimegatron.runtime.threads import rank_from_env
+from minimegatron.runtime.rank_setup import rank_from_env
 
 
 def main():
