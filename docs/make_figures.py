@@ -8,10 +8,10 @@ A figure whose words matter (KOREAN) is drawn twice: NAME.png with the English t
 minimegatron/i18n/en_figures.py, NAME.ko.png with ko_figures.py's, for the Korean pages. The
 Korean pass needs a Korean font (minimegatron/tools/fonts.py names them and stops with what to
 install when matplotlib knows none); a glyph missing from the fonts is an error, never a box.
-The others (TERMS_ONLY) are Gantt charts drawn by ``minimegatron timeline`` and tutorial 07:
-their boxes say F3 / B3 and their words are the notes' terms (stage, rank, forward, backward,
-bubble, micro-batches), which Korean writes in English too, around a few plain ones in the
-title and axis (time, formula, peak); one picture serves both languages.
+The pipeline timelines are too: ``minimegatron timeline`` draws in its reader's language
+(MINIMEGATRON_LANG, set here per pass), keeping the notes' terms (stage, forward, backward,
+bubble, F3 / B3); the measured ones are drawn again in Korean from the English run's Chrome
+trace. TERMS_ONLY would list a figure whose words are all the notes' terms (none now).
 
 The pipeline timelines are drawn by ``minimegatron timeline`` itself
 (``minimegatron.commands.timeline.main``), from the action lists of
@@ -32,21 +32,25 @@ import sys
 import tempfile
 import warnings
 
-from minimegatron.i18n import text_in
+from minimegatron.i18n import ENV, text_in
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                peak_in_flight)
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.commands import timeline
+from minimegatron.tools import chrome_trace
+from minimegatron.tools.timeline import draw_timeline as draw_rows
+from minimegatron.tools.timeline import measured_heading, rows_from_trace
 from minimegatron.tools.fonts import NoKoreanFont, korean_rc, no_tofu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the figures drawn in Korean too (NAME.ko.png), and those whose words are the notes' terms
 KOREAN = ("bubble_vs_micro_batches", "activations_in_flight", "context_parallel",
-          "sequence_parallel_trace", "loss_scale", "moe_load", "precision_ranges")
-TERMS_ONLY = ("timeline_naive", "timeline_gpipe", "timeline_1f1b", "timeline_interleaved",
-              "timeline_zb_h1", "timeline_zb_h2", "timeline_zbv", "timeline_dualpipe",
-              "timeline_dualpipev", "pipeline_trace_naive", "pipeline_trace_gpipe_M4",
-              "pipeline_trace_1f1b_M4")
+          "sequence_parallel_trace", "loss_scale", "moe_load", "precision_ranges",
+          "timeline_naive", "timeline_gpipe", "timeline_1f1b", "timeline_interleaved",
+          "timeline_zb_h1", "timeline_zb_h2", "timeline_zbv", "timeline_dualpipe",
+          "timeline_dualpipev", "pipeline_trace_naive", "pipeline_trace_gpipe_M4",
+          "pipeline_trace_1f1b_M4")
+TERMS_ONLY = ()
 
 STAGES, MICRO_BATCHES = 4, 8
 COLORS = {"gpipe": "#4C78A8", "1f1b": "#F58518", "formula": "#333333"}
@@ -59,13 +63,15 @@ def png(out, name, lang):
 
 
 @functools.lru_cache(maxsize=None)
-def tutorial_run(script, ranks, *args):
-    """{file name: bytes} a real run of tutorials/SCRIPT on RANKS ranks wrote to its --out
-    (kept: the Korean pass draws from the English pass's run)."""
+def tutorial_run(script, ranks, *args, lang="en"):
+    """{file name: bytes} a real run of tutorials/SCRIPT on RANKS ranks wrote to its --out,
+    run by a reader of ``lang`` (kept: the Korean pass draws from the English pass's run,
+    but for the pictures the tutorial draws itself in its reader's language)."""
     with tempfile.TemporaryDirectory() as run_dir:
         subprocess.run([sys.executable, "-m", "minimegatron", "run", "-n", str(ranks),
                         "--timeout", "300", os.path.join(ROOT, "tutorials", script), *args,
-                        "--out", run_dir], check=True, capture_output=True, cwd=ROOT)
+                        "--out", run_dir], check=True, capture_output=True, cwd=ROOT,
+                       env={**os.environ, ENV: lang})
         files = {}
         for name in os.listdir(run_dir):
             with open(os.path.join(run_dir, name), "rb") as f:
@@ -79,7 +85,29 @@ def copy_out(data, path):
     return path
 
 
-def timelines(out):
+@contextlib.contextmanager
+def reader_language(lang):
+    """Inside: MINIMEGATRON_LANG is ``lang``, as a reader of that language runs the commands."""
+    before = os.environ.get(ENV)
+    os.environ[ENV] = lang
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[ENV]
+        else:
+            os.environ[ENV] = before
+
+
+def draw_timeline(out, name, lang, *argv):
+    """out/NAME.png (or .ko.png): ``minimegatron timeline ARGV`` run by a reader of ``lang``."""
+    path = png(out, name, lang)
+    with reader_language(lang), contextlib.redirect_stdout(io.StringIO()):   # a text grid too
+        timeline.main([*argv, "--out", path])
+    return path
+
+
+def timelines(out, lang="en"):
     """timeline_naive.png, timeline_gpipe.png, timeline_1f1b.png for K=4, M=8.
 
     The naive schedule runs the whole batch (M micro-batches' worth) as one
@@ -88,13 +116,11 @@ def timelines(out):
     """
     paths = []
     for name in ("naive", "gpipe", "1f1b"):
-        path = os.path.join(out, f"timeline_{name}.png")
         step = str(MICRO_BATCHES if name == "naive" else 1)
-        with contextlib.redirect_stdout(io.StringIO()):   # the CLI also prints a text grid
-            timeline.main(["--schedule", name, "--stages", str(STAGES),
-                           "--micro-batches", str(MICRO_BATCHES), "--t-forward", step,
-                           "--t-backward", step, "--out", path])
-        paths.append(path)
+        paths.append(draw_timeline(out, f"timeline_{name}", lang, "--schedule", name,
+                                   "--stages", str(STAGES), "--micro-batches",
+                                   str(MICRO_BATCHES), "--t-forward", step,
+                                   "--t-backward", step))
     return paths
 
 
@@ -150,49 +176,50 @@ def activations_in_flight(out, lang="en"):
     return [path]
 
 
-def real_run_traces(out):
-    """pipeline_trace_*.png: each rank's traced forward/backward/wait spans, 4 real ranks."""
-    names = {"naive_M1.png": "pipeline_trace_naive.png",
-             "gpipe_M4.png": "pipeline_trace_gpipe_M4.png",
-             "1f1b_M4.png": "pipeline_trace_1f1b_M4.png"}
+def real_run_traces(out, lang="en"):
+    """pipeline_trace_*.png: each rank's traced forward/backward/wait spans, 4 real ranks
+    (the tutorial's own pictures; the Korean ones: the same run drawn again from the Chrome
+    trace beside each, which carries the heading's numbers)."""
+    names = {"naive_M1": "pipeline_trace_naive", "gpipe_M4": "pipeline_trace_gpipe_M4",
+             "1f1b_M4": "pipeline_trace_1f1b_M4"}
     run = tutorial_run("07_pipeline.py", 4)
-    return [copy_out(run[made], os.path.join(out, name)) for made, name in names.items()]
-
-
-def interleaved_timeline(out):
-    """timeline_interleaved.png: K=4 ranks, v=2 model chunks, M=8 (docs/interleaved.md)."""
-    path = os.path.join(out, "timeline_interleaved.png")
-    with contextlib.redirect_stdout(io.StringIO()):
-        timeline.main(["--schedule", "interleaved", "--stages", str(STAGES), "--chunks", "2",
-                       "--micro-batches", str(MICRO_BATCHES), "--out", path])
-    return [path]
-
-
-def zero_bubble_timelines(out):
-    """timeline_zb_h1.png, timeline_zb_h2.png, timeline_zbv.png: K=4, M=8, T_F = T_B = T_W
-    (docs/zero_bubble.md)."""
+    if lang == "en":
+        return [copy_out(run[made + ".png"], png(out, name, lang))
+                for made, name in names.items()]
     paths = []
-    for name in ("zb-h1", "zb-h2", "zbv"):
-        paths.append(os.path.join(out, f"timeline_{name.replace('-', '_')}.png"))
-        with contextlib.redirect_stdout(io.StringIO()):
-            timeline.main(["--schedule", name, "--stages", str(STAGES), "--t-weight", "1",
-                           "--micro-batches", str(MICRO_BATCHES), "--out", paths[-1]])
+    for made, name in names.items():
+        trace = json.loads(run[made + ".json"])
+        rows = rows_from_trace(chrome_trace.spans_from(trace))
+        paths.append(draw_rows(rows, png(out, name, lang),
+                               measured_heading(lang, **trace["otherData"]), "stage",
+                               text_in(lang, "figure.timeline.seconds"), lang))
     return paths
 
 
-def dualpipe_timelines(out):
+def interleaved_timeline(out, lang="en"):
+    """timeline_interleaved.png: K=4 ranks, v=2 model chunks, M=8 (docs/interleaved.md)."""
+    return [draw_timeline(out, "timeline_interleaved", lang, "--schedule", "interleaved",
+                          "--stages", str(STAGES), "--chunks", "2", "--micro-batches",
+                          str(MICRO_BATCHES))]
+
+
+def zero_bubble_timelines(out, lang="en"):
+    """timeline_zb_h1.png, timeline_zb_h2.png, timeline_zbv.png: K=4, M=8, T_F = T_B = T_W
+    (docs/zero_bubble.md)."""
+    return [draw_timeline(out, f"timeline_{name.replace('-', '_')}", lang, "--schedule", name,
+                          "--stages", str(STAGES), "--t-weight", "1", "--micro-batches",
+                          str(MICRO_BATCHES))
+            for name in ("zb-h1", "zb-h2", "zbv")]
+
+
+def dualpipe_timelines(out, lang="en"):
     """timeline_dualpipe.png (K=8 ranks, M=20: DeepSeek's picture) and timeline_dualpipev.png
     (the V on 4 ranks, the same 8 stages), F = B = W per stage (docs/zero_bubble.md)."""
     runs = {"dualpipe": ["--stages", "8"],
             "dualpipev": ["--stages", "4", "--t-forward", "2", "--t-backward", "2",
                           "--t-weight", "2"]}
-    paths = []
-    for name, sizes in runs.items():
-        paths.append(os.path.join(out, f"timeline_{name}.png"))
-        with contextlib.redirect_stdout(io.StringIO()):
-            timeline.main(["--schedule", name, "--micro-batches", "20", *sizes,
-                           "--out", paths[-1]])
-    return paths
+    return [draw_timeline(out, f"timeline_{name}", lang, "--schedule", name,
+                          "--micro-batches", "20", *sizes) for name, sizes in runs.items()]
 
 
 def sequence_parallel_trace(out, lang="en"):
@@ -265,9 +292,6 @@ FIGURES = (timelines, bubble_vs_micro_batches, activations_in_flight, real_run_t
            interleaved_timeline, zero_bubble_timelines, dualpipe_timelines,
            context_parallel_picture, sequence_parallel_trace, loss_scale_over_steps,
            moe_load_picture, precision_ranges)
-# the figures with words: each takes lang and draws NAME.png or NAME.ko.png (KOREAN)
-WORDED = (bubble_vs_micro_batches, activations_in_flight, context_parallel_picture,
-          sequence_parallel_trace, loss_scale_over_steps, moe_load_picture, precision_ranges)
 
 
 def main(argv=None):
@@ -283,12 +307,12 @@ def main(argv=None):
         print(f"make_figures.py --lang {args.lang}: {error}", file=sys.stderr)
         return 1
     os.makedirs(args.out, exist_ok=True)
-    passes = [("en", FIGURES, {})] if args.lang in ("all", "en") else []
-    passes += [("ko", WORDED, korean)] if korean else []
-    for lang, figures, rc in passes:
+    passes = [("en", {})] if args.lang in ("all", "en") else []
+    passes += [("ko", korean)] if korean else []
+    for lang, rc in passes:
         with matplotlib.rc_context(rc), no_tofu():
-            for make in figures:
-                for path in make(args.out, lang) if make in WORDED else make(args.out):
+            for make in FIGURES:                 # each draws NAME.png, or NAME.ko.png for ko
+                for path in make(args.out, lang):
                     print(f"wrote {path} ({os.path.getsize(path) // 1024} KB)")
     return 0
 

@@ -102,16 +102,30 @@ def figure_problems(page_text, korean_pngs):
     return problems
 
 
+def figure_list_problems(pngs, module):
+    """What the files ``pngs`` of docs/img/ get wrong against make_figures' lists."""
+    english = {n[:-4] for n in pngs if n.endswith(".png") and not n.endswith(".ko.png")}
+    korean = {n[:-7] for n in pngs if n.endswith(".ko.png")}
+    problems = []
+    if set(module.KOREAN) | set(module.TERMS_ONLY) != english:
+        problems.append("each figure of docs/img/ is in make_figures.KOREAN (words) or "
+                        "TERMS_ONLY (terms)")
+    if set(module.KOREAN) & set(module.TERMS_ONLY):
+        problems.append("a figure in both lists")
+    if korean != set(module.KOREAN):
+        problems.append(f"Korean figures missing or extra: {korean ^ set(module.KOREAN)} "
+                        "(run python docs/make_figures.py --lang ko)")
+    return problems
+
+
 def test_every_figure_with_words_has_a_korean_version_and_the_others_only_terms():
     module = make_figures()
     pngs = set(os.listdir(IMG))
-    english = {n[:-4] for n in pngs if n.endswith(".png") and not n.endswith(".ko.png")}
-    korean = {n[:-7] for n in pngs if n.endswith(".ko.png")}
-    assert set(module.KOREAN) | set(module.TERMS_ONLY) == english, \
-        "each figure of docs/img/ is in make_figures.KOREAN (words) or TERMS_ONLY (terms)"
-    assert not set(module.KOREAN) & set(module.TERMS_ONLY)
-    assert korean == set(module.KOREAN), "run python docs/make_figures.py --lang ko"
-    assert len(module.KOREAN) >= 7
+    assert figure_list_problems(pngs, module) == []
+    # every pipeline timeline and trace has its Korean version now: none is terms only
+    assert len(module.KOREAN) >= 19 and module.TERMS_ONLY == ()
+    for planted in ("timeline_zbv.ko.png", "pipeline_trace_gpipe_M4.ko.png"):
+        assert figure_list_problems(pngs - {planted}, module), planted   # the check can fail
 
 
 def test_each_korean_page_shows_the_korean_figure():
@@ -123,13 +137,14 @@ def test_each_korean_page_shows_the_korean_figure():
         shown |= {os.path.basename(a or b) for a, b in IMAGE.findall(text)}
         assert ".ko.png" not in read(english), f"{english} shows a Korean figure"
     assert korean_pngs <= shown, f"Korean figures no Korean page shows: {korean_pngs - shown}"
-    planted = "![bubble](img/bubble_vs_micro_batches.png)\n![x](img/timeline_1f1b.ko.png)"
+    planted = "![bubble](img/timeline_1f1b.png)\n![x](img/timeline_1f1b_M2.ko.png)"
     assert len(figure_problems(planted, korean_pngs)) == 2               # the check can fail
 
 
 # figure texts made of the notes' terms alone, which Korean writes in English too
 TERMS_ONLY_TEXTS = {"figure.loss_scale.x", "figure.moe.step", "figure.precision.e5m2",
-                    "figure.precision.e4m3", "figure.sp.tp_sp"}
+                    "figure.precision.e4m3", "figure.sp.tp_sp", "figure.timeline.forward",
+                    "figure.timeline.backward", "figure.timeline.comm", "figure.timeline.plain"}
 
 
 def test_the_figure_texts_exist_in_both_languages_and_the_korean_is_korean():
@@ -172,3 +187,35 @@ def test_a_hangul_label_without_its_glyphs_is_an_error_not_boxes():
         draw({"font.family": ["DejaVu Sans"]})
     if fonts.korean_font():
         draw(fonts.korean_rc())
+
+
+# The timeline command draws in its reader's language ---------------------------------------
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """``minimegatron timeline``'s drawing call, caught (nothing drawn: cheap)."""
+    from minimegatron.commands import timeline
+    calls = []
+    monkeypatch.setattr(timeline, "draw_timeline", lambda *args: calls.append(args))
+    return lambda *argv: (timeline.main(["--schedule", "gpipe", *argv]), calls.pop())[1]
+
+
+def test_the_timeline_draws_in_the_readers_language(drawn, monkeypatch, capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    from minimegatron.tools import fonts
+    out = str(tmp_path / "t.png")
+    rows, path, title, row_name, xlabel, lang = drawn("--out", out)
+    assert (title, xlabel, lang) == ("gpipe: K=4 stages, M=8 micro-batches | bubble 27.3% "
+                                     "(formula 3/11) | peak activations per stage 8, 8, 8, 8",
+                                     "time (units of t_forward)", "en")
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    if fonts.korean_font():
+        _, _, title, row_name, xlabel, lang = drawn("--out", out)
+        assert lang == "ko" and HANGUL.search(title) and HANGUL.search(xlabel)
+        assert "bubble 27.3%" in title and row_name == "stage"       # the notes' terms stay
+    capsys.readouterr()
+    monkeypatch.setattr(fonts, "korean_font", lambda: None)         # no Korean font: English
+    _, _, title, _, xlabel, lang = drawn("--out", out)
+    assert lang == "en" and not HANGUL.search(title + xlabel)
+    warned = [line for line in capsys.readouterr().err.splitlines() if "fonts-nanum" in line]
+    assert len(warned) == 1 and "NanumGothic" in warned[0] and HANGUL.search(warned[0])

@@ -24,7 +24,8 @@ stage's schedule (minimegatron/parallel/pipeline_parallel/schedules.py) with the
    open it in https://ui.perfetto.dev, minimegatron/tools/chrome_trace.py);
 3. the peak activations each stage held (micro-batches in flight, bytes kept
    by their autograd graphs): GPipe holds M, 1F1B min(M, K - k).
-MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n).
+MINIMEGATRON_LANG=ko prints the headings in Korean (minimegatron.i18n) and draws the
+timelines in Korean (in English, with a line saying which font to install, without one).
 """
 import os
 import sys
@@ -38,14 +39,16 @@ from minimegatron.commands import entry
 from minimegatron.commands.argtypes import positive_int
 from minimegatron.comm import trace
 from minimegatron.data.datasets import repeat_task
-from minimegatron.i18n import language, text
+from minimegatron.i18n import language, text, text_in
 from minimegatron.nn import GPT, GPTConfig
 from minimegatron.parallel.pipeline_parallel import (DeviceTime, PipelineEngine, PipelineStage,
                                                      bubble_formula)
 from minimegatron.runtime.threads import cores
 from minimegatron.tools import chrome_trace
 from minimegatron.tools.activation_memory import ActivationMeter
-from minimegatron.tools.timeline import bubble_from_rows, draw_timeline, rows_from_trace
+from minimegatron.tools.fonts import drawing_language
+from minimegatron.tools.timeline import (bubble_from_rows, draw_timeline, measured_heading,
+                                         rows_from_trace)
 from minimegatron.tools.trace_gather import gather_timeline
 
 CONFIG = GPTConfig(vocab_size=16, seq_len=16, n_layer=4, n_head=4, d_model=64, seed=0)
@@ -94,14 +97,19 @@ def run(schedule, micro_batches, group, inputs, targets, args):
         return None
     M = engine.num_micro_batches
     formula = bubble_formula(group.size, M)
-    title = f"{schedule}: K={group.size} stages, M={M}, formula (K-1)/(M+K-1) = {formula}"
-    device = "device time {:g}/{:g} ms".format(*(1e3 * t for t in args.device_time))
-    for name, result, what in (("", emulated, device), ("_plain", plain, "plain")):
+    device = [1e3 * t for t in args.device_time]                  # ms
+    for name, result, device_ms in (("", emulated, device), ("_plain", plain, None)):
         result["png"] = os.path.join(args.out, f"{schedule}_M{M}{name}.png")
-        heading = f"{title}, {what} | measured bubble {result['bubble']:.1%}"
-        draw_timeline(result.pop("rows"), result["png"], heading, xlabel="time (s)")
-        chrome_trace.write(chrome_trace.from_trace(result.pop("spans"), heading),
-                           result["png"][:-len(".png")] + ".json")
+        # the heading's numbers ride in the Chrome trace: docs/make_figures.py redraws the
+        # same run in Korean from it (measured_heading, chrome_trace.spans_from)
+        numbers = {"schedule": schedule, "stages": group.size, "micro_batches": M,
+                   "formula": str(formula), "bubble": result["bubble"], "device_ms": device_ms}
+        heading = measured_heading(args.lang, **numbers)
+        draw_timeline(result.pop("rows"), result["png"], heading,
+                      xlabel=text_in(args.lang, "figure.timeline.seconds"), lang=args.lang)
+        trace = chrome_trace.from_trace(result.pop("spans"), heading)
+        chrome_trace.write({**trace, "otherData": numbers}, result["png"][:-len(".png")]
+                           + ".json")
     return {"loss": loss, "formula": float(formula), "M": M, "memory": memory,
             "plain": plain, "emulated": emulated}
 
@@ -146,8 +154,9 @@ def main():
         parser.error(str(error))
     language()                  # an unknown MINIMEGATRON_LANG: one line, before any collective
     group = comm.world()
-    if group.rank == 0:
+    if group.rank == 0:                          # rank 0 draws: Korean only with a Korean font
         os.makedirs(args.out, exist_ok=True)
+        args.lang = drawing_language(language())
     comm.print0(text("t07.heading", layers=CONFIG.n_layer, batch=BATCH, stages=group.size)
                 + (text("t07.checkpointing") if args.checkpoint else ""))
     stage = PipelineStage(GPT(CONFIG), group.rank, group.size)

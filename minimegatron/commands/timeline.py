@@ -19,6 +19,7 @@ from minimegatron.commands.argtypes import (chunk_count, existing_file, finite_n
                                             output_path, stage_count)
 from minimegatron.commands.entry import banner
 from minimegatron.commands.parser import ArgumentParser, say
+from minimegatron.i18n import language, text_in
 from minimegatron.parallel.pipeline_parallel import dualpipe
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, SPLIT, bubble_formula,
                                                                chunk_share, chunks_per_stage,
@@ -26,11 +27,12 @@ from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, SPLIT,
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
 from minimegatron.parallel.pipeline_parallel.zero_bubble import bubble_table
 from minimegatron.tools import chrome_trace
+from minimegatron.tools.fonts import drawing_language
 from minimegatron.tools.timeline import (bubble_from_rows, draw_timeline, rows_from_simulation,
                                          rows_from_trace, text_grid)
 
 
-def _simulated(args):
+def _simulated(args, lang):
     chunks = args.chunks or (2 if args.schedule == "interleaved" else 1)
     split = args.schedule in SPLIT
     t_weight = args.t_weight if args.t_weight is not None else float(split)  # zb: T_W = 1
@@ -42,9 +44,10 @@ def _simulated(args):
              for stage in range(args.stages)]
     formula = bubble_formula(args.stages, micro_batches, chunks)
     print(text_grid(sim))
-    bubble = f"bubble {sim.bubble_fraction:.1%} (formula {formula})"
+    bubble = text_in(lang, "figure.timeline.bubble", fraction=sim.bubble_fraction,
+                     formula=formula)
     if split:
-        bubble = _zero_bubble_lines(args, sim, t_weight, peaks)
+        bubble = _zero_bubble_lines(args, sim, t_weight, peaks, lang)
     elif chunks == 1:
         print(say("report.timeline.gpipe", makespan=sim.makespan,
                   fraction=sim.bubble_fraction, formula=formula, value=float(formula)))
@@ -56,13 +59,14 @@ def _simulated(args):
                   plain_value=float(plain), ratio=sim.bubble_ratio))
         print(say("report.timeline.chunk_held", peaks=peaks, chunks=chunks))
     name = args.schedule + (f" v={chunks}" if chunks > 1 else "")
-    title = (f"{name}: K={args.stages} stages, M={micro_batches} micro-batches | "
-             f"{bubble} | peak activations per stage {', '.join(map(str, peaks))}")
-    return (rows_from_simulation(sim), title, "stage", "time (units of t_forward)",
+    title = text_in(lang, "figure.timeline.title", name=name, stages=args.stages,
+                    micro_batches=micro_batches, bubble=bubble,
+                    peaks=", ".join(map(str, peaks)))
+    return (rows_from_simulation(sim), title, "stage", text_in(lang, "figure.timeline.x"),
             chrome_trace.from_simulation(sim))
 
 
-def _zero_bubble_lines(args, sim, t_weight, peaks):
+def _zero_bubble_lines(args, sim, t_weight, peaks, lang):
     """Print a zero-bubble schedule's bubble beside 1F1B's at the same times; the title's."""
     K, times = args.stages, (args.t_forward, args.t_backward, t_weight)
     plain = simulate("1f1b", K, args.micro_batches, *times[:2], t_weight=t_weight)
@@ -87,10 +91,11 @@ def _zero_bubble_lines(args, sim, t_weight, peaks):
     else:
         print(say("report.timeline.zb_chunk_held" if chunks > 1 else "report.timeline.zb_held",
                   peaks=peaks, plain_peaks=plain_peaks, chunks=chunks))
-    return f"T_W {t_weight:g}, bubble {sim.bubble:g} vs 1f1b {plain.bubble:g}, table {expression}"
+    return text_in(lang, "figure.timeline.zb_bubble", weight=t_weight, bubble=sim.bubble,
+                   plain=plain.bubble, expression=expression)
 
 
-def _traced(args):
+def _traced(args, lang):
     with open(args.trace) as file:
         spans = json.load(file)
     rows = rows_from_trace(spans)
@@ -100,8 +105,10 @@ def _traced(args):
         comm = sum(end - start for start, end, kind, _ in row if kind == "comm")
         print(say("report.timeline.rank", rank=rank, compute=compute, comm=comm))
     print(say("report.timeline.measured", bubble=bubble))
-    title = f"trace {args.trace}: {len(rows)} ranks, bubble {bubble:.1%}"
-    return rows, title, "rank", "time (s)", chrome_trace.from_trace(spans, title)
+    title = text_in(lang, "figure.timeline.trace", path=args.trace, ranks=len(rows),
+                    bubble=bubble)
+    return (rows, title, "rank", text_in(lang, "figure.timeline.seconds"),
+            chrome_trace.from_trace(spans, title))
 
 
 def main(argv=None):
@@ -130,8 +137,11 @@ def main(argv=None):
                         help=msg("chrome_trace"))
     args = parser.parse_args(argv)
     banner("timeline")
+    # the picture in the reader's language; English (and a line why) with no Korean font
+    lang = drawing_language(language()) if args.out else language()
     try:
-        rows, title, row_name, xlabel, trace = (_traced if args.trace else _simulated)(args)
+        rows, title, row_name, xlabel, trace = (_traced if args.trace else _simulated)(args,
+                                                                                      lang)
     except (TypeError, KeyError, IndexError, json.JSONDecodeError) as error:
         if not args.trace:                    # (JSONDecodeError is a ValueError: first here)
             raise                                          # a bug, not bad input: traceback
@@ -144,7 +154,7 @@ def main(argv=None):
                         path=chrome_trace.write(trace, args.chrome_trace)))
     if args.out:
         try:
-            draw_timeline(rows, args.out, title, row_name, xlabel)
+            draw_timeline(rows, args.out, title, row_name, xlabel, lang)
         except ImportError as error:
             print(error, file=sys.stderr)
             return 1

@@ -43,4 +43,28 @@ MESSAGES = {
     "figure.moe.padded": "padded buffer",
     "figure.moe.rows": "rows computed for real tokens",
     "figure.moe.ranks": "load per rank (its experts, its ep group's tokens)",
+    "figure.timeline.title": "{name}: K={stages} stages, M={micro_batches} micro-batches | "
+                             "{bubble} | peak activations per stage {peaks}",
+    "figure.timeline.bubble": "bubble {fraction:.1%} (formula {formula})",
+    "figure.timeline.zb_bubble": "T_W {weight:g}, bubble {bubble:g} vs 1f1b {plain:g}, "
+                                 "table {expression}",
+    "figure.timeline.x": "time (units of t_forward)",
+    "figure.timeline.trace": "trace {path}: {ranks} ranks, bubble {bubble:.1%}",
+    "figure.timeline.seconds": "time (s)",
+    "figure.timeline.forward": "forward",
+    "figure.timeline.backward": "backward",
+    "figure.timeline.weight": "weight grad (W)",
+    "figure.timeline.tp": "tp traffic",
+    "figure.timeline.pp": "pp traffic",
+    "figure.timeline.dp": "dp traffic",
+    "figure.timeline.comm": "send / recv / wait",
+    "figure.timeline.idle": "idle (bubble)",
+    "figure.timeline.run": "{schedule}: K={stages} stages, M={micro_batches}, "
+                           "formula (K-1)/(M+K-1) = {formula}",
+    "figure.timeline.device": "device time {forward:g}/{backward:g} ms",
+    "figure.timeline.plain": "plain",
+    "figure.timeline.measured": "{title}, {what} | measured bubble {bubble:.1%}",
+    "figure.no_korean_font": "no Korean font known to matplotlib, so the figure is drawn in "
+                             "English: install one of {fonts} (Debian/Ubuntu: sudo apt-get "
+                             "install fonts-nanum, then rm -rf ~/.cache/matplotlib)",
 }

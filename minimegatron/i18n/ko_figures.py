@@ -41,4 +41,29 @@ MESSAGES = {
     "figure.moe.padded": "padding한 buffer",
     "figure.moe.rows": "실제 token으로 계산한 행",
     "figure.moe.ranks": "rank별 부하 (자기 expert, 자기 ep group의 token)",
+    "figure.timeline.title": "{name}: stage K={stages}개, micro-batch "
+                             "M={micro_batches}개 | {bubble} | stage마다 최대 activation "
+                             "{peaks}",
+    "figure.timeline.bubble": "bubble {fraction:.1%} (공식 {formula})",
+    "figure.timeline.zb_bubble": "T_W {weight:g}, bubble {bubble:g} 대 1f1b {plain:g}, "
+                                 "표 {expression}",
+    "figure.timeline.x": "시간 (t_forward 단위)",
+    "figure.timeline.trace": "trace {path}: rank {ranks}개, bubble {bubble:.1%}",
+    "figure.timeline.seconds": "시간 (초)",
+    "figure.timeline.forward": "forward",
+    "figure.timeline.backward": "backward",
+    "figure.timeline.weight": "weight의 gradient (W)",
+    "figure.timeline.tp": "tp 통신",
+    "figure.timeline.pp": "pp 통신",
+    "figure.timeline.dp": "dp 통신",
+    "figure.timeline.comm": "send / recv / wait",
+    "figure.timeline.idle": "쉼 (bubble)",
+    "figure.timeline.run": "{schedule}: stage K={stages}개, M={micro_batches}, "
+                           "공식 (K-1)/(M+K-1) = {formula}",
+    "figure.timeline.device": "device 시간 {forward:g}/{backward:g} ms",
+    "figure.timeline.plain": "plain",
+    "figure.timeline.measured": "{title}, {what} | 측정한 bubble {bubble:.1%}",
+    "figure.no_korean_font": "matplotlib이 아는 한국어 글꼴이 없어 그림을 영어로 그립니다. "
+                             "{fonts} 중 하나를 설치하세요 (Debian/Ubuntu: sudo apt-get "
+                             "install fonts-nanum, 그다음 rm -rf ~/.cache/matplotlib).",
 }

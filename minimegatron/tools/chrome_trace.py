@@ -97,6 +97,14 @@ def from_trace(spans, title="traced run"):
     return {"traceEvents": events, "displayTimeUnit": "ms"}
 
 
+def spans_from(trace):
+    """The spans of a trace written by ``from_trace`` (its "X" events), as ``rows_from_trace``
+    reads them: a traced run drawn again later (docs/make_figures.py's Korean timelines)."""
+    return [{"rank": event["tid"], "op": event["cat"], "start": event["ts"] / 1e6,
+             "end": (event["ts"] + event["dur"]) / 1e6, **event["args"]}
+            for event in trace["traceEvents"] if event["ph"] == "X"]
+
+
 def write(trace, path):
     """Write a trace ({"traceEvents": [...]}) as JSON; returns the path."""
     with open(path, "w") as file:

@@ -8,8 +8,12 @@ says what to install. Inside ``no_tofu`` a glyph no font has is an error, not a 
 
     with matplotlib.rc_context(korean_rc()), no_tofu():
         fig.savefig("figure.ko.png")
+
+A command that draws in the reader's language asks ``drawing_language`` first: Korean when a
+font has Hangul, else English and one line on stderr naming the font to install.
 """
 import contextlib
+import sys
 import warnings
 
 KOREAN_FONTS = ("NanumGothic", "NanumBarunGothic", "Noto Sans CJK KR", "Noto Sans KR",
@@ -37,6 +41,35 @@ def korean_rc():
             + " (Debian/Ubuntu: sudo apt-get install fonts-nanum; then rm -rf "
             "~/.cache/matplotlib so matplotlib sees it); none is known to matplotlib")
     return {"font.family": [font, "DejaVu Sans"]}
+
+
+def drawing_language(lang):
+    """The language a figure asked for in ``lang`` is drawn in: ``lang``, or "en" when it is
+    "ko" and no Korean font is known (then one line on stderr says so and what to install).
+    Without matplotlib: ``lang`` (the drawing itself says what to install)."""
+    if lang != "ko":
+        return lang
+    try:
+        if korean_font():
+            return lang
+    except ImportError:
+        return lang
+    from minimegatron.i18n import text_in
+    print(text_in(lang, "figure.no_korean_font", fonts=", ".join(KOREAN_FONTS[:4])),
+          file=sys.stderr)
+    return "en"
+
+
+@contextlib.contextmanager
+def drawn_in(lang):
+    """Inside: matplotlib draws ``lang``'s texts; Korean with its font and no tofu, English
+    as matplotlib's defaults (so an English figure's bytes do not change)."""
+    if lang != "ko":
+        yield
+        return
+    import matplotlib
+    with matplotlib.rc_context(korean_rc()), no_tofu():
+        yield
 
 
 @contextlib.contextmanager

@@ -39,15 +39,15 @@ this module computes the rows and draws them.
 import bisect
 import re
 
+from minimegatron.i18n import text_in
 from minimegatron.tools import chrome_trace
+from minimegatron.tools.fonts import drawn_in
 
 COLORS = {"forward": "#4C78A8", "backward": "#F58518", "weight": "#2A9D8F", "tp": "#54A24B",
           "pp": "#B279A2", "dp": "#E45756", "comm": "#8C8C8C", "idle": "#EEEEEE"}
 COMPUTE = ("forward", "backward", "weight")
-LEGEND = {"forward": "forward", "backward": "backward", "weight": "weight grad (W)",
-          "tp": "tp traffic",
-          "pp": "pp traffic", "dp": "dp traffic", "comm": "send / recv / wait",
-          "idle": "idle (bubble)"}
+# the legend's kinds, in order; their texts are figure.timeline.KIND (i18n/*_figures.py)
+LEGEND = ("forward", "backward", "weight", "tp", "pp", "dp", "comm", "idle")
 GROUP_KIND = re.compile(r"\b(tp|pp|dp)\d*$")     # "all_reduce tp0" -> tp (grid.py's names)
 
 
@@ -125,6 +125,17 @@ def bubble_from_rows(rows):
     return 1 - compute / (len(rows) * makespan)
 
 
+def measured_heading(lang, schedule, stages, micro_batches, formula, bubble, device_ms=None):
+    """The title of a measured run's timeline (tutorial 07): the schedule, its formula and the
+    measured bubble, ``device_ms`` (forward, backward) when device time was emulated."""
+    title = text_in(lang, "figure.timeline.run", schedule=schedule, stages=stages,
+                    micro_batches=micro_batches, formula=formula)
+    what = (text_in(lang, "figure.timeline.plain") if device_ms is None else
+            text_in(lang, "figure.timeline.device", forward=device_ms[0],
+                    backward=device_ms[1]))
+    return text_in(lang, "figure.timeline.measured", title=title, what=what, bubble=bubble)
+
+
 def traffic_kind(kind, label):
     """The colour key of a box: its kind, or for communication its group's kind (tp/pp/dp)."""
     found = GROUP_KIND.search(label) if kind == "comm" else None
@@ -143,18 +154,27 @@ def _boxes_by_colour(row):
     return boxes
 
 
-def draw_timeline(rows, path, title, row_name="stage", xlabel="time"):
-    """Gantt chart of rows (see rows_from_*) as a PNG of 1200 x (160 + 50 * rows) pixels.
+def draw_timeline(rows, path, title, row_name="stage", xlabel="time", lang="en"):
+    """Gantt chart of rows (see rows_from_*) as a PNG of 1200 x (160 + 50 * rows) pixels,
+    its legend in ``lang`` (title and xlabel come in the caller's; Korean needs a Korean
+    font: ``fonts.drawing_language`` first).
 
     Full height: compute (on top), then communication waits; a strip along a
     compute box's bottom edge: communication inside it (tp all-reduces).
     """
     try:
-        from matplotlib.figure import Figure
-        from matplotlib.patches import Patch
+        import matplotlib  # noqa: F401 - drawn by _draw
     except ImportError as error:
         raise ImportError("drawing a timeline needs matplotlib: "
                           "pip install 'minimegatron[plot]'") from error
+    with drawn_in(lang):
+        return _draw(rows, path, title, row_name, xlabel, lang)
+
+
+def _draw(rows, path, title, row_name, xlabel, lang):
+    """The chart itself, drawn with the rcParams around it (draw_timeline's)."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
     height = 1.6 + 0.5 * len(rows)
     fig = Figure(figsize=(12, height), dpi=100)
     ax = fig.add_axes((0.08, 0.6 / height, 0.9, 1 - 1.5 / height))
@@ -189,8 +209,8 @@ def draw_timeline(rows, path, title, row_name="stage", xlabel="time"):
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlim(0, makespan)
     ax.set_xlabel(xlabel)
-    handles = [Patch(facecolor=COLORS[kind], label=text) for kind, text in LEGEND.items()
-               if kind in kinds_seen]
+    handles = [Patch(facecolor=COLORS[kind], label=text_in(lang, f"figure.timeline.{kind}"))
+               for kind in LEGEND if kind in kinds_seen]
     fig.legend(handles=handles, loc="upper right", ncol=len(handles), frameon=False,
                bbox_to_anchor=(0.98, 1 - 0.45 / height))
     fig.suptitle(title, x=0.08, y=1 - 0.1 / height, ha="left", va="top", fontsize=12)
