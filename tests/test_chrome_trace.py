@@ -89,6 +89,14 @@ def test_trace_export_keeps_every_span_with_its_bytes():
     assert events[3]["args"]["bytes_recv"] == 2048 and events[3]["args"]["group"] == "pp0"
     with pytest.raises(ValueError, match="no spans"):
         chrome_trace.from_trace([])
+    # read back (make_figures redraws tutorial 07's runs in Korean from them): the same rows
+    from minimegatron.tools.timeline import rows_from_trace
+    back = chrome_trace.spans_from(json.loads(json.dumps(chrome_trace.from_trace(spans))))
+    for row, again in zip(rows_from_trace(spans), rows_from_trace(back), strict=True):
+        assert [box[2:] for box in row] == [box[2:] for box in again]
+        assert [t for box in row for t in box[:2]] == pytest.approx(
+            [t for box in again for t in box[:2]], abs=1e-9)
+    assert rows_from_trace(spans) != rows_from_trace(back[:-1])             # a span lost shows
 
 
 def test_the_format_check_catches_broken_files():

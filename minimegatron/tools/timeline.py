@@ -162,8 +162,9 @@ def draw_timeline(rows, path, title, row_name="stage", xlabel="time", lang="en")
     Full height: compute (on top), then communication waits; a strip along a
     compute box's bottom edge: communication inside it (tp all-reduces).
     """
-    try:
-        import matplotlib  # noqa: F401 - drawn by _draw
+    try:                                        # (what _draw imports)
+        from matplotlib.figure import Figure  # noqa: F401
+        from matplotlib.patches import Patch  # noqa: F401
     except ImportError as error:
         raise ImportError("drawing a timeline needs matplotlib: "
                           "pip install 'minimegatron[plot]'") from error
