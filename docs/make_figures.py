@@ -32,7 +32,7 @@ import sys
 import tempfile
 import warnings
 
-from minimegatron.i18n import ENV, text_in
+from minimegatron.i18n import ENV, speaking, text_in
 from minimegatron.parallel.pipeline_parallel.schedules import (SCHEDULES, bubble_formula,
                                                                peak_in_flight)
 from minimegatron.parallel.pipeline_parallel.simulator import simulate
@@ -85,24 +85,10 @@ def copy_out(data, path):
     return path
 
 
-@contextlib.contextmanager
-def reader_language(lang):
-    """Inside: MINIMEGATRON_LANG is ``lang``, as a reader of that language runs the commands."""
-    before = os.environ.get(ENV)
-    os.environ[ENV] = lang
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[ENV]
-        else:
-            os.environ[ENV] = before
-
-
 def draw_timeline(out, name, lang, *argv):
     """out/NAME.png (or .ko.png): ``minimegatron timeline ARGV`` run by a reader of ``lang``."""
     path = png(out, name, lang)
-    with reader_language(lang), contextlib.redirect_stdout(io.StringIO()):   # a text grid too
+    with speaking(lang), contextlib.redirect_stdout(io.StringIO()):   # a text grid too
         timeline.main([*argv, "--out", path])
     return path
 
