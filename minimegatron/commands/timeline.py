@@ -2,7 +2,9 @@
 
 The rows, the text grid and the Gantt chart are ``minimegatron/tools/timeline.py`` (its
 docstring has the trace format); this is the command: its arguments and the lines it
-prints (makespan, bubble next to its formula, activations held at peak).
+prints (makespan, bubble next to its formula, activations held at peak). The picture's title,
+axis and legend are in the reader's language (MINIMEGATRON_LANG, i18n/*_figures.py); Korean
+needs a Korean font, else English and one line naming it (tools/fonts.drawing_language).
 
     minimegatron timeline --schedule gpipe --stages 4 --micro-batches 8
     minimegatron timeline --schedule 1f1b --stages 4 --micro-batches 8 --t-backward 2
