@@ -109,6 +109,11 @@ PATTERNS = {
                   "DistributedDataParallel)",
     "zero.optimizer": "ZeRO needs optimizer=an Optimizer (e.g. AdamW(...)) whose update rule "
                       "it applies to each rank's slice",
+    "fsdp.zero": "FSDP2 shards every weight, its gradient and its optimizer state (ZeRO-3's "
+                 "place): it replaces zero_stage={stage}, a run has one sharding",
+    "fsdp.pipeline": "FSDP2 is not composed with the pipeline here: its per-unit all-gather "
+                     "and reduce-scatter would run once per micro-batch inside the schedule "
+                     "(as ZeRO-3); pp must be 1",
     # pipelines: schedules, stages, the engine, 3D
     "schedule.unknown": "unknown schedule {name}; valid: {valid}",
     "schedule.sizes": "need num_stages >= 1, num_micro_batches >= 1 and 0 <= stage < "
