@@ -23,6 +23,7 @@ FIELDS = {
     "who": r"ranks? (?:\d+|\[[\d, ]*\])",
     "world_ranks": r"\d+|\[[\d, ]*\]",
     "call": r"[^\n]*?",                                     # one line: one rank's call
+    "scheme": r"\S+",                                       # verify row {scheme}
 }
 
 PATTERNS = {
@@ -201,4 +202,22 @@ PATTERNS = {
     "where.serial": "in a serial run",
     "where.rank": "on rank {rank}",
     "note.zero3": " (in its ZeRO-3 shard)",
+}
+
+# What ranks agree on, as the book names it in a CollectiveMismatch's {what}
+# (comm/agreement.agree_fields, comm_check.agree, comm_check.agreed_step); a name is
+# matched whole, {scheme} any text. tests/test_book_errors.py finds every name the book
+# passes and checks each has its Korean.
+NAMES = {
+    "name.training_plan": "the training plan",
+    "name.process_grid": "the process grid",
+    "name.optimizer": "the optimizer",
+    "name.zero_optimizer": "the ZeRO optimizer",
+    "name.context_parallelism": "context parallelism",
+    "name.step_inputs": "the step's inputs",
+    "name.pipeline_batch": "the pipeline step's batch",
+    "name.verify_row": "verify row {scheme}",
+    "name.engine": "PipelineEngine configuration",
+    "name.zero_layout": "ZeRO shard layout",
+    "name.ddp_layout": "DistributedDataParallel bucket layout",
 }

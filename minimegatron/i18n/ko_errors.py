@@ -187,3 +187,18 @@ MESSAGES = {
     "where.rank": "rank {rank}",
     "note.zero3": " (ZeRO-3 shard 안)",
 }
+
+# en_errors.NAMES in Korean: what the ranks agree on (the same keys and fields)
+NAMES = {
+    "name.training_plan": "학습 계획",
+    "name.process_grid": "프로세스 grid",
+    "name.optimizer": "optimizer",
+    "name.zero_optimizer": "ZeRO optimizer",
+    "name.context_parallelism": "context parallel 설정",
+    "name.step_inputs": "step의 입력",
+    "name.pipeline_batch": "pipeline step의 batch",
+    "name.verify_row": "verify의 {scheme} 행",
+    "name.engine": "PipelineEngine 설정",
+    "name.zero_layout": "ZeRO shard 구성",
+    "name.ddp_layout": "DistributedDataParallel bucket 구성",
+}
