@@ -59,7 +59,7 @@ def test_a_setting_one_rank_holds_apart_is_named_on_every_rank_before_any_weight
 
 def test_a_settings_mismatch_reads_in_korean(built):
     korean = book_errors.translate(built[0]["lr_dp"], "ko")
-    assert korean.startswith("group 'world'에서 collective 불일치 (the optimizer가 다음 "
+    assert korean.startswith("group 'world'에서 collective 불일치 (optimizer가 다음 "
                              "항목에서 다릅니다: lr. "), korean
     assert "rank 2 (world 2): " in korean and "lr=0.02" in korean
 

@@ -32,6 +32,7 @@ from minimegatron.parallel.context_parallel.gpt import check_config as check_cp
 from minimegatron.parallel.context_parallel.ulysses import check_heads
 from minimegatron.parallel.context_parallel.zigzag import check_split
 from minimegatron.parallel.data_parallel.ddp import DistributedDataParallel, _reduce_dtype
+from minimegatron.parallel.data_parallel.fsdp2_grid import check_fsdp
 from minimegatron.parallel.data_parallel.zero import ShardedOptimizer
 from minimegatron.parallel.data_parallel.zero3 import zero_optimizer
 from minimegatron.parallel.expert_parallel.groups import check_expert_parallel
@@ -145,6 +146,8 @@ CALLS = {   # the pattern each call's message matches: a call for every pattern
     "ddp.bucket": lambda: DistributedDataParallel(GPT(CONFIG), comm.world(), bucket_bytes=0),
     "zero.stage": lambda: zero_optimizer(params(), comm.world(), 4, None),
     "zero.optimizer": lambda: ShardedOptimizer(params(), comm.world(), 1, optimizer=None),
+    "fsdp.zero": lambda: check_fsdp(SimpleNamespace(pp_size=1), 2, 1),
+    "fsdp.pipeline": lambda: check_fsdp(SimpleNamespace(pp_size=2), 0, 1),
     "schedule.unknown": lambda: get_schedule("pipedream"),
     "schedule.sizes": lambda: gpipe(4, 8, 4),
     "schedule.interleaved": lambda: check_interleaved(4, 6, 2),

@@ -4,7 +4,7 @@ ranks, and the five widest grids, trained against one
 process in ONE 8-rank launch (rows packed into blocks of disjoint ranks,
 checks/composition.py); the refused pairs refused with their reason; five wrong
 implementations caught; and the axes x features table of ``verify --matrix`` equal to the
-one in docs/verification.md.
+one in docs/verification.md (in Korean under MINIMEGATRON_LANG=ko: docs/verification.ko.md).
 (Checkpointing each combination: the checkpoint tests, tools/checkpoint*.py.)
 """
 import os
@@ -13,8 +13,10 @@ import sys
 
 import pytest
 
+from minimegatron import i18n
 from minimegatron.checks import composition
 
+from korean_lines import english_lines
 from mpi_harness import REPO_ROOT, run_mpi
 
 ROWS = [pair for pair in composition.pairs() if composition.refusal(pair) is None]
@@ -83,6 +85,34 @@ def test_the_doc_table_is_the_one_the_code_prints():
     table = doc.split(begin)[1].split(end)[0].strip()
     assert table == composition.matrix_table()
     assert "66 PASS, 4 refused of 70 cells" in table
+
+
+def test_the_matrix_speaks_korean_under_ko(monkeypatch):
+    """Under MINIMEGATRON_LANG=ko every line ``verify --matrix`` prints is Korean (the book's
+    refusals read back by book_errors), and docs/verification.ko.md holds that table; a
+    reason left in English, or any planted English line, is caught."""
+    monkeypatch.setenv("MINIMEGATRON_LANG", "ko")
+    with open(os.path.join(REPO_ROOT, "docs", "verification.ko.md"), encoding="utf-8") as f:
+        doc = f.read()
+    begin, end = "<!-- composition matrix: begin -->", "<!-- composition matrix: end -->"
+    static = composition.matrix_table()
+    assert doc.split(begin)[1].split(end)[0].strip() == static
+    cells = [cell for cell, why in composition.matrix().items() if why is None]
+    measured = {cell: "PASS" for cell in cells}
+    measured[("tp", "hsdp")] = i18n.text("compose.needs", n=8)
+    measured[("dp", "sp")] = "FAIL"
+    trained = composition.matrix_table(measured)
+    assert "칸 70개 중 PASS 66개, 거절 4개" in static
+    assert "칸 70개 중 PASS 64개, FAIL 1개, 학습하지 않음 1개" in trained
+    assert "| rank 8개 필요 | PASS" in trained and "| FAIL |" in trained
+    assert english_lines(static + "\n" + trained) == []
+    for pair in composition.pairs():                  # every refusal, plan's or the book's
+        why = composition.refusal(pair)
+        assert why is None or english_lines(composition.book_errors.translate(why, "ko")) == [], \
+            (pair, why)
+    assert english_lines(static + "\nWidest grid that fits 8 ranks: dp2 with SP.") != []
+    monkeypatch.setattr(composition.book_errors, "translate", lambda message, lang: message)
+    assert english_lines(composition.matrix_table()) != []       # the book's reason in English
 
 
 def test_pack_uses_disjoint_blocks():

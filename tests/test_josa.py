@@ -36,17 +36,26 @@ def test_a_number_takes_the_particle_of_its_korean_reading(n):
     assert josa.particle(f"tp={n}", "이") == {"을": "이", "를": "가"}[object_form]
 
 
+def assert_read(vowel, consonant):
+    """Each word of ``vowel`` read with no 받침, each of ``consonant`` with its own, and every
+    particle in the form that reading asks for (ㄹ takes 로, as a vowel does)."""
+    for word in vowel:
+        assert josa.final_consonant(word) == "", word
+        assert [josa.particle(word, p) for p in ("은", "과", "을", "이", "으로")] == \
+            ["는", "와", "를", "가", "로"], word
+    for word, final in consonant.items():
+        assert josa.final_consonant(word) == final, word
+        assert [josa.particle(word, p) for p in ("은", "과", "을", "이")] == \
+            ["은", "과", "을", "이"], word
+        assert josa.particle(word, "으로") == ("로" if final == "ㄹ" else "으로"), word
+
+
 def test_english_names_take_the_particle_of_their_english_reading():
     vowel = ["rank", "gradient", "forward", "backward", "stage", "all-reduce", "weight",
              "tp", "dp", "GPU", "MLP", "'h.0.attn.qkv.weight'", "(B, T)", "x", "1.5"]
     consonant = {"group": "ㅂ", "step": "ㅂ", "token": "ㄴ", "string": "ㅇ", "model": "ㄹ",
                  "L": "ㄹ", "M": "ㅁ", "N": "ㄴ", "3.0": "ㅇ"}
-    for word in vowel:
-        assert josa.final_consonant(word) == "", word
-        assert josa.particle(word, "은") == "는" and josa.particle(word, "과") == "와", word
-    for word, final in consonant.items():
-        assert josa.final_consonant(word) == final, word
-        assert josa.particle(word, "은") == "은" and josa.particle(word, "과") == "과", word
+    assert_read(vowel, consonant)
     assert josa.particle("model", "으로") == "로" and josa.particle("group", "으로") == "으로"
     assert josa.particle("가", "이") == "가" and josa.particle("각", "이") == "이"
 
@@ -100,3 +109,28 @@ def test_a_silent_e_leaves_the_consonant_before_it():
     for word in ("stage", "grade", "calibrate", "exercises", "core"):
         assert josa.final_consonant(word) == "", word
     assert josa.format("혹시 {name}을 뜻했나요?", name="'sample'") == "혹시 'sample'을 뜻했나요?"
+
+
+def test_a_file_takes_the_particle_of_its_extension_and_an_option_of_its_word():
+    """png 피엔지, npz 엔피지, md 엠디 (no 받침); json 제이슨, html 에이치티엠엘, zip 집 (받침); an
+    option by its last word: timeout 타임아웃, out 아웃 (ㅅ), steps 스텝스, seed 시드 (none)."""
+    no_final = ["timeline.png", "'ckpt.npz'", "docs/index.md", "run.log", "make_figures.py",
+                "--steps", "--seed", "--micro-batches", "--layers", "--dtype"]
+    final = {"out/trace.json": "ㄴ", "page.html": "ㄹ", "weights.zip": "ㅂ", "'a.jsonl'": "ㄹ",
+             "--timeout": "ㅅ", "--student-timeout": "ㅅ", "--out": "ㅅ", "--json": "ㄴ",
+             "--schedule": "ㄹ", "--attention": "ㄴ", "-n": "ㄴ"}
+    assert_read(no_final, final)
+    assert josa.format("{path}을 저장했습니다", path="timeline.png") == "timeline.png를 저장했습니다"
+    assert josa.format("{flag}를 늘리세요", flag="--timeout") == "--timeout을 늘리세요"
+    assert josa.format("{path}으로 씁니다", path="out/trace.json") == "out/trace.json으로 씁니다"
+    # a dotted name that is no file is read by its last word, as before
+    assert josa.final_consonant("'h.0.attn.qkv.weight'") == ""
+    assert josa.final_consonant("model.ln_f.bias") == ""
+
+
+def test_english_endings_read_with_a_final_consonant():
+    """-ock, -ack 블록, 스택 (ㄱ); -out, -put, -set, -lit 레이아웃, 아웃풋, 오프셋, 스플릿 (ㅅ); while
+    weight 웨이트, gradient 그래디언트, check 체크 keep no 받침."""
+    assert_read(["weight", "gradient", "check", "rank", "forward", "bit"],
+                {"block": "ㄱ", "stack": "ㄱ", "traceback": "ㄱ", "layout": "ㅅ", "output": "ㅅ",
+                 "offset": "ㅅ", "split": "ㅅ", "limit": "ㅅ", "dataset": "ㅅ"})

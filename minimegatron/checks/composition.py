@@ -41,10 +41,12 @@ rounds of disjoint blocks of ranks (``pack``), each block a sub-communicator.
 and load another; ``plan`` is the place a checkpoint test would take its grids.)
 """
 import dataclasses
+import functools
 import itertools
 import traceback
 
-from minimegatron import comm
+from minimegatron import comm, i18n
+from minimegatron.i18n import book_errors
 from minimegatron.data.demo import GPTConfig
 from minimegatron.parallel.split import padded
 
@@ -107,29 +109,23 @@ def plan(elements):
     s = set(elements)
     unknown = s - set(ELEMENTS)
     if unknown:
-        raise ValueError(f"unknown composition element(s) {sorted(unknown)}; "
-                         f"choose from {', '.join(ELEMENTS)}")
+        raise ValueError(i18n.text("compose.unknown", unknown=sorted(unknown),
+                                   elements=", ".join(ELEMENTS)))
     if {"zero1", "zero2"} <= s:
-        raise ValueError("ZeRO-1 and ZeRO-2 are two stages of one optimizer: a run has one "
-                         "zero_stage")
+        raise ValueError(i18n.text("compose.zero"))
     if len(s & set(SCHEDULES)) > 1:
-        raise ValueError(" and ".join(LABELS[e] for e in SCHEDULES if e in s)
-                         + " are two pipeline schedules: a run has one (zbv is zero-bubble's "
-                         "own two-chunk V, DualPipeV DualPipe's V-shaped half)")
+        names = functools.reduce(lambda left, right: i18n.text("compose.and", left=left,
+                                                               right=right),
+                                 [LABELS[e] for e in SCHEDULES if e in s])
+        raise ValueError(i18n.text("compose.schedules", names=names))
     if len(s & set(PRECISIONS)) > 1:
-        raise ValueError("float16, bf16 and fp8 are three precisions: a run has one dtype")
+        raise ValueError(i18n.text("compose.precisions"))
     if {"fp8", "balanced"} <= s:
-        raise ValueError("fp8 with the balanced router: one token routed differently in fp8 "
-                         "flips the sign of an expert's load deviation and moves its bias by a "
-                         "whole gamma, so the biases do not follow one process within fp8's "
-                         "tolerance (verify's fp8 moe-balanced row leaves them out)")
+        raise ValueError(i18n.text("compose.fp8_balanced"))
     if {"fsdp2", "hsdp"} <= s:
-        raise ValueError("HSDP is FSDP2 over (replicate, shard) groups: a run shards its "
-                         "weights one way, name one of the two")
+        raise ValueError(i18n.text("compose.fsdp_hsdp"))
     if s & set(FSDP) and s & {"ep", "balanced"}:
-        raise ValueError("FSDP2 shards the dense GPT of Trainer3D; MoETrainer's experts live "
-                         "on ep ranks and sync over edp (DDP or ZeRO-1/2): FSDP2 and HSDP do "
-                         "not compose with ep (nor the balanced MoE router) here")
+        raise ValueError(i18n.text("compose.fsdp_ep"))
     size = {a: 2 if a in s else 1 for a in AXES}
     if "sp" in s:
         size["tp"] = 2
@@ -301,17 +297,21 @@ def train_matrix(world=None):
     world = world or comm.world()
     cells = [cell for cell, why in matrix().items() if why is None]
     fits = [cell for cell in cells if plan(cell).size <= world.size]
-    out = {cell: f"needs {plan(cell).size} ranks" for cell in cells if cell not in fits}
+    out = {cell: i18n.text("compose.needs", n=plan(cell).size) for cell in cells
+           if cell not in fits}
     out.update({tuple(row["elements"]): "PASS" if passed(row) else "FAIL"
                 for row in run_rows(fits, world)})
     return out
 
 
 def matrix_table(measured=None):
-    """The axes x features table as Markdown text: PASS, or refused and why (footnotes).
-    ``measured`` (train_matrix's): each composing cell's status as trained here."""
+    """The axes x features table as Markdown text: PASS, or refused and why (footnotes),
+    in the reader's language (a reason the book raised in English is read back by
+    ``book_errors``). ``measured`` (train_matrix's): each composing cell's status as
+    trained here."""
     cells, reasons = matrix(), []
-    lines = ["| axis | " + " | ".join(LABELS[f] for f in FEATURES) + " |",
+    lines = [f"| {i18n.text('compose.axis')} | " + " | ".join(LABELS[f] for f in FEATURES)
+             + " |",
              "|---" * (len(FEATURES) + 1) + "|"]
     for a in AXES:
         row = []
@@ -320,6 +320,7 @@ def matrix_table(measured=None):
             if why is None:
                 row.append("PASS" if measured is None else measured[(a, f)])
             else:
+                why = book_errors.translate(why, i18n.language())
                 if why not in reasons:
                     reasons.append(why)
                 row.append(f"SKIP [{reasons.index(why) + 1}]")
@@ -328,20 +329,18 @@ def matrix_table(measured=None):
     failed = sum(v == "FAIL" for v in (measured or {}).values())
     bigger = sum(v not in ("PASS", "FAIL") for v in (measured or {}).values())
     lines.append("")
-    lines.append(f"{composing - failed - bigger} PASS, " + (f"{failed} FAIL, " if failed else "")
-                 + (f"{bigger} not trained (more ranks than here), " if bigger else "")
-                 + f"{len(cells) - composing} refused of {len(cells)} cells (axis = 2 with the "
-                 "feature; grids: checks/composition.plan; "
-                 + ("trained here against one process)." if measured is not None else
-                    "PASS: trained against one process by tests/test_composition.py and by "
-                    "`minimegatron run -n 4 verify --matrix`)."))
+    lines.append(i18n.text(
+        "compose.summary", passed=composing - failed - bigger, refused=len(cells) - composing,
+        cells=len(cells), failed=i18n.text("compose.failed", n=failed) if failed else "",
+        bigger=i18n.text("compose.bigger", n=bigger) if bigger else "",
+        how=i18n.text("compose.how_measured" if measured is not None else "compose.how_static")))
     lines += [f"[{i}] {why}" for i, why in enumerate(reasons, 1)]
     all_pairs = pairs()
     refused = [pair for pair in all_pairs if refusal(pair) is not None]
-    lines.append(f"Every pair of the {len(ELEMENTS)} elements: {len(all_pairs) - len(refused)} "
-                 f"compose, {len(refused)} refused ("
-                 + ", ".join(f"{a} + {b}" for a, b in refused) + ").")
+    lines.append(i18n.text("compose.pairs", n=len(ELEMENTS),
+                           composing=len(all_pairs) - len(refused), refused=len(refused),
+                           pairs=", ".join(f"{a} + {b}" for a, b in refused)))
     for wide in WIDEST:
-        lines.append("Widest grid that fits 8 ranks: " + plan(wide).grid() + " with "
-                     + ", ".join(LABELS[e] for e in wide if e in FEATURES) + ".")
+        lines.append(i18n.text("compose.widest", grid=plan(wide).grid(),
+                               features=", ".join(LABELS[e] for e in wide if e in FEATURES)))
     return "\n".join(lines)

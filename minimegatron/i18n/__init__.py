@@ -19,7 +19,7 @@ from minimegatron.i18n import (en, en_agree, en_checkpoint, en_cli, en_lessons, 
                                ko_cli, ko_lessons, ko_sandbox, ko_static, ko_tables, ko_tutorials)
 from minimegatron.i18n import (en_checkpoint_errors, en_launcher, en_reports,
                                ko_checkpoint_errors, ko_launcher, ko_reports)
-from minimegatron.i18n import en_figures, ko_figures, josa
+from minimegatron.i18n import en_composition, en_figures, ko_composition, ko_figures, josa
 
 ENV = "MINIMEGATRON_LANG"
 # one catalog per language: the base texts, then each topic's own module (same keys and fields)
@@ -27,12 +27,14 @@ CATALOGS = {"en": {**en.MESSAGES, **en_lessons.MESSAGES, **en_tutorials.MESSAGES
                    **en_tables.MESSAGES, **en_cli.MESSAGES, **en_static.MESSAGES,
                    **en_checkpoint.MESSAGES, **en_sandbox.MESSAGES, **en_agree.MESSAGES,
                    **en_checkpoint_errors.MESSAGES, **en_reports.MESSAGES,
-                   **en_launcher.MESSAGES, **en_figures.MESSAGES},
+                   **en_launcher.MESSAGES, **en_figures.MESSAGES,
+                   **en_composition.MESSAGES},
             "ko": {**ko.MESSAGES, **ko_lessons.MESSAGES, **ko_tutorials.MESSAGES,
                    **ko_tables.MESSAGES, **ko_cli.MESSAGES, **ko_static.MESSAGES,
                    **ko_checkpoint.MESSAGES, **ko_sandbox.MESSAGES, **ko_agree.MESSAGES,
                    **ko_checkpoint_errors.MESSAGES, **ko_reports.MESSAGES,
-                   **ko_launcher.MESSAGES, **ko_figures.MESSAGES}}
+                   **ko_launcher.MESSAGES, **ko_figures.MESSAGES,
+                   **ko_composition.MESSAGES}}
 
 
 def language():

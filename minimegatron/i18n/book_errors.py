@@ -9,8 +9,10 @@ The book raises in English and never imports the lab (tests/test_layers.py), so
 with {fields}; the first that matches the whole message (or what follows a prefix such as
 "minimegatron timeline: ") gives the Korean sentence of ``ko_errors.py``, its fields filled
 with the English text they matched, each itself translated when a pattern matches it (a
-field of several lines, line by line: a CollectiveMismatch's line per rank). A message no
-pattern matches stays as it is, in English.
+field of several lines, line by line: a CollectiveMismatch's line per rank) or when it is
+one of the names ranks agree on (``en_errors.NAMES``: "the training plan" -> "학습 계획",
+so "the training plan differs in: ..." reads "학습 계획이 다음 항목에서 다릅니다: ...").
+A message no pattern matches stays as it is, in English.
 """
 import re
 import string
@@ -18,6 +20,7 @@ import string
 from minimegatron.i18n import en_errors, josa, ko_errors
 
 TRANSLATIONS = {"ko": ko_errors.MESSAGES}
+TRANSLATED_NAMES = {"ko": ko_errors.NAMES}
 
 
 def _regex(template):
@@ -36,6 +39,7 @@ def _regex(template):
 
 
 PATTERNS = {key: _regex(template) for key, template in en_errors.PATTERNS.items()}
+NAMES = {key: _regex(template) for key, template in en_errors.NAMES.items()}
 
 
 def match(message, lang, used, depth=2):
@@ -51,10 +55,22 @@ def match(message, lang, used, depth=2):
     return None
 
 
+def name(value, lang, used):
+    """The ``lang`` text of an agreement's name (``en_errors.NAMES``), else None."""
+    for key, pattern in NAMES.items():
+        found = pattern.fullmatch(value)
+        if found:
+            used.append(key)
+            return josa.format(TRANSLATED_NAMES[lang][key], **found.groupdict())
+    return None
+
+
 def _field(value, lang, used, depth):
-    """A field's text translated when a pattern matches it; a field of several lines that
-    none matches whole (a CollectiveMismatch's line per rank), line by line."""
+    """A field's text translated when a pattern or an agreement's name matches it; a field
+    of several lines that none matches whole (a CollectiveMismatch's line per rank), line
+    by line."""
     found = match(value, lang, used, depth)
+    found = name(value, lang, used) if found is None else found
     if found is None and "\n" in value:
         return "\n".join(match(line, lang, used, depth) or line for line in value.split("\n"))
     return value if found is None else found

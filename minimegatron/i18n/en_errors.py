@@ -23,6 +23,7 @@ FIELDS = {
     "who": r"ranks? (?:\d+|\[[\d, ]*\])",
     "world_ranks": r"\d+|\[[\d, ]*\]",
     "call": r"[^\n]*?",                                     # one line: one rank's call
+    "scheme": r"\S+",                                       # verify row {scheme}
 }
 
 PATTERNS = {
@@ -109,6 +110,11 @@ PATTERNS = {
                   "DistributedDataParallel)",
     "zero.optimizer": "ZeRO needs optimizer=an Optimizer (e.g. AdamW(...)) whose update rule "
                       "it applies to each rank's slice",
+    "fsdp.zero": "FSDP2 shards every weight, its gradient and its optimizer state (ZeRO-3's "
+                 "place): it replaces zero_stage={stage}, a run has one sharding",
+    "fsdp.pipeline": "FSDP2 is not composed with the pipeline here: its per-unit all-gather "
+                     "and reduce-scatter would run once per micro-batch inside the schedule "
+                     "(as ZeRO-3); pp must be 1",
     # pipelines: schedules, stages, the engine, 3D
     "schedule.unknown": "unknown schedule {name}; valid: {valid}",
     "schedule.sizes": "need num_stages >= 1, num_micro_batches >= 1 and 0 <= stage < "
@@ -196,4 +202,22 @@ PATTERNS = {
     "where.serial": "in a serial run",
     "where.rank": "on rank {rank}",
     "note.zero3": " (in its ZeRO-3 shard)",
+}
+
+# What ranks agree on, as the book names it in a CollectiveMismatch's {what}
+# (comm/agreement.agree_fields, comm_check.agree, comm_check.agreed_step); a name is
+# matched whole, {scheme} any text. tests/test_book_errors.py finds every name the book
+# passes and checks each has its Korean.
+NAMES = {
+    "name.training_plan": "the training plan",
+    "name.process_grid": "the process grid",
+    "name.optimizer": "the optimizer",
+    "name.zero_optimizer": "the ZeRO optimizer",
+    "name.context_parallelism": "context parallelism",
+    "name.step_inputs": "the step's inputs",
+    "name.pipeline_batch": "the pipeline step's batch",
+    "name.verify_row": "verify row {scheme}",
+    "name.engine": "PipelineEngine configuration",
+    "name.zero_layout": "ZeRO shard layout",
+    "name.ddp_layout": "DistributedDataParallel bucket layout",
 }

@@ -15,7 +15,13 @@ How the last sound is read:
   name of its last letter (L 엘, M 엠, N 엔, R 알 end in a consonant; 피, 유 do not); a
   word by its ending (m, n, ng, l end in ㅁ, ㄴ, ㅇ, ㄹ, and so do le, ne, me with their e
   silent: sample 샘플, timeline 타임라인, name 네임; a final p or b after a vowel, as in
-  group, step, ㅂ; others, as in rank 랭크, stage 스테이지, a vowel);
+  group, step, ㅂ; -ack, -ick, -ock, -uck ㄱ: block 블록, stack 스택; -out, -put, -set and
+  -lit, -mit, -nit ㅅ: timeout 타임아웃, output 아웃풋, offset 오프셋, split 스플릿; others,
+  as in rank 랭크, stage 스테이지, weight 웨이트, a vowel); an option by its last word
+  ("--timeout을", "--steps를");
+- a file name by how its extension is read (``EXTENSIONS``): mostly letter by letter (png
+  피엔지, npz 엔피지, md 엠디, html 에이치티엠엘), some as a word (json 제이슨, zip 집):
+  "timeline.png를", "trace.json을", "page.html로";
 - closing quotes, brackets and spaces are skipped ("'a.npz'를", "(B, T)를").
 """
 import re
@@ -35,6 +41,16 @@ LARGE_FINAL = {1: "ㄴ", 2: "ㄱ", 3: ""}                     # 만, 억, 조 (1
 LETTER_FINAL = {"l": "ㄹ", "m": "ㅁ", "n": "ㄴ", "r": "ㄹ"}  # 엘, 엠, 엔, 알; the others none
 ACRONYMS = {"tp", "dp", "pp", "cp", "ep", "edp", "sp", "mp", "id", "cpu", "gpu", "mlp",
             "ddp", "fsdp", "bf16", "fp16", "fp32", "lse", "rng", "npz", "mpi"}
+# a file's extension -> the final consonant of its reading (a known extension only: a dotted
+# name such as 'h.0.attn.qkv.weight' is read by its last word)
+EXTENSIONS = {"png": "", "svg": "", "pdf": "", "jpg": "", "gif": "", "jpeg": "ㄱ",  # 제이펙
+              "json": "ㄴ", "jsonl": "ㄹ", "npz": "", "npy": "", "py": "", "md": "",   # 제이슨
+              "txt": "", "csv": "", "html": "ㄹ", "yaml": "ㄹ", "yml": "ㄹ", "toml": "ㄹ",
+              "log": "", "pt": "", "pkl": "ㄹ", "gz": "", "tar": "", "zip": "ㅂ", "sh": ""}
+FILE = re.compile(r"[\w-]\.([A-Za-z0-9]+)$")
+# English endings read with a final consonant: block 블록, timeout 타임아웃, split 스플릿
+ENDINGS = {"ack": "ㄱ", "ick": "ㄱ", "ock": "ㄱ", "uck": "ㄱ", "out": "ㅅ", "put": "ㅅ",
+           "set": "ㅅ", "lit": "ㅅ", "mit": "ㅅ", "nit": "ㅅ"}
 SKIPPED = "'\"`)]}>」』 "
 FINALS = "ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"
 
@@ -58,6 +74,9 @@ def final_consonant(word):
         if zeros == len(number):
             return "ㅇ"                                     # 0, 영
         return ZEROS_FINAL[zeros] if zeros < 4 else LARGE_FINAL[min(zeros // 4, 3)]
+    file = FILE.search(word)
+    if file and file.group(1).lower() in EXTENSIONS:
+        return EXTENSIONS[file.group(1).lower()]
     name = re.search(r"[A-Za-z0-9]+$", word)
     if not name:
         return None
@@ -77,7 +96,7 @@ def _english_final(name):
         return {"m": "ㅁ", "n": "ㄴ", "l": "ㄹ"}[lower[-1]]
     if lower[-1] in "pb" and len(lower) > 1 and lower[-2] in "aeiou":
         return "ㅂ"
-    return ""
+    return ENDINGS.get(lower[-3:], "")
 
 
 def particle(word, first):

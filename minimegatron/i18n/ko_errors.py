@@ -95,6 +95,11 @@ MESSAGES = {
                   "그냥 DistributedDataParallel)",
     "zero.optimizer": "ZeRO에는 optimizer=Optimizer (예: AdamW(...))가 필요합니다: 그 update "
                       "규칙을 rank마다 자기 조각에 적용합니다",
+    "fsdp.zero": "FSDP2는 모든 weight와 그 gradient, optimizer state를 shard합니다 (ZeRO-3의 "
+                 "자리). zero_stage={stage}을 대신하므로 한 run의 sharding은 하나입니다",
+    "fsdp.pipeline": "여기서는 FSDP2를 pipeline과 함께 쓰지 않습니다. unit마다의 all-gather와 "
+                     "reduce-scatter가 schedule 안에서 micro-batch마다 한 번씩 실행되기 "
+                     "때문입니다 (ZeRO-3처럼). pp는 1이어야 합니다",
     # pipelines: schedules, stages, the engine, 3D
     "schedule.unknown": "모르는 schedule {name}, 쓸 수 있는 것: {valid}",
     "schedule.sizes": "num_stages >= 1, num_micro_batches >= 1, 0 <= stage < num_stages여야 "
@@ -181,4 +186,19 @@ MESSAGES = {
     "where.serial": "직렬 실행",
     "where.rank": "rank {rank}",
     "note.zero3": " (ZeRO-3 shard 안)",
+}
+
+# en_errors.NAMES in Korean: what the ranks agree on (the same keys and fields)
+NAMES = {
+    "name.training_plan": "학습 계획",
+    "name.process_grid": "프로세스 grid",
+    "name.optimizer": "optimizer",
+    "name.zero_optimizer": "ZeRO optimizer",
+    "name.context_parallelism": "context parallel 설정",
+    "name.step_inputs": "step의 입력",
+    "name.pipeline_batch": "pipeline step의 batch",
+    "name.verify_row": "verify의 {scheme} 행",
+    "name.engine": "PipelineEngine 설정",
+    "name.zero_layout": "ZeRO shard 구성",
+    "name.ddp_layout": "DistributedDataParallel bucket 구성",
 }
